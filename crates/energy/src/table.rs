@@ -1,0 +1,214 @@
+//! Energy tables (TOML, picojoules) and the per-component breakdown.
+
+use crate::Events;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The default table (ISAAC 32 nm derived), as shipped in configs/energy/isaac-32nm.toml.
+pub const DEFAULT_TABLE_TOML: &str = include_str!("../../../configs/energy/isaac-32nm.toml");
+
+/// Per-event energies in pJ (section 8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnergyTable {
+    pub name: String,
+    pub dac_per_row_pj: f64,
+    pub xbar_per_cell_pj: f64,
+    /// ADC conversion at 8 bits; other resolutions scale by [`adc_scale`].
+    pub adc_8bit_per_conversion_pj: f64,
+    pub sample_hold_per_conversion_pj: f64,
+    pub shift_add_per_conversion_pj: f64,
+    pub input_register_per_bit_pj: f64,
+    pub output_register_per_bit_pj: f64,
+    pub edram_per_bit_pj: f64,
+    pub index_per_bit_pj: f64,
+    pub ou_formation_per_ou_pj: f64,
+}
+
+#[derive(Debug, Error)]
+pub enum TableError {
+    #[error("{0}")]
+    Parse(String),
+    #[error("{key}: {value} is not a finite non-negative energy")]
+    Value { key: &'static str, value: f64 },
+}
+
+impl EnergyTable {
+    pub fn from_toml(text: &str) -> Result<Self, TableError> {
+        let t: EnergyTable =
+            toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
+        t.validate()?;
+        Ok(t)
+    }
+
+    pub fn isaac_32nm() -> Self {
+        Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded default table is valid")
+    }
+
+    pub fn validate(&self) -> Result<(), TableError> {
+        for (key, value) in self.entries() {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(TableError::Value { key, value });
+            }
+        }
+        Ok(())
+    }
+
+    fn entries(&self) -> [(&'static str, f64); 10] {
+        [
+            ("dac_per_row_pj", self.dac_per_row_pj),
+            ("xbar_per_cell_pj", self.xbar_per_cell_pj),
+            ("adc_8bit_per_conversion_pj", self.adc_8bit_per_conversion_pj),
+            ("sample_hold_per_conversion_pj", self.sample_hold_per_conversion_pj),
+            ("shift_add_per_conversion_pj", self.shift_add_per_conversion_pj),
+            ("input_register_per_bit_pj", self.input_register_per_bit_pj),
+            ("output_register_per_bit_pj", self.output_register_per_bit_pj),
+            ("edram_per_bit_pj", self.edram_per_bit_pj),
+            ("index_per_bit_pj", self.index_per_bit_pj),
+            ("ou_formation_per_ou_pj", self.ou_formation_per_ou_pj),
+        ]
+    }
+
+    /// Energy of `ev` with ADCs of `adc_bits`, plus static power over `time_ns` for its
+    /// crossbars (mW x ns = pJ).
+    pub fn breakdown(
+        &self,
+        ev: &Events,
+        adc_bits: u32,
+        static_mw_per_crossbar: f64,
+        time_ns: f64,
+    ) -> Breakdown {
+        let conv = ev.adc_conversions as f64;
+        Breakdown {
+            dac: ev.rows_driven as f64 * self.dac_per_row_pj,
+            xbar: ev.cells_read as f64 * self.xbar_per_cell_pj,
+            adc: conv * self.adc_8bit_per_conversion_pj * adc_scale(adc_bits),
+            sample_hold: conv * self.sample_hold_per_conversion_pj,
+            shift_add: conv * self.shift_add_per_conversion_pj,
+            input_register: ev.ir_bits as f64 * self.input_register_per_bit_pj,
+            output_register: ev.or_bits as f64 * self.output_register_per_bit_pj,
+            edram: ev.edram_bits as f64 * self.edram_per_bit_pj,
+            index: ev.index_bits_read as f64 * self.index_per_bit_pj,
+            ou_formation: ev.ous_formed as f64 * self.ou_formation_per_ou_pj,
+            static_: static_mw_per_crossbar * time_ns * ev.crossbars as f64,
+        }
+    }
+}
+
+/// ADC energy relative to 8 bits: (2^b / (b+1)) / (2^8 / 9).
+pub fn adc_scale(bits: u32) -> f64 {
+    let f = |b: u32| 2f64.powi(b as i32) / (b as f64 + 1.0);
+    f(bits) / f(8)
+}
+
+/// Energy per component, pJ.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Breakdown {
+    pub dac: f64,
+    pub xbar: f64,
+    pub adc: f64,
+    pub sample_hold: f64,
+    pub shift_add: f64,
+    pub input_register: f64,
+    pub output_register: f64,
+    pub edram: f64,
+    pub index: f64,
+    pub ou_formation: f64,
+    pub static_: f64,
+}
+
+impl Breakdown {
+    /// CSV column names of the components, in [`Breakdown::values`] order.
+    pub const COLUMNS: [&'static str; 11] = [
+        "e_dac_pj",
+        "e_xbar_pj",
+        "e_adc_pj",
+        "e_sh_pj",
+        "e_sa_pj",
+        "e_ir_pj",
+        "e_or_pj",
+        "e_edram_pj",
+        "e_index_pj",
+        "e_ouf_pj",
+        "e_static_pj",
+    ];
+
+    pub fn values(&self) -> [f64; 11] {
+        [
+            self.dac,
+            self.xbar,
+            self.adc,
+            self.sample_hold,
+            self.shift_add,
+            self.input_register,
+            self.output_register,
+            self.edram,
+            self.index,
+            self.ou_formation,
+            self.static_,
+        ]
+    }
+
+    /// Sum of the components, in column order (fixed, so totals are reproducible).
+    pub fn total(&self) -> f64 {
+        self.values().iter().sum()
+    }
+
+    pub fn add(&mut self, o: &Breakdown) {
+        self.dac += o.dac;
+        self.xbar += o.xbar;
+        self.adc += o.adc;
+        self.sample_hold += o.sample_hold;
+        self.shift_add += o.shift_add;
+        self.input_register += o.input_register;
+        self.output_register += o.output_register;
+        self.edram += o.edram;
+        self.index += o.index;
+        self.ou_formation += o.ou_formation;
+        self.static_ += o.static_;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_table_loads_with_section_8_values() {
+        let t = EnergyTable::isaac_32nm();
+        assert_eq!(t.dac_per_row_pj, 0.00326);
+        assert_eq!(t.adc_8bit_per_conversion_pj, 1.667);
+        assert_eq!(t.index_per_bit_pj, 0.00404);
+    }
+
+    #[test]
+    fn adc_scaling_and_breakdown_by_hand() {
+        assert!((adc_scale(8) - 1.0).abs() < 1e-15);
+        // 5 bits: (32/6) / (256/9) = 0.1875
+        assert!((adc_scale(5) - 0.1875).abs() < 1e-12);
+        let t = EnergyTable::isaac_32nm();
+        let ev = Events {
+            rows_driven: 1000,
+            adc_conversions: 8,
+            crossbars: 2,
+            ..Events::default()
+        };
+        let b = t.breakdown(&ev, 5, 0.5, 10.0);
+        assert!((b.dac - 3.26).abs() < 1e-12);
+        // 8 conversions x 1.667 x 0.1875 = 2.5005
+        assert!((b.adc - 2.5005).abs() < 1e-12);
+        // static: 0.5 mW x 10 ns x 2 crossbars = 10 pJ
+        assert!((b.static_ - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_tables_are_rejected() {
+        let bad = DEFAULT_TABLE_TOML.replace("dac_per_row_pj = 0.00326", "dac_per_row_pj = -1.0");
+        assert!(matches!(
+            EnergyTable::from_toml(&bad),
+            Err(TableError::Value { key: "dac_per_row_pj", .. })
+        ));
+        let unknown = format!("{DEFAULT_TABLE_TOML}\nbogus_pj = 1.0\n");
+        assert!(EnergyTable::from_toml(&unknown).is_err());
+    }
+}
