@@ -1,0 +1,61 @@
+"""Turning image files or .npy arrays into the model's input batch.
+
+Images are decoded with Pillow, converted to RGB (or L with grayscale), resized to the
+model's H x W with bilinear filtering (the whole image, aspect ratio not kept), scaled,
+normalized per channel ((x * scale - mean) / std) and laid out NCHW or NHWC. A .npy
+file is used as it is: one sample (the model's input shape without batch) or a batch.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".pgm", ".ppm"}
+
+
+def load_image(path, size, grayscale=False, scale=1 / 255, mean=None, std=None, layout="nchw"):
+    from PIL import Image
+
+    with Image.open(path) as img:
+        img = img.convert("L" if grayscale else "RGB")
+        if size is not None and (img.height, img.width) != tuple(size):
+            img = img.resize((size[1], size[0]), Image.BILINEAR)
+        x = np.asarray(img, dtype=np.float32)
+    if x.ndim == 2:
+        x = x[:, :, None]
+    x = x * np.float32(scale)
+    if mean is not None:
+        x = x - np.asarray(mean, dtype=np.float32)
+    if std is not None:
+        x = x / np.asarray(std, dtype=np.float32)
+    if layout == "nchw":
+        x = x.transpose(2, 0, 1)
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def load_inputs(paths, sample_shape, **image_opts):
+    """Stacks the samples of all `paths` into one float32 batch [N, *sample_shape].
+    `sample_shape` may hold None for dynamic dims (then .npy files must agree)."""
+    batch = []
+    for path in paths:
+        ext = os.path.splitext(path)[1].lower()
+        if ext == ".npy":
+            arr = np.load(path).astype(np.float32)
+            if arr.ndim == len(sample_shape):
+                arr = arr[None]
+            if arr.ndim != len(sample_shape) + 1:
+                raise ValueError(f"{path}: shape {arr.shape} does not fit the model input {sample_shape}")
+            batch.extend(list(arr))
+        elif ext in IMAGE_EXT:
+            batch.append(load_image(path, **image_opts))
+        else:
+            raise ValueError(f"{path}: not an image or .npy file")
+    for path_sample in batch:
+        for got, want in zip(path_sample.shape, sample_shape):
+            if want is not None and got != want:
+                raise ValueError(f"input sample shape {path_sample.shape} does not match model input {sample_shape}")
+    if len({s.shape for s in batch}) > 1:
+        raise ValueError("input samples have different shapes")
+    return np.stack(batch).astype(np.float32)
