@@ -46,6 +46,7 @@ def main(argv=None):
     ap.add_argument("--prune", choices=["none", "magnitude", "ssl"], default="none")
     ap.add_argument("--sparsity", type=float, default=0.0, help="per-layer target sparsity")
     ap.add_argument("--prune-exclude", default="", help="comma-separated layer names left dense")
+    ap.add_argument("--prune-keep-depthwise", action="store_true", help="do not prune depthwise convs")
     ap.add_argument("--no-fold-bn", action="store_true", help="keep BatchNormalization separate")
     ap.add_argument("--save-model", help="also save the folded/pruned ONNX model that was run")
     args = ap.parse_args(argv)
@@ -68,7 +69,8 @@ def main(argv=None):
                                "mean": args.mean, "std": args.std}}
         exclude = {s for s in args.prune_exclude.split(",") if s}
         res = export(args.model, batch, desc, method, args.sparsity, exclude,
-                     fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr))
+                     fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr),
+                     prune_depthwise=not args.prune_keep_depthwise)
         name = args.name or os.path.splitext(os.path.basename(args.model))[0]
         manifest = write_bundle(args.out, name, describe(res.provenance, name), res.layers, res.provenance)
         if args.save_model:

@@ -85,10 +85,12 @@ def run_capture(model, batch, tensor_names):
 
 
 def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
-           prune_exclude=(), fold_bn=True, log=print):
+           prune_exclude=(), fold_bn=True, log=print, prune_depthwise=True):
     """Exports the model at `model_path` run on `batch` ([N, ...] float32, what the
     model's single input takes). `input_desc` describes the inputs for the provenance.
-    Returns an ExportResult."""
+    Pruning (`prune_method` "magnitude" or "ssl") skips the layers named in
+    `prune_exclude`, and depthwise convs (groups == in_channels, one input channel per
+    filter) unless `prune_depthwise`. Returns an ExportResult."""
     model = onnx.load(model_path)
     res = ExportResult()
     prov = {
@@ -114,7 +116,8 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
             owners.setdefault(layer.weight_init, []).append(layer.name)
         per_layer = {}
         for layer in layers:
-            if layer.name in prune_exclude:
+            depthwise = layer.kind == "conv" and layer.groups > 1 and layer.weight.shape[1] == 1
+            if layer.name in prune_exclude or (depthwise and not prune_depthwise):
                 per_layer[layer.name] = {"excluded": True, "sparsity": prune_mod.sparsity(layer.weight)}
                 continue
             if len(owners[layer.weight_init]) > 1:
@@ -126,6 +129,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
             per_layer[layer.name] = {"before": round(before, 6),
                                      "after": round(prune_mod.sparsity(layer.weight), 6)}
         prov["pruning"] = {"method": prune_method, "target_sparsity": sparsity,
+                           "excluded": sorted(prune_exclude), "depthwise_pruned": prune_depthwise,
                            "per_layer": per_layer, "fine_tuned": False}
     else:
         prov["pruning"] = None
