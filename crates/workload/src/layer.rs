@@ -53,10 +53,11 @@ pub fn im2col_vector(geom: &ConvGeometry, input: &[i32], v: usize, out: &mut [i3
     for c in 0..geom.in_channels {
         let plane = &sample[c * h * w..(c + 1) * h * w];
         for r in 0..r_n {
-            let ih = (ho * geom.stride[0] + r * geom.dilation[0]) as isize - geom.padding[0] as isize;
+            let ih =
+                (ho * geom.stride[0] + r * geom.dilation[0]) as isize - geom.padding[0] as isize;
             for s in 0..s_n {
-                let iw =
-                    (wo * geom.stride[1] + s * geom.dilation[1]) as isize - geom.padding[1] as isize;
+                let iw = (wo * geom.stride[1] + s * geom.dilation[1]) as isize
+                    - geom.padding[1] as isize;
                 out[k] = if ih >= 0 && (ih as usize) < h && iw >= 0 && (iw as usize) < w {
                     plane[ih as usize * w + iw as usize]
                 } else {

@@ -9,6 +9,8 @@ pub mod geometry;
 pub mod layer;
 pub mod quant;
 pub mod source;
+pub mod synth;
+pub mod zoo;
 
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, QuantLayer};

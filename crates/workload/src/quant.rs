@@ -9,12 +9,44 @@ pub struct Precision {
     pub input_bits: u32,
 }
 
+impl Default for Precision {
+    /// The model's defaults (section 1): 16-bit weights and inputs.
+    fn default() -> Self {
+        Precision {
+            weight_bits: 16,
+            input_bits: 16,
+        }
+    }
+}
+
+impl Precision {
+    /// Widths the integer paths can represent: weights 2..=32 bits (|q| <= 2^31 - 1),
+    /// inputs 1..=31 bits (unsigned q <= 2^31 - 1). The message names the config key.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(2..=32).contains(&self.weight_bits) {
+            return Err(format!(
+                "precision.weight_bits: {} is not in 2..=32",
+                self.weight_bits
+            ));
+        }
+        if !(1..=31).contains(&self.input_bits) {
+            return Err(format!(
+                "precision.input_bits: {} is not in 1..=31",
+                self.input_bits
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What can be wrong with a tensor's values; the caller adds file and field.
 #[derive(Debug, Error, PartialEq)]
 pub enum QuantError {
     #[error("value at flat index {index} is not finite ({value})")]
     NotFinite { index: usize, value: f64 },
-    #[error("integer {value} at flat index {index} is out of range {lo}..={hi} for {bits}-bit {what}")]
+    #[error(
+        "integer {value} at flat index {index} is out of range {lo}..={hi} for {bits}-bit {what}"
+    )]
     OutOfRange {
         index: usize,
         value: i64,
@@ -31,11 +63,11 @@ fn scale_round(x: f64, max: f64, scale: f64) -> i32 {
     ((x / max) * scale).round() as i32
 }
 
-fn check_finite(x: &[f64]) -> Result<(), QuantError> {
-    match x.iter().position(|v| !v.is_finite()) {
+fn check_finite<T: Copy + Into<f64>>(x: &[T]) -> Result<(), QuantError> {
+    match x.iter().position(|&v| !v.into().is_finite()) {
         Some(index) => Err(QuantError::NotFinite {
             index,
-            value: x[index],
+            value: x[index].into(),
         }),
         None => Ok(()),
     }
@@ -53,21 +85,41 @@ pub fn unsigned_max(bits: u32) -> i64 {
 
 /// Per-layer symmetric weight quantization: q = round(w / max|w| * (2^(b-1) - 1)).
 pub fn quantize_weights(w: &[f64], bits: u32) -> Result<Vec<i32>, QuantError> {
+    quantize_weights_from(w, bits)
+}
+
+/// [`quantize_weights`] for any float element (f32 arrays are quantized without an f64 copy;
+/// each element is widened to f64 before the arithmetic, so the result is the same).
+pub fn quantize_weights_from<T: Copy + Into<f64>>(
+    w: &[T],
+    bits: u32,
+) -> Result<Vec<i32>, QuantError> {
     check_finite(w)?;
-    let max = w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let max = w.iter().fold(0.0f64, |m, &v| m.max(v.into().abs()));
     if max == 0.0 {
         return Ok(vec![0; w.len()]);
     }
     let scale = signed_max(bits) as f64;
-    Ok(w.iter().map(|&v| scale_round(v, max, scale)).collect())
+    Ok(w.iter()
+        .map(|&v| scale_round(v.into(), max, scale))
+        .collect())
 }
 
 /// Integer weights are used as they are, after a range check |q| <= 2^(b-1) - 1.
 pub fn check_int_weights(w: &[i64], bits: u32) -> Result<Vec<i32>, QuantError> {
+    check_int_weights_from(w, bits)
+}
+
+/// [`check_int_weights`] for any integer element that widens to i64.
+pub fn check_int_weights_from<T: Copy + Into<i64>>(
+    w: &[T],
+    bits: u32,
+) -> Result<Vec<i32>, QuantError> {
     let hi = signed_max(bits);
     w.iter()
         .enumerate()
         .map(|(index, &value)| {
+            let value: i64 = value.into();
             if value.abs() > hi {
                 Err(QuantError::OutOfRange {
                     index,
@@ -94,9 +146,17 @@ pub struct QuantInputs {
 /// Input quantization over the whole tensor (all samples): unsigned layers to
 /// 0..2^b - 1 by max(x); signed layers to +-(2^(b-1) - 1) by max|x|.
 pub fn quantize_inputs(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> {
+    quantize_inputs_from(x, bits)
+}
+
+/// [`quantize_inputs`] for any float element (widened to f64 element by element).
+pub fn quantize_inputs_from<T: Copy + Into<f64>>(
+    x: &[T],
+    bits: u32,
+) -> Result<QuantInputs, QuantError> {
     check_finite(x)?;
-    let signed = x.iter().any(|&v| v < 0.0);
-    let max = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let signed = x.iter().any(|&v| v.into() < 0.0);
+    let max = x.iter().fold(0.0f64, |m, &v| m.max(v.into().abs()));
     if max == 0.0 {
         return Ok(QuantInputs {
             values: vec![0; x.len()],
@@ -109,14 +169,25 @@ pub fn quantize_inputs(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> 
         unsigned_max(bits)
     } as f64;
     Ok(QuantInputs {
-        values: x.iter().map(|&v| scale_round(v, max, scale)).collect(),
+        values: x
+            .iter()
+            .map(|&v| scale_round(v.into(), max, scale))
+            .collect(),
         signed,
     })
 }
 
 /// Integer inputs are used as they are, after the range check of section 9.
 pub fn check_int_inputs(x: &[i64], bits: u32) -> Result<QuantInputs, QuantError> {
-    let signed = x.iter().any(|&v| v < 0);
+    check_int_inputs_from(x, bits)
+}
+
+/// [`check_int_inputs`] for any integer element that widens to i64.
+pub fn check_int_inputs_from<T: Copy + Into<i64>>(
+    x: &[T],
+    bits: u32,
+) -> Result<QuantInputs, QuantError> {
+    let signed = x.iter().any(|&v| v.into() < 0);
     let (lo, hi) = if signed {
         (-signed_max(bits), signed_max(bits))
     } else {
@@ -126,6 +197,7 @@ pub fn check_int_inputs(x: &[i64], bits: u32) -> Result<QuantInputs, QuantError>
         .iter()
         .enumerate()
         .map(|(index, &value)| {
+            let value: i64 = value.into();
             if value < lo || value > hi {
                 Err(QuantError::OutOfRange {
                     index,

@@ -1,0 +1,318 @@
+//! Seeded synthetic weights and inputs, and [`ZooWorkload`]: a built-in network filled
+//! with them.
+//!
+//! Every tensor has its own random stream: ChaCha8 seeded with `seed`, stream id
+//! `layer index * 8 + tensor tag`. A layer's data therefore depends only on (seed, layer
+//! index, geometry, parameters, precision), never on which other layers were loaded or on
+//! the thread count.
+
+mod inputs;
+mod weights;
+
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{bail, Context};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use inputs::{synth_inputs, InputKind};
+pub use weights::{ssl_plan, synth_weights, SslPlan};
+
+use crate::geometry::LayerSpec;
+use crate::layer::QuantLayer;
+use crate::quant::Precision;
+use crate::source::Workload;
+use crate::zoo;
+
+/// How weight zeros are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Structure {
+    /// Each weight is zero independently with probability `weight_sparsity`.
+    #[default]
+    Unstructured,
+    /// SSL-like structured sparsity: whole filters and whole unrolled rows are zero.
+    Ssl,
+}
+
+impl Structure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Structure::Unstructured => "unstructured",
+            Structure::Ssl => "ssl",
+        }
+    }
+}
+
+impl fmt::Display for Structure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Structure {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s {
+            "unstructured" => Ok(Structure::Unstructured),
+            "ssl" => Ok(Structure::Ssl),
+            _ => bail!("--structure: '{s}' is not one of unstructured, ssl"),
+        }
+    }
+}
+
+/// Parameters of the synthetic generators.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SynthParams {
+    pub seed: u64,
+    /// Target fraction of zero weights, in [0, 1].
+    pub weight_sparsity: f64,
+    pub structure: Structure,
+    /// Target fraction of zero inputs of every layer but the first, in [0, 1].
+    pub act_sparsity: f64,
+}
+
+impl Default for SynthParams {
+    fn default() -> Self {
+        SynthParams {
+            seed: 1,
+            weight_sparsity: 0.7,
+            structure: Structure::Unstructured,
+            act_sparsity: 0.5,
+        }
+    }
+}
+
+impl SynthParams {
+    /// Fractions must lie in [0, 1]; the error names the command-line flag.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for (flag, v) in [
+            ("--weight-sparsity", self.weight_sparsity),
+            ("--act-sparsity", self.act_sparsity),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                bail!("{flag}: {v} is not in [0, 1]");
+            }
+        }
+        Ok(())
+    }
+
+    /// One-line recipe, used as the workload `source`.
+    pub fn describe(&self) -> String {
+        format!(
+            "synthetic: seed={} weight_sparsity={} structure={} act_sparsity={}",
+            self.seed, self.weight_sparsity, self.structure, self.act_sparsity
+        )
+    }
+}
+
+/// Which tensor of a layer a random stream feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tensor {
+    Weights = 0,
+    WeightStructure = 1,
+    Inputs = 2,
+}
+
+/// The random stream of one tensor of one layer.
+pub fn tensor_rng(seed: u64, layer_index: usize, tensor: Tensor) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(layer_index as u64 * 8 + tensor as u64);
+    rng
+}
+
+/// A built-in network (or any list of layers) with synthetic weights and inputs.
+#[derive(Debug, Clone)]
+pub struct ZooWorkload {
+    name: String,
+    source: String,
+    layers: Vec<LayerSpec>,
+    pub params: SynthParams,
+    /// Samples the workload holds (`available_samples`); default 1.
+    pub samples: usize,
+}
+
+impl ZooWorkload {
+    /// A zoo network by name (see [`zoo::names`]).
+    pub fn new(name: &str, params: SynthParams) -> anyhow::Result<Self> {
+        let layers = zoo::layers(name).with_context(|| {
+            format!(
+                "unknown network '{name}' (built-in: {})",
+                zoo::names().join(", ")
+            )
+        })?;
+        Self::from_layers(name, layers, params)
+    }
+
+    /// Any list of layers (tests, custom geometry).
+    pub fn from_layers(
+        name: &str,
+        layers: Vec<LayerSpec>,
+        params: SynthParams,
+    ) -> anyhow::Result<Self> {
+        params.validate()?;
+        for (i, l) in layers.iter().enumerate() {
+            if let Err(e) = l.geom.validate() {
+                bail!("{name}: layers[{i}] ({}): {e}", l.name);
+            }
+        }
+        Ok(ZooWorkload {
+            name: name.to_string(),
+            source: params.describe(),
+            layers,
+            params,
+            samples: 1,
+        })
+    }
+
+    /// Sets how many samples the workload holds.
+    pub fn with_samples(mut self, samples: usize) -> Self {
+        self.samples = samples;
+        self
+    }
+}
+
+/// Checks the arguments every `load_layer` receives.
+pub(crate) fn check_load(
+    w: &dyn Workload,
+    index: usize,
+    precision: Precision,
+    samples: usize,
+) -> anyhow::Result<()> {
+    if index >= w.layers().len() {
+        bail!(
+            "{}: layer index {index} out of range (the network has {} layers)",
+            w.name(),
+            w.layers().len()
+        );
+    }
+    precision.validate().map_err(anyhow::Error::msg)?;
+    let avail = w.available_samples();
+    if samples == 0 || samples > avail {
+        bail!(
+            "--samples: {samples} is not in 1..={avail} ({} holds {avail})",
+            w.name()
+        );
+    }
+    Ok(())
+}
+
+impl Workload for ZooWorkload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn source(&self) -> &str {
+        &self.source
+    }
+    fn layers(&self) -> &[LayerSpec] {
+        &self.layers
+    }
+    fn available_samples(&self) -> usize {
+        self.samples
+    }
+    fn load_layer(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+    ) -> anyhow::Result<QuantLayer> {
+        check_load(self, index, precision, samples)?;
+        let spec = self.layers[index].clone();
+        let weights = synth_weights(&spec.geom, index, precision.weight_bits, &self.params);
+        let kind = InputKind::for_layer(index);
+        let q = synth_inputs(
+            &spec.geom,
+            index,
+            self.samples,
+            precision.input_bits,
+            kind,
+            &self.params,
+        );
+        let mut input = q.values;
+        input.truncate(samples * spec.geom.input_elements());
+        Ok(QuantLayer {
+            spec,
+            weights,
+            input,
+            samples,
+            signed: q.signed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_validation_names_the_flag() {
+        assert!(SynthParams::default().validate().is_ok());
+        let p = SynthParams {
+            weight_sparsity: 1.5,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate().unwrap_err().to_string(),
+            "--weight-sparsity: 1.5 is not in [0, 1]"
+        );
+        let p = SynthParams {
+            act_sparsity: -0.1,
+            ..Default::default()
+        };
+        assert!(p
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--act-sparsity"));
+        let p = SynthParams {
+            act_sparsity: f64::NAN,
+            ..Default::default()
+        };
+        assert!(p.validate().is_err());
+        assert_eq!("ssl".parse::<Structure>().unwrap(), Structure::Ssl);
+        assert!("SSL2"
+            .parse::<Structure>()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--structure"));
+    }
+
+    #[test]
+    fn zoo_workload_loads_layers_independently_of_order() {
+        let w = ZooWorkload::new("lenet5", SynthParams::default())
+            .unwrap()
+            .with_samples(2);
+        let p = Precision {
+            weight_bits: 8,
+            input_bits: 8,
+        };
+        let l1_first = w.load_layer(1, p, 2).unwrap();
+        let _ = w.load_layer(0, p, 2).unwrap();
+        let l1_again = w.load_layer(1, p, 2).unwrap();
+        assert_eq!(l1_first, l1_again);
+        assert_eq!(l1_first.weights.len(), 50 * 20 * 25);
+        assert_eq!(l1_first.input.len(), 2 * 20 * 12 * 12);
+        // One sample is a prefix of two: the tensor is quantized over all held samples.
+        let one = w.load_layer(1, p, 1).unwrap();
+        assert_eq!(one.input[..], l1_first.input[..20 * 144]);
+        assert_eq!(one.samples, 1);
+        assert!(w
+            .load_layer(1, p, 3)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--samples"));
+        assert!(w.load_layer(4, p, 1).is_err());
+        assert!(ZooWorkload::new("alexnet9", SynthParams::default()).is_err());
+    }
+
+    #[test]
+    fn first_layer_signed_later_layers_unsigned() {
+        let w = ZooWorkload::new("cifar10", SynthParams::default()).unwrap();
+        let p = Precision::default();
+        let l0 = w.load_layer(0, p, 1).unwrap();
+        assert!(l0.signed && l0.input.iter().any(|&v| v < 0));
+        let l3 = w.load_layer(3, p, 1).unwrap();
+        assert!(!l3.signed && l3.input.iter().all(|&v| v >= 0));
+        assert_eq!(l3.input.len(), 1024);
+    }
+}
