@@ -2,7 +2,7 @@
 """Builds workloads/mobilenetv2-nsfwjs (and the pruned variant): the real MobileNetV2
 image classifier shipped in the npm package nsfwjs, run on real photos.
 
-    python3 tools/build_mobilenetv2_nsfwjs.py                       # committed: china.jpg only
+    python3 tools/build_mobilenetv2_nsfwjs.py --check-tfjs          # committed: china.jpg only
     python3 tools/build_mobilenetv2_nsfwjs.py --prune magnitude --sparsity 0.5 \
         --out workloads/mobilenetv2-nsfwjs-pruned                   # committed pruned variant
     python3 tools/build_mobilenetv2_nsfwjs.py --images china flower --out DIR   # full, not committed
@@ -14,7 +14,9 @@ tfjs does); the Keras graph becomes an ONNX graph (tools/sresim_export/tfjs_kera
 goes through the common exporter, which folds each BatchNormalization into its conv and
 captures the real (ReLU6) activations in onnxruntime. Photos are scikit-learn's bundled
 sample images, preprocessed as nsfwjs does: RGB / 255, bilinear resize to 224x224 with
-align_corners (the whole image, aspect ratio not kept).
+align_corners (the whole image, aspect ratio not kept). --check-tfjs runs the original
+model in TensorFlow.js (npm @tensorflow/tfjs, pure-JS CPU backend) on the same photos and
+fails unless every captured layer input and the output agree with it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from sresim_export.export import sha256_file  # noqa: E402
 from sresim_export.tfjs_keras import dequantize, to_onnx  # noqa: E402
 
 VERSION = "4.4.0"
+TFJS_VERSION = "4.22.0"
 CLASSES = ["Drawing", "Hentai", "Neutral", "Porn", "Sexy"]
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -74,6 +77,67 @@ def fetch_model(tmp):
     return model["modelTopology"], weights, desc
 
 
+CHECK_JS = """
+const [pkgDir, modelDir, workDir] = process.argv.slice(1);
+const tf = require(pkgDir + '/node_modules/@tensorflow/tfjs');
+const fs = require('fs');
+const m = require(modelDir + '/model.min.js');
+const shards = fs.readdirSync(modelDir).filter(f => f.startsWith('group1-shard')).sort();
+const buf = Buffer.concat(shards.map(f => Buffer.from(require(modelDir + '/' + f), 'base64')));
+const spec = JSON.parse(fs.readFileSync(workDir + '/spec.json'));
+(async () => {
+  await tf.setBackend('cpu');
+  const model = await tf.loadLayersModel(tf.io.fromMemory({modelTopology: m.modelTopology,
+    weightSpecs: m.weightsManifest.flatMap(g => g.weights),
+    weightData: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength)}));
+  const raw = fs.readFileSync(workDir + '/x.f32');
+  const x = tf.tensor4d(new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4), spec.shape);
+  const names = spec.tensors.concat([spec.output]);
+  const probe = tf.model({inputs: model.inputs, outputs: names.map(n => model.getLayer(n).output)});
+  const outs = probe.predict(x);
+  for (let i = 0; i < names.length; i++)
+    fs.writeFileSync(workDir + '/' + names[i] + '.f32', Buffer.from((await outs[i].data()).buffer));
+})();
+"""
+
+
+def check_against_tfjs(tmp, topology, photos, res):
+    """Runs the original tfjs model (npm @tensorflow/tfjs, pure-JS CPU backend) on the same
+    photos and compares every captured layer input and the output with it."""
+    pkg = os.path.join(tmp, "tfjs")
+    subprocess.run(["npm", "install", "--prefix", pkg, "--no-audit", "--no-fund", "--silent",
+                    f"@tensorflow/tfjs@{TFJS_VERSION}"], check=True, stdout=subprocess.DEVNULL)
+    layers = {l["name"]: l for l in topology["model_config"]["config"]["layers"]}
+    feeds = {e["name"]: layers[e["name"]]["inbound_nodes"][0][0][0] for e, _ in res.layers}
+    output = topology["model_config"]["config"]["output_layers"][0][0]
+    work = os.path.join(tmp, "check")
+    os.makedirs(work)
+    nhwc = photos.transpose(0, 2, 3, 1)
+    nhwc.astype(np.float32).tofile(os.path.join(work, "x.f32"))
+    with open(os.path.join(work, "spec.json"), "w") as f:
+        json.dump({"shape": list(nhwc.shape), "tensors": sorted(set(feeds.values())), "output": output}, f)
+    mdir = os.path.join(tmp, "package", "dist", "models", "mobilenet_v2")
+    subprocess.run(["node", "-e", CHECK_JS, pkg, mdir, work], check=True)
+    worst, zero_mismatch = 0.0, 0
+    for entry, t in res.layers:
+        ours = t[entry["input"]]
+        ref = np.fromfile(os.path.join(work, feeds[entry["name"]] + ".f32"), np.float32)
+        ref = ref.reshape(ours.shape[0], *ours.shape[2:], ours.shape[1]).transpose(0, 3, 1, 2) \
+            if ours.ndim == 4 else ref.reshape(ours.shape)
+        worst = max(worst, float(np.max(np.abs(ours - ref))))
+        zero_mismatch += int(np.sum((ours == 0) != (ref == 0)))
+    ref_out = np.fromfile(os.path.join(work, output + ".f32"), np.float32).reshape(-1, len(CLASSES))
+    out_diff = float(np.max(np.abs(next(iter(res.outputs.values())) - ref_out)))
+    result = {"reference": f"@tensorflow/tfjs@{TFJS_VERSION} (npm), cpu backend, original model files",
+              "max_abs_diff_layer_inputs": worst, "zero_pattern_mismatches": zero_mismatch,
+              "max_abs_diff_output": out_diff}
+    print(f"checked against tfjs: layer inputs max |diff| {worst:.2e}, zero-pattern mismatches "
+          f"{zero_mismatch}, output max |diff| {out_diff:.2e}")
+    if worst > 1e-3 or out_diff > 1e-4:
+        raise SystemExit("error: the ONNX conversion does not match tfjs")
+    return result
+
+
 def resize_bilinear_align_corners(img, size):
     """tf.image.resizeBilinear(img, size, alignCorners=true) for an [H, W, C] array."""
     h, w = img.shape[:2]
@@ -104,6 +168,8 @@ def main():
     ap.add_argument("--sparsity", type=float, default=0.0)
     ap.add_argument("--prune-all", action="store_true",
                     help="also prune Conv1, the depthwise convs and the classifier dense_3")
+    ap.add_argument("--check-tfjs", action="store_true",
+                    help="also run the original model in tfjs (npm @tensorflow/tfjs) and compare")
     ap.add_argument("--out", default=os.path.join(REPO, "workloads", "mobilenetv2-nsfwjs"))
     args = ap.parse_args()
     pruned = args.prune != "none"
@@ -121,6 +187,10 @@ def main():
         exclude = set() if args.prune_all else {"Conv1", "dense_3"}
         res = export(path, photos, desc, args.prune if pruned else None, args.sparsity, exclude,
                      prune_depthwise=args.prune_all)
+        if args.check_tfjs:
+            if pruned:
+                raise SystemExit("error: --check-tfjs compares the unpruned model only")
+            res.provenance["checked_against_tfjs"] = check_against_tfjs(tmp, topology, photos, res)
     probs = next(iter(res.outputs.values()))
     res.provenance["package"] = pkg
     res.provenance["builder"] = "tools/build_mobilenetv2_nsfwjs.py " + " ".join(sys.argv[1:])
@@ -153,6 +223,13 @@ def write_readme(out, name, res, predictions, argv):
                f"{pr['method']} to {pr['target_sparsity']:.0%} per layer at export, **no fine-tuning** "
                f"(no training data for this model here); left dense: {', '.join(pr['excluded']) or 'none'}"
                f"{'' if pr['depthwise_pruned'] else ' and the 17 depthwise convs'}.")
+    chk = prov.get("checked_against_tfjs")
+    check = "" if not chk else (
+        f"\n\nConversion check (`--check-tfjs`): the original model files run in {chk['reference']} "
+        f"on the same input give every captured layer input to within {chk['max_abs_diff_layer_inputs']:.1e} "
+        f"(max |difference|; activations reach 6 and beyond in the residual sums), the same zero pattern "
+        f"except {chk['zero_pattern_mismatches']} element(s) that sit at the rounding limit, and the "
+        f"output probabilities to within {chk['max_abs_diff_output']:.1e}.")
     text = f"""# {name}
 
 The real MobileNetV2 image classifier (5 classes: {', '.join(CLASSES)}) that ships in the npm
@@ -179,7 +256,7 @@ of the whole image to 224x224 with align_corners. Every layer input is the real 
 entering it (after ReLU6, or the linear bottleneck / residual sum for the 1x1 expansions),
 captured in onnxruntime. Model output on these photos (sanity check):
 
-{chr(10).join('- ' + l for l in predictions)}
+{chr(10).join('- ' + l for l in predictions)}{check}
 
 ## Variants (rebuilt by their command, not committed: one 224x224 photo is already ~20 MB)
 - Both photos (china.jpg, flower.jpg; ~35 MB):
