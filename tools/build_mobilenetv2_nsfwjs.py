@@ -128,7 +128,7 @@ def check_against_tfjs(tmp, topology, photos, res):
         zero_mismatch += int(np.sum((ours == 0) != (ref == 0)))
     ref_out = np.fromfile(os.path.join(work, output + ".f32"), np.float32).reshape(-1, len(CLASSES))
     out_diff = float(np.max(np.abs(next(iter(res.outputs.values())) - ref_out)))
-    result = {"reference": f"@tensorflow/tfjs@{TFJS_VERSION} (npm), cpu backend, original model files",
+    result = {"reference": f"@tensorflow/tfjs@{TFJS_VERSION} (npm, pure-JS cpu backend)",
               "max_abs_diff_layer_inputs": worst, "zero_pattern_mismatches": zero_mismatch,
               "max_abs_diff_output": out_diff}
     print(f"checked against tfjs: layer inputs max |diff| {worst:.2e}, zero-pattern mismatches "
