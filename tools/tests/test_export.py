@@ -184,3 +184,40 @@ def test_bad_input_is_one_line_error(model_and_inputs, tmp_path):
     r = run_cli(str(tmp_path / "missing.onnx"), "--input", str(d / "x.npy"), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and r.stderr.startswith("error: ")
     assert not os.path.exists(tmp_path / "o" / "manifest.json")
+
+
+def test_nhwc_model_with_same_upper_padding(tmp_path):
+    """x [N,12,12,3] NHWC -> Transpose -> Conv 3x3 stride 2 auto_pad SAME_UPPER -> Relu -> Flatten -> Gemm.
+    SAME_UPPER on 12 with k=3, s=2: out 6, total pad (6-1)*2 + 3 - 12 = 1, all after ->
+    padding [0, 0] and one zero row/column folded below/right: captured input 13x13."""
+    from onnx import TensorProto, helper, numpy_helper
+    import onnx
+    from PIL import Image
+
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    fc = rng.standard_normal((5, 144)).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["xt", "w"], ["c"], name="conv", strides=[2, 2], auto_pad="SAME_UPPER"),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Flatten", ["r"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc"], ["y"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 12, 12, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(fc, "fc")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    pixels = rng.integers(0, 256, (12, 12, 3), dtype=np.uint8)
+    Image.fromarray(pixels).save(tmp_path / "img.png")
+    r = run_cli(str(tmp_path / "m.onnx"), "--input", str(tmp_path / "img.png"), "--layout", "nhwc",
+                "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert "asymmetric pads" in r.stderr
+    m, t = read_bundle(str(tmp_path / "b"))
+    conv = m["layers"][0]
+    assert (conv["padding"], conv["input_shape"], conv["onnx_pads"]) == ([0, 0], [3, 13, 13], [0, 0, 1, 1])
+    x = pixels.astype(np.float32).transpose(2, 0, 1)[None] / 255
+    np.testing.assert_allclose(t["conv.input"], np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1))), atol=1e-6)
+    relu = np.maximum(tiny_model.conv2d(x, w, None, (2, 2), (0, 0, 1, 1)), 0)
+    np.testing.assert_allclose(t["fc.input"], relu.reshape(1, -1), atol=ATOL)
