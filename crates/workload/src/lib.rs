@@ -3,16 +3,24 @@
 //! This crate owns everything about the network being replayed and nothing about the
 //! machine: layer geometry ([`geometry`]), quantization of real-valued tensors to the
 //! configured precision ([`quant`], docs/sre-model.md section 2), quantized layers and
-//! im2col input vectors generated on the fly ([`layer`]).
+//! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
+//! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
+//! bundles of real tensors ([`bundle`]), and the `--workload` lookup ([`resolve`]).
+//! Layers are loaded one at a time; nothing is held for the whole network.
 
+pub mod bundle;
 pub mod geometry;
 pub mod layer;
 pub mod quant;
+pub mod resolve;
 pub mod source;
 pub mod synth;
 pub mod zoo;
 
+pub use bundle::BundleWorkload;
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, QuantLayer};
 pub use quant::{Precision, QuantError};
+pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
 pub use source::Workload;
+pub use synth::{Structure, SynthParams, ZooWorkload};

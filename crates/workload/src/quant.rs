@@ -249,4 +249,25 @@ mod tests {
         assert!(check_int_inputs(&[256], 8).is_err());
         assert!(check_int_inputs(&[-128, 1], 8).is_err());
     }
+
+    #[test]
+    fn f32_and_narrow_integers_take_the_same_path() {
+        // 0.1f32 widens to 0.100000001490116; max 0.4 -> 0.1/0.4*127 = 31.75 -> 32 either way.
+        let w32 = [0.4f32, 0.1, -0.3];
+        let w64: Vec<f64> = w32.iter().map(|&v| v as f64).collect();
+        assert_eq!(quantize_weights_from(&w32, 8).unwrap(), vec![127, 32, -95]);
+        assert_eq!(quantize_weights_from(&w32, 8), quantize_weights(&w64, 8));
+        assert_eq!(
+            quantize_inputs_from(&[f32::INFINITY], 8),
+            Err(QuantError::NotFinite {
+                index: 0,
+                value: f64::INFINITY
+            })
+        );
+        assert_eq!(
+            check_int_inputs_from(&[255u8, 3], 8).unwrap().values,
+            vec![255, 3]
+        );
+        assert!(check_int_weights_from(&[-128i8], 8).is_err());
+    }
 }

@@ -1,0 +1,248 @@
+//! manifest.json of a workload bundle (docs/interfaces.md), parsed field by field so
+//! that every error names the field: `layers[2].kernel: expected 2 positive integers`.
+
+use serde_json::{Map, Value};
+
+use crate::geometry::{ConvGeometry, LayerKind, LayerSpec};
+
+/// One manifest layer: geometry and the names of its arrays in tensors.npz.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestLayer {
+    pub spec: LayerSpec,
+    pub weight: String,
+    /// None when the manifest has no `input` (or `input: null`).
+    pub input: Option<String>,
+}
+
+/// A parsed manifest. Keys it does not know are ignored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub name: String,
+    pub source: String,
+    /// Optional `samples` key: must agree with the inputs' N when present.
+    pub samples: Option<usize>,
+    pub layers: Vec<ManifestLayer>,
+}
+
+type Obj = Map<String, Value>;
+
+fn non_empty_str(o: &Obj, key: &str, at: &str) -> Result<Option<String>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{at}{key}: expected a non-empty string")),
+    }
+}
+
+fn required_str(o: &Obj, key: &str, at: &str) -> Result<String, String> {
+    non_empty_str(o, key, at)?.ok_or_else(|| format!("{at}{key}: absent"))
+}
+
+fn as_count(v: &Value, min: u64) -> Option<usize> {
+    v.as_u64()
+        .filter(|&n| n >= min)
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+fn what(min: u64) -> &'static str {
+    if min == 0 {
+        "non-negative"
+    } else {
+        "positive"
+    }
+}
+
+fn int(o: &Obj, key: &str, at: &str, default: Option<usize>) -> Result<usize, String> {
+    match (o.get(key), default) {
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(format!("{at}{key}: absent")),
+        (Some(v), _) => {
+            as_count(v, 1).ok_or_else(|| format!("{at}{key}: expected a positive integer"))
+        }
+    }
+}
+
+/// `[a, b]` (or a single integer meaning both) with each value >= `min`.
+fn pair(
+    o: &Obj,
+    key: &str,
+    at: &str,
+    min: u64,
+    default: Option<[usize; 2]>,
+) -> Result<[usize; 2], String> {
+    let err = || format!("{at}{key}: expected 2 {} integers", what(min));
+    match (o.get(key), default) {
+        (None, Some(d)) => Ok(d),
+        (None, None) => Err(format!("{at}{key}: absent")),
+        (Some(Value::Array(a)), _) if a.len() == 2 => {
+            let x = as_count(&a[0], min).ok_or_else(err)?;
+            let y = as_count(&a[1], min).ok_or_else(err)?;
+            Ok([x, y])
+        }
+        (Some(v), _) => as_count(v, min).map(|x| [x, x]).ok_or_else(err),
+    }
+}
+
+fn triple(o: &Obj, key: &str, at: &str) -> Result<[usize; 3], String> {
+    let err = || format!("{at}{key}: expected 3 positive integers [C, H, W]");
+    let a = o.get(key).ok_or_else(|| format!("{at}{key}: absent"))?;
+    let a = a.as_array().filter(|a| a.len() == 3).ok_or_else(err)?;
+    let mut out = [0; 3];
+    for (o, v) in out.iter_mut().zip(a) {
+        *o = as_count(v, 1).ok_or_else(err)?;
+    }
+    Ok(out)
+}
+
+fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
+    let at = format!("layers[{i}].");
+    let o = v
+        .as_object()
+        .ok_or_else(|| format!("layers[{i}]: expected an object"))?;
+    let name = required_str(o, "name", &at)?;
+    let kind = match o.get("kind").and_then(Value::as_str) {
+        Some("conv") => LayerKind::Conv,
+        Some("fc") => LayerKind::Fc,
+        Some(k) => {
+            return Err(format!(
+                "{at}kind: expected \"conv\" or \"fc\", got \"{k}\""
+            ))
+        }
+        None => return Err(format!("{at}kind: expected \"conv\" or \"fc\"")),
+    };
+    let geom = match kind {
+        LayerKind::Fc => ConvGeometry::fc(
+            int(o, "in_features", &at, None)?,
+            int(o, "out_features", &at, None)?,
+        ),
+        LayerKind::Conv => {
+            let in_channels = int(o, "in_channels", &at, None)?;
+            let [c, h, w] = triple(o, "input_shape", &at)?;
+            if c != in_channels {
+                return Err(format!(
+                    "{at}input_shape: C = {c} does not match in_channels {in_channels}"
+                ));
+            }
+            ConvGeometry {
+                in_channels,
+                out_channels: int(o, "out_channels", &at, None)?,
+                kernel: pair(o, "kernel", &at, 1, None)?,
+                stride: pair(o, "stride", &at, 1, Some([1, 1]))?,
+                padding: pair(o, "padding", &at, 0, Some([0, 0]))?,
+                dilation: pair(o, "dilation", &at, 1, Some([1, 1]))?,
+                groups: int(o, "groups", &at, Some(1))?,
+                input_hw: [h, w],
+            }
+        }
+    };
+    geom.validate().map_err(|e| format!("{at}{e}"))?;
+    Ok(ManifestLayer {
+        spec: LayerSpec { name, kind, geom },
+        weight: required_str(o, "weight", &at)?,
+        input: non_empty_str(o, "input", &at)?,
+    })
+}
+
+impl Manifest {
+    /// Parses manifest text; errors are `field: problem` (the caller adds the file).
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        let o = v.as_object().ok_or("expected a JSON object")?;
+        let name = required_str(o, "name", "")?;
+        let source = non_empty_str(o, "source", "")?.unwrap_or_else(|| "unspecified".into());
+        let samples = match o.get("samples") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(as_count(v, 1).ok_or("samples: expected a positive integer")?),
+        };
+        let list = o
+            .get("layers")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .ok_or("layers: expected a non-empty array")?;
+        let mut layers: Vec<ManifestLayer> = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            let l = parse_layer(v, i)?;
+            if let Some(j) = layers.iter().position(|p| p.spec.name == l.spec.name) {
+                return Err(format!(
+                    "layers[{i}].name: \"{}\" repeats layers[{j}]",
+                    l.spec.name
+                ));
+            }
+            layers.push(l);
+        }
+        Ok(Manifest {
+            name,
+            source,
+            samples,
+            layers,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Manifest::parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn defaults_and_scalar_pairs() {
+        let m = Manifest::parse(
+            r#"{"name": "n", "layers": [
+              {"name": "c", "kind": "conv", "in_channels": 2, "out_channels": 4, "kernel": 3,
+               "input_shape": [2, 5, 6], "weight": "c.w", "extra": {"ignored": true}},
+              {"name": "f", "kind": "fc", "in_features": 8, "out_features": 3, "weight": "f.w",
+               "input": "f.x"}]}"#,
+        )
+        .unwrap();
+        assert_eq!((m.source.as_str(), m.samples), ("unspecified", None));
+        let g = &m.layers[0].spec.geom;
+        assert_eq!(
+            (g.kernel, g.stride, g.padding, g.dilation, g.groups),
+            ([3, 3], [1, 1], [0, 0], [1, 1], 1)
+        );
+        assert_eq!(g.input_hw, [5, 6]);
+        assert_eq!(m.layers[0].input, None);
+        assert_eq!(m.layers[1].spec.geom, ConvGeometry::fc(8, 3));
+        assert_eq!(m.layers[1].input.as_deref(), Some("f.x"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let conv = |extra: &str| {
+            format!(
+                r#"{{"name": "n", "layers": [{{"name": "c", "kind": "conv", "in_channels": 2,
+                "out_channels": 4, "input_shape": [2, 5, 5], "weight": "w", {extra}}}]}}"#
+            )
+        };
+        assert_eq!(
+            err(&conv(r#""kernel": [3, 0]"#)),
+            "layers[0].kernel: expected 2 positive integers"
+        );
+        assert_eq!(
+            err(&conv(r#""kernel": [3, 3, 3]"#)),
+            "layers[0].kernel: expected 2 positive integers"
+        );
+        assert_eq!(
+            err(&conv(r#""kernel": 3, "padding": [-1, 0]"#)),
+            "layers[0].padding: expected 2 non-negative integers"
+        );
+        assert_eq!(
+            err(&conv(r#""kernel": 7"#)),
+            "layers[0].kernel: dilated kernel 7 exceeds padded input 5"
+        );
+        assert_eq!(
+            err(&conv(r#""kernel": 3, "groups": 3"#)),
+            "layers[0].groups: 3 does not divide in_channels 2"
+        );
+        assert_eq!(err(&conv(r#""stride": 1"#)), "layers[0].kernel: absent");
+        assert!(err("[1]").starts_with("expected a JSON object"));
+        assert!(err("{\"name\": 1}").starts_with("name: expected a non-empty string"));
+        assert!(
+            err(r#"{"name": "n", "layers": []}"#).starts_with("layers: expected a non-empty array")
+        );
+        assert!(err("{").starts_with("invalid JSON: EOF while parsing"));
+    }
+}

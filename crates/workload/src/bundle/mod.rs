@@ -1,0 +1,316 @@
+//! Workload bundles (docs/interfaces.md): a directory with manifest.json and tensors.npz,
+//! or the same two files embedded in the binary.
+//!
+//! [`BundleWorkload::open`] validates everything a run will touch (manifest fields, every
+//! array's presence, dtype, shape against the geometry, finiteness, integer ranges for the
+//! precision, a common sample count), so a run never fails half-way. `load_layer` then
+//! re-reads one layer's arrays. docs/workloads.md lists the rules.
+
+mod manifest;
+mod tensors;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufReader, Cursor};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use ndarray_npy::NpzReader;
+
+pub use manifest::{Manifest, ManifestLayer};
+pub use tensors::AnyArray;
+use tensors::{fmt_shape, NpzSource};
+
+use crate::geometry::{LayerKind, LayerSpec};
+use crate::layer::QuantLayer;
+use crate::quant::{Precision, QuantInputs};
+use crate::resolve::OpenOptions;
+use crate::source::Workload;
+use crate::synth::{check_load, synth_inputs, InputKind, SynthParams};
+
+enum Npz {
+    File(PathBuf),
+    Bytes(Cow<'static, [u8]>),
+}
+
+/// A validated bundle; layers are read lazily, one at a time.
+pub struct BundleWorkload {
+    manifest: Manifest,
+    layers: Vec<LayerSpec>,
+    npz: Npz,
+    /// Labels of the two files in error messages: `<dir>/manifest.json`, `<dir>/tensors.npz`.
+    manifest_label: String,
+    npz_label: String,
+    samples: usize,
+    synth: SynthParams,
+}
+
+impl std::fmt::Debug for BundleWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BundleWorkload")
+            .field("manifest", &self.manifest_label)
+            .field("name", &self.manifest.name)
+            .field("layers", &self.layers.len())
+            .field("samples", &self.samples)
+            .finish()
+    }
+}
+
+impl BundleWorkload {
+    /// Opens and validates the bundle in `dir` for `opts.precision`.
+    pub fn open(dir: &Path, opts: &OpenOptions) -> anyhow::Result<Self> {
+        let manifest_label = dir.join("manifest.json").display().to_string();
+        let text = std::fs::read_to_string(dir.join("manifest.json"))
+            .map_err(|e| anyhow!("{manifest_label}: cannot read: {e}"))?;
+        let npz_label = dir.join("tensors.npz").display().to_string();
+        Self::build(
+            manifest_label,
+            npz_label,
+            &text,
+            Npz::File(dir.join("tensors.npz")),
+            opts,
+        )
+    }
+
+    /// A bundle held in memory (e.g. `include_bytes!`); `label` stands for the directory
+    /// in error messages.
+    pub fn from_bytes(
+        label: &str,
+        manifest_json: &str,
+        npz_bytes: impl Into<Cow<'static, [u8]>>,
+        opts: &OpenOptions,
+    ) -> anyhow::Result<Self> {
+        Self::build(
+            format!("{label}/manifest.json"),
+            format!("{label}/tensors.npz"),
+            manifest_json,
+            Npz::Bytes(npz_bytes.into()),
+            opts,
+        )
+    }
+
+    /// The parsed manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    fn build(
+        manifest_label: String,
+        npz_label: String,
+        text: &str,
+        npz: Npz,
+        opts: &OpenOptions,
+    ) -> anyhow::Result<Self> {
+        let manifest = Manifest::parse(text).map_err(|e| anyhow!("{manifest_label}: {e}"))?;
+        for (i, l) in manifest.layers.iter().enumerate() {
+            if l.input.is_none() && !opts.synthetic_inputs {
+                bail!("{manifest_label}: layers[{i}].input: absent; run with --synthetic-inputs");
+            }
+        }
+        opts.precision.validate().map_err(anyhow::Error::msg)?;
+        opts.synth.validate()?;
+        let mut w = BundleWorkload {
+            layers: manifest.layers.iter().map(|l| l.spec.clone()).collect(),
+            manifest,
+            npz,
+            manifest_label,
+            npz_label,
+            samples: opts.samples,
+            synth: opts.synth,
+        };
+        w.samples = w.validate_arrays(opts)?;
+        Ok(w)
+    }
+
+    fn reader(&self) -> anyhow::Result<NpzReader<NpzSource<'_>>> {
+        let src = match &self.npz {
+            Npz::File(p) => NpzSource::File(BufReader::new(
+                File::open(p).map_err(|e| anyhow!("{}: cannot open: {e}", self.npz_label))?,
+            )),
+            Npz::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
+        };
+        NpzReader::new(src)
+            .map_err(|e| anyhow!("{}: not a readable npz archive: {e}", self.npz_label))
+    }
+
+    /// Reads every array once; returns the common sample count.
+    fn validate_arrays(&self, opts: &OpenOptions) -> anyhow::Result<usize> {
+        let mut npz = self.reader()?;
+        let names: HashSet<String> = npz
+            .names()
+            .map_err(|e| anyhow!("{}: not a readable npz archive: {e}", self.npz_label))?
+            .into_iter()
+            .collect();
+        let mut first_n: Option<(usize, &str)> = None;
+        for (i, l) in self.manifest.layers.iter().enumerate() {
+            let a = self.read_array(&mut npz, &names, &l.weight, i, "weight")?;
+            self.check_weight_shape(l, a.shape())?;
+            a.weights(opts.precision.weight_bits)
+                .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?;
+            drop(a);
+            let Some(input) = &l.input else { continue };
+            let a = self.read_array(&mut npz, &names, input, i, "input")?;
+            let n = self.check_input_shape(l, input, a.shape())?;
+            match first_n {
+                Some((n0, name0)) if n0 != n => bail!(
+                    "{}: {input}: {n} samples, but {name0} has {n0} (all layers need the same N)",
+                    self.npz_label
+                ),
+                None => first_n = Some((n, input)),
+                _ => {}
+            }
+            a.inputs(opts.precision.input_bits)
+                .map_err(|e| anyhow!("{}: {input}: {e}", self.npz_label))?;
+        }
+        match (first_n, self.manifest.samples) {
+            (Some((n, name)), Some(m)) if n != m => bail!(
+                "{}: samples: {m}, but {name} in tensors.npz has {n} samples",
+                self.manifest_label
+            ),
+            (Some((n, _)), _) => Ok(n),
+            (None, Some(m)) => Ok(m),
+            (None, None) => Ok(opts.samples),
+        }
+    }
+
+    fn read_array<R: std::io::Read + std::io::Seek>(
+        &self,
+        npz: &mut NpzReader<R>,
+        names: &HashSet<String>,
+        name: &str,
+        layer: usize,
+        field: &str,
+    ) -> anyhow::Result<AnyArray> {
+        if !names.contains(name) {
+            bail!(
+                "{}: {name}: no such array (named by layers[{layer}].{field} of manifest.json)",
+                self.npz_label
+            );
+        }
+        AnyArray::read(npz, name).map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+    }
+
+    fn check_weight_shape(&self, l: &ManifestLayer, shape: &[usize]) -> anyhow::Result<()> {
+        let g = &l.spec.geom;
+        let want = match l.spec.kind {
+            LayerKind::Conv => vec![
+                g.out_channels,
+                g.in_channels / g.groups,
+                g.kernel[0],
+                g.kernel[1],
+            ],
+            LayerKind::Fc => vec![g.out_channels, g.in_channels],
+        };
+        if shape != want.as_slice() {
+            bail!(
+                "{}: {}: shape {} does not match geometry {}",
+                self.npz_label,
+                l.weight,
+                fmt_shape(shape),
+                fmt_shape(&want)
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks an input's shape and returns its sample count N.
+    fn check_input_shape(
+        &self,
+        l: &ManifestLayer,
+        name: &str,
+        shape: &[usize],
+    ) -> anyhow::Result<usize> {
+        let g = &l.spec.geom;
+        let ok = match l.spec.kind {
+            LayerKind::Conv => {
+                shape.len() == 4 && shape[1..] == [g.in_channels, g.input_hw[0], g.input_hw[1]]
+            }
+            LayerKind::Fc => {
+                (shape.len() == 2 && shape[1] == g.in_channels)
+                    || (shape.len() == 4 && shape[1..].iter().product::<usize>() == g.in_channels)
+            }
+        };
+        if !ok {
+            let want = match l.spec.kind {
+                LayerKind::Conv => {
+                    format!("[N,{},{},{}]", g.in_channels, g.input_hw[0], g.input_hw[1])
+                }
+                LayerKind::Fc => format!("[N,{0}] (or [N,C,H,W] with C*H*W = {0})", g.in_channels),
+            };
+            bail!(
+                "{}: {name}: shape {} does not match geometry {want}",
+                self.npz_label,
+                fmt_shape(shape)
+            );
+        }
+        if shape[0] == 0 {
+            bail!("{}: {name}: holds 0 samples", self.npz_label);
+        }
+        Ok(shape[0])
+    }
+
+    fn load_inputs(&self, index: usize, precision: Precision) -> anyhow::Result<QuantInputs> {
+        let l = &self.manifest.layers[index];
+        let Some(name) = &l.input else {
+            let kind = InputKind::for_layer(index);
+            let bits = precision.input_bits;
+            return Ok(synth_inputs(
+                &l.spec.geom,
+                index,
+                self.samples,
+                bits,
+                kind,
+                &self.synth,
+            ));
+        };
+        let mut npz = self.reader()?;
+        let a = AnyArray::read(&mut npz, name)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+        a.inputs(precision.input_bits)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+    }
+}
+
+impl Workload for BundleWorkload {
+    fn name(&self) -> &str {
+        &self.manifest.name
+    }
+    fn source(&self) -> &str {
+        &self.manifest.source
+    }
+    fn layers(&self) -> &[LayerSpec] {
+        &self.layers
+    }
+    fn available_samples(&self) -> usize {
+        self.samples
+    }
+    fn load_layer(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+    ) -> anyhow::Result<QuantLayer> {
+        check_load(self, index, precision, samples)?;
+        let l = &self.manifest.layers[index];
+        let weights = {
+            let mut npz = self.reader()?;
+            let a = AnyArray::read(&mut npz, &l.weight)
+                .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?;
+            a.weights(precision.weight_bits)
+                .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?
+        };
+        let q = self.load_inputs(index, precision)?;
+        let mut input = q.values;
+        input.truncate(samples * l.spec.geom.input_elements());
+        Ok(QuantLayer {
+            spec: l.spec.clone(),
+            weights,
+            input,
+            samples,
+            signed: q.signed,
+        })
+    }
+}

@@ -1,0 +1,267 @@
+//! From a `--workload` argument to a [`Workload`]: bundle directories, zoo names and the
+//! bundles of the repository's workloads/ folder; plus the statistics `sresim workloads`
+//! prints.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use crate::bundle::BundleWorkload;
+use crate::quant::Precision;
+use crate::source::Workload;
+use crate::synth::{SynthParams, ZooWorkload};
+use crate::zoo;
+
+/// Everything that decides how a workload is opened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenOptions {
+    /// Precision that integer arrays of a bundle are range-checked against at open.
+    pub precision: Precision,
+    /// Generator parameters (zoo networks; bundle layers without `input`).
+    pub synth: SynthParams,
+    /// Samples a zoo network holds, and a bundle whose layers all lack `input` and whose
+    /// manifest has no `samples` key. Default 1.
+    pub samples: usize,
+    /// Allow bundle layers without an `input` array (`--synthetic-inputs`).
+    pub synthetic_inputs: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            precision: Precision::default(),
+            synth: SynthParams::default(),
+            samples: 1,
+            synthetic_inputs: false,
+        }
+    }
+}
+
+/// Folders searched for named bundles: ./workloads, then the repository's workloads/.
+pub fn bundle_roots() -> Vec<PathBuf> {
+    vec![
+        PathBuf::from("workloads"),
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads")),
+    ]
+}
+
+/// Opens `name_or_path`: an existing directory (or its manifest.json) is a bundle; else a
+/// zoo name; else the name of a bundle under one of [`bundle_roots`].
+pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn Workload>> {
+    opts.synth.validate()?;
+    if opts.samples == 0 {
+        bail!("--samples: must be at least 1");
+    }
+    let path = Path::new(name_or_path);
+    if path.is_dir() {
+        return Ok(Box::new(BundleWorkload::open(path, opts)?));
+    }
+    if path.is_file() && path.file_name().is_some_and(|f| f == "manifest.json") {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        return Ok(Box::new(BundleWorkload::open(
+            dir.unwrap_or(Path::new(".")),
+            opts,
+        )?));
+    }
+    if zoo::layers(name_or_path).is_some() {
+        let w = ZooWorkload::new(name_or_path, opts.synth)?.with_samples(opts.samples);
+        return Ok(Box::new(w));
+    }
+    let plain =
+        !name_or_path.is_empty() && !name_or_path.contains(['/', '\\']) && name_or_path != "..";
+    if plain {
+        for root in bundle_roots() {
+            let dir = root.join(name_or_path);
+            if dir.join("manifest.json").is_file() {
+                return Ok(Box::new(BundleWorkload::open(&dir, opts)?));
+            }
+        }
+    }
+    let bundles: Vec<String> = list_bundles().into_iter().map(|(n, _)| n).collect();
+    bail!(
+        "--workload: '{name_or_path}' is neither a bundle directory nor a known workload \
+         (built-in: {}; bundles: {})",
+        zoo::names().join(", "),
+        if bundles.is_empty() {
+            "none".to_string()
+        } else {
+            bundles.join(", ")
+        }
+    )
+}
+
+/// The bundles under [`bundle_roots`]: (folder name, directory), sorted by name; a name
+/// found in ./workloads hides the same name in the repository's folder.
+pub fn list_bundles() -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for root in bundle_roots() {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut found: Vec<(String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.join("manifest.json").is_file())
+            .filter_map(|p| Some((p.file_name()?.to_str()?.to_string(), p)))
+            .collect();
+        found.sort();
+        for (name, dir) in found {
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, dir));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// What `sresim workloads` prints about a workload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkloadStats {
+    pub layers: usize,
+    /// Weight elements over all layers.
+    pub weights: u64,
+    /// Input elements (unpadded, all held samples) over all layers.
+    pub inputs: u64,
+    /// Zero quantized weights / weights.
+    pub weight_zero_fraction: f64,
+    /// Zero quantized input elements / input elements.
+    pub act_zero_fraction: f64,
+}
+
+/// Zero fractions over the quantized tensors of every layer, element-weighted, loading
+/// one layer at a time with all held samples.
+pub fn summary(w: &dyn Workload, precision: Precision) -> anyhow::Result<WorkloadStats> {
+    let (mut weights, mut wz, mut inputs, mut iz) = (0u64, 0u64, 0u64, 0u64);
+    for i in 0..w.layers().len() {
+        let l = w.load_layer(i, precision, w.available_samples())?;
+        weights += l.weights.len() as u64;
+        wz += l.weights.iter().filter(|&&q| q == 0).count() as u64;
+        inputs += l.input.len() as u64;
+        iz += l.input.iter().filter(|&&q| q == 0).count() as u64;
+    }
+    let frac = |z: u64, n: u64| if n == 0 { 0.0 } else { z as f64 / n as f64 };
+    Ok(WorkloadStats {
+        layers: w.layers().len(),
+        weights,
+        inputs,
+        weight_zero_fraction: frac(wz, weights),
+        act_zero_fraction: frac(iz, inputs),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::Structure;
+
+    fn err(name: &str, opts: &OpenOptions) -> String {
+        match resolve(name, opts) {
+            Ok(w) => panic!("{name} resolved to {}", w.name()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn zoo_names_resolve_and_unknown_names_list_them() {
+        let w = resolve(
+            "lenet5",
+            &OpenOptions {
+                samples: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (w.name(), w.layers().len(), w.available_samples()),
+            ("lenet5", 4, 3)
+        );
+        let e = err("lenet6", &OpenOptions::default());
+        assert!(
+            e.starts_with("--workload: 'lenet6'") && e.contains("mobilenetv2"),
+            "{e}"
+        );
+        let e = err("no/such/dir", &OpenOptions::default());
+        assert!(e.contains("built-in: lenet5"), "{e}");
+        let bad = OpenOptions {
+            synth: SynthParams {
+                weight_sparsity: 2.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(err("lenet5", &bad).starts_with("--weight-sparsity"));
+    }
+
+    #[test]
+    fn summary_measures_the_generated_sparsity() {
+        // lenet5 weights: 430,500, so the measured fraction is within 0.005 of 0.6 (sigma 0.0008).
+        let synth = SynthParams {
+            weight_sparsity: 0.6,
+            act_sparsity: 0.4,
+            ..Default::default()
+        };
+        let w = ZooWorkload::new("lenet5", synth).unwrap().with_samples(4);
+        let s = summary(
+            &w,
+            Precision {
+                weight_bits: 8,
+                input_bits: 8,
+            },
+        )
+        .unwrap();
+        assert_eq!((s.layers, s.weights), (4, 430_500));
+        // inputs: 4 samples x (784 + 2880 + 800 + 500) = 19,856.
+        assert_eq!(s.inputs, 19_856);
+        assert!((s.weight_zero_fraction - 0.6).abs() < 0.005);
+        // Layer 0 (784 x 4 of the inputs) is a dense image; the rest are 40% zeros:
+        // expect about 0.4 * (19,856 - 3,136) / 19,856 = 0.337.
+        assert!(
+            (s.act_zero_fraction - 0.337).abs() < 0.02,
+            "{}",
+            s.act_zero_fraction
+        );
+        let ssl = SynthParams {
+            structure: Structure::Ssl,
+            ..synth
+        };
+        let w = ZooWorkload::new("lenet5", ssl).unwrap();
+        let s = summary(&w, Precision::default()).unwrap();
+        assert!(
+            (s.weight_zero_fraction - 0.6).abs() < 0.01,
+            "{}",
+            s.weight_zero_fraction
+        );
+    }
+
+    #[test]
+    fn directories_and_manifest_paths_open_bundles() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = serde_json::json!({"name": "one-fc", "layers": [{"name": "fc", "kind": "fc",
+            "in_features": 4, "out_features": 2, "weight": "w"}]});
+        std::fs::write(dir.path().join("manifest.json"), m.to_string()).unwrap();
+        let mut npz = ndarray_npy::NpzWriter::new(
+            std::fs::File::create(dir.path().join("tensors.npz")).unwrap(),
+        );
+        npz.add_array("w", &ndarray::Array2::<f32>::ones((2, 4)))
+            .unwrap();
+        npz.finish().unwrap();
+        let opts = OpenOptions {
+            synthetic_inputs: true,
+            samples: 2,
+            ..Default::default()
+        };
+        let by_dir = resolve(dir.path().to_str().unwrap(), &opts).unwrap();
+        assert_eq!((by_dir.name(), by_dir.available_samples()), ("one-fc", 2));
+        let manifest = dir.path().join("manifest.json");
+        let by_file = resolve(manifest.to_str().unwrap(), &opts).unwrap();
+        assert_eq!(by_file.layers(), by_dir.layers());
+        let e = err(dir.path().to_str().unwrap(), &OpenOptions::default());
+        assert!(
+            e.ends_with("layers[0].input: absent; run with --synthetic-inputs"),
+            "{e}"
+        );
+        let s = summary(by_dir.as_ref(), Precision::default()).unwrap();
+        assert_eq!((s.weights, s.weight_zero_fraction), (8, 0.0));
+    }
+}
