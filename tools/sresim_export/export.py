@@ -111,6 +111,10 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
         raise ValueError(f"{model_path}: no Conv, Gemm or MatMul layer with constant weights")
 
     if prune_method:
+        unknown = set(prune_exclude) - {l.name for l in layers}
+        if unknown:
+            raise ValueError(f"--prune-exclude: no layer named {', '.join(sorted(unknown))} "
+                             f"(layers: {', '.join(l.name for l in layers)})")
         owners = {}
         for layer in layers:
             owners.setdefault(layer.weight_init, []).append(layer.name)

@@ -154,6 +154,10 @@ def test_prune_exclude_leaves_layer_dense(model_and_inputs):
                          "--prune-exclude", "conv1,fc3")
     assert np.all(t["fc3.weight"] != 0) and np.all(t["conv1.weight"] != 0)
     assert np.mean(t["fc1.weight"] == 0) == pytest.approx(0.5)
+    d, _, path, _ = model_and_inputs
+    r = run_cli(path, "--input", str(d / "x.npy"), "--out", str(d / "excl2"), "--prune", "ssl",
+                "--sparsity", "0.5", "--prune-exclude", "conv9")
+    assert r.returncode == 2 and r.stderr.startswith("error: --prune-exclude: no layer named conv9")
 
 
 def test_image_inputs(model_and_inputs, tmp_path):
