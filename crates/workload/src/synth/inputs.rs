@@ -44,7 +44,7 @@ pub fn synth_inputs(
     kind: InputKind,
     params: &SynthParams,
 ) -> QuantInputs {
-    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Inputs);
+    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Inputs, 0);
     let n = samples * geom.input_elements();
     let x = match kind {
         InputKind::Image => image(geom, samples, &mut rng),

@@ -1,10 +1,11 @@
 //! Seeded synthetic weights and inputs, and [`ZooWorkload`]: a built-in network filled
 //! with them.
 //!
-//! Every tensor has its own random stream: ChaCha8 seeded with `seed`, stream id
-//! `layer index * 8 + tensor tag`. A layer's data therefore depends only on (seed, layer
-//! index, geometry, parameters, precision), never on which other layers were loaded or on
-//! the thread count.
+//! Every tensor has its own random streams: ChaCha8 seeded with `seed`, stream id
+//! `((layer index * 8 + tensor tag) << 28) + chunk`, where large weight tensors are cut
+//! into chunks of [`CHUNK`] elements generated in parallel. A layer's data therefore
+//! depends only on (seed, layer index, geometry, parameters, precision), never on which
+//! other layers were loaded or on the thread count.
 
 mod inputs;
 mod weights;
@@ -114,10 +115,13 @@ pub enum Tensor {
     Inputs = 2,
 }
 
-/// The random stream of one tensor of one layer.
-pub fn tensor_rng(seed: u64, layer_index: usize, tensor: Tensor) -> ChaCha8Rng {
+/// Elements per independently seeded chunk of a weight tensor.
+pub const CHUNK: usize = 1 << 20;
+
+/// The random stream of chunk `chunk` of one tensor of one layer.
+pub fn tensor_rng(seed: u64, layer_index: usize, tensor: Tensor, chunk: usize) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(layer_index as u64 * 8 + tensor as u64);
+    rng.set_stream(((layer_index as u64 * 8 + tensor as u64) << 28) + chunk as u64);
     rng
 }
 

@@ -3,14 +3,15 @@
 //! A kept weight is w = z, z ~ N(0, 1); the layer is then quantized exactly as section 2
 //! would quantize it: q = round(z / max|z| * (2^(b-1) - 1)), so the largest magnitude is
 //! exactly 2^(b-1) - 1. A kept weight that would round to 0 becomes +-1 (it was kept, so
-//! it is non-zero). max|z| is found by a first pass over the random stream and the values
-//! by a second pass over the same stream: no float copy of the tensor is ever held.
+//! it is non-zero). max|z| is found by a first pass over the random streams and the values
+//! by a second pass over the same streams: no float copy of the tensor is ever held.
 
 use rand::seq::index;
 use rand::Rng;
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 
-use super::{tensor_rng, Structure, SynthParams, Tensor};
+use super::{tensor_rng, Structure, SynthParams, Tensor, CHUNK};
 use crate::geometry::ConvGeometry;
 use crate::quant::signed_max;
 
@@ -31,7 +32,7 @@ pub struct SslPlan {
 pub fn ssl_plan(geom: &ConvGeometry, layer_index: usize, params: &SynthParams) -> SslPlan {
     let (cout, k, groups) = (geom.out_channels, geom.k_rows(), geom.groups);
     let s = params.weight_sparsity;
-    let mut rng = tensor_rng(params.seed, layer_index, Tensor::WeightStructure);
+    let mut rng = tensor_rng(params.seed, layer_index, Tensor::WeightStructure, 0);
     let (rows_removed, filters_kept) = if s >= 1.0 {
         (k, 0)
     } else {
@@ -56,38 +57,35 @@ pub fn ssl_plan(geom: &ConvGeometry, layer_index: usize, params: &SynthParams) -
     }
 }
 
-/// Calls `visit(flat index, z)` for every kept weight, in flat order, from the layer's
-/// weight stream. Two calls visit the same sequence.
+/// Calls `visit(flat index, z)` for every kept weight of flat range chunk `c` (elements
+/// c * CHUNK .. (c + 1) * CHUNK), in order, from that chunk's stream. Two calls visit the
+/// same sequence.
 fn for_each_kept(
     geom: &ConvGeometry,
     layer_index: usize,
     params: &SynthParams,
     plan: Option<&SslPlan>,
+    c: usize,
     mut visit: impl FnMut(usize, f64),
 ) {
-    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Weights);
+    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Weights, c);
+    let range = c * CHUNK..((c + 1) * CHUNK).min(geom.weight_elements());
     match plan {
         None => {
             let s = params.weight_sparsity;
-            for i in 0..geom.weight_elements() {
+            for i in range {
                 // gen::<f64>() is in [0, 1): s = 0 keeps all, s = 1 keeps none.
-                if rng.gen::<f64>() < s {
-                    continue;
+                if rng.gen::<f64>() >= s {
+                    visit(i, rng.sample(StandardNormal));
                 }
-                visit(i, rng.sample(StandardNormal));
             }
         }
         Some(plan) => {
             let (k, cpg) = (geom.k_rows(), geom.cols_per_group());
-            for (o, _) in plan
-                .kept_filters
-                .iter()
-                .enumerate()
-                .filter(|(_, &kept)| kept)
-            {
-                let rows = &plan.kept_rows[(o / cpg) * k..(o / cpg + 1) * k];
-                for (r, _) in rows.iter().enumerate().filter(|(_, &kept)| kept) {
-                    visit(o * k + r, rng.sample(StandardNormal));
+            for i in range {
+                let (o, r) = (i / k, i % k);
+                if plan.kept_filters[o] && plan.kept_rows[(o / cpg) * k + r] {
+                    visit(i, rng.sample(StandardNormal));
                 }
             }
         }
@@ -95,6 +93,7 @@ fn for_each_kept(
 }
 
 /// Weights [Cout, Cin/G, R, S] of layer `layer_index`, quantized to `weight_bits`.
+/// Chunks are generated in parallel; the result does not depend on the thread count.
 pub fn synth_weights(
     geom: &ConvGeometry,
     layer_index: usize,
@@ -105,24 +104,35 @@ pub fn synth_weights(
         Structure::Unstructured => None,
         Structure::Ssl => Some(ssl_plan(geom, layer_index, params)),
     };
-    let mut max = 0.0f64;
-    for_each_kept(geom, layer_index, params, plan.as_ref(), |_, z| {
-        max = max.max(z.abs())
-    });
+    let plan = plan.as_ref();
+    let chunks = geom.weight_elements().div_ceil(CHUNK);
+    let max = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut m = 0.0f64;
+            for_each_kept(geom, layer_index, params, plan, c, |_, z| {
+                m = m.max(z.abs())
+            });
+            m
+        })
+        .reduce(|| 0.0, f64::max);
     let mut q = vec![0i32; geom.weight_elements()];
     if max == 0.0 {
         return q;
     }
     let scale = signed_max(weight_bits) as f64;
-    for_each_kept(geom, layer_index, params, plan.as_ref(), |i, z| {
-        let v = ((z / max) * scale).round() as i32;
-        q[i] = if v != 0 {
-            v
-        } else if z < 0.0 {
-            -1
-        } else {
-            1
-        };
+    q.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+        let base = c * CHUNK;
+        for_each_kept(geom, layer_index, params, plan, c, |i, z| {
+            let v = ((z / max) * scale).round() as i32;
+            out[i - base] = if v != 0 {
+                v
+            } else if z < 0.0 {
+                -1
+            } else {
+                1
+            };
+        });
     });
     q
 }
@@ -224,5 +234,28 @@ mod tests {
             synth_weights(&g, 2, 8, &s),
             synth_weights(&g, 2, 8, &SynthParams { seed: 9, ..s })
         );
+    }
+
+    #[test]
+    fn chunked_generation_ignores_the_thread_count() {
+        // 1,100,000 weights: two chunks of the random streams.
+        let g = ConvGeometry::fc(1100, 1000);
+        let run = |threads: usize, p: SynthParams| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| synth_weights(&g, 7, 16, &p))
+        };
+        for structure in [Structure::Unstructured, Structure::Ssl] {
+            let p = params(0.7, structure);
+            let one = run(1, p);
+            assert_eq!(one, run(3, p));
+            assert!((zero_fraction(&one) - 0.7).abs() < 0.01);
+            assert_eq!(one.iter().map(|v| v.abs()).max().unwrap(), 32767);
+        }
+        // The second chunk is not a copy of the first.
+        let u = run(2, params(0.0, Structure::Unstructured));
+        assert_ne!(u[..1000], u[CHUNK..CHUNK + 1000]);
     }
 }
