@@ -39,10 +39,13 @@ impl Default for OpenOptions {
 
 /// Folders searched for named bundles: ./workloads, then the repository's workloads/.
 pub fn bundle_roots() -> Vec<PathBuf> {
-    vec![
-        PathBuf::from("workloads"),
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads")),
-    ]
+    vec![PathBuf::from("workloads"), repo_workloads()]
+}
+
+/// The repository's workloads/ folder, canonical when it exists (for readable listings).
+fn repo_workloads() -> PathBuf {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads"));
+    std::fs::canonicalize(&p).unwrap_or(p)
 }
 
 /// Opens `name_or_path`: an existing directory (or its manifest.json) is a bundle; else a
