@@ -134,13 +134,12 @@ impl Hardware {
         if self.cell_bits > 16 {
             return Err(err("crossbar.cell_bits", "more than 16 bits per cell"));
         }
-        if self.dac_bits > self.input_bits - 1 {
+        if self.dac_bits > self.input_bits {
             return Err(err(
                 "dac.bits",
                 format!(
-                    "{} exceeds the smallest applied width {} (precision.input_bits - 1)",
-                    self.dac_bits,
-                    self.input_bits - 1
+                    "{} exceeds precision.input_bits {}",
+                    self.dac_bits, self.input_bits
                 ),
             ));
         }
@@ -149,7 +148,10 @@ impl Hardware {
         }
         if let AdcBits::Fixed(b) = self.adc_bits {
             if !(1..=32).contains(&b) {
-                return Err(err("adc.bits", format!("{b} is outside 1..=32 (or \"auto\")")));
+                return Err(err(
+                    "adc.bits",
+                    format!("{b} is outside 1..=32 (or \"auto\")"),
+                ));
             }
         }
         Ok(())
@@ -208,7 +210,7 @@ mod tests {
         assert_eq!(bad(|h| h.ou_cols = 0), "ou.cols");
         assert_eq!(bad(|h| h.cell_bits = 16), "crossbar.cell_bits");
         assert_eq!(bad(|h| h.weight_bits = 1), "precision.weight_bits");
-        assert_eq!(bad(|h| h.dac_bits = 16), "dac.bits");
+        assert_eq!(bad(|h| h.dac_bits = 17), "dac.bits");
         assert_eq!(bad(|h| h.adc_bits = AdcBits::Fixed(0)), "adc.bits");
     }
 }

@@ -58,11 +58,23 @@ impl EnergyTable {
         [
             ("dac_per_row_pj", self.dac_per_row_pj),
             ("xbar_per_cell_pj", self.xbar_per_cell_pj),
-            ("adc_8bit_per_conversion_pj", self.adc_8bit_per_conversion_pj),
-            ("sample_hold_per_conversion_pj", self.sample_hold_per_conversion_pj),
-            ("shift_add_per_conversion_pj", self.shift_add_per_conversion_pj),
+            (
+                "adc_8bit_per_conversion_pj",
+                self.adc_8bit_per_conversion_pj,
+            ),
+            (
+                "sample_hold_per_conversion_pj",
+                self.sample_hold_per_conversion_pj,
+            ),
+            (
+                "shift_add_per_conversion_pj",
+                self.shift_add_per_conversion_pj,
+            ),
             ("input_register_per_bit_pj", self.input_register_per_bit_pj),
-            ("output_register_per_bit_pj", self.output_register_per_bit_pj),
+            (
+                "output_register_per_bit_pj",
+                self.output_register_per_bit_pj,
+            ),
             ("edram_per_bit_pj", self.edram_per_bit_pj),
             ("index_per_bit_pj", self.index_per_bit_pj),
             ("ou_formation_per_ou_pj", self.ou_formation_per_ou_pj),
@@ -206,7 +218,10 @@ mod tests {
         let bad = DEFAULT_TABLE_TOML.replace("dac_per_row_pj = 0.00326", "dac_per_row_pj = -1.0");
         assert!(matches!(
             EnergyTable::from_toml(&bad),
-            Err(TableError::Value { key: "dac_per_row_pj", .. })
+            Err(TableError::Value {
+                key: "dac_per_row_pj",
+                ..
+            })
         ));
         let unknown = format!("{DEFAULT_TABLE_TOML}\nbogus_pj = 1.0\n");
         assert!(EnergyTable::from_toml(&unknown).is_err());

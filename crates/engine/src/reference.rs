@@ -49,7 +49,11 @@ pub(crate) fn run(
                                 let g = &comp.groups[cg_i];
                                 let first = t * hw.xbar_rows;
                                 let n = g.tile_rows(t, hw.xbar_rows);
-                                form_ous((first..first + n).map(|p| g.decode(p)), driven, hw.ou_rows)
+                                form_ous(
+                                    (first..first + n).map(|p| g.decode(p)),
+                                    driven,
+                                    hw.ou_rows,
+                                )
                             } else {
                                 form_ous(map.dense_tile_range(t), driven, hw.ou_rows)
                             };

@@ -115,7 +115,13 @@ fn fc_activation() {
     // Per cycle: 4 groups x 1 OU of 2 rows: 4 OUs, 8 rows, 16 cells, 8 conversions; x2.
     // II 1; crossbar (block, tile 0) issues 2 per cycle -> W = 4; cycles = 4 + 6 - 1 = 9.
     let (l, hw, o) = fc_case();
-    check(&l, &hw, &o, Mode::Activation, ev(8, 16, 32, 16, 0, 0, 8, 4, 9));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Activation,
+        ev(8, 16, 32, 16, 0, 0, 8, 4, 9),
+    );
 }
 
 #[test]
@@ -145,7 +151,10 @@ fn fc_statics() {
     let (l, hw, o) = fc_case();
     let d = common::run(&l, &hw, &o, Mode::Dense, EngineKind::Fast);
     let s = common::run(&l, &hw, &o, Mode::Sre, EngineKind::Fast);
-    assert_eq!((d.ir_bits, d.edram_bits, d.or_bits, s.or_bits), (20, 14, 512, 256));
+    assert_eq!(
+        (d.ir_bits, d.edram_bits, d.or_bits, s.or_bits),
+        (20, 14, 512, 256)
+    );
     assert_eq!((d.weight_storage_bits, d.index_storage_bits), (40, 0));
     assert_eq!((s.weight_storage_bits, s.index_storage_bits), (6, 9));
     assert_eq!((d.crossbars, s.crossbars), (4, 2));
@@ -207,14 +216,32 @@ fn conv_dense_and_weight_and_ideal() {
     // 8 rows, 2*2*2 + 2*2*1 = 12 cells, 2*2 + 2*1 = 6 conversions. 4 blocks, and
     // 4 vectors x 3 cycles = 12 intervals: 192 OUs, 384 rows, 576 cells, 288 conv.
     // II 1, 4 per crossbar per cycle -> W = 48; cycles = 48 + 4 = 52.
-    check(&l, &hw, &o, Mode::Dense, ev(192, 384, 576, 288, 0, 0, 0, 48, 52));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Dense,
+        ev(192, 384, 576, 288, 0, 0, 0, 48, 52),
+    );
     // Weight per cycle: one 1-row OU in each of 4 non-empty groups (widths 2,1,2,2):
     // 4 OUs, 4 rows, 7 cells, 7 conversions, 4 index reads; x12. Index width 2.
     // g0 pos issues 2 per cycle -> W = 24; cycles = 24 + 5 = 29.
-    check(&l, &hw, &o, Mode::Weight, ev(48, 48, 84, 84, 48, 96, 0, 24, 29));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Weight,
+        ev(48, 48, 84, 84, 48, 96, 0, 24, 29),
+    );
     // Ideal: 4 crossbars, 1 op of 4 rows x 3 cols each: 4 ops, 16 rows, 48 cells,
     // 12 conversions per cycle; x12. II ceil(3/2) = 2 -> W = 24; cycles = 24 + 4 = 28.
-    check(&l, &hw, &o, Mode::Ideal, ev(48, 192, 576, 144, 0, 0, 0, 24, 28));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Ideal,
+        ev(48, 192, 576, 144, 0, 0, 0, 24, 28),
+    );
 }
 
 #[test]
@@ -224,7 +251,13 @@ fn conv_activation_and_sre_value() {
     // 4 group-0 column groups (widths 2,1,2,1): 4 OUs, 4 rows, 6 cells, 6 conversions per
     // cycle; 2 vectors x 3 cycles. g0 crossbars issue 2 per cycle -> 6 per vector;
     // W = 12; cycles = 12 + 5 = 17. v1, v2 and group 1 cost nothing.
-    check(&l, &hw, &o, Mode::Activation, ev(24, 24, 36, 36, 0, 0, 24, 12, 17));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Activation,
+        ev(24, 24, 36, 36, 0, 0, 24, 12, 17),
+    );
     // SRE: row 3 is compacted only in g0 neg {n0,n1}: 1 OU of 1 row, width 2, per cycle;
     // 2 vectors x 3 cycles -> 6 OUs, 6 rows, 12 cells, 12 conversions, 6 index reads.
     // W = 3 + 3 = 6; cycles = 6 + 6 = 12.
@@ -243,7 +276,13 @@ fn conv_sre_bit_granularity_and_sync() {
     o.granularity = Granularity::Value;
     for sync in [Sync::Bit, Sync::None] {
         o.sync = sync;
-        check(&l, &hw, &o, Mode::Activation, ev(24, 24, 36, 36, 0, 0, 24, 12, 17));
+        check(
+            &l,
+            &hw,
+            &o,
+            Mode::Activation,
+            ev(24, 24, 36, 36, 0, 0, 24, 12, 17),
+        );
     }
 }
 
@@ -252,7 +291,13 @@ fn conv_sign_magnitude_takes_two_passes() {
     let (l, hw, mut o) = conv_case();
     o.encoding = SignedEncoding::SignMagnitude;
     // 2 passes of 2 bits: dense 4 vectors x 2 passes x 2 cycles = 16 intervals x 16 OUs.
-    check(&l, &hw, &o, Mode::Dense, ev(256, 512, 768, 384, 0, 0, 0, 64, 68));
+    check(
+        &l,
+        &hw,
+        &o,
+        Mode::Dense,
+        ev(256, 512, 768, 384, 0, 0, 0, 64, 68),
+    );
     // SRE: v3's -1 drives row 3 only in the negative pass (2 cycles); v0's 1 only in the
     // positive pass, where row 3 is compacted in g0 neg too: 2 + 2 OUs of 1 row, width 2.
     check(&l, &hw, &o, Mode::Sre, ev(4, 4, 8, 8, 4, 8, 4, 4, 10));
@@ -266,7 +311,10 @@ fn conv_statics() {
     let (l, hw, o) = conv_case();
     let d = common::run(&l, &hw, &o, Mode::Dense, EngineKind::Reference);
     let w = common::run(&l, &hw, &o, Mode::Weight, EngineKind::Reference);
-    assert_eq!((d.ir_bits, d.edram_bits, d.or_bits, w.or_bits), (192, 126, 1536, 1152));
+    assert_eq!(
+        (d.ir_bits, d.edram_bits, d.or_bits, w.or_bits),
+        (192, 126, 1536, 1152)
+    );
     assert_eq!((d.weight_storage_bits, w.weight_storage_bits), (96, 14));
     assert_eq!((w.index_storage_bits, d.crossbars, w.crossbars), (8, 4, 3));
 }

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use crossbar::{AdcBits, Hardware, Layout, Mode};
-use engine::{simulate, EngineKind, Granularity, Prepared, SignedEncoding, SimOptions};
 use energy::Events;
+use engine::{simulate, EngineKind, Granularity, Prepared, SignedEncoding, SimOptions};
 use pipeline::Sync;
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
@@ -38,8 +38,15 @@ pub fn arb_layer(weight_bits: u32, input_bits: u32) -> impl Strategy<Value = Qua
             };
             geom.validate().ok().map(|_| geom)
         });
-    (geom, 1usize..=2, 0.0f64..1.0, 0.0f64..1.0, any::<bool>(), any::<u64>()).prop_map(
-        move |(geom, samples, wz, xz, signed, seed)| {
+    (
+        geom,
+        1usize..=2,
+        0.0f64..1.0,
+        0.0f64..1.0,
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(move |(geom, samples, wz, xz, signed, seed)| {
             let mut rng = seed;
             let mut next = move || {
                 rng ^= rng << 13;
@@ -89,8 +96,7 @@ pub fn arb_layer(weight_bits: u32, input_bits: u32) -> impl Strategy<Value = Qua
                 samples,
                 signed,
             }
-        },
-    )
+        })
 }
 
 /// Small hardware with every knob in play.
@@ -99,7 +105,12 @@ pub fn arb_hw() -> impl Strategy<Value = Hardware> {
         (2u32..=12, 2u32..=12, 1u32..=3),
         (1u32..=8, 1u32..=6),
         (3u32..=8, 2u32..=6, 1u32..=2),
-        (1u32..=4, 1u32..=9, any::<bool>(), prop::option::of(3u32..=9)),
+        (
+            1u32..=4,
+            1u32..=9,
+            any::<bool>(),
+            prop::option::of(3u32..=9),
+        ),
     )
         .prop_filter_map(
             "valid hardware",
@@ -146,11 +157,21 @@ pub fn arb_opts() -> impl Strategy<Value = SimOptions> {
 /// A layer together with hardware whose precision fits it.
 pub fn arb_case() -> impl Strategy<Value = (QuantLayer, Hardware, SimOptions)> {
     (arb_hw(), arb_opts()).prop_flat_map(|(hw, opts)| {
-        (arb_layer(hw.weight_bits, hw.input_bits), Just(hw), Just(opts))
+        (
+            arb_layer(hw.weight_bits, hw.input_bits),
+            Just(hw),
+            Just(opts),
+        )
     })
 }
 
-pub fn run(layer: &QuantLayer, hw: &Hardware, opts: &SimOptions, mode: Mode, e: EngineKind) -> Events {
+pub fn run(
+    layer: &QuantLayer,
+    hw: &Hardware,
+    opts: &SimOptions,
+    mode: Mode,
+    e: EngineKind,
+) -> Events {
     let prep = Prepared::new(layer, hw, opts);
     simulate(&prep, hw, opts, mode, e, None).expect("engine runs")
 }

@@ -1,0 +1,91 @@
+//! Command-line interface (docs/interfaces.md): `sresim run`, `sresim workloads`, ...
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sresim",
+    version,
+    about = "Cycle-level simulator of an OU-based sparse ReRAM DNN accelerator (Sparse ReRAM Engine)",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Parsed once at start-up; the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate a workload in every requested mode and report cycles and energy.
+    Run(RunArgs),
+    /// List the built-in networks and the bundled workloads.
+    Workloads(WorkloadsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// A built-in network (see `sresim workloads`), a bundled workload name, or a path to
+    /// a workload bundle directory. Default: the embedded lenet5-mnist bundle.
+    #[arg(long, short = 'w')]
+    pub workload: Option<String>,
+    /// TOML config; keys it omits keep the defaults of configs/default.toml.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Modes to simulate, comma-separated: dense, weight, activation, sre, ideal.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "dense,weight,activation,sre,ideal"
+    )]
+    pub modes: Vec<String>,
+    /// Engine: fast (default), reference (naive, slow) or cycle.
+    #[arg(long, default_value = "fast")]
+    pub engine: String,
+    /// Directory that receives layers.csv and summary.json (replaced atomically).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Replay the first N input samples (default: all the workload holds).
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Override a config key, e.g. --set ou.rows=16 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub synth: SynthArgs,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Do not print the summary table.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Synthetic data for built-in networks (and for bundles without inputs).
+#[derive(Debug, Clone, Args)]
+pub struct SynthArgs {
+    /// Fraction of zero weights of built-in networks.
+    #[arg(long, default_value_t = 0.7)]
+    pub weight_sparsity: f64,
+    /// Weight sparsity structure of built-in networks: unstructured or ssl.
+    #[arg(long, default_value = "unstructured")]
+    pub structure: String,
+    /// Fraction of zero inputs of built-in networks (layers after the first).
+    #[arg(long, default_value_t = 0.5)]
+    pub act_sparsity: f64,
+    /// Seed of the synthetic generators.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Generate inputs for bundle layers that have none.
+    #[arg(long)]
+    pub synthetic_inputs: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadsArgs {
+    /// TOML config (its precision is used for the zero fractions of bundles).
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+}

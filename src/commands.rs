@@ -1,0 +1,91 @@
+//! The subcommands, as library functions the binary (and tests) call.
+
+use crate::cli::{RunArgs, SynthArgs, WorkloadsArgs};
+use crate::{config, report, run};
+use anyhow::{anyhow, Result};
+use crossbar::Mode;
+use engine::EngineKind;
+use std::io::IsTerminal;
+
+/// `sresim run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let cfg = config::load(args.config.as_deref(), &args.sets)?;
+    let modes = parse_modes(&args.modes)?;
+    let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
+    let pool = thread_pool(args.threads)?;
+    let w = crate::workloads::open(args.workload.as_deref(), &args.synth, &cfg)?;
+    let samples = args.samples.unwrap_or(w.available_samples());
+    let result = pool.install(|| {
+        run::run(&run::RunSpec {
+            workload: w.as_ref(),
+            cfg: &cfg,
+            modes: &modes,
+            engine,
+            samples,
+            progress: std::io::stderr().is_terminal(),
+        })
+    })?;
+    if let Some(dir) = &args.out {
+        report::write_outputs(dir, &result, &cfg)?;
+    }
+    if !args.quiet {
+        print!("{}", report::summary_table(&result));
+        match &args.out {
+            Some(dir) => println!("wrote {0}/layers.csv and {0}/summary.json", dir.display()),
+            None => println!("(--out DIR writes layers.csv and summary.json)"),
+        }
+    }
+    Ok(())
+}
+
+/// `sresim workloads`.
+pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
+    let cfg = config::load(args.config.as_deref(), &[])?;
+    print!("{}", crate::workloads::listing(&cfg)?);
+    Ok(())
+}
+
+pub fn parse_modes(list: &[String]) -> Result<Vec<Mode>> {
+    let mut modes = Vec::new();
+    for m in list {
+        let mode: Mode = m.trim().parse().map_err(|e| anyhow!("--modes: {e}"))?;
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    if modes.is_empty() {
+        return Err(anyhow!("--modes: no mode given"));
+    }
+    Ok(modes)
+}
+
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    if threads == Some(0) {
+        return Err(anyhow!("--threads: must be at least 1"));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow!("--threads: {e}"))
+}
+
+/// The synthetic-data flags, checked.
+pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
+    let structure = match a.structure.as_str() {
+        "unstructured" => workload::Structure::Unstructured,
+        "ssl" => workload::Structure::Ssl,
+        s => {
+            return Err(anyhow!(
+                "--structure: unknown '{s}' (expected unstructured or ssl)"
+            ))
+        }
+    };
+    let p = workload::SynthParams {
+        seed: a.seed,
+        weight_sparsity: a.weight_sparsity,
+        structure,
+        act_sparsity: a.act_sparsity,
+    };
+    p.validate()?;
+    Ok(p)
+}

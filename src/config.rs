@@ -1,0 +1,357 @@
+//! The run configuration: configs/default.toml, a user file over it, and `--set` overrides.
+//!
+//! Every key has a default (the embedded configs/default.toml). A user file may give any
+//! subset; unknown keys, wrong types and impossible values are errors that name the file
+//! and the key.
+
+use anyhow::{anyhow, bail, Context, Result};
+use crossbar::{AdcBits, Hardware, Layout};
+use energy::EnergyTable;
+use engine::{Granularity, SignedEncoding, SimOptions};
+use pipeline::Sync;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use toml::{Table, Value};
+
+/// The embedded default configuration.
+pub const DEFAULT_CONFIG_TOML: &str = include_str!("../configs/default.toml");
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub crossbar: CrossbarCfg,
+    pub ou: OuCfg,
+    pub precision: PrecisionCfg,
+    pub dac: DacCfg,
+    pub adc: AdcCfg,
+    pub index_decoder: IndexDecoderCfg,
+    pub timing: TimingCfg,
+    pub mapping: MappingCfg,
+    pub activation: ActivationCfg,
+    pub input: InputCfg,
+    pub power: PowerCfg,
+    pub energy: EnergyCfg,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossbarCfg {
+    pub rows: u32,
+    pub cols: u32,
+    pub cell_bits: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OuCfg {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrecisionCfg {
+    pub weight_bits: u32,
+    pub input_bits: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DacCfg {
+    pub bits: u32,
+}
+
+/// `adc.bits`: "auto" or a number of bits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AdcBitsCfg {
+    Fixed(u32),
+    Named(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdcCfg {
+    pub bits: AdcBitsCfg,
+    pub per_crossbar: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexDecoderCfg {
+    pub rows_per_cycle: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingCfg {
+    pub cycle_ns: f64,
+    pub sync: Sync,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingCfg {
+    pub layout: Layout,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActivationCfg {
+    pub granularity: Granularity,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputCfg {
+    pub signed_encoding: SignedEncoding,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerCfg {
+    pub static_mw_per_crossbar: f64,
+}
+
+/// `[energy]`: the table file, and optional per-entry overrides (same names as the table).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnergyCfg {
+    pub table: String,
+    #[serde(flatten)]
+    pub overrides: Table,
+}
+
+/// A validated configuration, split into what each crate needs.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub config: Config,
+    /// Where the config came from (for messages and summary.json).
+    pub origin: String,
+    pub hw: Hardware,
+    pub opts: SimOptions,
+    pub energy: EnergyTable,
+    pub cycle_ns: f64,
+    pub static_mw_per_crossbar: f64,
+}
+
+impl Resolved {
+    pub fn precision(&self) -> workload::Precision {
+        workload::Precision {
+            weight_bits: self.hw.weight_bits,
+            input_bits: self.hw.input_bits,
+        }
+    }
+}
+
+/// Loads `path` (or the embedded default) and applies `sets` ("key=value").
+pub fn load(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
+    let defaults: Table = DEFAULT_CONFIG_TOML
+        .parse()
+        .expect("the embedded default config parses");
+    let (origin, base_dir, mut table) = match path {
+        None => ("default config".to_string(), None, defaults.clone()),
+        Some(p) => {
+            let origin = p.display().to_string();
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
+            let user: Table = text
+                .parse()
+                .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
+            let mut merged = defaults.clone();
+            merge(&mut merged, user, "", &origin)?;
+            (origin, p.parent().map(Path::to_path_buf), merged)
+        }
+    };
+    for set in sets {
+        apply_set(&mut table, &defaults, set)?;
+    }
+    let config: Config = Value::Table(table.clone())
+        .try_into()
+        .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
+    resolve(config, origin, base_dir)
+}
+
+/// Merges `user` over `base`; a key absent from the defaults is an error.
+fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()> {
+    for (k, v) in user {
+        let key = format!("{prefix}{k}");
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(u)) => merge(b, u, &format!("{key}."), origin)?,
+            (Some(Value::Table(_)), _) => bail!("{origin}: {key}: expected a table"),
+            (Some(slot), v) => *slot = v,
+            (None, v) if prefix == "energy." && energy_key(&k) => {
+                base.insert(k, v);
+            }
+            (None, _) => bail!("{origin}: {key}: unknown key"),
+        }
+    }
+    Ok(())
+}
+
+fn energy_key(k: &str) -> bool {
+    let t = toml::Table::try_from(EnergyTable::isaac_32nm()).expect("table serializes");
+    t.contains_key(k) && k != "name"
+}
+
+/// Applies one `--set key=value`: the key must exist; the value is TOML (a bare word is
+/// taken as a string).
+fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
+    let (key, raw) = set
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--set {set}: expected KEY=VALUE"))?;
+    let key = key.trim();
+    let parts: Vec<&str> = key.split('.').collect();
+    let known = match parts.as_slice() {
+        ["energy", k] => energy_key(k) || *k == "table",
+        [section, k] => defaults
+            .get(*section)
+            .and_then(Value::as_table)
+            .is_some_and(|t| t.contains_key(*k)),
+        _ => false,
+    };
+    if !known {
+        bail!("--set {key}: unknown key (see configs/default.toml)");
+    }
+    let value = parse_value(raw.trim());
+    table
+        .get_mut(parts[0])
+        .and_then(Value::as_table_mut)
+        .expect("known sections exist")
+        .insert(parts[1].to_string(), value);
+    Ok(())
+}
+
+fn parse_value(raw: &str) -> Value {
+    format!("v = {raw}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(raw.to_string()))
+}
+
+fn one_line(e: &toml::de::Error) -> String {
+    e.message().replace('\n', " ")
+}
+
+fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<Resolved> {
+    let adc_bits = match &config.adc.bits {
+        AdcBitsCfg::Fixed(b) => AdcBits::Fixed(*b),
+        AdcBitsCfg::Named(s) if s == "auto" => AdcBits::Auto,
+        AdcBitsCfg::Named(s) => {
+            bail!("{origin}: adc.bits: '{s}' is neither \"auto\" nor a number of bits")
+        }
+    };
+    let hw = Hardware {
+        xbar_rows: config.crossbar.rows,
+        xbar_cols: config.crossbar.cols,
+        cell_bits: config.crossbar.cell_bits,
+        ou_rows: config.ou.rows,
+        ou_cols: config.ou.cols,
+        weight_bits: config.precision.weight_bits,
+        input_bits: config.precision.input_bits,
+        dac_bits: config.dac.bits,
+        adc_bits,
+        adc_per_crossbar: config.adc.per_crossbar,
+        index_rows_per_cycle: config.index_decoder.rows_per_cycle,
+        layout: config.mapping.layout,
+    };
+    hw.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    let cycle_ns = config.timing.cycle_ns;
+    if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
+        bail!("{origin}: timing.cycle_ns: {cycle_ns} is not a positive number of ns");
+    }
+    let static_mw = config.power.static_mw_per_crossbar;
+    if !(static_mw.is_finite() && static_mw >= 0.0) {
+        bail!("{origin}: power.static_mw_per_crossbar: {static_mw} is not a non-negative power");
+    }
+    let energy = load_energy(&config.energy, &origin, base_dir.as_deref())?;
+    Ok(Resolved {
+        opts: SimOptions {
+            sync: config.timing.sync,
+            granularity: config.activation.granularity,
+            encoding: config.input.signed_encoding,
+        },
+        config,
+        origin,
+        hw,
+        energy,
+        cycle_ns,
+        static_mw_per_crossbar: static_mw,
+    })
+}
+
+/// The table file (relative to the config file, or to ./configs for the default config;
+/// the default table is embedded), then the `[energy]` overrides.
+fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result<EnergyTable> {
+    let rel = Path::new(&cfg.table);
+    let path = match base_dir {
+        Some(d) => d.join(rel),
+        None => Path::new("configs").join(rel),
+    };
+    let mut table = if path.is_file() {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read energy table", path.display()))?;
+        EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
+    } else if rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") {
+        EnergyTable::isaac_32nm()
+    } else {
+        bail!("{origin}: energy.table: {} does not exist", path.display());
+    };
+    if !cfg.overrides.is_empty() {
+        let mut t = Table::try_from(&table).expect("table serializes");
+        for (k, v) in &cfg.overrides {
+            let v = match v {
+                Value::Integer(i) => Value::Float(*i as f64),
+                v => v.clone(),
+            };
+            t.insert(k.clone(), v);
+        }
+        table = Value::Table(t)
+            .try_into::<EnergyTable>()
+            .map_err(|e| anyhow!("{origin}: energy: {}", one_line(&e)))?;
+        table
+            .validate()
+            .map_err(|e| anyhow!("{origin}: energy.{e}"))?;
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_config_is_section_1() {
+        let r = load(None, &[]).unwrap();
+        assert_eq!(r.hw, Hardware::default());
+        assert_eq!(r.opts, SimOptions::default());
+        assert_eq!(r.cycle_ns, 7.68);
+        assert_eq!(r.energy, EnergyTable::isaac_32nm());
+    }
+
+    #[test]
+    fn sets_override_and_are_checked() {
+        let r = load(
+            None,
+            &[
+                "ou.rows=16".into(),
+                "timing.sync=none".into(),
+                "adc.bits=6".into(),
+                "energy.dac_per_row_pj=1".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(r.hw.ou_rows, 16);
+        assert_eq!(r.opts.sync, Sync::None);
+        assert_eq!(r.hw.adc_bits, AdcBits::Fixed(6));
+        assert_eq!(r.energy.dac_per_row_pj, 1.0);
+        let err = |s: &str| load(None, &[s.to_string()]).unwrap_err().to_string();
+        assert!(err("ou.height=3").contains("ou.height: unknown key"));
+        assert!(err("ou.rows=200").contains("ou.rows: OU height 200 exceeds"));
+        assert!(err("crossbar.cell_bits=0").contains("crossbar.cell_bits"));
+        assert!(err("timing.sync=sometimes").contains("sometimes"));
+        assert!(err("ou.rows").contains("expected KEY=VALUE"));
+        assert!(err("energy.dac_per_row_pj=-1").contains("dac_per_row_pj"));
+        assert!(err("timing.cycle_ns=0").contains("timing.cycle_ns"));
+    }
+}

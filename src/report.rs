@@ -1,0 +1,319 @@
+//! Reports of a run: layers.csv and summary.json (docs/interfaces.md), replaced
+//! atomically, and the summary table printed on stdout.
+
+use crate::config::Resolved;
+use crate::run::{LayerResult, ModeTotal, RunResult};
+use anyhow::{Context, Result};
+use crossbar::Mode;
+use energy::{Breakdown, Events};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+
+/// The contract columns of layers.csv, in order.
+pub const CONTRACT_COLUMNS: [&str; 17] = [
+    "network",
+    "layer",
+    "kind",
+    "mode",
+    "vectors",
+    "crossbars",
+    "ou_ops",
+    "rows_driven",
+    "cells_read",
+    "adc_conversions",
+    "index_reads",
+    "ous_formed",
+    "cycles",
+    "time_ns",
+    "energy_pj",
+    "speedup_vs_dense",
+    "energy_saving_vs_dense",
+];
+
+/// Columns after the energy breakdown.
+pub const EXTRA_COLUMNS: [&str; 12] = [
+    "busy_cycles",
+    "passes",
+    "input_cycles",
+    "adc_bits",
+    "signed",
+    "ir_bits",
+    "or_bits",
+    "edram_bits",
+    "index_bits_read",
+    "weight_storage_bits",
+    "index_storage_bits",
+    "samples",
+];
+
+pub fn header() -> Vec<&'static str> {
+    CONTRACT_COLUMNS
+        .iter()
+        .chain(Breakdown::COLUMNS.iter())
+        .chain(EXTRA_COLUMNS.iter())
+        .copied()
+        .collect()
+}
+
+/// dense / mode cycles; empty when dense was not run or the ratio is undefined.
+fn speedup(dense: Option<u64>, cycles: u64) -> String {
+    match dense {
+        Some(d) if cycles > 0 => fmt_f(d as f64 / cycles as f64),
+        _ => String::new(),
+    }
+}
+
+fn saving(dense: Option<f64>, energy: f64) -> String {
+    match dense {
+        Some(d) if d > 0.0 => fmt_f(1.0 - energy / d),
+        _ => String::new(),
+    }
+}
+
+/// Shortest round-trip decimal of an f64: the same bits print the same text.
+fn fmt_f(x: f64) -> String {
+    format!("{x}")
+}
+
+struct Row<'a> {
+    layer: &'a str,
+    kind: &'a str,
+    mode: Mode,
+    ev: &'a Events,
+    energy: &'a Breakdown,
+    time_ns: f64,
+    dense: Option<(u64, f64)>,
+    /// passes, input_cycles, adc_bits, signed (empty on TOTAL rows).
+    extra: [String; 4],
+}
+
+fn record(net: &str, samples: usize, r: &Row) -> Vec<String> {
+    let e = r.ev;
+    let total = r.energy.total();
+    let mut v = vec![
+        net.to_string(),
+        r.layer.to_string(),
+        r.kind.to_string(),
+        r.mode.to_string(),
+        e.vectors.to_string(),
+        e.crossbars.to_string(),
+        e.ou_ops.to_string(),
+        e.rows_driven.to_string(),
+        e.cells_read.to_string(),
+        e.adc_conversions.to_string(),
+        e.index_reads.to_string(),
+        e.ous_formed.to_string(),
+        e.cycles.to_string(),
+        fmt_f(r.time_ns),
+        fmt_f(total),
+        speedup(r.dense.map(|d| d.0), e.cycles),
+        saving(r.dense.map(|d| d.1), total),
+    ];
+    v.extend(r.energy.values().iter().map(|&x| fmt_f(x)));
+    v.push(e.busy_cycles.to_string());
+    v.extend(r.extra.iter().cloned());
+    v.extend(
+        [
+            e.ir_bits,
+            e.or_bits,
+            e.edram_bits,
+            e.index_bits_read,
+            e.weight_storage_bits,
+            e.index_storage_bits,
+        ]
+        .map(|x| x.to_string()),
+    );
+    v.push(samples.to_string());
+    v
+}
+
+fn layer_row(res: &RunResult, r: &LayerResult) -> Vec<String> {
+    let dense = res
+        .dense_of(&r.layer)
+        .map(|d| (d.events.cycles, d.energy.total()));
+    record(
+        &res.network,
+        res.samples,
+        &Row {
+            layer: &r.layer,
+            kind: r.kind.as_str(),
+            mode: r.mode,
+            ev: &r.events,
+            energy: &r.energy,
+            time_ns: r.time_ns,
+            dense,
+            extra: [
+                r.passes.to_string(),
+                r.input_cycles.to_string(),
+                r.adc_bits.to_string(),
+                (r.signed as u8).to_string(),
+            ],
+        },
+    )
+}
+
+fn dense_total(res: &RunResult) -> Option<(u64, f64)> {
+    res.total(Mode::Dense)
+        .map(|d| (d.events.cycles, d.energy.total()))
+}
+
+fn total_row(res: &RunResult, t: &ModeTotal) -> Vec<String> {
+    record(
+        &res.network,
+        res.samples,
+        &Row {
+            layer: "TOTAL",
+            kind: "",
+            mode: t.mode,
+            ev: &t.events,
+            energy: &t.energy,
+            time_ns: t.time_ns,
+            dense: dense_total(res),
+            extra: Default::default(),
+        },
+    )
+}
+
+/// layers.csv as bytes: one row per (layer, mode), then one TOTAL row per mode.
+pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header())?;
+    for r in &res.layers {
+        w.write_record(layer_row(res, r))?;
+    }
+    for t in &res.totals {
+        w.write_record(total_row(res, t))?;
+    }
+    w.into_inner().context("csv buffer")
+}
+
+/// summary.json: the network, the effective config and per-mode totals.
+pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
+    let dense = dense_total(res);
+    let modes: serde_json::Map<String, Value> = res
+        .totals
+        .iter()
+        .map(|t| {
+            let e = &t.events;
+            let energy = t.energy.total();
+            let breakdown: serde_json::Map<String, Value> = Breakdown::COLUMNS
+                .iter()
+                .zip(t.energy.values())
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect();
+            (
+                t.mode.to_string(),
+                json!({
+                    "cycles": e.cycles,
+                    "time_ns": t.time_ns,
+                    "energy_pj": energy,
+                    "speedup_vs_dense": dense.filter(|_| e.cycles > 0).map(|d| d.0 as f64 / e.cycles as f64),
+                    "energy_saving_vs_dense": dense.filter(|d| d.1 > 0.0).map(|d| 1.0 - energy / d.1),
+                    "crossbars": e.crossbars,
+                    "events": e,
+                    "energy_breakdown_pj": breakdown,
+                }),
+            )
+        })
+        .collect();
+    json!({
+        "sresim_version": env!("CARGO_PKG_VERSION"),
+        "network": res.network,
+        "source": res.source,
+        "samples": res.samples,
+        "layers": res.layers.len() / res.modes.len().max(1),
+        "engine": res.engine.to_string(),
+        "config_origin": cfg.origin,
+        "config": cfg.config,
+        "energy_table": cfg.energy,
+        "modes": modes,
+    })
+}
+
+/// Writes `bytes` to `dir/name` through a temporary file and a rename.
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let path = dir.join(name);
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Writes layers.csv and summary.json into `dir` (created if needed).
+pub fn write_outputs(dir: &Path, res: &RunResult, cfg: &Resolved) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let csv = layers_csv(res)?;
+    let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;
+    write_atomic(dir, "layers.csv", &csv)?;
+    write_atomic(dir, "summary.json", &json)
+}
+
+fn human_time(ns: f64) -> String {
+    match ns {
+        x if x >= 1e9 => format!("{:.3} s", x / 1e9),
+        x if x >= 1e6 => format!("{:.3} ms", x / 1e6),
+        x if x >= 1e3 => format!("{:.3} us", x / 1e3),
+        x => format!("{x:.1} ns"),
+    }
+}
+
+fn human_energy(pj: f64) -> String {
+    match pj {
+        x if x >= 1e12 => format!("{:.3} J", x / 1e12),
+        x if x >= 1e9 => format!("{:.3} mJ", x / 1e9),
+        x if x >= 1e6 => format!("{:.3} uJ", x / 1e6),
+        x if x >= 1e3 => format!("{:.3} nJ", x / 1e3),
+        x => format!("{x:.3} pJ"),
+    }
+}
+
+/// The per-mode summary table printed on stdout.
+pub fn summary_table(res: &RunResult) -> String {
+    let dense = dense_total(res);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} ({} layers, {} sample(s), {} engine)",
+        res.network,
+        res.layers.len() / res.modes.len().max(1),
+        res.samples,
+        res.engine
+    );
+    let _ = writeln!(
+        s,
+        "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
+        "mode", "cycles", "time", "energy", "speedup", "e-saving", "crossbars"
+    );
+    for t in &res.totals {
+        let e = t.energy.total();
+        let sp = dense
+            .filter(|_| t.events.cycles > 0)
+            .map(|d| format!("{:.2}x", d.0 as f64 / t.events.cycles as f64))
+            .unwrap_or_else(|| "-".into());
+        let sv = dense
+            .filter(|d| d.1 > 0.0)
+            .map(|d| format!("{:.1}%", 100.0 * (1.0 - e / d.1)))
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            s,
+            "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
+            t.mode.as_str(),
+            t.events.cycles,
+            human_time(t.time_ns),
+            human_energy(e),
+            sp,
+            sv,
+            t.events.crossbars
+        );
+    }
+    s
+}

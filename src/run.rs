@@ -1,0 +1,200 @@
+//! The run driver: a workload, layer by layer, through every requested mode.
+//!
+//! One layer is loaded, mapped and compressed at a time and shared by all modes, then
+//! dropped; memory does not grow with the network. Engines parallelize inside a layer.
+
+use crate::config::Resolved;
+use anyhow::{bail, Result};
+use crossbar::Mode;
+use energy::{Breakdown, Events};
+use engine::{simulate, EngineKind, Prepared};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::{Duration, Instant};
+use workload::{LayerKind, Workload};
+
+/// One (layer, mode) result.
+#[derive(Debug, Clone)]
+pub struct LayerResult {
+    pub layer: String,
+    pub kind: LayerKind,
+    pub mode: Mode,
+    pub events: Events,
+    pub energy: Breakdown,
+    pub time_ns: f64,
+    pub adc_bits: u32,
+    pub passes: u32,
+    pub input_cycles: u32,
+    pub signed: bool,
+}
+
+/// Per-mode sums over layers.
+#[derive(Debug, Clone)]
+pub struct ModeTotal {
+    pub mode: Mode,
+    pub events: Events,
+    pub energy: Breakdown,
+    pub time_ns: f64,
+}
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub network: String,
+    pub source: String,
+    pub samples: usize,
+    pub engine: EngineKind,
+    pub modes: Vec<Mode>,
+    /// Layer-major, then in `modes` order.
+    pub layers: Vec<LayerResult>,
+    pub totals: Vec<ModeTotal>,
+}
+
+impl RunResult {
+    pub fn total(&self, mode: Mode) -> Option<&ModeTotal> {
+        self.totals.iter().find(|t| t.mode == mode)
+    }
+
+    /// The dense result of the same layer, for speedup and energy saving.
+    pub fn dense_of(&self, layer: &str) -> Option<&LayerResult> {
+        self.layers
+            .iter()
+            .find(|r| r.layer == layer && r.mode == Mode::Dense)
+    }
+}
+
+/// What to run.
+pub struct RunSpec<'a> {
+    pub workload: &'a dyn Workload,
+    pub cfg: &'a Resolved,
+    pub modes: &'a [Mode],
+    pub engine: EngineKind,
+    pub samples: usize,
+    pub progress: bool,
+}
+
+pub fn run(spec: &RunSpec) -> Result<RunResult> {
+    let w = spec.workload;
+    if spec.samples == 0 || spec.samples > w.available_samples() {
+        bail!(
+            "--samples {}: {} holds {} sample(s)",
+            spec.samples,
+            w.name(),
+            w.available_samples()
+        );
+    }
+    let work: u64 = w
+        .layers()
+        .iter()
+        .map(|l| (l.geom.vectors_per_sample() * spec.samples) as u64)
+        .sum::<u64>()
+        * spec.modes.len() as u64;
+    let bar = Bar::new(work, spec.progress);
+    let cfg = spec.cfg;
+    let mut layers = Vec::new();
+    for (i, spec_l) in w.layers().iter().enumerate() {
+        bar.message(&spec_l.name);
+        let layer = w.load_layer(i, cfg.precision(), spec.samples)?;
+        let prep = Prepared::new(&layer, &cfg.hw, &cfg.opts);
+        for &mode in spec.modes {
+            let tick = |n: u64| bar.inc(n);
+            let events = simulate(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))?;
+            let time_ns = events.cycles as f64 * cfg.cycle_ns;
+            let adc_bits = cfg.hw.adc_resolution(mode);
+            let energy =
+                cfg.energy
+                    .breakdown(&events, adc_bits, cfg.static_mw_per_crossbar, time_ns);
+            layers.push(LayerResult {
+                layer: spec_l.name.clone(),
+                kind: spec_l.kind,
+                mode,
+                events,
+                energy,
+                time_ns,
+                adc_bits,
+                passes: prep.plan.passes.len() as u32,
+                input_cycles: prep.plan.cycles,
+                signed: layer.signed,
+            });
+        }
+    }
+    bar.finish();
+    let totals = spec
+        .modes
+        .iter()
+        .map(|&mode| {
+            let mut t = ModeTotal {
+                mode,
+                events: Events::default(),
+                energy: Breakdown::default(),
+                time_ns: 0.0,
+            };
+            for r in layers.iter().filter(|r| r.mode == mode) {
+                t.events.add(&r.events);
+                t.energy.add(&r.energy);
+            }
+            t.time_ns = t.events.cycles as f64 * cfg.cycle_ns;
+            t
+        })
+        .collect();
+    Ok(RunResult {
+        network: w.name().to_string(),
+        source: w.source().to_string(),
+        samples: spec.samples,
+        engine: spec.engine,
+        modes: spec.modes.to_vec(),
+        layers,
+        totals,
+    })
+}
+
+/// A progress bar on stderr that appears only for runs longer than a moment and only
+/// when stderr is a terminal.
+struct Bar {
+    pb: Option<ProgressBar>,
+    start: Instant,
+    shown: std::sync::atomic::AtomicBool,
+}
+
+impl Bar {
+    fn new(total: u64, enabled: bool) -> Self {
+        let pb = enabled.then(|| {
+            let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg} (eta {eta})",
+                )
+                .expect("valid template"),
+            );
+            pb
+        });
+        Bar {
+            pb,
+            start: Instant::now(),
+            shown: false.into(),
+        }
+    }
+
+    fn inc(&self, n: u64) {
+        use std::sync::atomic::Ordering;
+        if let Some(pb) = &self.pb {
+            pb.inc(n);
+            if self.start.elapsed() > Duration::from_millis(400)
+                && !self.shown.swap(true, Ordering::Relaxed)
+            {
+                pb.set_draw_target(ProgressDrawTarget::stderr());
+            }
+        }
+    }
+
+    fn message(&self, m: &str) {
+        if let Some(pb) = &self.pb {
+            pb.set_message(m.to_string());
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(pb) = &self.pb {
+            pb.finish_and_clear();
+        }
+    }
+}
