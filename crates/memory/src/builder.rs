@@ -1,0 +1,305 @@
+//! A small builder that the zoo uses to write networks layer by layer, with shapes derived
+//! as PyTorch would (NCHW for conv nets, [tokens, features] for sequence models).
+
+use crate::graph::{ActKind, Graph, Node, Op, PoolKind, Tensor, TensorId, TensorRole};
+use workload::ConvGeometry;
+
+pub struct GraphBuilder {
+    g: Graph,
+    block: Option<usize>,
+}
+
+impl GraphBuilder {
+    pub fn new(name: &str, batch: usize) -> Self {
+        GraphBuilder {
+            g: Graph {
+                name: name.to_string(),
+                batch,
+                tensors: Vec::new(),
+                nodes: Vec::new(),
+                blocks: Vec::new(),
+                outputs: Vec::new(),
+            },
+            block: None,
+        }
+    }
+
+    pub fn batch(&self) -> usize {
+        self.g.batch
+    }
+
+    pub fn shape(&self, t: TensorId) -> &[usize] {
+        &self.g.tensors[t].shape
+    }
+
+    fn tensor(&mut self, name: String, shape: Vec<usize>, role: TensorRole) -> TensorId {
+        assert!(
+            shape.iter().all(|&d| d > 0),
+            "tensor {name}: zero dimension in {shape:?}"
+        );
+        self.g.tensors.push(Tensor { name, shape, role });
+        self.g.tensors.len() - 1
+    }
+
+    /// A network input (images, token ids).
+    pub fn input(&mut self, name: &str, shape: Vec<usize>) -> TensorId {
+        self.tensor(name.to_string(), shape, TensorRole::Input)
+    }
+
+    pub fn weight(&mut self, name: &str, shape: Vec<usize>) -> TensorId {
+        self.tensor(name.to_string(), shape, TensorRole::Weight)
+    }
+
+    fn activation(&mut self, name: String, shape: Vec<usize>) -> TensorId {
+        self.tensor(name, shape, TensorRole::Activation)
+    }
+
+    /// Starts a residual/inception/recurrent block: nodes added until `end_block` carry it.
+    pub fn begin_block(&mut self, label: &str) {
+        self.g.blocks.push(label.to_string());
+        self.block = Some(self.g.blocks.len() - 1);
+    }
+
+    pub fn end_block(&mut self) {
+        self.block = None;
+    }
+
+    fn node(
+        &mut self,
+        name: &str,
+        op: Op,
+        inputs: Vec<TensorId>,
+        weights: Vec<TensorId>,
+        out_shapes: Vec<Vec<usize>>,
+    ) -> Vec<TensorId> {
+        let outputs: Vec<TensorId> = out_shapes
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let n = if i == 0 {
+                    name.to_string()
+                } else {
+                    format!("{name}.out{i}")
+                };
+                self.activation(n, s)
+            })
+            .collect();
+        self.g.nodes.push(Node {
+            name: name.to_string(),
+            op,
+            inputs,
+            weights,
+            outputs: outputs.clone(),
+            saved: Vec::new(),
+            block: self.block,
+        });
+        outputs
+    }
+
+    fn one(&mut self, name: &str, op: Op, inputs: Vec<TensorId>, weights: Vec<TensorId>) -> TensorId {
+        let shape = self.shape(inputs[0]).to_vec();
+        self.node(name, op, inputs, weights, vec![shape])[0]
+    }
+
+    fn nchw(&self, x: TensorId) -> [usize; 4] {
+        match *self.shape(x) {
+            [n, c, h, w] => [n, c, h, w],
+            ref s => panic!("expected an NCHW tensor, got {s:?}"),
+        }
+    }
+
+    /// Square conv without bias (a norm follows).
+    pub fn conv(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize, groups: usize) -> TensorId {
+        self.conv_impl(name, x, cout, k, stride, pad, groups, false)
+    }
+
+    /// Square conv with a bias vector (detection heads).
+    pub fn conv_bias(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize) -> TensorId {
+        self.conv_impl(name, x, cout, k, stride, pad, 1, true)
+    }
+
+    /// A conv of any geometry (bundle layers), without bias.
+    pub fn conv_geom(&mut self, name: &str, x: TensorId, geom: ConvGeometry) -> TensorId {
+        let [n, _, _, _] = self.nchw(x);
+        let [ho, wo] = geom.output_hw();
+        let shape = vec![geom.out_channels, geom.in_channels / geom.groups, geom.kernel[0], geom.kernel[1]];
+        let w = self.weight(&format!("{name}.weight"), shape);
+        let out = vec![n, geom.out_channels, ho, wo];
+        self.node(name, Op::Conv(geom), vec![x], vec![w], vec![out])[0]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn conv_impl(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize, groups: usize, bias: bool) -> TensorId {
+        let [n, c, h, w] = self.nchw(x);
+        let geom = ConvGeometry::conv(c, cout, k, stride, pad, groups, [h, w]);
+        if let Err(e) = geom.validate() {
+            panic!("conv {name}: {e}");
+        }
+        let [ho, wo] = geom.output_hw();
+        let mut weights = vec![self.weight(&format!("{name}.weight"), vec![cout, c / groups, k, k])];
+        if bias {
+            weights.push(self.weight(&format!("{name}.bias"), vec![cout]));
+        }
+        self.node(name, Op::Conv(geom), vec![x], weights, vec![vec![n, cout, ho, wo]])[0]
+    }
+
+    /// Batch norm over channels (dim 1): scale and shift are one [2C] weight tensor.
+    pub fn bn(&mut self, name: &str, x: TensorId) -> TensorId {
+        let c = self.shape(x)[1];
+        let w = self.weight(&format!("{name}.weight"), vec![2 * c]);
+        self.one(name, Op::BatchNorm, vec![x], vec![w])
+    }
+
+    /// Layer norm over the last dimension.
+    pub fn layernorm(&mut self, name: &str, x: TensorId) -> TensorId {
+        let d = *self.shape(x).last().unwrap();
+        let w = self.weight(&format!("{name}.weight"), vec![2 * d]);
+        self.one(name, Op::LayerNorm, vec![x], vec![w])
+    }
+
+    pub fn act(&mut self, name: &str, x: TensorId, kind: ActKind) -> TensorId {
+        self.one(name, Op::Activation(kind), vec![x], vec![])
+    }
+
+    pub fn pool(&mut self, name: &str, x: TensorId, kind: PoolKind, k: usize, stride: usize, pad: usize) -> TensorId {
+        let [n, c, h, w] = self.nchw(x);
+        let ho = (h + 2 * pad - k) / stride + 1;
+        let wo = (w + 2 * pad - k) / stride + 1;
+        let op = Op::Pool { kind, kernel: k, stride };
+        self.node(name, op, vec![x], vec![], vec![vec![n, c, ho, wo]])[0]
+    }
+
+    /// Global average pool to [N, C].
+    pub fn global_pool(&mut self, name: &str, x: TensorId) -> TensorId {
+        let [n, c, _, _] = self.nchw(x);
+        self.node(name, Op::GlobalPool, vec![x], vec![], vec![vec![n, c]])[0]
+    }
+
+    /// Fully connected over the last dimension; an NCHW input is flattened per sample.
+    pub fn fc(&mut self, name: &str, x: TensorId, out: usize, bias: bool) -> TensorId {
+        let mut shape = self.shape(x).to_vec();
+        if shape.len() == 4 {
+            shape = vec![shape[0], shape[1] * shape[2] * shape[3]];
+        }
+        let inf = *shape.last().unwrap();
+        *shape.last_mut().unwrap() = out;
+        let mut weights = vec![self.weight(&format!("{name}.weight"), vec![out, inf])];
+        if bias {
+            weights.push(self.weight(&format!("{name}.bias"), vec![out]));
+        }
+        let op = Op::Fc {
+            in_features: inf,
+            out_features: out,
+        };
+        self.node(name, op, vec![x], weights, vec![shape])[0]
+    }
+
+    pub fn add(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
+        let s = self.shape(xs[0]).to_vec();
+        for &x in xs {
+            assert_eq!(self.shape(x), &s[..], "add {name}: shapes differ");
+        }
+        self.node(name, Op::Add, xs.to_vec(), vec![], vec![s])[0]
+    }
+
+    /// Concatenation along channels (dim 1 of NCHW, the last dim otherwise).
+    pub fn concat(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
+        let mut s = self.shape(xs[0]).to_vec();
+        let axis = if s.len() == 4 { 1 } else { s.len() - 1 };
+        s[axis] = xs.iter().map(|&x| self.shape(x)[axis]).sum();
+        self.node(name, Op::Concat, xs.to_vec(), vec![], vec![s])[0]
+    }
+
+    /// Stacks tensors of equal shape [r, d] along rows -> [sum r, d] (time steps).
+    pub fn stack(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
+        let mut s = self.shape(xs[0]).to_vec();
+        s[0] = xs.iter().map(|&x| self.shape(x)[0]).sum();
+        self.node(name, Op::Concat, xs.to_vec(), vec![], vec![s])[0]
+    }
+
+    /// One of `parts` equal channel slices of `x`.
+    pub fn slice(&mut self, name: &str, x: TensorId, parts: usize) -> TensorId {
+        let mut s = self.shape(x).to_vec();
+        assert_eq!(s[1] % parts, 0, "slice {name}: channels not divisible");
+        s[1] /= parts;
+        self.node(name, Op::Slice, vec![x], vec![], vec![s])[0]
+    }
+
+    pub fn upsample(&mut self, name: &str, x: TensorId, factor: usize) -> TensorId {
+        let [n, c, h, w] = self.nchw(x);
+        let op = Op::Upsample { factor };
+        self.node(name, op, vec![x], vec![], vec![vec![n, c, h * factor, w * factor]])[0]
+    }
+
+    pub fn softmax(&mut self, name: &str, x: TensorId) -> TensorId {
+        self.one(name, Op::Softmax, vec![x], vec![])
+    }
+
+    /// Batched product of two activations: `b` products of [m, k] x [k, n] -> out [b*m, n]
+    /// laid out as `out_shape`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn matmul(&mut self, name: &str, a: TensorId, bt: TensorId, batch: usize, m: usize, k: usize, n: usize, out_shape: Vec<usize>) -> TensorId {
+        assert_eq!(out_shape.iter().product::<usize>(), batch * m * n, "matmul {name}: output shape");
+        let op = Op::MatMul { batch, m, k, n };
+        self.node(name, op, vec![a, bt], vec![], vec![out_shape])[0]
+    }
+
+    /// Embedding lookup of `ids` (any shape) in `table` [vocab, dim] -> [ids elements, dim].
+    pub fn embedding(&mut self, name: &str, ids: TensorId, table: TensorId) -> TensorId {
+        let (vocab, dim) = match *self.shape(table) {
+            [v, d] => (v, d),
+            ref s => panic!("embedding {name}: table shape {s:?}"),
+        };
+        let rows = self.g.tensors[ids].elements() as usize;
+        let op = Op::Embedding { vocab, dim };
+        self.node(name, op, vec![ids], vec![table], vec![vec![rows, dim]])[0]
+    }
+
+    /// Weights of an LSTM layer: [4H, I+H] and a [4H] bias, shared by all its time steps.
+    pub fn lstm_weights(&mut self, name: &str, input: usize, hidden: usize) -> [TensorId; 2] {
+        [
+            self.weight(&format!("{name}.weight"), vec![4 * hidden, input + hidden]),
+            self.weight(&format!("{name}.bias"), vec![4 * hidden]),
+        ]
+    }
+
+    /// One time step: x [N, I], optional (h, c) of the previous step -> (h, c).
+    pub fn lstm_cell(&mut self, name: &str, x: TensorId, state: Option<(TensorId, TensorId)>, weights: [TensorId; 2], step: usize) -> (TensorId, TensorId) {
+        let n = self.shape(x)[0];
+        let input = self.shape(x)[1];
+        let hidden = self.g.tensors[weights[1]].shape[0] / 4;
+        let mut inputs = vec![x];
+        if let Some((h, c)) = state {
+            inputs.extend([h, c]);
+        }
+        let op = Op::Lstm { input, hidden, step };
+        let outs = self.node(name, op, inputs, weights.to_vec(), vec![vec![n, hidden], vec![n, hidden]]);
+        let gates = self.activation(format!("{name}.gates"), vec![n, 4 * hidden]);
+        self.g.nodes.last_mut().unwrap().saved.push(gates);
+        (outs[0], outs[1])
+    }
+
+    /// A copy node that reshapes `x` to `shape` (bundle glue between layers).
+    pub fn glue(&mut self, name: &str, x: TensorId, shape: Vec<usize>) -> TensorId {
+        self.node(name, Op::Glue, vec![x], vec![], vec![shape])[0]
+    }
+
+    /// The first output of the node called `name` (for routes to earlier layers).
+    pub fn tensor_of_node(&self, name: &str) -> TensorId {
+        let n = self.g.nodes.iter().find(|n| n.name == name);
+        n.unwrap_or_else(|| panic!("no node {name}")).outputs[0]
+    }
+
+    /// Marks a tensor as a network output.
+    pub fn output(&mut self, t: TensorId) {
+        self.g.outputs.push(t);
+    }
+
+    /// The finished graph, checked.
+    pub fn finish(self) -> Graph {
+        if let Err(e) = self.g.validate() {
+            panic!("graph {}: {e}", self.g.name);
+        }
+        self.g
+    }
+}

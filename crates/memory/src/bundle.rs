@@ -1,0 +1,160 @@
+//! Graphs from crossbar layer lists: a workload bundle's manifest, or `LayerSpec`s.
+//!
+//! A bundle lists only its conv and fc layers, so its graph is a chain of them. Where one
+//! layer's output does not have the next layer's input shape, a `glue` copy node stands for
+//! the unlisted layers between them (pooling, flatten); unlisted activations and norms are
+//! not modelled.
+
+use crate::builder::GraphBuilder;
+use crate::graph::{Graph, TensorId};
+use anyhow::{bail, Context};
+use serde::Deserialize;
+use std::path::Path;
+use workload::{ConvGeometry, LayerKind, LayerSpec};
+
+#[derive(Deserialize)]
+struct Manifest {
+    name: String,
+    layers: Vec<ManifestLayer>,
+}
+
+#[derive(Deserialize)]
+struct ManifestLayer {
+    name: String,
+    kind: String,
+    in_channels: Option<usize>,
+    out_channels: Option<usize>,
+    kernel: Option<[usize; 2]>,
+    stride: Option<[usize; 2]>,
+    padding: Option<[usize; 2]>,
+    dilation: Option<[usize; 2]>,
+    groups: Option<usize>,
+    input_shape: Option<Vec<usize>>,
+    in_features: Option<usize>,
+    out_features: Option<usize>,
+}
+
+fn field<T>(v: Option<T>, layer: &str, key: &str) -> anyhow::Result<T> {
+    v.with_context(|| format!("manifest.json: layer {layer}: missing field {key}"))
+}
+
+fn spec(l: ManifestLayer) -> anyhow::Result<LayerSpec> {
+    let n = &l.name;
+    let (kind, geom) = match l.kind.as_str() {
+        "conv" => {
+            let shape = field(l.input_shape, n, "input_shape")?;
+            let [_, h, w] = shape[..] else {
+                bail!("manifest.json: layer {n}: input_shape must be [C, H, W]");
+            };
+            let g = ConvGeometry {
+                in_channels: field(l.in_channels, n, "in_channels")?,
+                out_channels: field(l.out_channels, n, "out_channels")?,
+                kernel: field(l.kernel, n, "kernel")?,
+                stride: l.stride.unwrap_or([1, 1]),
+                padding: l.padding.unwrap_or([0, 0]),
+                dilation: l.dilation.unwrap_or([1, 1]),
+                groups: l.groups.unwrap_or(1),
+                input_hw: [h, w],
+            };
+            (LayerKind::Conv, g)
+        }
+        "fc" => {
+            let i = field(l.in_features, n, "in_features")?;
+            let o = field(l.out_features, n, "out_features")?;
+            (LayerKind::Fc, ConvGeometry::fc(i, o))
+        }
+        other => bail!("manifest.json: layer {n}: kind '{other}' is not conv or fc"),
+    };
+    Ok(LayerSpec {
+        name: l.name,
+        kind,
+        geom,
+    })
+}
+
+/// Reads the layer geometry of the bundle at `dir` (its `manifest.json`).
+pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
+    let path = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let m: Manifest = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let specs = m.layers.into_iter().map(spec).collect::<anyhow::Result<Vec<_>>>()?;
+    from_layer_specs(&m.name, batch, &specs)
+}
+
+/// A chain graph of crossbar layers (the `Workload::layers()` of any workload).
+pub fn from_layer_specs(name: &str, batch: usize, specs: &[LayerSpec]) -> anyhow::Result<Graph> {
+    if specs.is_empty() {
+        bail!("{name}: no layers");
+    }
+    let mut b = GraphBuilder::new(name, batch);
+    let mut prev: Option<TensorId> = None;
+    for s in specs {
+        s.geom
+            .validate()
+            .map_err(|e| anyhow::anyhow!("layer {}: {e}", s.name))?;
+        let g = &s.geom;
+        let need = match s.kind {
+            LayerKind::Conv => vec![batch, g.in_channels, g.input_hw[0], g.input_hw[1]],
+            LayerKind::Fc => vec![batch, g.in_channels],
+        };
+        let x = match prev {
+            None => b.input("input", need),
+            Some(p) => {
+                let same_count = b.shape(p).iter().product::<usize>() == need.iter().product::<usize>();
+                let fits = match s.kind {
+                    LayerKind::Conv => b.shape(p) == &need[..],
+                    LayerKind::Fc => same_count,
+                };
+                if fits {
+                    p
+                } else {
+                    b.glue(&format!("{}.glue", s.name), p, need)
+                }
+            }
+        };
+        let y = match s.kind {
+            LayerKind::Conv => b.conv_geom(&s.name, x, g.clone()),
+            LayerKind::Fc => b.fc(&s.name, x, g.out_channels, false),
+        };
+        prev = Some(y);
+    }
+    b.output(prev.unwrap());
+    Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_inserts_glue_where_shapes_differ() {
+        let specs = vec![
+            LayerSpec {
+                name: "conv1".into(),
+                kind: LayerKind::Conv,
+                geom: ConvGeometry::conv(1, 6, 5, 1, 0, 1, [28, 28]),
+            },
+            // 6x24x24 -> pooled to 6x12x12 = 864 inputs: a glue node stands for the pool.
+            LayerSpec {
+                name: "fc1".into(),
+                kind: LayerKind::Fc,
+                geom: ConvGeometry::fc(864, 10),
+            },
+        ];
+        let g = from_layer_specs("tiny", 2, &specs).unwrap();
+        let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
+        assert_eq!(kinds, ["conv", "glue", "fc"]);
+        assert_eq!(g.tensors[g.outputs[0]].shape, vec![2, 10]);
+    }
+
+    #[test]
+    fn bad_manifest_fields_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = r#"{"name": "x", "layers": [{"name": "c", "kind": "conv", "in_channels": 3}]}"#;
+        std::fs::write(dir.path().join("manifest.json"), m).unwrap();
+        let e = load(dir.path(), 1).unwrap_err().to_string();
+        assert!(e.contains("layer c") && e.contains("out_channels"), "{e}");
+    }
+}

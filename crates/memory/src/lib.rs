@@ -1,0 +1,29 @@
+//! Memory-subsystem model: on-chip buffer capacity x off-chip bandwidth -> off-chip traffic,
+//! time and bandwidth of a whole DNN training step (or inference), every layer counted.
+//!
+//! Data flows one way: a forward [`graph`] (from the [`zoo`] or a bundle) -> the training
+//! step of [`step`] (forward, loss, backward in reverse, weight update; each step lists the
+//! tensors it reads and writes) -> the tile-level access list and prefetch list of
+//! [`access`] -> the Belady-managed buffer of [`buffer`] (traffic, reuse scope of every
+//! hit) -> per-step timing in [`exec`] -> CSV, JSON, plot and table in [`report`].
+//! docs/memory.md states the model and every assumption.
+
+pub mod access;
+pub mod buffer;
+pub mod builder;
+pub mod bundle;
+pub mod config;
+pub mod exec;
+pub mod graph;
+pub mod model;
+pub mod plot;
+pub mod report;
+pub mod step;
+pub mod units;
+pub mod zoo;
+
+pub use config::{ComputeKind, MemoryConfig, Mode, Optimizer};
+pub use exec::ComputeSource;
+pub use model::Model;
+pub use report::{run, MemoryArgs};
+pub use units::{parse_bandwidth, parse_capacity, Capacity};

@@ -1,0 +1,114 @@
+//! memory_vs_capacity.svg: step time and off-chip traffic against on-chip capacity (log
+//! scale), one line per bandwidth. Zero and unbounded capacities have no place on a log axis
+//! and are left out (their numbers are in the summary).
+
+use crate::model::{Model, Point};
+use crate::units::format_bandwidth;
+use plotters::prelude::*;
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow::anyhow!("memory_vs_capacity.svg: {e}")
+}
+
+/// The SVG text of the plot.
+pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mut bws: Vec<f64> = points.iter().map(|p| p.bandwidth).collect();
+    bws.sort_by(f64::total_cmp);
+    bws.dedup();
+    let series: Vec<(f64, Vec<(f64, f64, f64)>)> = bws
+        .iter()
+        .map(|&bw| {
+            let mut v: Vec<(f64, f64, f64)> = points
+                .iter()
+                .filter(|p| p.bandwidth == bw)
+                .filter_map(|p| {
+                    let c = p.at.capacity.0.filter(|&c| c > 0)?;
+                    Some((c as f64 / MIB, p.time_s() * 1e3, p.traffic() as f64 / (MIB * 1024.0)))
+                })
+                .collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (bw, v)
+        })
+        .collect();
+    let all: Vec<&(f64, f64, f64)> = series.iter().flat_map(|s| &s.1).collect();
+    let range = |f: fn(&(f64, f64, f64)) -> f64| {
+        let lo = all.iter().map(|p| f(p)).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(|p| f(p)).fold(0.0, f64::max);
+        if lo.is_finite() && hi > lo {
+            (lo, hi)
+        } else if lo.is_finite() {
+            (lo * 0.5, lo * 2.0 + 1e-9)
+        } else {
+            (1.0, 2.0)
+        }
+    };
+    let (x0, x1) = range(|p| p.0);
+    let (_, t1) = range(|p| p.1);
+    let (_, g1) = range(|p| p.2);
+    let title = format!(
+        "{} {} (batch {}): step time and traffic vs on-chip capacity",
+        m.step.network,
+        m.step.mode.as_str(),
+        m.step.batch
+    );
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&title, ("sans-serif", 20)).map_err(err)?;
+        let (top, bottom) = root.split_vertically(340);
+        let panels = [
+            (top, "time per step (ms)", t1, 1usize),
+            (bottom, "off-chip traffic (GiB)", g1, 2usize),
+        ];
+        for (area, label, ymax, idx) in panels {
+            let mut chart = ChartBuilder::on(&area)
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(70)
+                .build_cartesian_2d((x0..x1).log_scale(), 0.0..ymax * 1.08)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("on-chip capacity (MiB)")
+                .y_desc(label)
+                .x_label_formatter(&|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string())
+                .draw()
+                .map_err(err)?;
+            for (k, (bw, pts)) in series.iter().enumerate() {
+                let color = COLORS[k % COLORS.len()];
+                let xy: Vec<(f64, f64)> = pts
+                    .iter()
+                    .map(|p| (p.0, if idx == 1 { p.1 } else { p.2 }))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(format_bandwidth(*bw))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                chart
+                    .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
