@@ -1,18 +1,21 @@
 //! The software-managed on-chip buffer, simulated over an access list.
 //!
-//! Belady: on a miss or a write that needs room, evict the resident tiles whose next read is
-//! farthest in the future, but only those farther than the incoming tile's own next read;
-//! if that does not make room, the incoming tile bypasses the buffer (read straight into
-//! the compute, or written through). Data that is dead (overwritten next, or never read
-//! again) is the first to go, and a dead dirty tile is dropped without a write-back unless it
-//! is live-out. LRU (for comparison) evicts the least recently used tile and knows only which
-//! data is dead, as a framework that frees tensors does.
+//! Belady: when room is needed, evict the resident data whose next read is farthest in the
+//! future, but only data read later than the incoming tile; what does not fit then bypasses
+//! the buffer (read straight into the compute, or written through). Room is counted in
+//! bytes and a tile may be held in part (some rows of a panel), so the policy is Belady's
+//! over bytes: a stack algorithm, whose traffic never grows with capacity, and optimal for
+//! read traffic. Data that is dead (overwritten next, or never read again) goes first, and
+//! dead dirty data is dropped without a write-back unless it is live-out. LRU, for
+//! comparison, evicts the least recently used data and knows only which data is dead, as a
+//! framework that frees tensors does.
 //!
-//! Traffic: a read miss fetches the tile; a dirty tile is written back when it is evicted
-//! while still to be read or live-out, and live-out dirty tiles are flushed at the end; a
-//! bypassed write goes straight off-chip. Every byte of the access list is either traffic or
-//! saved, and a saved byte is credited to the reuse scope of the hit that saved it (a write
-//! that never left the chip to the scope of the last hit on that data).
+//! Traffic: a read fetches the bytes of the tile that are not resident; dirty bytes are
+//! written back when evicted while still to be read or live-out, and live-out dirty bytes are
+//! flushed at the end; written bytes that find no room go straight off-chip. Every byte of
+//! the access list is either traffic or saved, and a saved byte is credited to the reuse
+//! scope of the hit that saved it (a write that never left the chip to the scope of the last
+//! hit on that data).
 
 use crate::access::{AccessList, Scope, NEVER};
 use crate::units::Capacity;
@@ -40,6 +43,7 @@ pub struct StepTraffic {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SimResult {
     pub steps: Vec<StepTraffic>,
+    /// Accesses served entirely from the buffer, and the others.
     pub hits: u64,
     pub misses: u64,
 }
@@ -70,10 +74,10 @@ impl SimResult {
 
 struct Sim<'a> {
     list: &'a AccessList,
-    capacity: u64,
     free: u64,
-    resident: Vec<bool>,
-    dirty: Vec<bool>,
+    /// Resident bytes of each tile that match off-chip memory, and that do not.
+    clean: Vec<u64>,
+    dirty: Vec<u64>,
     key: Vec<u64>,
     next: Vec<u32>,
     last_scope: Vec<Scope>,
@@ -85,87 +89,75 @@ struct Sim<'a> {
 }
 
 impl Sim<'_> {
-    fn bytes(&self, t: u32) -> u64 {
-        self.list.tiles[t as usize].bytes
+    fn resident(&self, t: usize) -> u64 {
+        self.clean[t] + self.dirty[t]
     }
 
     fn valid(&self, (k, t): (u64, u32)) -> bool {
-        self.resident[t as usize] && self.key[t as usize] == k
+        self.resident(t as usize) > 0 && self.key[t as usize] == k
     }
 
-    fn top(&mut self) -> Option<(u64, u32)> {
-        while let Some(&e) = self.heap.peek() {
-            if self.valid(e) {
-                return Some(e);
-            }
-            self.heap.pop();
-        }
-        None
+    fn credit(&mut self, t: usize, bytes: u64) {
+        let s = self.last_step[t] as usize;
+        self.out[s].saved[self.last_scope[t].index()] += bytes;
     }
 
-    fn credit(&mut self, t: u32, bytes: u64) {
-        let s = self.last_step[t as usize] as usize;
-        self.out[s].saved[self.last_scope[t as usize].index()] += bytes;
-    }
-
-    fn evict(&mut self, t: u32, step: usize) {
-        let i = t as usize;
-        let b = self.bytes(t);
-        self.resident[i] = false;
-        self.free += b;
-        if self.dirty[i] {
-            self.dirty[i] = false;
-            if self.next[i] != NEVER || self.list.live_out[i] {
-                self.out[step].write_bytes += b;
+    /// Evicts `bytes` of tile `t`, clean bytes first.
+    fn evict(&mut self, t: usize, bytes: u64, step: usize) {
+        let c = bytes.min(self.clean[t]);
+        let d = bytes - c;
+        self.clean[t] -= c;
+        self.dirty[t] -= d;
+        self.free += bytes;
+        if d > 0 {
+            if self.next[t] != NEVER || self.list.live_out[t] {
+                self.out[step].write_bytes += d;
             } else {
-                self.credit(t, b);
+                self.credit(t, d);
             }
         }
     }
 
-    /// Makes room for tile `t` with preference `k`; false if it bypasses the buffer.
-    fn insert(&mut self, t: u32, k: u64, step: usize) -> bool {
-        let b = self.bytes(t);
-        if b > self.capacity {
-            return false;
-        }
-        let mut victims = Vec::new();
-        let mut room = self.free;
-        while room < b {
-            match self.top() {
-                Some((kv, v)) if kv > k => {
-                    self.heap.pop();
-                    room += self.bytes(v);
-                    victims.push((kv, v));
-                }
-                _ => break,
+    /// Frees up to `want` bytes by evicting data read later than preference `k`, farthest
+    /// first; returns how many bytes are free for the caller (at most `want`).
+    fn make_room(&mut self, want: u64, k: u64, step: usize) -> u64 {
+        while self.free < want {
+            let Some(&(kv, v)) = self.heap.peek() else {
+                break;
+            };
+            if !self.valid((kv, v)) {
+                self.heap.pop();
+                continue;
+            }
+            if kv <= k {
+                break;
+            }
+            let v = v as usize;
+            let take = (want - self.free).min(self.resident(v));
+            self.evict(v, take, step);
+            if self.resident(v) == 0 {
+                self.heap.pop();
             }
         }
-        if room < b {
-            self.heap.extend(victims);
-            return false;
+        self.free.min(want)
+    }
+
+    fn touch(&mut self, t: usize, k: u64) {
+        self.key[t] = k;
+        if self.resident(t) > 0 {
+            self.heap.push((k, t as u32));
         }
-        for (_, v) in victims {
-            self.evict(v, step);
-        }
-        self.free -= b;
-        self.resident[t as usize] = true;
-        self.key[t as usize] = k;
-        self.heap.push((k, t));
-        true
     }
 }
 
 /// Simulates the buffer of `capacity` over `list` with `policy`.
 pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimResult {
     let n = list.tiles.len();
-    let cap = capacity.limit();
     let mut sim = Sim {
         list,
-        capacity: cap,
-        free: cap,
-        resident: vec![false; n],
-        dirty: vec![false; n],
+        free: capacity.limit(),
+        clean: vec![0; n],
+        dirty: vec![0; n],
         key: vec![0; n],
         next: vec![NEVER; n],
         last_scope: vec![Scope::IntraLayer; n],
@@ -176,62 +168,67 @@ pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimRes
     };
     let (mut hits, mut misses) = (0, 0);
     for (i, a) in list.accesses.iter().enumerate() {
-        let t = a.tile;
-        let ti = t as usize;
+        let t = a.tile as usize;
         let s = a.step as usize;
-        let b = sim.bytes(t);
+        let b = list.tiles[t].bytes;
         let k = match policy {
             Policy::Belady => a.next_read as u64,
             Policy::Lru if a.next_read == NEVER => u64::MAX,
-            Policy::Lru => u64::MAX - 1 - i as u64,
+            Policy::Lru => u64::MAX - 2 - i as u64,
         };
+        // Resident bytes stay resident at the new preference; eviction may not take them
+        // while this access is placed, so their heap entries are made stale (no preference
+        // is ever u64::MAX - 1) until the end of it.
+        let held = sim.resident(t);
+        sim.key[t] = u64::MAX - 1;
+        sim.next[t] = a.next_read;
         if !a.write {
-            if sim.resident[ti] {
+            let missing = b - held;
+            if held > 0 {
+                sim.out[s].saved[a.scope.index()] += held;
+                sim.last_scope[t] = a.scope;
+                sim.last_step[t] = a.step;
+            }
+            if missing == 0 {
                 hits += 1;
-                sim.out[s].saved[a.scope.index()] += b;
-                sim.last_scope[ti] = a.scope;
-                sim.last_step[ti] = a.step;
-                sim.key[ti] = k;
-                sim.heap.push((k, t));
             } else {
                 misses += 1;
-                sim.out[s].read_bytes += b;
+                sim.out[s].read_bytes += missing;
                 if a.prefetchable {
-                    sim.out[s].prefetchable_read_bytes += b;
+                    sim.out[s].prefetchable_read_bytes += missing;
                 }
                 if a.next_read != NEVER {
-                    sim.insert(t, k, s);
+                    let got = sim.make_room(missing, k, s);
+                    sim.free -= got;
+                    sim.clean[t] += got;
                 }
             }
-            sim.next[ti] = a.next_read;
         } else {
-            if sim.resident[ti] {
-                if sim.dirty[ti] {
-                    // The previous version is overwritten on chip: its write-back is saved.
-                    sim.credit(t, b);
-                }
-                sim.key[ti] = k;
-                sim.heap.push((k, t));
-            } else if !sim.insert(t, k, s) {
-                sim.out[s].write_bytes += b;
-                sim.next[ti] = a.next_read;
-                continue;
+            // The old version is overwritten: its dirty bytes never need to leave the chip.
+            if sim.dirty[t] > 0 {
+                let d = sim.dirty[t];
+                sim.credit(t, d);
             }
-            sim.dirty[ti] = true;
-            sim.next[ti] = a.next_read;
-            sim.last_scope[ti] = Scope::IntraLayer;
-            sim.last_step[ti] = a.step;
-            sim.last_writer[ti] = a.step;
+            sim.dirty[t] = held;
+            sim.clean[t] = 0;
+            sim.last_scope[t] = Scope::IntraLayer;
+            sim.last_step[t] = a.step;
+            sim.last_writer[t] = a.step;
+            let got = sim.make_room(b - held, k, s);
+            sim.free -= got;
+            sim.dirty[t] += got;
+            sim.out[s].write_bytes += b - held - got;
         }
+        sim.touch(t, k);
     }
     for t in 0..n {
-        if sim.resident[t] && sim.dirty[t] {
-            let b = list.tiles[t].bytes;
+        let d = sim.dirty[t];
+        if d > 0 {
             if list.live_out[t] {
                 let w = sim.last_writer[t] as usize;
-                sim.out[w].write_bytes += b;
+                sim.out[w].write_bytes += d;
             } else {
-                sim.credit(t as u32, b);
+                sim.credit(t, d);
             }
         }
     }
