@@ -16,7 +16,11 @@ struct Cli {
 
 fn main() {
     let cli = Cli::parse();
-    let cfg = match cli.config.as_deref().map(serde_json::from_str::<MemoryConfig>) {
+    let cfg = match cli
+        .config
+        .as_deref()
+        .map(serde_json::from_str::<MemoryConfig>)
+    {
         None => MemoryConfig::default(),
         Some(Ok(c)) => c,
         Some(Err(e)) => {

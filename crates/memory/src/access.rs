@@ -278,7 +278,9 @@ impl Emitter<'_> {
                 let g = self.chunks(&[*ids, *out]);
                 for c in 0..g {
                     self.read_chunk(&[*ids], c, g);
-                    for p in (c as u64 * k as u64 / g as u64) as u32..((c as u64 + 1) * k as u64 / g as u64) as u32 {
+                    for p in (c as u64 * k as u64 / g as u64) as u32
+                        ..((c as u64 + 1) * k as u64 / g as u64) as u32
+                    {
                         self.out.push((self.tile(*table, p), false));
                     }
                     self.write_chunk(&[*out], c, g);
@@ -394,7 +396,10 @@ pub fn from_raw(tile_bytes: &[u64], live_out: &[bool], seq: &[(u32, bool)]) -> A
         })
         .collect();
     annotate_next(tiles.len(), &mut accesses);
-    let step_footprint = accesses.iter().map(|a| tiles[a.tile as usize].bytes).collect();
+    let step_footprint = accesses
+        .iter()
+        .map(|a| tiles[a.tile as usize].bytes)
+        .collect();
     AccessList {
         tensor_tiles: (0..tiles.len() as u32).map(|i| i..i + 1).collect(),
         tiles,
@@ -474,7 +479,8 @@ pub fn classify(ts: &TrainingStep, p: usize, q: usize, shared: bool) -> Scope {
         return Scope::AdjacentLayer;
     }
     let block = |n: usize| ts.node_block.get(n).copied().flatten();
-    let starts_block_after = |n: usize, k: Option<usize>| k.is_some_and(|k| n + 1 == ts.block_start[k]);
+    let starts_block_after =
+        |n: usize, k: Option<usize>| k.is_some_and(|k| n + 1 == ts.block_start[k]);
     let (ba, bb) = (block(a), block(b));
     if (ba.is_some() && ba == bb) || starts_block_after(a, bb) || starts_block_after(b, ba) {
         return Scope::Block;

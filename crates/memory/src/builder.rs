@@ -96,7 +96,13 @@ impl GraphBuilder {
         outputs
     }
 
-    fn one(&mut self, name: &str, op: Op, inputs: Vec<TensorId>, weights: Vec<TensorId>) -> TensorId {
+    fn one(
+        &mut self,
+        name: &str,
+        op: Op,
+        inputs: Vec<TensorId>,
+        weights: Vec<TensorId>,
+    ) -> TensorId {
         let shape = self.shape(inputs[0]).to_vec();
         self.node(name, op, inputs, weights, vec![shape])[0]
     }
@@ -109,12 +115,30 @@ impl GraphBuilder {
     }
 
     /// Square conv without bias (a norm follows).
-    pub fn conv(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize, groups: usize) -> TensorId {
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        cout: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+        groups: usize,
+    ) -> TensorId {
         self.conv_impl(name, x, cout, k, stride, pad, groups, false)
     }
 
     /// Square conv with a bias vector (detection heads).
-    pub fn conv_bias(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize) -> TensorId {
+    pub fn conv_bias(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        cout: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+    ) -> TensorId {
         self.conv_impl(name, x, cout, k, stride, pad, 1, true)
     }
 
@@ -122,25 +146,47 @@ impl GraphBuilder {
     pub fn conv_geom(&mut self, name: &str, x: TensorId, geom: ConvGeometry) -> TensorId {
         let [n, _, _, _] = self.nchw(x);
         let [ho, wo] = geom.output_hw();
-        let shape = vec![geom.out_channels, geom.in_channels / geom.groups, geom.kernel[0], geom.kernel[1]];
+        let shape = vec![
+            geom.out_channels,
+            geom.in_channels / geom.groups,
+            geom.kernel[0],
+            geom.kernel[1],
+        ];
         let w = self.weight(&format!("{name}.weight"), shape);
         let out = vec![n, geom.out_channels, ho, wo];
         self.node(name, Op::Conv(geom), vec![x], vec![w], vec![out])[0]
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn conv_impl(&mut self, name: &str, x: TensorId, cout: usize, k: usize, stride: usize, pad: usize, groups: usize, bias: bool) -> TensorId {
+    fn conv_impl(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        cout: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+        groups: usize,
+        bias: bool,
+    ) -> TensorId {
         let [n, c, h, w] = self.nchw(x);
         let geom = ConvGeometry::conv(c, cout, k, stride, pad, groups, [h, w]);
         if let Err(e) = geom.validate() {
             panic!("conv {name}: {e}");
         }
         let [ho, wo] = geom.output_hw();
-        let mut weights = vec![self.weight(&format!("{name}.weight"), vec![cout, c / groups, k, k])];
+        let mut weights =
+            vec![self.weight(&format!("{name}.weight"), vec![cout, c / groups, k, k])];
         if bias {
             weights.push(self.weight(&format!("{name}.bias"), vec![cout]));
         }
-        self.node(name, Op::Conv(geom), vec![x], weights, vec![vec![n, cout, ho, wo]])[0]
+        self.node(
+            name,
+            Op::Conv(geom),
+            vec![x],
+            weights,
+            vec![vec![n, cout, ho, wo]],
+        )[0]
     }
 
     /// Batch norm over channels (dim 1): scale and shift are one [2C] weight tensor.
@@ -161,11 +207,23 @@ impl GraphBuilder {
         self.one(name, Op::Activation(kind), vec![x], vec![])
     }
 
-    pub fn pool(&mut self, name: &str, x: TensorId, kind: PoolKind, k: usize, stride: usize, pad: usize) -> TensorId {
+    pub fn pool(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        kind: PoolKind,
+        k: usize,
+        stride: usize,
+        pad: usize,
+    ) -> TensorId {
         let [n, c, h, w] = self.nchw(x);
         let ho = (h + 2 * pad - k) / stride + 1;
         let wo = (w + 2 * pad - k) / stride + 1;
-        let op = Op::Pool { kind, kernel: k, stride };
+        let op = Op::Pool {
+            kind,
+            kernel: k,
+            stride,
+        };
         self.node(name, op, vec![x], vec![], vec![vec![n, c, ho, wo]])[0]
     }
 
@@ -228,7 +286,13 @@ impl GraphBuilder {
     pub fn upsample(&mut self, name: &str, x: TensorId, factor: usize) -> TensorId {
         let [n, c, h, w] = self.nchw(x);
         let op = Op::Upsample { factor };
-        self.node(name, op, vec![x], vec![], vec![vec![n, c, h * factor, w * factor]])[0]
+        self.node(
+            name,
+            op,
+            vec![x],
+            vec![],
+            vec![vec![n, c, h * factor, w * factor]],
+        )[0]
     }
 
     pub fn softmax(&mut self, name: &str, x: TensorId) -> TensorId {
@@ -238,8 +302,22 @@ impl GraphBuilder {
     /// Batched product of two activations: `b` products of [m, k] x [k, n] -> out [b*m, n]
     /// laid out as `out_shape`.
     #[allow(clippy::too_many_arguments)]
-    pub fn matmul(&mut self, name: &str, a: TensorId, bt: TensorId, batch: usize, m: usize, k: usize, n: usize, out_shape: Vec<usize>) -> TensorId {
-        assert_eq!(out_shape.iter().product::<usize>(), batch * m * n, "matmul {name}: output shape");
+    pub fn matmul(
+        &mut self,
+        name: &str,
+        a: TensorId,
+        bt: TensorId,
+        batch: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+        out_shape: Vec<usize>,
+    ) -> TensorId {
+        assert_eq!(
+            out_shape.iter().product::<usize>(),
+            batch * m * n,
+            "matmul {name}: output shape"
+        );
         let op = Op::MatMul { batch, m, k, n };
         self.node(name, op, vec![a, bt], vec![], vec![out_shape])[0]
     }
@@ -264,7 +342,14 @@ impl GraphBuilder {
     }
 
     /// One time step: x [N, I], optional (h, c) of the previous step -> (h, c).
-    pub fn lstm_cell(&mut self, name: &str, x: TensorId, state: Option<(TensorId, TensorId)>, weights: [TensorId; 2], step: usize) -> (TensorId, TensorId) {
+    pub fn lstm_cell(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        state: Option<(TensorId, TensorId)>,
+        weights: [TensorId; 2],
+        step: usize,
+    ) -> (TensorId, TensorId) {
         let n = self.shape(x)[0];
         let input = self.shape(x)[1];
         let hidden = self.g.tensors[weights[1]].shape[0] / 4;
@@ -272,8 +357,18 @@ impl GraphBuilder {
         if let Some((h, c)) = state {
             inputs.extend([h, c]);
         }
-        let op = Op::Lstm { input, hidden, step };
-        let outs = self.node(name, op, inputs, weights.to_vec(), vec![vec![n, hidden], vec![n, hidden]]);
+        let op = Op::Lstm {
+            input,
+            hidden,
+            step,
+        };
+        let outs = self.node(
+            name,
+            op,
+            inputs,
+            weights.to_vec(),
+            vec![vec![n, hidden], vec![n, hidden]],
+        );
         let gates = self.activation(format!("{name}.gates"), vec![n, 4 * hidden]);
         self.g.nodes.last_mut().unwrap().saved.push(gates);
         (outs[0], outs[1])

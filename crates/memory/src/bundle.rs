@@ -77,9 +77,13 @@ pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
     let path = dir.join("manifest.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let m: Manifest = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let specs = m.layers.into_iter().map(spec).collect::<anyhow::Result<Vec<_>>>()?;
+    let m: Manifest =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let specs = m
+        .layers
+        .into_iter()
+        .map(spec)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     from_layer_specs(&m.name, batch, &specs)
 }
 
@@ -102,7 +106,8 @@ pub fn from_layer_specs(name: &str, batch: usize, specs: &[LayerSpec]) -> anyhow
         let x = match prev {
             None => b.input("input", need),
             Some(p) => {
-                let same_count = b.shape(p).iter().product::<usize>() == need.iter().product::<usize>();
+                let same_count =
+                    b.shape(p).iter().product::<usize>() == need.iter().product::<usize>();
                 let fits = match s.kind {
                     LayerKind::Conv => b.shape(p) == &need[..],
                     LayerKind::Fc => same_count,

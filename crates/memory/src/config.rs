@@ -163,6 +163,9 @@ mod tests {
             bytes_per_element: 0,
             ..MemoryConfig::default()
         };
-        assert!(c.validate().unwrap_err().starts_with("memory.bytes_per_element"));
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .starts_with("memory.bytes_per_element"));
     }
 }

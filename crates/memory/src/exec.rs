@@ -101,9 +101,7 @@ pub fn time_steps(
     let n = sim.steps.len();
     let mut out = Vec::with_capacity(n);
     let mut carried = 0u64;
-    for i in 0..n {
-        let tr = &sim.steps[i];
-        let c = compute[i];
+    for (i, (tr, &c)) in sim.steps.iter().zip(compute).enumerate() {
         let own = tr.read_bytes - carried + tr.write_bytes;
         let m = own as f64 / bandwidth;
         let t = c.max(m);
@@ -119,7 +117,10 @@ pub fn time_steps(
         if prefetch && i + 1 < n {
             let slack = ((c - m).max(0.0) * bandwidth).floor() as u64;
             let room = capacity.limit().saturating_sub(list.step_footprint[i]);
-            carried = sim.steps[i + 1].prefetchable_read_bytes.min(slack).min(room);
+            carried = sim.steps[i + 1]
+                .prefetchable_read_bytes
+                .min(slack)
+                .min(room);
         }
     }
     out

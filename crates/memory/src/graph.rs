@@ -117,10 +117,15 @@ pub enum Op {
     /// A channel slice of its input (route/split layers).
     Slice,
     /// Nearest-neighbour upsampling by an integer factor.
-    Upsample { factor: usize },
+    Upsample {
+        factor: usize,
+    },
     Softmax,
     /// Table lookup: inputs are token ids, the weight is the [vocab, dim] table.
-    Embedding { vocab: usize, dim: usize },
+    Embedding {
+        vocab: usize,
+        dim: usize,
+    },
     /// One time step of an LSTM cell. Inputs: x_t, then h_{t-1} and c_{t-1} unless t = 0;
     /// outputs h_t, c_t; saved: the gate activations. Weights are shared across steps.
     Lstm {

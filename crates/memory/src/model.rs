@@ -122,5 +122,8 @@ impl Model {
 
 /// `saved` as (scope name, bytes) pairs, in [`Scope::ALL`] order.
 pub fn named_scopes(saved: &[u64; 6]) -> Vec<(&'static str, u64)> {
-    Scope::ALL.iter().map(|s| (s.as_str(), saved[s.index()])).collect()
+    Scope::ALL
+        .iter()
+        .map(|s| (s.as_str(), saved[s.index()]))
+        .collect()
 }

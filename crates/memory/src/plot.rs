@@ -25,7 +25,9 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
     let mut bws: Vec<f64> = points.iter().map(|p| p.bandwidth).collect();
     bws.sort_by(f64::total_cmp);
     bws.dedup();
-    let series: Vec<(f64, Vec<(f64, f64, f64)>)> = bws
+    // Per bandwidth: (capacity MiB, time ms, traffic GiB) points.
+    type Series = (f64, Vec<(f64, f64, f64)>);
+    let series: Vec<Series> = bws
         .iter()
         .map(|&bw| {
             let mut v: Vec<(f64, f64, f64)> = points
@@ -33,7 +35,11 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                 .filter(|p| p.bandwidth == bw)
                 .filter_map(|p| {
                     let c = p.at.capacity.0.filter(|&c| c > 0)?;
-                    Some((c as f64 / MIB, p.time_s() * 1e3, p.traffic() as f64 / (MIB * 1024.0)))
+                    Some((
+                        c as f64 / MIB,
+                        p.time_s() * 1e3,
+                        p.traffic() as f64 / (MIB * 1024.0),
+                    ))
                 })
                 .collect();
             v.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -82,7 +88,12 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                 .configure_mesh()
                 .x_desc("on-chip capacity (MiB)")
                 .y_desc(label)
-                .x_label_formatter(&|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string())
+                .x_label_formatter(&|v| {
+                    format!("{v:.3}")
+                        .trim_end_matches('0')
+                        .trim_end_matches('.')
+                        .to_string()
+                })
                 .draw()
                 .map_err(err)?;
             for (k, (bw, pts)) in series.iter().enumerate() {
@@ -95,7 +106,9 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                     .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
                     .map_err(err)?
                     .label(format_bandwidth(*bw))
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
                 chart
                     .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                     .map_err(err)?;

@@ -6,7 +6,9 @@ use crate::config::{MemoryConfig, Mode};
 use crate::exec::{Bound, ComputeSource};
 use crate::graph::Graph;
 use crate::model::{named_scopes, CapacityResult, Model, Point};
-use crate::units::{format_bandwidth, format_bytes, format_seconds, parse_bandwidth, parse_capacity, Capacity};
+use crate::units::{
+    format_bandwidth, format_bytes, format_seconds, parse_bandwidth, parse_capacity, Capacity,
+};
 use crate::zoo::{self, ZooOptions};
 use crate::{bundle, plot};
 use anyhow::{anyhow, bail, Context};
@@ -219,7 +221,12 @@ fn point_summary(m: &Model, p: &Point) -> PointSummary {
     }
 }
 
-fn layer_rows<'a>(m: &'a Model, p: &'a Point, accessed: &[u64], w: &mut csv::Writer<Vec<u8>>) -> anyhow::Result<()> {
+fn layer_rows<'a>(
+    m: &'a Model,
+    p: &'a Point,
+    accessed: &[u64],
+    w: &mut csv::Writer<Vec<u8>>,
+) -> anyhow::Result<()> {
     let mode = m.step.mode.as_str();
     let cap = capacity_field(p.at.capacity);
     let mut total = LayerRow {
@@ -379,7 +386,11 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> any
             eprintln!(
                 "warning: no layer of {} is named {} (their simulated times are not used)",
                 graph.name,
-                unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                unknown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
     }
@@ -395,7 +406,9 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> any
     for pt in &points {
         layer_rows(&model, pt, &accessed, &mut w)?;
     }
-    let csv_bytes = w.into_inner().map_err(|e| anyhow!("memory_layers.csv: {e}"))?;
+    let csv_bytes = w
+        .into_inner()
+        .map_err(|e| anyhow!("memory_layers.csv: {e}"))?;
     let summary = Summary {
         network: &graph.name,
         mode: p.cfg.mode.as_str(),

@@ -415,10 +415,17 @@ impl<'a> Builder<'a> {
                 let mut reads = vec![dy];
                 let factor = match op {
                     Op::Activation(a) => {
-                        reads.push(if a.backward_reads_output() { n.outputs[0] } else { x });
+                        reads.push(if a.backward_reads_output() {
+                            n.outputs[0]
+                        } else {
+                            x
+                        });
                         a.ops()
                     }
-                    Op::Pool { kind: PoolKind::Max, .. } => {
+                    Op::Pool {
+                        kind: PoolKind::Max,
+                        ..
+                    } => {
                         reads.push(x);
                         2.0
                     }
@@ -580,7 +587,11 @@ pub fn build(g: &Graph, cfg: &MemoryConfig) -> TrainingStep {
     }
     if training {
         for &o in &g.outputs {
-            let d = b.new_tensor(format!("{}.dloss", g.tensors[o].name), o, TensorClass::ActGrad);
+            let d = b.new_tensor(
+                format!("{}.dloss", g.tensors[o].name),
+                o,
+                TensorClass::ActGrad,
+            );
             b.contributions[o].push(d);
             b.steps.push(Step {
                 node: g.nodes.len(),

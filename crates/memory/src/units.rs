@@ -177,7 +177,10 @@ mod tests {
     fn bandwidths_parse_and_reject_zero() {
         assert_eq!(parse_bandwidth("900GB/s"), Ok(900e9));
         assert_eq!(parse_bandwidth("1.5TB/s"), Ok(1.5e12));
-        assert_eq!(parse_bandwidth("100 GiB/s"), Ok(100.0 * (1u64 << 30) as f64));
+        assert_eq!(
+            parse_bandwidth("100 GiB/s"),
+            Ok(100.0 * (1u64 << 30) as f64)
+        );
         assert_eq!(parse_bandwidth("25GB"), Ok(25e9));
         assert!(parse_bandwidth("0GB/s").unwrap_err().contains("positive"));
         assert!(parse_bandwidth("fast").is_err());

@@ -8,14 +8,22 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 
 /// Random access lists over `tiles` tiles of `size` bytes (or sizes 1..=4 when `size` is 0).
-fn lists(max_tiles: u32, max_len: usize, uniform: bool, writes: bool) -> impl Strategy<Value = AccessList> {
+fn lists(
+    max_tiles: u32,
+    max_len: usize,
+    uniform: bool,
+    writes: bool,
+) -> impl Strategy<Value = AccessList> {
     (1..=max_tiles).prop_flat_map(move |n| {
         let sizes = if uniform {
             Just(vec![4u64; n as usize]).boxed()
         } else {
             prop::collection::vec(1u64..=8, n as usize).boxed()
         };
-        let seq = prop::collection::vec((0..n, prop::bool::weighted(if writes { 0.3 } else { 0.0 })), 1..=max_len);
+        let seq = prop::collection::vec(
+            (0..n, prop::bool::weighted(if writes { 0.3 } else { 0.0 })),
+            1..=max_len,
+        );
         let live = prop::collection::vec(any::<bool>(), n as usize);
         (sizes, live, seq).prop_map(|(s, l, q)| from_raw(&s, &l, &q))
     })
@@ -52,7 +60,15 @@ fn optimum(l: &AccessList, k: usize, fetch_only: bool) -> u64 {
                 put((res, if a.write { dirty | x } else { dirty }), cost);
                 continue;
             }
-            let miss = if a.write { if fetch_only { 0 } else { b } } else { b };
+            let miss = if a.write {
+                if fetch_only {
+                    0
+                } else {
+                    b
+                }
+            } else {
+                b
+            };
             // Bypass: a read goes straight to the compute, a write straight off-chip.
             put((res, dirty), cost + miss);
             let fetch = if a.write { 0 } else { b };
@@ -148,7 +164,10 @@ fn belady_keeps_the_tile_needed_soonest() {
     // hit a, hit b, miss c (dead: bypasses), hit a, hit b: 4 misses = 16 bytes.
     // LRU: c evicts a, a evicts b, b evicts c, c misses (dead: bypasses), a and b hit:
     // 6 misses = 24 bytes.
-    let seq: Vec<(u32, bool)> = [0, 1, 2, 0, 1, 2, 0, 1].iter().map(|&t| (t, false)).collect();
+    let seq: Vec<(u32, bool)> = [0, 1, 2, 0, 1, 2, 0, 1]
+        .iter()
+        .map(|&t| (t, false))
+        .collect();
     let l = from_raw(&[4, 4, 4], &[false; 3], &seq);
     assert_eq!(l.accesses[2].next_read, 5);
     assert_eq!(l.accesses[5].next_read, NEVER);
@@ -160,7 +179,11 @@ fn belady_keeps_the_tile_needed_soonest() {
 fn dead_dirty_data_is_dropped_and_live_out_data_written_once() {
     // Tile 0 is written, read, and dead (not live-out): it never leaves the chip.
     // Tile 1 is written twice (live-out): only the final version is written back.
-    let l = from_raw(&[4, 4], &[false, true], &[(0, true), (0, false), (1, true), (1, true)]);
+    let l = from_raw(
+        &[4, 4],
+        &[false, true],
+        &[(0, true), (0, false), (1, true), (1, true)],
+    );
     let r = simulate(&l, Capacity::bytes(8), Policy::Belady);
     assert_eq!(r.read_bytes(), 0);
     assert_eq!(r.write_bytes(), 4);
@@ -175,7 +198,15 @@ fn belady_does_not_weigh_write_backs() {
     // dirty tile 1: write-back 4 + refetch 4, plus R0 4 and R2 4 = 16 bytes. LRU evicts clean
     // tile 0 instead and pays R0 4 + R2 4 + R0 again 4 = 12 bytes. (On the zoo networks
     // Belady never loses to LRU: tests/model.rs.)
-    let seq = [(1, true), (0, false), (1, false), (2, false), (0, false), (2, false), (1, false)];
+    let seq = [
+        (1, true),
+        (0, false),
+        (1, false),
+        (2, false),
+        (0, false),
+        (2, false),
+        (1, false),
+    ];
     let l = from_raw(&[4, 4, 4], &[false; 3], &seq);
     assert_eq!(traffic(&l, 8, Policy::Belady), 16);
     assert_eq!(traffic(&l, 8, Policy::Lru), 12);

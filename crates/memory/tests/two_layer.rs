@@ -37,7 +37,11 @@ fn two_layer() -> (step::TrainingStep, access::AccessList) {
 #[test]
 fn training_step_lists_forward_loss_backward_update() {
     let (ts, _) = two_layer();
-    let got: Vec<(&str, Phase)> = ts.steps.iter().map(|s| (s.layer.as_str(), s.phase)).collect();
+    let got: Vec<(&str, Phase)> = ts
+        .steps
+        .iter()
+        .map(|s| (s.layer.as_str(), s.phase))
+        .collect();
     // fc1 reads the network input, which needs no gradient: no backward-data step for it.
     assert_eq!(
         got,
@@ -60,13 +64,20 @@ fn training_step_lists_forward_loss_backward_update() {
 #[test]
 fn access_list_is_the_hand_written_one() {
     let (ts, list) = two_layer();
-    let name = |t: u32| ts.tensors[list.tiles[t as usize].tensor as usize].name.as_str();
+    let name = |t: u32| {
+        ts.tensors[list.tiles[t as usize].tensor as usize]
+            .name
+            .as_str()
+    };
     let got: Vec<(String, u64)> = list
         .accesses
         .iter()
         .map(|a| {
             let rw = if a.write { "W" } else { "R" };
-            (format!("{rw} {}", name(a.tile)), list.tiles[a.tile as usize].bytes)
+            (
+                format!("{rw} {}", name(a.tile)),
+                list.tiles[a.tile as usize].bytes,
+            )
         })
         .collect();
     let want = [
@@ -105,8 +116,14 @@ fn access_list_is_the_hand_written_one() {
 #[test]
 fn limits_and_a_twelve_byte_buffer() {
     let (ts, list) = two_layer();
-    assert_eq!(simulate(&list, Capacity::INFINITE, Policy::Belady).traffic(), 44);
-    assert_eq!(simulate(&list, Capacity::bytes(0), Policy::Belady).traffic(), 162);
+    assert_eq!(
+        simulate(&list, Capacity::INFINITE, Policy::Belady).traffic(),
+        44
+    );
+    assert_eq!(
+        simulate(&list, Capacity::bytes(0), Policy::Belady).traffic(),
+        162
+    );
 
     // 12-byte buffer, Belady over bytes (access index: next read):
     //  0 R x 8 miss, kept (next @14).  1 R w1 12 miss; only the 4 free bytes keep part of it.
@@ -140,7 +157,10 @@ fn limits_and_a_twelve_byte_buffer() {
     let compute = exec::compute_times(&ts, &config(), &ComputeSource::Peak);
     let t = exec::time_steps(&list, &r, &compute, Capacity::bytes(12), 1.0, false);
     assert_eq!((t[0].time_s, t[0].bound), (24.0, Bound::Compute));
-    assert_eq!((t[7].compute_s, t[7].time_s, t[7].bound), (12.0, 18.0, Bound::Memory));
+    assert_eq!(
+        (t[7].compute_s, t[7].time_s, t[7].bound),
+        (12.0, 18.0, Bound::Memory)
+    );
 }
 
 #[test]
@@ -157,7 +177,11 @@ fn prefetch_hides_the_next_layers_weights_behind_compute() {
     let pf = list.prefetch_list();
     let names: Vec<&str> = pf[0]
         .iter()
-        .map(|&t| ts.tensors[list.tiles[t as usize].tensor as usize].name.as_str())
+        .map(|&t| {
+            ts.tensors[list.tiles[t as usize].tensor as usize]
+                .name
+                .as_str()
+        })
         .collect();
     // During fc1 forward, fc2 forward's weights can be fetched (its input is being produced).
     assert_eq!(names, ["fc2.weight"]);

@@ -18,7 +18,10 @@ pub fn bert_base(batch: usize, seq: usize) -> Graph {
     let ids = b.input("input_ids", vec![batch, seq]);
     let pos = b.input("position_ids", vec![batch, seq]);
     let word = b.weight("embeddings.word_embeddings.weight", vec![VOCAB, HIDDEN]);
-    let ptab = b.weight("embeddings.position_embeddings.weight", vec![MAX_POSITIONS.max(seq), HIDDEN]);
+    let ptab = b.weight(
+        "embeddings.position_embeddings.weight",
+        vec![MAX_POSITIONS.max(seq), HIDDEN],
+    );
     let we = b.embedding("embeddings.word_embeddings", ids, word);
     let pe = b.embedding("embeddings.position_embeddings", pos, ptab);
     let e = b.add("embeddings.add", &[we, pe]);
@@ -31,9 +34,27 @@ pub fn bert_base(batch: usize, seq: usize) -> Graph {
         let k = b.fc(&format!("{p}.attention.self.key"), x, HIDDEN, true);
         let v = b.fc(&format!("{p}.attention.self.value"), x, HIDDEN, true);
         let bh = batch * HEADS;
-        let s = b.matmul(&format!("{p}.attention.self.scores"), q, k, bh, seq, dh, seq, vec![bh * seq, seq]);
+        let s = b.matmul(
+            &format!("{p}.attention.self.scores"),
+            q,
+            k,
+            bh,
+            seq,
+            dh,
+            seq,
+            vec![bh * seq, seq],
+        );
         let pr = b.softmax(&format!("{p}.attention.self.softmax"), s);
-        let ctx = b.matmul(&format!("{p}.attention.self.context"), pr, v, bh, seq, seq, dh, vec![tokens, HIDDEN]);
+        let ctx = b.matmul(
+            &format!("{p}.attention.self.context"),
+            pr,
+            v,
+            bh,
+            seq,
+            seq,
+            dh,
+            vec![tokens, HIDDEN],
+        );
         let o = b.fc(&format!("{p}.attention.output.dense"), ctx, HIDDEN, true);
         let o = b.add(&format!("{p}.attention.output.add"), &[o, x]);
         let a = b.layernorm(&format!("{p}.attention.output.LayerNorm"), o);

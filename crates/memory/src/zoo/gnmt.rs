@@ -52,7 +52,11 @@ pub fn gnmt(batch: usize, steps: usize) -> Graph {
     for l in 0..LAYERS {
         let p = format!("encoder.lstm{l}");
         let hs = lstm_layer(&mut b, &p, &xs);
-        xs = if l >= 2 { residual(&mut b, &p, &hs, &xs) } else { hs };
+        xs = if l >= 2 {
+            residual(&mut b, &p, &hs, &xs)
+        } else {
+            hs
+        };
     }
     let memory = b.stack("encoder.output", &xs);
     // Decoder.
@@ -64,9 +68,27 @@ pub fn gnmt(batch: usize, steps: usize) -> Graph {
         .enumerate()
         .map(|(t, &q)| {
             let p = format!("decoder.attention.t{t}");
-            let s = b.matmul(&format!("{p}.scores"), q, memory, batch, 1, HIDDEN, steps, vec![batch, steps]);
+            let s = b.matmul(
+                &format!("{p}.scores"),
+                q,
+                memory,
+                batch,
+                1,
+                HIDDEN,
+                steps,
+                vec![batch, steps],
+            );
             let a = b.softmax(&format!("{p}.softmax"), s);
-            b.matmul(&format!("{p}.context"), a, memory, batch, 1, steps, HIDDEN, vec![batch, HIDDEN])
+            b.matmul(
+                &format!("{p}.context"),
+                a,
+                memory,
+                batch,
+                1,
+                steps,
+                HIDDEN,
+                vec![batch, HIDDEN],
+            )
         })
         .collect();
     b.end_block();
@@ -80,7 +102,11 @@ pub fn gnmt(batch: usize, steps: usize) -> Graph {
             .map(|(t, (&x, &c))| b.concat(&format!("{p}.input.t{t}"), &[x, c]))
             .collect();
         let hs = lstm_layer(&mut b, &p, &ins);
-        xs = if l >= 2 { residual(&mut b, &p, &hs, &xs) } else { hs };
+        xs = if l >= 2 {
+            residual(&mut b, &p, &hs, &xs)
+        } else {
+            hs
+        };
     }
     let top = b.stack("decoder.output", &xs);
     let y = b.fc("classifier", top, VOCAB, true);

@@ -4,7 +4,15 @@ use crate::builder::GraphBuilder;
 use crate::graph::{ActKind, Graph, TensorId};
 
 /// Conv + BN + ReLU6 named `{p}.0`, `{p}.1`, `{p}.2`.
-fn conv_bn_relu6(b: &mut GraphBuilder, p: &str, x: TensorId, cout: usize, k: usize, stride: usize, groups: usize) -> TensorId {
+fn conv_bn_relu6(
+    b: &mut GraphBuilder,
+    p: &str,
+    x: TensorId,
+    cout: usize,
+    k: usize,
+    stride: usize,
+    groups: usize,
+) -> TensorId {
     let y = b.conv(&format!("{p}.0"), x, cout, k, stride, k / 2, groups);
     let y = b.bn(&format!("{p}.1"), y);
     b.act(&format!("{p}.2"), y, ActKind::Relu6)
@@ -14,7 +22,15 @@ pub fn mobilenetv2(batch: usize) -> Graph {
     let mut b = GraphBuilder::new("mobilenetv2", batch);
     let x = b.input("input", vec![batch, 3, 224, 224]);
     let mut x = conv_bn_relu6(&mut b, "features.0", x, 32, 3, 2, 1);
-    let settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)];
+    let settings = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ];
     let mut idx = 1;
     for (t, c, n, s) in settings {
         for i in 0..n {

@@ -86,7 +86,15 @@ mod tests {
         // 4.09 GMAC for 224x224 (conv + fc).
         assert!((macs / 1e9 - 4.09).abs() < 0.02, "{macs}");
         let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
-        for k in ["conv", "batchnorm", "relu", "maxpool", "add", "globalpool", "fc"] {
+        for k in [
+            "conv",
+            "batchnorm",
+            "relu",
+            "maxpool",
+            "add",
+            "globalpool",
+            "fc",
+        ] {
             assert!(kinds.contains(&k), "{k}");
         }
         assert_eq!(kinds.iter().filter(|&&k| k == "add").count(), 16);
@@ -101,6 +109,9 @@ mod tests {
         assert_eq!(cells, 8 * 4);
         let b = build("bert", 2, opts).unwrap();
         // 12 layers x (Q.K^T and P.V)
-        assert_eq!(b.nodes.iter().filter(|n| n.op.kind() == "matmul").count(), 24);
+        assert_eq!(
+            b.nodes.iter().filter(|n| n.op.kind() == "matmul").count(),
+            24
+        );
     }
 }

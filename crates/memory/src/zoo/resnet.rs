@@ -68,7 +68,10 @@ fn basic(b: &mut GraphBuilder, p: &str, x: TensorId, cout: usize, stride: usize)
 pub fn resnet50(batch: usize) -> Graph {
     let mut b = GraphBuilder::new("resnet50", batch);
     let mut x = stem(&mut b);
-    for (stage, (blocks, width)) in [(3, 64), (4, 128), (6, 256), (3, 512)].into_iter().enumerate() {
+    for (stage, (blocks, width)) in [(3, 64), (4, 128), (6, 256), (3, 512)]
+        .into_iter()
+        .enumerate()
+    {
         for i in 0..blocks {
             let stride = if i == 0 && stage > 0 { 2 } else { 1 };
             x = bottleneck(&mut b, &format!("layer{}.{i}", stage + 1), x, width, stride);

@@ -6,7 +6,13 @@ use crate::graph::{ActKind, Graph, PoolKind};
 pub fn vgg16(batch: usize) -> Graph {
     let mut b = GraphBuilder::new("vgg16", batch);
     let mut x = b.input("input", vec![batch, 3, 224, 224]);
-    let cfg: [&[usize]; 5] = [&[64, 64], &[128, 128], &[256, 256, 256], &[512, 512, 512], &[512, 512, 512]];
+    let cfg: [&[usize]; 5] = [
+        &[64, 64],
+        &[128, 128],
+        &[256, 256, 256],
+        &[512, 512, 512],
+        &[512, 512, 512],
+    ];
     let mut idx = 0;
     for stage in cfg {
         for &c in stage {

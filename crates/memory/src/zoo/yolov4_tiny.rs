@@ -6,7 +6,14 @@ use crate::builder::GraphBuilder;
 use crate::graph::{ActKind, Graph, PoolKind, TensorId};
 
 /// Darknet `[convolutional]` with batch_normalize=1, activation=leaky.
-fn cbl(b: &mut GraphBuilder, i: usize, x: TensorId, cout: usize, k: usize, stride: usize) -> TensorId {
+fn cbl(
+    b: &mut GraphBuilder,
+    i: usize,
+    x: TensorId,
+    cout: usize,
+    k: usize,
+    stride: usize,
+) -> TensorId {
     let y = b.conv(&format!("conv{i}"), x, cout, k, stride, k / 2, 1);
     let y = b.bn(&format!("conv{i}.bn"), y);
     b.act(&format!("conv{i}.leaky"), y, ActKind::LeakyRelu)

@@ -1,0 +1,280 @@
+//! The model on the zoo networks: limits, monotonicity and Belady's reads <= LRU's on real access
+//! lists, reuse scopes, inference mode, simulated compute, and the `run` outputs and errors.
+
+use memory::access::Scope;
+use memory::buffer::{simulate, Policy};
+use memory::exec::ComputeSource;
+use memory::model::Model;
+use memory::report::{load_network, run, MemoryArgs};
+use memory::step::{Phase, TensorClass};
+use memory::zoo::{self, ZooOptions};
+use memory::{Capacity, MemoryConfig, Mode};
+use std::collections::HashMap;
+
+const MIB: u64 = 1 << 20;
+
+fn model(name: &str, batch: usize, cfg: &MemoryConfig) -> Model {
+    let opts = ZooOptions { seq_len: Some(8) };
+    let g = zoo::build(name, batch, opts).unwrap();
+    Model::new(&g, cfg, &ComputeSource::Peak)
+}
+
+#[test]
+fn every_network_meets_the_limits_and_never_gains_traffic_with_capacity() {
+    for mode in [Mode::Training, Mode::Inference] {
+        let cfg = MemoryConfig {
+            mode,
+            ..MemoryConfig::default()
+        };
+        for name in zoo::NAMES {
+            let m = model(name, 4, &cfg);
+            let l = &m.list;
+            let inf = simulate(l, Capacity::INFINITE, Policy::Belady);
+            assert_eq!(inf.traffic(), l.compulsory_bytes(), "{name} {mode:?}");
+            assert_eq!(
+                simulate(l, Capacity::bytes(0), Policy::Belady).traffic(),
+                l.total_bytes()
+            );
+            let mut last = u64::MAX;
+            for k in 0..12 {
+                let cap = Capacity::bytes((MIB / 4) << k);
+                let b = simulate(l, cap, Policy::Belady);
+                let lru = simulate(l, cap, Policy::Lru);
+                assert!(
+                    b.traffic() <= last,
+                    "{name} {mode:?} {cap}: {} > {last}",
+                    b.traffic()
+                );
+                // Belady's reads are optimal; its write-backs are not weighed (docs/memory.md),
+                // so only the reads are compared.
+                assert!(
+                    b.read_bytes() <= lru.read_bytes(),
+                    "{name} {mode:?} {cap}: LRU reads less"
+                );
+                assert_eq!(
+                    b.traffic() + b.saved_by_scope().iter().sum::<u64>(),
+                    l.total_bytes()
+                );
+                last = b.traffic();
+            }
+        }
+    }
+}
+
+#[test]
+fn compulsory_training_traffic_is_weights_state_and_input() {
+    // resnet18, batch 2, 2 B/element, momentum in 4 B/element: every weight is read and written
+    // once (2+2 B per parameter), its momentum too (4+4 B), and the input images are read.
+    let cfg = MemoryConfig::default();
+    let m = model("resnet18", 2, &cfg);
+    let params = 11_689_512u64;
+    let input = 2 * 3 * 224 * 224 * 2;
+    assert_eq!(m.list.compulsory_bytes(), params * (2 + 2 + 4 + 4) + input);
+    // Inference: weights and images read, logits (2 x 1000) written.
+    let inf = model(
+        "resnet18",
+        2,
+        &MemoryConfig {
+            mode: Mode::Inference,
+            ..cfg
+        },
+    );
+    assert_eq!(
+        inf.list.compulsory_bytes(),
+        params * 2 + input + 2 * 1000 * 2
+    );
+}
+
+fn saved(m: &Model, cap: Capacity) -> [u64; 6] {
+    simulate(&m.list, cap, Policy::Belady).saved_by_scope()
+}
+
+#[test]
+fn reuse_scopes_appear_where_the_network_has_them() {
+    let cfg = MemoryConfig::default();
+    let big = Capacity::bytes(1 << 40);
+    let r = saved(&model("resnet50", 2, &cfg), big);
+    for s in [
+        Scope::IntraLayer,
+        Scope::AdjacentLayer,
+        Scope::Block,
+        Scope::ForwardBackward,
+    ] {
+        assert!(r[s.index()] > 0, "resnet50 {s:?}");
+    }
+    assert_eq!(
+        r[Scope::RecurrentWeight.index()],
+        0,
+        "resnet50 has no shared weights"
+    );
+    let g = saved(&model("gnmt", 2, &cfg), big);
+    assert!(g[Scope::RecurrentWeight.index()] > 0);
+    // Inference keeps nothing for a backward pass.
+    let inf = MemoryConfig {
+        mode: Mode::Inference,
+        ..cfg
+    };
+    let r = saved(&model("resnet50", 2, &inf), big);
+    assert_eq!(r[Scope::ForwardBackward.index()], 0);
+    assert!(r[Scope::AdjacentLayer.index()] > 0);
+}
+
+#[test]
+fn training_step_has_every_phase_and_adam_state() {
+    let cfg = MemoryConfig {
+        optimizer: memory::Optimizer::Adam,
+        ..MemoryConfig::default()
+    };
+    let m = model("resnet50", 2, &cfg);
+    let phases: Vec<Phase> = m.step.steps.iter().map(|s| s.phase).collect();
+    for p in [
+        Phase::Forward,
+        Phase::Loss,
+        Phase::BackwardData,
+        Phase::BackwardWeight,
+        Phase::Backward,
+        Phase::GradAccumulate,
+        Phase::Update,
+    ] {
+        assert!(phases.contains(&p), "{p:?}");
+    }
+    // Phases come in the order forward, loss, backward, update.
+    let first = |p: Phase| phases.iter().position(|&q| q == p).unwrap();
+    assert!(first(Phase::Loss) > phases.iter().rposition(|&p| p == Phase::Forward).unwrap());
+    assert!(
+        first(Phase::Update)
+            > phases
+                .iter()
+                .rposition(|&p| p == Phase::BackwardData)
+                .unwrap()
+    );
+    // Adam: two state tensors per weight tensor, in 4-byte elements.
+    let weights = m
+        .step
+        .tensors
+        .iter()
+        .filter(|t| t.class == TensorClass::Weight)
+        .count();
+    let states: Vec<_> = m
+        .step
+        .tensors
+        .iter()
+        .filter(|t| t.class == TensorClass::OptState)
+        .collect();
+    assert_eq!(states.len(), 2 * weights);
+    assert!(states.iter().all(|t| t.live_in && t.live_out));
+    // One gradient sum per residual block input (16 blocks).
+    assert_eq!(
+        phases
+            .iter()
+            .filter(|&&p| p == Phase::GradAccumulate)
+            .count(),
+        16
+    );
+}
+
+#[test]
+fn simulated_times_replace_peak_for_named_layers() {
+    let cfg = MemoryConfig::default();
+    let g = zoo::build("resnet18", 2, ZooOptions::default()).unwrap();
+    let peak = Model::new(&g, &cfg, &ComputeSource::Peak);
+    let sim = Model::new(
+        &g,
+        &cfg,
+        &ComputeSource::Simulated(HashMap::from([("conv1".to_string(), 1.0)])),
+    );
+    for (i, s) in peak.step.steps.iter().enumerate() {
+        match (s.layer.as_str(), s.phase) {
+            ("conv1", Phase::Forward) => assert_eq!(sim.compute[i], 1.0),
+            // Backward-weight of conv1 has the forward MACs: the same simulated second.
+            ("conv1", Phase::BackwardWeight) => assert_eq!(sim.compute[i], 1.0),
+            _ => assert_eq!(sim.compute[i], peak.compute[i], "{}", s.layer),
+        }
+    }
+}
+
+#[test]
+fn run_writes_csv_json_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = MemoryArgs {
+        workload: "mobilenetv2".into(),
+        batch: 2,
+        capacity: vec!["512KiB".into(), "4MiB".into(), "inf".into()],
+        bandwidth: vec!["900GB/s".into(), "1.5TB/s".into()],
+        out: dir.path().to_path_buf(),
+        ..MemoryArgs::default()
+    };
+    run(&args, &MemoryConfig::default(), ComputeSource::Peak).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("memory_layers.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header
+        .starts_with("network,mode,capacity_bytes,bandwidth_bytes_per_s,step,layer,kind,phase"));
+    let totals: Vec<&str> = csv.lines().filter(|l| l.contains(",TOTAL,")).collect();
+    assert_eq!(totals.len(), 3 * 2);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("memory_summary.json")).unwrap())
+            .unwrap();
+    let points = json["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    assert_eq!(points[4]["capacity_bytes"], serde_json::Value::Null);
+    assert_eq!(points[4]["traffic_bytes"], json["compulsory_bytes"]);
+    let t = |i: usize| points[i]["traffic_bytes"].as_u64().unwrap();
+    assert!(t(0) >= t(2) && t(2) >= t(4));
+    let svg = std::fs::read_to_string(dir.path().join("memory_vs_capacity.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("1.5 TB/s"));
+}
+
+#[test]
+fn bad_arguments_are_one_line_errors_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = MemoryArgs {
+        out: dir.path().to_path_buf(),
+        ..MemoryArgs::default()
+    };
+    let cfg = MemoryConfig::default();
+    let err = |a: MemoryArgs| run(&a, &cfg, ComputeSource::Peak).unwrap_err().to_string();
+    let e = err(MemoryArgs {
+        capacity: vec!["16MB".into(), "lots".into()],
+        ..base.clone()
+    });
+    assert!(e.starts_with("--capacity:") && !e.contains('\n'), "{e}");
+    let e = err(MemoryArgs {
+        bandwidth: vec!["0GB/s".into()],
+        ..base.clone()
+    });
+    assert!(
+        e.starts_with("--bandwidth:") && e.contains("positive"),
+        "{e}"
+    );
+    let e = err(MemoryArgs {
+        workload: "alexnet".into(),
+        ..base.clone()
+    });
+    assert!(
+        e.starts_with("--workload: unknown network 'alexnet'"),
+        "{e}"
+    );
+    let e = err(MemoryArgs {
+        mode: Some("eval".into()),
+        ..base.clone()
+    });
+    assert!(e.starts_with("--mode:"), "{e}");
+    let e = err(MemoryArgs {
+        batch: 0,
+        ..base.clone()
+    });
+    assert!(e.starts_with("--batch:"), "{e}");
+    let bad = MemoryConfig {
+        peak_macs_per_s: 0.0,
+        ..cfg.clone()
+    };
+    let e = run(&base, &bad, ComputeSource::Peak)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("memory.peak_macs_per_s:"), "{e}");
+    assert!(load_network("resnet50", 1, ZooOptions::default()).is_ok());
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing written on error"
+    );
+}
