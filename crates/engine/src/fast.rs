@@ -7,7 +7,7 @@
 //! processed in parallel; every sum is an exact integer sum, so the result does not
 //! depend on the chunking or the thread count.
 
-use crate::input::Granularity;
+use crate::input::{Granularity, Pass};
 use crate::statics::Tiling;
 use crate::{OuCounts, Prepared, Progress, SimOptions};
 use crossbar::{div_ceil, Hardware, Mode};
@@ -53,7 +53,7 @@ fn input_independent(
             for cg_i in block.col_groups.clone() {
                 let w = map.col_groups[cg_i].width();
                 let rows = if mode.compacted() {
-                    prep.comp.groups[cg_i].tile_rows(t, hw.xbar_rows)
+                    prep.comp().groups[cg_i].tile_rows(t, hw.xbar_rows)
                 } else {
                     dense_rows
                 };
@@ -99,6 +99,7 @@ fn dynamic(
         Granularity::Value => 1,
         Granularity::Bit => prep.plan.cycles,
     };
+    let widths = block_widths(prep);
     let new_scratch = || Scratch {
         vector: vec![0; map.k as usize * map.groups as usize],
         masks: vec![RowMask::new(map.k); map.groups as usize * classes as usize],
@@ -113,7 +114,7 @@ fn dynamic(
             let range = c * chunk..((c + 1) * chunk).min(vectors);
             let len = range.len() as u64;
             for v in range {
-                one_vector(prep, hw, opts, mode, tiling, classes, v, &mut s);
+                one_vector(prep, hw, opts, mode, tiling, classes, &widths, v, &mut s);
             }
             if let Some(p) = progress {
                 p(len);
@@ -130,6 +131,55 @@ fn dynamic(
     (counts, barrier.finish())
 }
 
+/// Fills `s.masks` with the rows of each conv group driven in each cycle class of `pass`.
+fn build_masks(prep: &Prepared, g: Granularity, pass: Pass, classes: u32, s: &mut Scratch) {
+    let (map, plan) = (&prep.map, &prep.plan);
+    let k = map.k as usize;
+    let digit_mask = (1u64 << plan.dac_bits) - 1;
+    s.masks.iter_mut().for_each(RowMask::clear);
+    for grp in 0..map.groups as usize {
+        let masks = &mut s.masks[grp * classes as usize..][..classes as usize];
+        for (r, &q) in s.vector[grp * k..][..k].iter().enumerate() {
+            let u = pass.value(q);
+            if u == 0 {
+                continue;
+            }
+            match g {
+                Granularity::Value => masks[0].set(r as u32),
+                Granularity::Bit => {
+                    // Only the digits up to the highest set bit can be non-zero.
+                    let (mut v, mut b) = (u, 0);
+                    while v != 0 {
+                        if v & digit_mask != 0 {
+                            masks[b].set(r as u32);
+                        }
+                        v >>= plan.dac_bits;
+                        b += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Per block: the distinct column-group widths and how many groups have each.
+fn block_widths(prep: &Prepared) -> Vec<Vec<(u32, u64)>> {
+    prep.map
+        .blocks
+        .iter()
+        .map(|b| {
+            let mut v: Vec<(u32, u64)> = Vec::new();
+            for cg in &prep.map.col_groups[b.col_groups.clone()] {
+                match v.iter_mut().find(|(w, _)| *w == cg.width()) {
+                    Some((_, n)) => *n += 1,
+                    None => v.push((cg.width(), 1)),
+                }
+            }
+            v
+        })
+        .collect()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn one_vector(
     prep: &Prepared,
@@ -138,11 +188,11 @@ fn one_vector(
     mode: Mode,
     tiling: &Tiling,
     classes: u32,
+    widths: &[Vec<(u32, u64)>],
     v: usize,
     s: &mut Scratch,
 ) {
     let (map, plan) = (&prep.map, &prep.plan);
-    let k = map.k as usize;
     prep.layer.fill_vector(v, &mut s.vector);
     // Value granularity: one class whose mask holds in all n_cyc cycles of the pass.
     let repeat = match opts.granularity {
@@ -150,47 +200,37 @@ fn one_vector(
         Granularity::Bit => 1,
     };
     for &pass in &plan.passes {
-        s.masks.iter_mut().for_each(RowMask::clear);
-        for g in 0..map.groups as usize {
-            let masks = &mut s.masks[g * classes as usize..][..classes as usize];
-            for (r, &q) in s.vector[g * k..][..k].iter().enumerate() {
-                let u = pass.value(q);
-                if u == 0 {
-                    continue;
-                }
-                match opts.granularity {
-                    Granularity::Value => masks[0].set(r as u32),
-                    Granularity::Bit => {
-                        for (b, m) in masks.iter_mut().enumerate() {
-                            if plan.digit(u, b as u32) != 0 {
-                                m.set(r as u32);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        build_masks(prep, opts.granularity, pass, classes, s);
         for c in 0..classes as usize {
             s.issue.iter_mut().for_each(|i| *i = 0);
             for (bi, block) in map.blocks.iter().enumerate() {
                 let mask = &s.masks[block.group as usize * classes as usize + c];
                 for t in 0..tiling.tiles[bi] {
                     let x = tiling.xbar(bi, t);
-                    let dense_range = map.dense_tile_range(t);
-                    let dense_active = mask.count_range(dense_range.start, dense_range.end);
-                    for cg_i in block.col_groups.clone() {
-                        let w = map.col_groups[cg_i].width();
-                        let rows = if mode.compacted() {
-                            let g = &prep.comp.groups[cg_i];
+                    if mode.compacted() {
+                        // sre: the active compacted rows of each column group in tile t.
+                        let comp = prep.comp();
+                        for cg_i in block.col_groups.clone() {
+                            let w = map.col_groups[cg_i].width();
+                            let g = &comp.groups[cg_i];
                             let (lo, hi) = g.tile_span(t, hw.xbar_rows);
-                            mask.and_count_range(&g.mask, lo, hi)
-                        } else {
-                            dense_active
-                        };
-                        let ops = div_ceil(rows as u64, hw.ou_rows as u64);
-                        s.counts
-                            .record(mode, ops * repeat, rows as u64 * repeat, w as u64);
-                        s.issue[x] += issue_rows(rows, w, mode, hw);
+                            let rows = mask.and_count_range(&g.mask, lo, hi);
+                            let ops = div_ceil(rows as u64, hw.ou_rows as u64);
+                            s.counts
+                                .record(mode, ops * repeat, rows as u64 * repeat, w as u64);
+                            s.issue[x] += issue_rows(rows, w, mode, hw);
+                        }
+                    } else {
+                        // activation: every column group of the block sees the same
+                        // active rows of the dense tile; groups of equal width cost the same.
+                        let range = map.dense_tile_range(t);
+                        let rows = mask.count_range(range.start, range.end) as u64;
+                        let ops = div_ceil(rows, hw.ou_rows as u64);
+                        for &(w, n) in &widths[bi] {
+                            s.counts
+                                .record(mode, n * ops * repeat, n * rows * repeat, w as u64);
+                            s.issue[x] += n * issue_rows(rows as u32, w, mode, hw);
+                        }
                     }
                 }
             }

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use sparsity::Compression;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 use thiserror::Error;
 use workload::QuantLayer;
 
@@ -86,26 +87,34 @@ pub enum EngineError {
     CycleUnavailable,
 }
 
-/// A layer mapped once and shared by every mode: the dense column structure and the
-/// compression of its column groups.
+/// A layer mapped once and shared by every mode: the dense column structure and, built
+/// on first use by a compacted mode, the compression of its column groups.
 pub struct Prepared<'a> {
     pub layer: &'a QuantLayer,
     pub map: LayerMap,
-    pub comp: Compression,
     pub plan: PassPlan,
+    comp: OnceLock<Compression>,
 }
 
 impl<'a> Prepared<'a> {
     pub fn new(layer: &'a QuantLayer, hw: &Hardware, opts: &SimOptions) -> Self {
-        let map = LayerMap::new(layer.geom(), hw);
-        let comp = Compression::new(&map, &layer.weights);
-        let plan = PassPlan::new(layer.signed, opts.encoding, hw);
         Prepared {
             layer,
-            map,
-            comp,
-            plan,
+            map: LayerMap::new(layer.geom(), hw),
+            plan: PassPlan::new(layer.signed, opts.encoding, hw),
+            comp: OnceLock::new(),
         }
+    }
+
+    /// The compression of every column group (section 4), computed once.
+    pub fn comp(&self) -> &Compression {
+        self.comp
+            .get_or_init(|| Compression::new(&self.map, &self.layer.weights))
+    }
+
+    /// Index width ceil(log2 K).
+    pub fn index_bits(&self) -> u32 {
+        crossbar::ceil_log2(self.map.k as u64)
     }
 }
 
@@ -132,7 +141,7 @@ pub fn simulate(
     ev.cells_read = dynamic.cells_read;
     ev.adc_conversions = dynamic.adc_conversions;
     ev.index_reads = dynamic.index_reads;
-    ev.index_bits_read = dynamic.index_reads * prep.comp.index_bits as u64;
+    ev.index_bits_read = dynamic.index_reads * prep.index_bits() as u64;
     ev.ous_formed = dynamic.ous_formed;
     ev.busy_cycles = w;
     ev.cycles = pipeline::layer_cycles(w, mode);

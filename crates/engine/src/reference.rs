@@ -14,7 +14,7 @@ pub(crate) fn run(
     mode: Mode,
     progress: Progress,
 ) -> (OuCounts, u64) {
-    let (map, comp, plan) = (&prep.map, &prep.comp, &prep.plan);
+    let (map, plan) = (&prep.map, &prep.plan);
     let k = map.k as usize;
     let tiling = Tiling::new(prep, mode);
     let mut barrier = Barrier::new(opts.sync, tiling.total);
@@ -46,7 +46,7 @@ pub(crate) fn run(
                             let cg = &map.col_groups[cg_i];
                             let ous = if mode.compacted() {
                                 // Physical rows of compacted tile t, through the index decoder.
-                                let g = &comp.groups[cg_i];
+                                let g = &prep.comp().groups[cg_i];
                                 let first = t * hw.xbar_rows;
                                 let n = g.tile_rows(t, hw.xbar_rows);
                                 form_ous(

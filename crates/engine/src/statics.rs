@@ -19,7 +19,7 @@ pub struct Tiling {
 impl Tiling {
     pub fn new(prep: &Prepared, mode: Mode) -> Self {
         let tiles: Vec<u32> = if mode.compacted() {
-            prep.comp.block_tiles.clone()
+            prep.comp().block_tiles.clone()
         } else {
             vec![prep.map.dense_row_tiles(); prep.map.blocks.len()]
         };
@@ -44,7 +44,7 @@ impl Tiling {
 
 /// Every count of section 8 that a formula gives; the OU counts and cycles are zero.
 pub fn static_events(prep: &Prepared, hw: &Hardware, mode: Mode) -> Events {
-    let (map, comp, layer) = (&prep.map, &prep.comp, prep.layer);
+    let (map, layer) = (&prep.map, prep.layer);
     let geom = layer.geom();
     let tiling = Tiling::new(prep, mode);
     let vectors = layer.vectors() as u64;
@@ -62,6 +62,7 @@ pub fn static_events(prep: &Prepared, hw: &Hardware, mode: Mode) -> Events {
         * (geom.input_elements() + geom.output_elements()) as u64
         * hw.input_bits as u64;
     let (weight_cells, index_storage_bits) = if mode.compacted() {
+        let comp = prep.comp();
         map.col_groups
             .iter()
             .zip(&comp.groups)

@@ -68,19 +68,27 @@ impl Compression {
                     }
                 }
                 let mut mask = RowMask::new(map.k);
-                let mut rows = Vec::new();
-                for k in 0..map.k {
-                    let nonzero = per_n.iter().any(|&(n, slices)| {
-                        let col = (block.group * map.cols_per_group + n) as usize;
-                        let q = weights[col * map.k as usize + k as usize];
+                let all = (1u32 << map.cells_per_weight) - 1;
+                let k = map.k as usize;
+                for &(n, slices) in &per_n {
+                    let col = (block.group * map.cols_per_group + n) as usize;
+                    let column = &weights[col * k..(col + 1) * k];
+                    for (r, &q) in column.iter().enumerate() {
                         let mag = block.polarity.magnitude(q);
-                        slice_mask(mag, map.cells_per_weight, map.cell_bits) & slices != 0
-                    });
-                    if nonzero {
-                        mask.set(k);
-                        rows.push(k);
+                        // A group holding every slice of the weight: any non-zero magnitude.
+                        let nonzero = if slices == all {
+                            mag != 0
+                        } else {
+                            mag != 0
+                                && slice_mask(mag, map.cells_per_weight, map.cell_bits) & slices
+                                    != 0
+                        };
+                        if nonzero {
+                            mask.set(r as u32);
+                        }
                     }
                 }
+                let rows: Vec<u32> = mask.iter_ones().collect();
                 CompressedGroup { rows, mask }
             })
             .collect();

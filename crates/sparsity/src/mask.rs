@@ -60,7 +60,16 @@ impl RowMask {
 
     /// Indices of the set rows, ascending.
     pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.len).filter(move |&k| self.get(k))
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let b = w.trailing_zeros();
+                    w &= w - 1;
+                    i as u32 * 64 + b
+                })
+            })
+        })
     }
 }
 
@@ -106,6 +115,8 @@ mod tests {
             prop_assert_eq!(m.count_range(lo, hi), plain);
             prop_assert_eq!(m.and_count_range(&o, lo, hi), both);
             prop_assert_eq!(m.iter_ones().count() as u32, m.count());
+            let ones: Vec<u32> = (0..len).filter(|&k| bits[k as usize]).collect();
+            prop_assert_eq!(m.iter_ones().collect::<Vec<_>>(), ones);
         }
     }
 }
