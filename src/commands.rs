@@ -13,7 +13,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
     let pool = thread_pool(args.threads)?;
-    let w = crate::workloads::open(args.workload.as_deref(), &args.synth, &cfg)?;
+    let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
     let samples = args.samples.unwrap_or(w.available_samples());
     let result = pool.install(|| {
         run::run(&run::RunSpec {

@@ -14,18 +14,27 @@ pub const DEFAULT_WORKLOAD: &str = "lenet5-mnist";
 const DEFAULT_MANIFEST: &str = include_str!("../workloads/lenet5-mnist/manifest.json");
 static DEFAULT_TENSORS: &[u8] = include_bytes!("../workloads/lenet5-mnist/tensors.npz");
 
-fn options(synth: &SynthArgs, cfg: &Resolved) -> Result<OpenOptions> {
+fn options(synth: &SynthArgs, samples: Option<usize>, cfg: &Resolved) -> Result<OpenOptions> {
+    let defaults = OpenOptions::default();
     Ok(OpenOptions {
         precision: cfg.precision(),
         synth: crate::commands::synth_params(synth)?,
         synthetic_inputs: synth.synthetic_inputs,
-        ..OpenOptions::default()
+        // Built-in networks generate as many samples as are asked for.
+        samples: samples.unwrap_or(defaults.samples).max(1),
+        ..defaults
     })
 }
 
 /// Opens `name` (default: the embedded lenet5-mnist bundle), validating it completely.
-pub fn open(name: Option<&str>, synth: &SynthArgs, cfg: &Resolved) -> Result<Box<dyn Workload>> {
-    let opts = options(synth, cfg)?;
+/// `samples` is how many samples a built-in network generates (bundles hold their own).
+pub fn open(
+    name: Option<&str>,
+    synth: &SynthArgs,
+    samples: Option<usize>,
+    cfg: &Resolved,
+) -> Result<Box<dyn Workload>> {
+    let opts = options(synth, samples, cfg)?;
     match name {
         None => Ok(Box::new(embedded_default(&opts)?)),
         Some(n) => workload::resolve::resolve(n, &opts),
