@@ -176,15 +176,20 @@ fn total_row(res: &RunResult, t: &ModeTotal) -> Vec<String> {
     )
 }
 
-/// layers.csv as bytes: one row per (layer, mode), then one TOTAL row per mode.
+/// The records of layers.csv (without the header): one per (layer, mode), then one TOTAL
+/// record per mode.
+pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
+    let layers = res.layers.iter().map(|r| layer_row(res, r));
+    let totals = res.totals.iter().map(|t| total_row(res, t));
+    layers.chain(totals).collect()
+}
+
+/// layers.csv as bytes: [`header`], then [`layers_rows`].
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(header())?;
-    for r in &res.layers {
-        w.write_record(layer_row(res, r))?;
-    }
-    for t in &res.totals {
-        w.write_record(total_row(res, t))?;
+    for row in layers_rows(res) {
+        w.write_record(row)?;
     }
     w.into_inner().context("csv buffer")
 }
