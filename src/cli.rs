@@ -23,6 +23,14 @@ pub enum Command {
     Run(RunArgs),
     /// List the built-in networks and the bundled workloads.
     Workloads(WorkloadsArgs),
+    /// Run every point of a grid of configs and workloads (resumable, shardable).
+    Sweep(crate::sweep::SweepArgs),
+    /// Join the output directories of the shards of one sweep.
+    Merge(crate::sweep::MergeArgs),
+    /// Draw one column of a result CSV against another as an SVG line chart.
+    Plot(crate::sweep::PlotArgs),
+    /// Report what changed between two result CSVs; fails when anything did.
+    Compare(crate::sweep::CompareArgs),
 }
 
 #[derive(Debug, Clone, Args)]

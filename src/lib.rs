@@ -10,4 +10,5 @@ pub mod commands;
 pub mod config;
 pub mod report;
 pub mod run;
+pub mod sweep;
 pub mod workloads;

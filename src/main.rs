@@ -29,6 +29,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => sresim::commands::run(&args),
         Command::Workloads(args) => sresim::commands::workloads(&args),
+        Command::Sweep(args) => sresim::sweep::sweep_command(&args),
+        Command::Merge(args) => sresim::sweep::merge_command(&args),
+        Command::Plot(args) => sresim::sweep::plot_command(&args),
+        Command::Compare(args) => sresim::sweep::compare_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

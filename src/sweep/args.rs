@@ -1,0 +1,85 @@
+//! Command-line arguments of `sresim sweep`, `merge`, `plot` and `compare`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// Grid file (TOML): base config, workloads, modes and axes (see docs/sweeps.md).
+    #[arg(long, short = 'g')]
+    pub grid: PathBuf,
+    /// Output directory: receives sweep.json and points.csv.
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    /// Continue a sweep in --out: only the points it lacks are run.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only shard I of N (0 <= I < N), e.g. --shard 0/4; `sresim merge` joins shards.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// No progress bar and no closing line.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// Sweep directories (shards) of one grid.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Directory that receives the merged points.csv and sweep.json.
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    /// Merge even when some points of the grid are in no input.
+    #[arg(long)]
+    pub partial: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// A sweep directory (its points.csv) or a CSV file (points.csv, layers.csv).
+    #[arg(value_name = "DIR|CSV")]
+    pub input: PathBuf,
+    /// Column on the x axis, e.g. ou.rows.
+    #[arg(long)]
+    pub x: String,
+    /// Numeric column on the y axis, e.g. speedup_vs_dense.
+    #[arg(long)]
+    pub y: String,
+    /// Column(s) whose values make the lines, comma-separated ("" for one line).
+    #[arg(long, default_value = "mode")]
+    pub series: String,
+    /// Keep only rows with COLUMN=VALUE (repeatable). Unless one names `layer`, only the
+    /// TOTAL rows are kept.
+    #[arg(long = "where", value_name = "COLUMN=VALUE")]
+    pub filters: Vec<String>,
+    /// SVG file to write (default: <y>-vs-<x>.svg next to the CSV).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Title (default: y vs x and the filters).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Logarithmic x axis (base 2 ticks for powers of two).
+    #[arg(long)]
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    #[arg(long)]
+    pub log_y: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The reference CSV (points.csv or layers.csv, or a directory holding one).
+    pub old: PathBuf,
+    /// The CSV to check against it.
+    pub new: PathBuf,
+    /// Relative tolerance on numeric cells: |new - old| <= tol * max(|old|, |new|).
+    #[arg(long, default_value_t = 0.0)]
+    pub tolerance: f64,
+    /// Columns to leave out of the comparison (repeatable).
+    #[arg(long = "ignore", value_name = "COLUMN")]
+    pub ignore: Vec<String>,
+}

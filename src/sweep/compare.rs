@@ -1,0 +1,201 @@
+//! `sresim compare OLD NEW --tolerance T`: what changed between two result CSVs.
+//!
+//! Rows are matched by their key columns: those of `point, workload, network, layer,
+//! mode` the files have, plus every column that is not a layers.csv column (the axis
+//! columns of a sweep). Numeric cells are equal within a relative tolerance,
+//! |new - old| <= T * max(|old|, |new|); other cells must match exactly. Rows present in
+//! one file only and columns present in one file only are differences too.
+
+use super::table::Table;
+use crate::report;
+use anyhow::{bail, Result};
+use std::collections::HashMap;
+
+/// Columns that identify a row even though layers.csv has some of them.
+const KEYS: [&str; 5] = ["point", "workload", "network", "layer", "mode"];
+
+/// The differences between two tables.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// One line per difference, in OLD's row order, then added rows.
+    pub lines: Vec<String>,
+    pub compared: usize,
+    pub changed: usize,
+    pub missing: usize,
+    pub added: usize,
+    pub column_changes: usize,
+}
+
+impl Report {
+    pub fn differs(&self) -> bool {
+        self.changed + self.missing + self.added + self.column_changes > 0
+    }
+
+    pub fn summary(&self, tol: f64) -> String {
+        format!(
+            "{} rows compared: {} changed beyond relative tolerance {tol}, {} missing from NEW, {} added in NEW, {} column(s) in one file only",
+            self.compared, self.changed, self.missing, self.added, self.column_changes
+        )
+    }
+}
+
+fn is_key(col: &str, layer_cols: &[&str]) -> bool {
+    KEYS.contains(&col) || !layer_cols.contains(&col)
+}
+
+/// Whether `col` identifies a row (a key column) rather than holding a result.
+pub fn is_key_column(col: &str) -> bool {
+    is_key(col, &report::header())
+}
+
+/// Equal within relative tolerance `tol` (numbers), or identical (anything else).
+pub fn same(a: &str, b: &str, tol: f64) -> bool {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x == y || (x - y).abs() <= tol * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+fn change(a: &str, b: &str) -> String {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) if x != 0.0 => format!("{a} -> {b} ({:+.3}%)", 100.0 * (y - x) / x.abs()),
+        _ => format!("'{a}' -> '{b}'"),
+    }
+}
+
+type Keyed<'a> = (Vec<String>, HashMap<Vec<&'a str>, usize>);
+
+fn keyed<'a>(t: &'a Table, keys: &[String]) -> Result<Keyed<'a>> {
+    let idx: Vec<usize> = keys
+        .iter()
+        .map(|k| t.col(k, "key"))
+        .collect::<Result<_>>()?;
+    let mut map = HashMap::new();
+    let mut order = Vec::new();
+    for (r, row) in t.rows.iter().enumerate() {
+        let key: Vec<&str> = idx.iter().map(|&i| row[i].as_str()).collect();
+        let label = keys
+            .iter()
+            .zip(&key)
+            .filter(|(k, _)| *k != "point")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if map.insert(key, r).is_some() {
+            bail!(
+                "{}: line {}: a second row with {label}",
+                t.path.display(),
+                r + 2
+            );
+        }
+        order.push(label);
+    }
+    Ok((order, map))
+}
+
+/// Compares `new` against `old`, leaving out the columns in `ignore`.
+pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<Report> {
+    if !(tol.is_finite() && tol >= 0.0) {
+        bail!("--tolerance: {tol} is not a non-negative number");
+    }
+    let layer_cols = report::header();
+    let cols = |t: &Table| -> Vec<String> {
+        t.header
+            .iter()
+            .filter(|c| !ignore.contains(c))
+            .cloned()
+            .collect()
+    };
+    let (oc, nc) = (cols(old), cols(new));
+    let keys: Vec<String> = oc
+        .iter()
+        .filter(|c| is_key(c, &layer_cols))
+        .cloned()
+        .collect();
+    let new_keys: Vec<String> = nc
+        .iter()
+        .filter(|c| is_key(c, &layer_cols))
+        .cloned()
+        .collect();
+    let (mut ks, mut nks) = (keys.clone(), new_keys.clone());
+    ks.sort();
+    nks.sort();
+    if ks != nks {
+        bail!(
+            "{} and {}: the rows are keyed by different columns ({} vs {}): nothing to match",
+            old.path.display(),
+            new.path.display(),
+            keys.join(","),
+            new_keys.join(",")
+        );
+    }
+    let mut rep = Report::default();
+    for c in oc.iter().filter(|c| !nc.contains(c)) {
+        rep.lines.push(format!("column {c}: only in OLD"));
+        rep.column_changes += 1;
+    }
+    for c in nc.iter().filter(|c| !oc.contains(c)) {
+        rep.lines.push(format!("column {c}: only in NEW"));
+        rep.column_changes += 1;
+    }
+    let values: Vec<(usize, usize, &String)> = oc
+        .iter()
+        .filter(|c| !keys.contains(c) && nc.contains(c))
+        .map(|c| Ok((old.col(c, "column")?, new.col(c, "column")?, c)))
+        .collect::<Result<_>>()?;
+    let (old_labels, old_map) = keyed(old, &keys)?;
+    let (new_labels, new_map) = keyed(new, &keys)?;
+    for (r, row) in old.rows.iter().enumerate() {
+        let key: Vec<&str> = keys
+            .iter()
+            .map(|k| row[old.col(k, "key").expect("checked")].as_str())
+            .collect();
+        let Some(&nr) = new_map.get(&key) else {
+            rep.lines
+                .push(format!("missing from NEW: {}", old_labels[r]));
+            rep.missing += 1;
+            continue;
+        };
+        rep.compared += 1;
+        let nrow = &new.rows[nr];
+        let diffs: Vec<String> = values
+            .iter()
+            .filter(|(i, j, _)| !same(&row[*i], &nrow[*j], tol))
+            .map(|(i, j, c)| format!("{c} {}", change(&row[*i], &nrow[*j])))
+            .collect();
+        if !diffs.is_empty() {
+            rep.lines
+                .push(format!("changed {}: {}", old_labels[r], diffs.join(", ")));
+            rep.changed += 1;
+        }
+    }
+    for (r, row) in new.rows.iter().enumerate() {
+        let key: Vec<&str> = keys
+            .iter()
+            .map(|k| row[new.col(k, "key").expect("checked")].as_str())
+            .collect();
+        if !old_map.contains_key(&key) {
+            rep.lines.push(format!("added in NEW: {}", new_labels[r]));
+            rep.added += 1;
+        }
+    }
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_tolerance() {
+        // |100 - 101| = 1 <= 0.01 * 101 = 1.01: equal; |100 - 102| = 2 > 1.02: not.
+        assert!(same("100", "101", 0.01));
+        assert!(!same("100", "102", 0.01));
+        assert!(same("0", "0", 0.0));
+        assert!(!same("0", "1e-300", 0.5));
+        assert!(same("", "", 0.0));
+        assert!(!same("", "0", 0.0));
+        assert!(same("conv", "conv", 0.0));
+        assert_eq!(change("200", "201"), "200 -> 201 (+0.500%)");
+    }
+}

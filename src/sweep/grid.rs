@@ -1,0 +1,354 @@
+//! The grid file (docs/sweeps.md): what a sweep runs, parsed and checked, and its points.
+//!
+//! ```toml
+//! base = "configs/default.toml"     # optional
+//! workloads = ["lenet5-mnist"]       # required
+//! modes = ["dense", "sre"]           # optional, default all five
+//! samples = 1                        # optional, default all a workload holds
+//! engine = "fast"                    # optional
+//! [set]                              # optional: fixed for every point, not a column
+//! "synth.structure" = "ssl"
+//! [axes]                             # cartesian product, first axis outermost
+//! "ou.rows" = [4, 8, 9, 16]
+//! [[points]]                         # optional explicit list: one more axis whose
+//! "ou.rows" = 9                      # values are whole assignments
+//! "ou.cols" = 8
+//! ```
+
+use super::ordered::Ordered;
+use super::value::{key_kind, AxisValue, KeyKind};
+use anyhow::{anyhow, bail, Result};
+use crossbar::Mode;
+use engine::EngineKind;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGrid {
+    base: Option<String>,
+    workloads: Vec<String>,
+    modes: Option<Vec<String>>,
+    samples: Option<i64>,
+    engine: Option<String>,
+    set: Option<Ordered>,
+    axes: Option<Ordered>,
+    points: Option<Vec<Ordered>>,
+}
+
+/// One axis: a key and its values, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<AxisValue>,
+}
+
+/// A parsed, checked grid file.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    /// The file, as given (for messages).
+    pub path: PathBuf,
+    /// The base config file, resolved (None: the default config).
+    pub base: Option<PathBuf>,
+    pub workloads: Vec<String>,
+    pub modes: Vec<Mode>,
+    pub samples: Option<usize>,
+    pub engine: EngineKind,
+    /// Fixed assignments for every point.
+    pub set: Vec<(String, AxisValue)>,
+    pub axes: Vec<Axis>,
+    /// The explicit point list: its keys, then one row of values per entry.
+    pub explicit: Option<(Vec<String>, Vec<Vec<AxisValue>>)>,
+}
+
+/// One point of a grid: a workload and a value for every axis key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub id: String,
+    pub workload: String,
+    /// Aligned with [`Grid::axis_keys`].
+    pub values: Vec<AxisValue>,
+}
+
+/// FNV-1a, 64 bits: a hash that is the same on every machine and every Rust release.
+pub fn fnv64(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The stable id of a point: 12 hex digits of the hash of its workload and its sorted
+/// `key=value` pairs. It does not depend on the order of axes or values in the file.
+pub fn point_id(workload: &str, pairs: &[(&str, &AxisValue)]) -> String {
+    let mut lines: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.canonical()))
+        .collect();
+    lines.sort();
+    let text = format!("workload={workload:?}\n{}", lines.join("\n"));
+    format!("{:012x}", fnv64(&text) >> 16)
+}
+
+impl Grid {
+    /// Reads and checks `path`. Relative paths in it (base, bundle directories) are looked
+    /// up next to the grid file first, then in the current directory.
+    pub fn load(path: &Path) -> Result<Grid> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+        Grid::parse(&text, path)
+    }
+
+    /// Parses the text of a grid file that lives at `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Grid> {
+        let p = path.display().to_string();
+        let raw: RawGrid =
+            toml::from_str(text).map_err(|e| anyhow!("{p}: {}", e.message().replace('\n', " ")))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let base = match raw.base {
+            None => None,
+            Some(b) => Some(near(dir, &b).ok_or_else(|| {
+                anyhow!("{p}: base: {b} does not exist (looked next to the grid file and in the current directory)")
+            })?),
+        };
+        if raw.workloads.is_empty() {
+            bail!("{p}: workloads: the list is empty");
+        }
+        let mut workloads: Vec<String> = Vec::new();
+        for w in raw.workloads {
+            if workloads.contains(&w) {
+                bail!("{p}: workloads: '{w}' is listed twice");
+            }
+            workloads.push(w);
+        }
+        let modes = match raw.modes {
+            None => Mode::ALL.to_vec(),
+            Some(list) => crate::commands::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
+        };
+        let samples = match raw.samples {
+            None => None,
+            Some(n) if n >= 1 => Some(n as usize),
+            Some(n) => bail!("{p}: samples: {n} is not a positive number of samples"),
+        };
+        let engine = match raw.engine {
+            None => EngineKind::Fast,
+            Some(e) => e.parse().map_err(|err| anyhow!("{p}: engine: {err}"))?,
+        };
+        let set = match raw.set {
+            None => Vec::new(),
+            Some(t) => {
+                let mut set = Vec::new();
+                for (k, v) in table(&t, &p, "set")? {
+                    check_key(&p, "set", &k)?;
+                    set.push((k.clone(), scalar(&v, &p, &format!("set.{k}"))?));
+                }
+                set
+            }
+        };
+        let mut axes: Vec<Axis> = Vec::new();
+        if let Some(t) = raw.axes {
+            for (k, v) in table(&t, &p, "axes")? {
+                check_key(&p, "axes", &k)?;
+                let field = format!("axes.{k}");
+                let Ordered::Array(items) = v else {
+                    bail!("{p}: {field}: expected a list of values, e.g. [4, 8]");
+                };
+                if items.is_empty() {
+                    bail!("{p}: {field}: the list is empty");
+                }
+                let mut values: Vec<AxisValue> = Vec::new();
+                for item in &items {
+                    let v = scalar(item, &p, &field)?;
+                    if values.iter().any(|x| x.canonical() == v.canonical()) {
+                        bail!("{p}: {field}: value {v} is listed twice");
+                    }
+                    values.push(v);
+                }
+                axes.push(Axis { key: k, values });
+            }
+        }
+        let explicit = match raw.points {
+            None => None,
+            Some(list) => Some(explicit_points(&list, &p, &axes)?),
+        };
+        for (k, _) in &set {
+            let on_axis = axes.iter().any(|a| &a.key == k)
+                || explicit.as_ref().is_some_and(|(keys, _)| keys.contains(k));
+            if on_axis {
+                bail!("{p}: set.{k}: also varied by the grid (a key is either fixed or an axis)");
+            }
+        }
+        Ok(Grid {
+            path: path.to_path_buf(),
+            base,
+            workloads,
+            modes,
+            samples,
+            engine,
+            set,
+            axes,
+            explicit,
+        })
+    }
+
+    /// The axis columns of points.csv: the [axes] keys in file order, then the keys of
+    /// the explicit point list.
+    pub fn axis_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.axes.iter().map(|a| a.key.clone()).collect();
+        if let Some((k, _)) = &self.explicit {
+            keys.extend(k.iter().cloned());
+        }
+        keys
+    }
+
+    /// Every point, workload outermost, then the axes in file order (the last varies
+    /// fastest), the explicit list innermost.
+    pub fn points(&self) -> Vec<Point> {
+        let mut dims: Vec<Vec<Vec<AxisValue>>> = self
+            .axes
+            .iter()
+            .map(|a| a.values.iter().map(|v| vec![v.clone()]).collect())
+            .collect();
+        if let Some((_, rows)) = &self.explicit {
+            dims.push(rows.clone());
+        }
+        let mut combos: Vec<Vec<AxisValue>> = vec![Vec::new()];
+        for dim in &dims {
+            combos = combos
+                .iter()
+                .flat_map(|c| {
+                    dim.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.extend(v.iter().cloned());
+                        c
+                    })
+                })
+                .collect();
+        }
+        let keys = self.axis_keys();
+        let mut out = Vec::new();
+        for w in &self.workloads {
+            for values in &combos {
+                let pairs: Vec<(&str, &AxisValue)> =
+                    keys.iter().map(String::as_str).zip(values).collect();
+                out.push(Point {
+                    id: point_id(w, &pairs),
+                    workload: w.clone(),
+                    values: values.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// `key=value` of every fixed assignment and of the point's axes, by kind.
+    pub fn assignments<'a>(&'a self, point: &'a Point) -> Vec<(String, &'a AxisValue)> {
+        let keys = self.axis_keys();
+        let mut out: Vec<(String, &AxisValue)> =
+            self.set.iter().map(|(k, v)| (k.clone(), v)).collect();
+        out.extend(keys.into_iter().zip(&point.values));
+        out
+    }
+
+    /// The point as `workload=W key=value ...` for messages.
+    pub fn describe(&self, point: &Point) -> String {
+        let mut s = format!("workload={}", point.workload);
+        for (k, v) in self.axis_keys().iter().zip(&point.values) {
+            s.push_str(&format!(" {k}={}", v.csv()));
+        }
+        s
+    }
+}
+
+/// `rel` next to the grid file, else as given; None when neither exists.
+pub fn near(dir: &Path, rel: &str) -> Option<PathBuf> {
+    let r = Path::new(rel);
+    let beside = dir.join(r);
+    if r.is_relative() && beside.exists() {
+        Some(beside)
+    } else if r.exists() {
+        Some(r.to_path_buf())
+    } else {
+        None
+    }
+}
+
+fn table(t: &Ordered, p: &str, field: &str) -> Result<Vec<(String, Ordered)>> {
+    match t {
+        Ordered::Table(_) => Ok(t.flatten()),
+        _ => bail!("{p}: {field}: expected a table"),
+    }
+}
+
+fn check_key(p: &str, field: &str, key: &str) -> Result<()> {
+    key_kind(key).map_err(|e| anyhow!("{p}: {field}.{key}: {e}"))?;
+    Ok(())
+}
+
+fn scalar(v: &Ordered, p: &str, field: &str) -> Result<AxisValue> {
+    match v {
+        Ordered::Scalar(s) => AxisValue::from_toml(s),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        anyhow!(
+            "{p}: {field}: {} is not a number, string or boolean",
+            v.to_value()
+        )
+    })
+}
+
+fn explicit_points(
+    list: &[Ordered],
+    p: &str,
+    axes: &[Axis],
+) -> Result<(Vec<String>, Vec<Vec<AxisValue>>)> {
+    if list.is_empty() {
+        bail!("{p}: points: the list is empty");
+    }
+    let mut keys: Vec<String> = Vec::new();
+    let mut rows: Vec<Vec<AxisValue>> = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let field = format!("points[{i}]");
+        let pairs = table(entry, p, &field)?;
+        if i == 0 {
+            if pairs.is_empty() {
+                bail!("{p}: {field}: no keys");
+            }
+            for (k, _) in &pairs {
+                check_key(p, &field, k)?;
+                if axes.iter().any(|a| &a.key == k) {
+                    bail!("{p}: {field}.{k}: also an axis of [axes]");
+                }
+            }
+            keys = pairs.iter().map(|(k, _)| k.clone()).collect();
+        }
+        let mut row = Vec::new();
+        for k in &keys {
+            let v = pairs.iter().find(|(pk, _)| pk == k).ok_or_else(|| {
+                anyhow!("{p}: {field}: has no {k} (every entry sets the keys of points[0])")
+            })?;
+            row.push(scalar(&v.1, p, &format!("{field}.{k}"))?);
+        }
+        if let Some((k, _)) = pairs.iter().find(|(k, _)| !keys.contains(k)) {
+            bail!("{p}: {field}.{k}: not set by points[0] (every entry sets the same keys)");
+        }
+        let canon = |r: &Vec<AxisValue>| r.iter().map(|v| v.canonical()).collect::<Vec<_>>();
+        if rows.iter().any(|r| canon(r) == canon(&row)) {
+            bail!("{p}: {field}: repeats an earlier entry");
+        }
+        rows.push(row);
+    }
+    Ok((keys, rows))
+}
+
+/// A `key = value` assignment of a point.
+pub type Assignment<'a> = (String, &'a AxisValue);
+
+/// Which config keys and generator keys a point sets.
+pub fn split_kinds<'a>(
+    pairs: &'a [Assignment<'a>],
+) -> (Vec<&'a Assignment<'a>>, Vec<&'a Assignment<'a>>) {
+    pairs
+        .iter()
+        .partition(|(k, _)| key_kind(k) == Ok(KeyKind::Config))
+}

@@ -1,0 +1,69 @@
+//! Sweeps and sensitivity studies (docs/sweeps.md).
+//!
+//! `sresim sweep` runs every point of a grid file — a base config, workloads, modes and
+//! axes whose cartesian product (plus an optional explicit point list) are the points —
+//! in parallel, appending each finished point's rows to points.csv; `--resume` finishes
+//! an interrupted sweep and `--shard I/N` runs a deterministic share of it, which
+//! `sresim merge` joins. `sresim plot` draws a column against another as SVG and
+//! `sresim compare` reports what changed between two result CSVs.
+//!
+//! grid ([`grid`], [`value`]) -> plan: every point checked, how a point runs ([`plan`])
+//! -> parallel run ([`exec`]) -> points.csv and sweep.json ([`store`]) -> shards and merge
+//! ([`shard`]); [`plot`] and [`compare`] read the CSVs ([`table`]).
+
+pub mod args;
+pub mod compare;
+pub mod exec;
+pub mod grid;
+pub mod ordered;
+pub mod plan;
+pub mod plot;
+pub mod shard;
+pub mod store;
+pub mod table;
+pub mod value;
+
+pub use args::{CompareArgs, MergeArgs, PlotArgs, SweepArgs};
+
+use anyhow::{bail, Result};
+
+/// `sresim sweep`.
+pub fn sweep_command(args: &SweepArgs) -> Result<()> {
+    let outcome = exec::sweep(args)?;
+    if !args.quiet {
+        println!("{}", exec::describe(args, &outcome));
+    }
+    Ok(())
+}
+
+/// `sresim merge`.
+pub fn merge_command(args: &MergeArgs) -> Result<()> {
+    println!("{}", shard::merge(&args.dirs, &args.out, args.partial)?);
+    Ok(())
+}
+
+/// `sresim plot`.
+pub fn plot_command(args: &PlotArgs) -> Result<()> {
+    println!("wrote {}", plot::plot(args)?.display());
+    Ok(())
+}
+
+/// `sresim compare`: prints every difference and fails when there is one.
+pub fn compare_command(args: &CompareArgs) -> Result<()> {
+    let old = table::Table::read(&args.old)?;
+    let new = table::Table::read(&args.new)?;
+    let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;
+    for line in &rep.lines {
+        println!("{line}");
+    }
+    println!("{}", rep.summary(args.tolerance));
+    if rep.differs() {
+        bail!(
+            "{} and {} differ beyond relative tolerance {}",
+            old.path.display(),
+            new.path.display(),
+            args.tolerance
+        );
+    }
+    Ok(())
+}

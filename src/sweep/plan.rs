@@ -1,0 +1,221 @@
+//! A grid, checked down to every point before anything runs, and how one point runs.
+//!
+//! A point is a config (the base file with `--set key=value` for every fixed and axis
+//! config key), a workload opened with the point's generator parameters, and one
+//! `run::run` over every mode of the grid; its rows are the rows of layers.csv prefixed
+//! with the point id, the workload and the axis values.
+
+use super::grid::{near, split_kinds, Grid, Point};
+use super::value::AxisValue;
+use crate::cli::SynthArgs;
+use crate::config::{self, Resolved};
+use crate::{report, run};
+use anyhow::{anyhow, bail, Result};
+use clap::Parser;
+use std::path::Path;
+use workload::Workload;
+
+/// A grid and everything derived from it.
+#[derive(Debug)]
+pub struct Plan {
+    pub grid: Grid,
+    /// Every point of the grid, in grid order.
+    pub points: Vec<Point>,
+    /// The columns of points.csv.
+    pub columns: Vec<String>,
+    /// Rows each point writes: (layers + 1 TOTAL) x modes.
+    pub rows: Vec<usize>,
+    /// Identifies the grid's content (see [`Plan::new`]).
+    pub fingerprint: String,
+    /// What each workload of the grid is opened as (a bundle path next to the grid, or
+    /// the name as written).
+    open_as: Vec<String>,
+}
+
+/// The columns of points.csv for the given axis keys.
+pub fn columns(axis_keys: &[String]) -> Vec<String> {
+    let mut c = vec!["point".to_string(), "workload".to_string()];
+    c.extend(axis_keys.iter().cloned());
+    c.extend(report::header().iter().map(|s| s.to_string()));
+    c
+}
+
+impl Plan {
+    /// Checks every fixed and axis value on its own, then every point, then opens each
+    /// workload once (its layer count fixes the rows of a point). The fingerprint hashes
+    /// the effective base config and energy table, the fixed keys, modes, samples, engine,
+    /// the axis columns in order and the sorted point ids.
+    pub fn new(grid: Grid) -> Result<Plan> {
+        let p = grid.path.display().to_string();
+        let fixed: Vec<(String, &AxisValue)> =
+            grid.set.iter().map(|(k, v)| (k.clone(), v)).collect();
+        let (base_cfg, base_synth) =
+            setup(&grid, &fixed).map_err(|e| anyhow!("{p}: set: {e:#}"))?;
+        let keys = grid.axis_keys();
+        for axis in &grid.axes {
+            for v in &axis.values {
+                let mut pairs = fixed.clone();
+                pairs.push((axis.key.clone(), v));
+                setup(&grid, &pairs).map_err(|e| anyhow!("{p}: axes.{} = {v}: {e:#}", axis.key))?;
+            }
+        }
+        let points = grid.points();
+        let mut ids: Vec<&str> = points.iter().map(|x| x.id.as_str()).collect();
+        ids.sort_unstable();
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            bail!("{p}: two points share the id {} (a repeated point?)", w[0]);
+        }
+        for pt in &points {
+            setup(&grid, &grid.assignments(pt))
+                .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+        }
+        let dir = grid.path.parent().unwrap_or(Path::new(""));
+        let mut open_as = Vec::new();
+        let mut layers = Vec::new();
+        for w in &grid.workloads {
+            let name = match near(dir, w) {
+                Some(path) if w.contains(['/', '\\']) => path.display().to_string(),
+                _ => w.clone(),
+            };
+            let wl = open(&grid, &name, &base_cfg, &base_synth)
+                .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
+            if let Some(n) = grid.samples {
+                if n > wl.available_samples() {
+                    bail!(
+                        "{p}: samples: {n}: {w} holds {} sample(s)",
+                        wl.available_samples()
+                    );
+                }
+            }
+            layers.push(wl.layers().len());
+            open_as.push(name);
+        }
+        let modes = grid.modes.len();
+        let rows = points
+            .iter()
+            .map(|pt| {
+                let i = grid.workloads.iter().position(|w| *w == pt.workload);
+                (layers[i.expect("a point's workload is in the grid")] + 1) * modes
+            })
+            .collect();
+        let mut text = format!(
+            "sresim sweep grid v1\nbase config:\n{}\nenergy table:\n{}\n",
+            toml::to_string(&base_cfg.config)?,
+            toml::to_string(&base_cfg.energy)?
+        );
+        let mut set: Vec<String> = fixed
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.canonical()))
+            .collect();
+        set.sort();
+        let modes: Vec<String> = grid.modes.iter().map(|m| m.to_string()).collect();
+        text += &format!(
+            "set: {}\nmodes: {}\nsamples: {:?}\nengine: {}\ncolumns: {}\npoints: {}\n",
+            set.join(" "),
+            modes.join(","),
+            grid.samples,
+            grid.engine,
+            keys.join(","),
+            ids.join(",")
+        );
+        Ok(Plan {
+            columns: columns(&keys),
+            fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
+            grid,
+            points,
+            rows,
+            open_as,
+        })
+    }
+
+    /// Runs point `i`: its rows, in the order of layers.csv.
+    pub fn run_point(&self, i: usize) -> Result<Vec<Vec<String>>> {
+        let pt = &self.points[i];
+        let g = &self.grid;
+        let context = || format!("{}: point {} ({})", g.path.display(), pt.id, g.describe(pt));
+        let (cfg, synth) =
+            setup(g, &g.assignments(pt)).map_err(|e| anyhow!("{}: {e:#}", context()))?;
+        let wi = g.workloads.iter().position(|w| *w == pt.workload);
+        let name = &self.open_as[wi.expect("a point's workload is in the grid")];
+        let result = (|| {
+            let w = open(g, name, &cfg, &synth)?;
+            let samples = g.samples.unwrap_or(w.available_samples());
+            run::run(&run::RunSpec {
+                workload: w.as_ref(),
+                cfg: &cfg,
+                modes: &g.modes,
+                engine: g.engine,
+                samples,
+                progress: false,
+            })
+        })()
+        .map_err(|e| anyhow!("{}: {e:#}", context()))?;
+        let prefix: Vec<String> = [pt.id.clone(), pt.workload.clone()]
+            .into_iter()
+            .chain(pt.values.iter().map(AxisValue::csv))
+            .collect();
+        let rows: Vec<Vec<String>> = report::layers_rows(&result)
+            .into_iter()
+            .map(|r| prefix.iter().cloned().chain(r).collect())
+            .collect();
+        if rows.len() != self.rows[i] {
+            bail!(
+                "{}: produced {} rows, expected {}",
+                context(),
+                rows.len(),
+                self.rows[i]
+            );
+        }
+        Ok(rows)
+    }
+}
+
+fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {
+    crate::workloads::open(Some(name), synth, grid.samples, cfg)
+}
+
+/// The config and generator parameters of a list of assignments.
+fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, SynthArgs)> {
+    let (cfg_pairs, synth_pairs) = split_kinds(pairs);
+    let sets: Vec<String> = cfg_pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.toml_text()))
+        .collect();
+    let cfg = config::load(grid.base.as_deref(), &sets)?;
+    let mut synth = default_synth();
+    for (k, v) in synth_pairs {
+        let number = || {
+            v.as_f64()
+                .ok_or_else(|| anyhow!("{k}: {v} is not a number"))
+        };
+        match k.as_str() {
+            "synth.weight_sparsity" => synth.weight_sparsity = number()?,
+            "synth.act_sparsity" => synth.act_sparsity = number()?,
+            "synth.structure" => match v {
+                AxisValue::Str(s) => synth.structure = s.clone(),
+                _ => bail!("{k}: {v} is not a string (unstructured or ssl)"),
+            },
+            "synth.seed" => match v {
+                AxisValue::Int(s) if *s >= 0 => synth.seed = *s as u64,
+                _ => bail!("{k}: {v} is not a non-negative integer"),
+            },
+            "synth.synthetic_inputs" => match v {
+                AxisValue::Bool(b) => synth.synthetic_inputs = *b,
+                _ => bail!("{k}: {v} is not true or false"),
+            },
+            _ => unreachable!("split_kinds passes generator keys only"),
+        }
+    }
+    crate::commands::synth_params(&synth)?;
+    Ok((cfg, synth))
+}
+
+/// The generator parameters of `sresim run` without flags.
+fn default_synth() -> SynthArgs {
+    #[derive(Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        synth: SynthArgs,
+    }
+    Defaults::parse_from(["sresim"]).synth
+}

@@ -1,0 +1,165 @@
+//! Axis values and the keys they may be bound to.
+//!
+//! An axis key is either a config key (`ou.rows`, `crossbar.cell_bits`, `energy.*`: any
+//! key `--set` accepts) or a parameter of the synthetic generators (`synth.*`), which
+//! decide the data of built-in networks and of bundle layers without inputs.
+
+use crate::config::DEFAULT_CONFIG_TOML;
+use energy::EnergyTable;
+use toml::{Table, Value};
+
+/// One value of an axis: a TOML scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AxisValue {
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+}
+
+impl AxisValue {
+    pub fn from_toml(v: &Value) -> Option<AxisValue> {
+        Some(match v {
+            Value::Integer(i) => AxisValue::Int(*i),
+            Value::Float(f) => AxisValue::Float(*f),
+            Value::String(s) => AxisValue::Str(s.clone()),
+            Value::Boolean(b) => AxisValue::Bool(*b),
+            _ => return None,
+        })
+    }
+
+    /// The text a point id is hashed from: distinguishes 4 from 4.0 and from "4".
+    pub fn canonical(&self) -> String {
+        match self {
+            AxisValue::Int(i) => i.to_string(),
+            AxisValue::Float(f) => format!("{f:?}"),
+            AxisValue::Str(s) => format!("{s:?}"),
+            AxisValue::Bool(b) => b.to_string(),
+        }
+    }
+
+    /// The cell of the axis column in points.csv.
+    pub fn csv(&self) -> String {
+        match self {
+            AxisValue::Int(i) => i.to_string(),
+            AxisValue::Float(f) => format!("{f}"),
+            AxisValue::Str(s) => s.clone(),
+            AxisValue::Bool(b) => b.to_string(),
+        }
+    }
+
+    /// The value as TOML text, for a `--set KEY=VALUE` override.
+    pub fn toml_text(&self) -> String {
+        match self {
+            AxisValue::Str(s) => Value::String(s.clone()).to_string(),
+            v => v.canonical(),
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            AxisValue::Int(i) => Some(*i as f64),
+            AxisValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AxisValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.toml_text())
+    }
+}
+
+/// The synthetic-generator keys an axis may vary.
+pub const SYNTH_KEYS: [&str; 5] = [
+    "synth.weight_sparsity",
+    "synth.act_sparsity",
+    "synth.structure",
+    "synth.seed",
+    "synth.synthetic_inputs",
+];
+
+/// What a key sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// A config key, applied as `--set key=value`.
+    Config,
+    /// A synthetic-generator parameter.
+    Synth,
+}
+
+/// Classifies `key`, or explains why it is not one.
+pub fn key_kind(key: &str) -> Result<KeyKind, String> {
+    if SYNTH_KEYS.contains(&key) {
+        return Ok(KeyKind::Synth);
+    }
+    if key.starts_with("synth.") {
+        return Err(format!(
+            "unknown generator key (expected one of {})",
+            SYNTH_KEYS.join(", ")
+        ));
+    }
+    let defaults: Table = DEFAULT_CONFIG_TOML
+        .parse()
+        .expect("the embedded default config parses");
+    let known = match key.split('.').collect::<Vec<_>>().as_slice() {
+        ["energy", "table"] => true,
+        ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
+            .expect("table serializes")
+            .contains_key(*k),
+        [section, k] => defaults
+            .get(*section)
+            .and_then(Value::as_table)
+            .is_some_and(|t| t.contains_key(*k)),
+        _ => false,
+    };
+    if known {
+        Ok(KeyKind::Config)
+    } else if key == "workload" || key == "workloads" {
+        Err("workloads are listed in the top-level `workloads` key, not as an axis".into())
+    } else if key == "modes" || key == "mode" {
+        Err("modes are listed in the top-level `modes` key (every point runs all of them)".into())
+    } else {
+        Err(format!(
+            "unknown key (a config key such as ou.rows, see configs/default.toml, or one of {})",
+            SYNTH_KEYS.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_of_values() {
+        let f = AxisValue::Float(1.0);
+        assert_eq!(
+            (f.canonical(), f.csv(), f.toml_text()),
+            ("1.0".into(), "1".into(), "1.0".into())
+        );
+        let s = AxisValue::Str("ssl".into());
+        assert_eq!(
+            (s.canonical(), s.csv(), s.toml_text()),
+            ("\"ssl\"".into(), "ssl".into(), "\"ssl\"".into())
+        );
+        assert_ne!(
+            AxisValue::Int(4).canonical(),
+            AxisValue::Float(4.0).canonical()
+        );
+    }
+
+    #[test]
+    fn keys_are_classified() {
+        assert_eq!(key_kind("ou.rows"), Ok(KeyKind::Config));
+        assert_eq!(key_kind("energy.dac_per_row_pj"), Ok(KeyKind::Config));
+        assert_eq!(key_kind("synth.structure"), Ok(KeyKind::Synth));
+        assert!(key_kind("ou.height").unwrap_err().contains("unknown key"));
+        assert!(key_kind("synth.sparsity")
+            .unwrap_err()
+            .contains("generator"));
+        assert!(key_kind("workload").unwrap_err().contains("workloads"));
+        assert!(key_kind("ou").is_err());
+    }
+}
