@@ -113,6 +113,21 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                     .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                     .map_err(err)?;
             }
+            if idx == 1 {
+                // Compute alone: the time with an unbounded bandwidth.
+                let c = m.compute.iter().sum::<f64>() * 1e3;
+                let grey = RGBColor(120, 120, 120);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x0, c), (x1, c)],
+                        6,
+                        4,
+                        grey.stroke_width(1),
+                    ))
+                    .map_err(err)?
+                    .label("compute only")
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+            }
             chart
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.8))
