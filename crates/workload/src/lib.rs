@@ -8,6 +8,9 @@
 //! bundles of real tensors ([`bundle`]), and the `--workload` lookup ([`resolve`]).
 //! Layers are loaded one at a time; nothing is held for the whole network.
 
+// Bundles are user data: no unwrap/expect outside tests (docs/errors.md).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod bundle;
 pub mod geometry;
 pub mod layer;

@@ -24,6 +24,9 @@ pub struct OpenOptions {
     pub samples: usize,
     /// Allow bundle layers without an `input` array (`--synthetic-inputs`).
     pub synthetic_inputs: bool,
+    /// A bundle layer whose arrays would need more bytes than this to load is refused at
+    /// open (`limits.max_layer_bytes`; see [`crate::bundle::array_bytes`]).
+    pub max_layer_bytes: u64,
 }
 
 impl Default for OpenOptions {
@@ -33,6 +36,7 @@ impl Default for OpenOptions {
             synth: SynthParams::default(),
             samples: 1,
             synthetic_inputs: false,
+            max_layer_bytes: crate::bundle::DEFAULT_MAX_LAYER_BYTES,
         }
     }
 }

@@ -1,5 +1,10 @@
 //! manifest.json of a workload bundle (docs/interfaces.md), parsed field by field so
 //! that every error names the field: `layers[2].kernel: expected 2 positive integers`.
+//!
+//! Keys are checked against the lists below: a misspelt key (`strides`, `in_channel`) is
+//! an error rather than a silently used default. The optional keys that exporters write
+//! for people (`provenance`, `onnx_pads`, ...) are known and accepted. docs/errors.md lists
+//! every check.
 
 use serde_json::{Map, Value};
 
@@ -14,7 +19,40 @@ pub struct ManifestLayer {
     pub input: Option<String>,
 }
 
-/// A parsed manifest. Keys it does not know are ignored.
+/// Keys of the manifest object.
+pub const TOP_KEYS: [&str; 5] = ["name", "source", "samples", "layers", "provenance"];
+/// Keys of a conv layer (the last two are written by the ONNX exporter when it folds
+/// asymmetric padding into the captured input; informational).
+pub const CONV_KEYS: [&str; 14] = [
+    "name",
+    "kind",
+    "in_channels",
+    "out_channels",
+    "kernel",
+    "stride",
+    "padding",
+    "dilation",
+    "groups",
+    "input_shape",
+    "weight",
+    "input",
+    "onnx_pads",
+    "padding_folded_into_input",
+];
+/// Keys of an fc layer.
+pub const FC_KEYS: [&str; 6] = [
+    "name",
+    "kind",
+    "in_features",
+    "out_features",
+    "weight",
+    "input",
+];
+/// Largest size the manifest accepts for any single count (channels, kernel, padding,
+/// ...): 2^31 - 1. Sums and products of such values fit a u64 where the model adds them.
+pub const MAX_SIZE: u64 = i32::MAX as u64;
+
+/// A parsed manifest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
     pub name: String,
@@ -40,8 +78,62 @@ fn required_str(o: &Obj, key: &str, at: &str) -> Result<String, String> {
 
 fn as_count(v: &Value, min: u64) -> Option<usize> {
     v.as_u64()
-        .filter(|&n| n >= min)
+        .filter(|&n| n >= min && n <= MAX_SIZE)
         .and_then(|n| usize::try_from(n).ok())
+}
+
+/// The first key of `o` that is not in `known`, as an error naming it.
+fn unknown_key(o: &Obj, known: &[&str], at: &str, what: &str) -> Result<(), String> {
+    match o.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(format!(
+            "{at}{k}: unknown key (expected {what}: {})",
+            known.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// An optional list of exactly `n` non-negative integers (informational keys).
+fn optional_list(o: &Obj, key: &str, at: &str, n: usize) -> Result<(), String> {
+    match o.get(key) {
+        None => Ok(()),
+        Some(Value::Array(a)) if a.len() == n && a.iter().all(|v| as_count(v, 0).is_some()) => {
+            Ok(())
+        }
+        Some(_) => Err(format!("{at}{key}: expected {n} non-negative integers")),
+    }
+}
+
+/// Every size the model derives from a geometry (rows K, elements, output positions,
+/// multiply-accumulates) as a u64 product, so no later computation on it can overflow.
+fn check_sizes(g: &ConvGeometry, at: &str) -> Result<(), String> {
+    let mul = |xs: &[usize]| xs.iter().try_fold(1u64, |a, &x| a.checked_mul(x as u64));
+    let [ho, wo] = g.output_hw();
+    let k = mul(&[g.in_channels / g.groups, g.kernel[0], g.kernel[1]]);
+    let checks = [
+        (
+            "input elements per sample",
+            mul(&[g.in_channels, g.input_hw[0], g.input_hw[1]]),
+        ),
+        ("output positions", mul(&[ho, wo])),
+        ("output elements per sample", mul(&[g.out_channels, ho, wo])),
+        (
+            "weight elements",
+            k.and_then(|k| k.checked_mul(g.out_channels as u64)),
+        ),
+        (
+            "multiply-accumulates per sample",
+            k.and_then(|k| mul(&[g.out_channels, ho, wo])?.checked_mul(k)),
+        ),
+    ];
+    for (what, v) in checks {
+        if v.is_none() {
+            return Err(format!(
+                "{at}: geometry too large: {what} overflow 64 bits (counts would overflow u64)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn what(min: u64) -> &'static str {
@@ -100,6 +192,11 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         .as_object()
         .ok_or_else(|| format!("layers[{i}]: expected an object"))?;
     let name = required_str(o, "name", &at)?;
+    if name == "TOTAL" {
+        return Err(format!(
+            "{at}name: \"TOTAL\" is reserved for the per-mode total rows of layers.csv (expected another name)"
+        ));
+    }
     let kind = match o.get("kind").and_then(Value::as_str) {
         Some("conv") => LayerKind::Conv,
         Some("fc") => LayerKind::Fc,
@@ -110,6 +207,12 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         }
         None => return Err(format!("{at}kind: expected \"conv\" or \"fc\"")),
     };
+    match kind {
+        LayerKind::Conv => unknown_key(o, &CONV_KEYS, &at, "a key of a conv layer")?,
+        LayerKind::Fc => unknown_key(o, &FC_KEYS, &at, "a key of an fc layer")?,
+    }
+    optional_list(o, "onnx_pads", &at, 4)?;
+    optional_list(o, "padding_folded_into_input", &at, 4)?;
     let geom = match kind {
         LayerKind::Fc => ConvGeometry::fc(
             int(o, "in_features", &at, None)?,
@@ -136,6 +239,7 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         }
     };
     geom.validate().map_err(|e| format!("{at}{e}"))?;
+    check_sizes(&geom, &format!("layers[{i}]"))?;
     Ok(ManifestLayer {
         spec: LayerSpec { name, kind, geom },
         weight: required_str(o, "weight", &at)?,
@@ -148,12 +252,18 @@ impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
         let o = v.as_object().ok_or("expected a JSON object")?;
+        unknown_key(o, &TOP_KEYS, "", "a manifest key")?;
         let name = required_str(o, "name", "")?;
         let source = non_empty_str(o, "source", "")?.unwrap_or_else(|| "unspecified".into());
         let samples = match o.get("samples") {
             None | Some(Value::Null) => None,
             Some(v) => Some(as_count(v, 1).ok_or("samples: expected a positive integer")?),
         };
+        if let Some(p) = o.get("provenance") {
+            if !p.is_object() {
+                return Err("provenance: expected a JSON object (free-form details)".into());
+            }
+        }
         let list = o
             .get("layers")
             .and_then(Value::as_array)
@@ -170,6 +280,7 @@ impl Manifest {
             }
             layers.push(l);
         }
+        super::chain::check(&layers)?;
         Ok(Manifest {
             name,
             source,
@@ -192,8 +303,8 @@ mod tests {
         let m = Manifest::parse(
             r#"{"name": "n", "layers": [
               {"name": "c", "kind": "conv", "in_channels": 2, "out_channels": 4, "kernel": 3,
-               "input_shape": [2, 5, 6], "weight": "c.w", "extra": {"ignored": true}},
-              {"name": "f", "kind": "fc", "in_features": 8, "out_features": 3, "weight": "f.w",
+               "input_shape": [2, 5, 6], "weight": "c.w", "onnx_pads": [0, 0, 1, 1]},
+              {"name": "f", "kind": "fc", "in_features": 16, "out_features": 3, "weight": "f.w",
                "input": "f.x"}]}"#,
         )
         .unwrap();
@@ -205,7 +316,7 @@ mod tests {
         );
         assert_eq!(g.input_hw, [5, 6]);
         assert_eq!(m.layers[0].input, None);
-        assert_eq!(m.layers[1].spec.geom, ConvGeometry::fc(8, 3));
+        assert_eq!(m.layers[1].spec.geom, ConvGeometry::fc(16, 3));
         assert_eq!(m.layers[1].input.as_deref(), Some("f.x"));
     }
 

@@ -6,6 +6,8 @@
 //! precision, a common sample count), so a run never fails half-way. `load_layer` then
 //! re-reads one layer's arrays. docs/workloads.md lists the rules.
 
+mod budget;
+mod chain;
 mod manifest;
 mod tensors;
 #[cfg(test)]
@@ -18,11 +20,11 @@ use std::io::{BufReader, Cursor};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
-use ndarray_npy::NpzReader;
 
+pub use budget::{array_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
 pub use manifest::{Manifest, ManifestLayer};
-pub use tensors::AnyArray;
 use tensors::{fmt_shape, NpzSource};
+pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
 
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::QuantLayer;
@@ -31,7 +33,7 @@ use crate::resolve::OpenOptions;
 use crate::source::Workload;
 use crate::synth::{check_load, synth_inputs, InputKind, SynthParams};
 
-enum Npz {
+enum NpzStore {
     File(PathBuf),
     Bytes(Cow<'static, [u8]>),
 }
@@ -40,7 +42,7 @@ enum Npz {
 pub struct BundleWorkload {
     manifest: Manifest,
     layers: Vec<LayerSpec>,
-    npz: Npz,
+    npz: NpzStore,
     /// Labels of the two files in error messages: `<dir>/manifest.json`, `<dir>/tensors.npz`.
     manifest_label: String,
     npz_label: String,
@@ -70,7 +72,7 @@ impl BundleWorkload {
             manifest_label,
             npz_label,
             &text,
-            Npz::File(dir.join("tensors.npz")),
+            NpzStore::File(dir.join("tensors.npz")),
             opts,
         )
     }
@@ -87,7 +89,7 @@ impl BundleWorkload {
             format!("{label}/manifest.json"),
             format!("{label}/tensors.npz"),
             manifest_json,
-            Npz::Bytes(npz_bytes.into()),
+            NpzStore::Bytes(npz_bytes.into()),
             opts,
         )
     }
@@ -101,7 +103,7 @@ impl BundleWorkload {
         manifest_label: String,
         npz_label: String,
         text: &str,
-        npz: Npz,
+        npz: NpzStore,
         opts: &OpenOptions,
     ) -> anyhow::Result<Self> {
         let manifest = Manifest::parse(text).map_err(|e| anyhow!("{manifest_label}: {e}"))?;
@@ -125,45 +127,66 @@ impl BundleWorkload {
         Ok(w)
     }
 
-    fn reader(&self) -> anyhow::Result<NpzReader<NpzSource<'_>>> {
+    fn reader(&self) -> anyhow::Result<Npz<NpzSource<'_>>> {
         let src = match &self.npz {
-            Npz::File(p) => NpzSource::File(BufReader::new(
+            NpzStore::File(p) => NpzSource::File(BufReader::new(
                 File::open(p).map_err(|e| anyhow!("{}: cannot open: {e}", self.npz_label))?,
             )),
-            Npz::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
+            NpzStore::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
         };
-        NpzReader::new(src)
-            .map_err(|e| anyhow!("{}: not a readable npz archive: {e}", self.npz_label))
+        Npz::new(src).map_err(|e| anyhow!("{}: {e}", self.npz_label))
     }
 
     /// Reads every array once; returns the common sample count.
     fn validate_arrays(&self, opts: &OpenOptions) -> anyhow::Result<usize> {
         let mut npz = self.reader()?;
-        let names: HashSet<String> = npz
-            .names()
-            .map_err(|e| anyhow!("{}: not a readable npz archive: {e}", self.npz_label))?
-            .into_iter()
-            .collect();
+        let names = npz.names();
         let mut first_n: Option<(usize, &str)> = None;
         for (i, l) in self.manifest.layers.iter().enumerate() {
-            let a = self.read_array(&mut npz, &names, &l.weight, i, "weight")?;
-            self.check_weight_shape(l, a.shape())?;
+            let wh = self.header(&mut npz, &names, &l.weight, i, "weight")?;
+            self.check_weight_shape(l, &wh.shape)?;
+            let ih = match &l.input {
+                Some(input) => {
+                    let h = self.header(&mut npz, &names, input, i, "input")?;
+                    let n = self.check_input_shape(l, input, &h.shape)?;
+                    match first_n {
+                        Some((n0, name0)) if n0 != n => bail!(
+                            "{}: {input}: {n} samples, but {name0} has {n0} (all layers need the same N)",
+                            self.npz_label
+                        ),
+                        None => first_n = Some((n, input)),
+                        _ => {}
+                    }
+                    Some((input, h))
+                }
+                None => None,
+            };
+            let samples = ih
+                .as_ref()
+                .map(|(_, h)| h.shape[0])
+                .or(self.manifest.samples)
+                .unwrap_or(opts.samples);
+            let need = array_bytes(&l.spec.geom, samples as u128);
+            if need > opts.max_layer_bytes as u128 {
+                bail!(
+                    "{}: {}: layer {} needs about {} to load {samples} sample(s), more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
+                    self.npz_label,
+                    ih.as_ref().map_or(l.weight.as_str(), |(n, _)| n.as_str()),
+                    l.spec.name,
+                    fmt_bytes(need),
+                    fmt_bytes(opts.max_layer_bytes as u128),
+                    need.next_power_of_two()
+                );
+            }
+            let a = self.read_array(&mut npz, &l.weight, &wh)?;
             a.weights(opts.precision.weight_bits)
                 .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?;
             drop(a);
-            let Some(input) = &l.input else { continue };
-            let a = self.read_array(&mut npz, &names, input, i, "input")?;
-            let n = self.check_input_shape(l, input, a.shape())?;
-            match first_n {
-                Some((n0, name0)) if n0 != n => bail!(
-                    "{}: {input}: {n} samples, but {name0} has {n0} (all layers need the same N)",
-                    self.npz_label
-                ),
-                None => first_n = Some((n, input)),
-                _ => {}
+            if let Some((input, h)) = ih {
+                let a = self.read_array(&mut npz, input, &h)?;
+                a.inputs(opts.precision.input_bits)
+                    .map_err(|e| anyhow!("{}: {input}: {e}", self.npz_label))?;
             }
-            a.inputs(opts.precision.input_bits)
-                .map_err(|e| anyhow!("{}: {input}: {e}", self.npz_label))?;
         }
         match (first_n, self.manifest.samples) {
             (Some((n, name)), Some(m)) if n != m => bail!(
@@ -176,21 +199,41 @@ impl BundleWorkload {
         }
     }
 
-    fn read_array<R: std::io::Read + std::io::Seek>(
+    fn header<R: std::io::Read + std::io::Seek>(
         &self,
-        npz: &mut NpzReader<R>,
+        npz: &mut Npz<R>,
         names: &HashSet<String>,
         name: &str,
         layer: usize,
         field: &str,
-    ) -> anyhow::Result<AnyArray> {
+    ) -> anyhow::Result<ArrayHeader> {
         if !names.contains(name) {
             bail!(
                 "{}: {name}: no such array (named by layers[{layer}].{field} of manifest.json)",
                 self.npz_label
             );
         }
-        AnyArray::read(npz, name).map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+        npz.header(name)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+    }
+
+    fn read_array<R: std::io::Read + std::io::Seek>(
+        &self,
+        npz: &mut Npz<R>,
+        name: &str,
+        header: &ArrayHeader,
+    ) -> anyhow::Result<AnyArray> {
+        npz.read(name, header)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+    }
+
+    /// Reads array `name` again at load time, re-checking its header against what open saw.
+    fn reread(&self, name: &str) -> anyhow::Result<AnyArray> {
+        let mut npz = self.reader()?;
+        let h = npz
+            .header(name)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+        self.read_array(&mut npz, name, &h)
     }
 
     fn check_weight_shape(&self, l: &ManifestLayer, shape: &[usize]) -> anyhow::Result<()> {
@@ -266,9 +309,8 @@ impl BundleWorkload {
                 &self.synth,
             ));
         };
-        let mut npz = self.reader()?;
-        let a = AnyArray::read(&mut npz, name)
-            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+        let a = self.reread(name)?;
+        self.check_input_shape(l, name, a.shape())?;
         a.inputs(precision.input_bits)
             .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
     }
@@ -296,9 +338,8 @@ impl Workload for BundleWorkload {
         check_load(self, index, precision, samples)?;
         let l = &self.manifest.layers[index];
         let weights = {
-            let mut npz = self.reader()?;
-            let a = AnyArray::read(&mut npz, &l.weight)
-                .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?;
+            let a = self.reread(&l.weight)?;
+            self.check_weight_shape(l, a.shape())?;
             a.weights(precision.weight_bits)
                 .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?
         };

@@ -368,3 +368,168 @@ fn bad_integer_arrays_and_dtypes() {
         "{e}"
     );
 }
+
+#[test]
+fn unknown_keys_reserved_names_and_chain() {
+    let (e, d) = open_err(|m, _| m["layers"][0]["strides"] = json!([1, 1]));
+    assert!(
+        e.starts_with(&format!(
+            "{d}/manifest.json: layers[0].strides: unknown key (expected a key of a conv layer: name, kind,"
+        )),
+        "{e}"
+    );
+    let (e, _) = open_err(|m, _| m["layers"][1]["in_channels"] = json!(8));
+    assert!(
+        e.contains("layers[1].in_channels: unknown key (expected a key of an fc layer"),
+        "{e}"
+    );
+    let (e, _) = open_err(|m, _| m["version"] = json!(2));
+    assert!(
+        e.ends_with("manifest.json: version: unknown key (expected a manifest key: name, source, samples, layers, provenance)"),
+        "{e}"
+    );
+    // Known optional keys are accepted.
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = manifest();
+    m["provenance"] = json!({"model": "hand-made"});
+    m["layers"][0]["onnx_pads"] = json!([0, 0, 1, 1]);
+    m["layers"][0]["padding_folded_into_input"] = json!([0, 0, 1, 1]);
+    write(dir.path(), &m, &tensors());
+    assert!(BundleWorkload::open(dir.path(), &p8()).is_ok());
+    let (e, _) = open_err(|m, _| m["layers"][0]["onnx_pads"] = json!([0, 0, 1]));
+    assert!(
+        e.ends_with("layers[0].onnx_pads: expected 4 non-negative integers"),
+        "{e}"
+    );
+    let (e, _) = open_err(|m, _| m["layers"][1]["name"] = json!("TOTAL"));
+    assert!(e.contains("layers[1].name: \"TOTAL\" is reserved"), "{e}");
+    // conv1 makes 2 channels from 1: an fc on 9 inputs fits no flattened map of 1 or 2
+    // channels... 9 = 1 x 9 fits the 1-channel network input, so use 2 -> 3 channels.
+    let (e, _) = open_err(|m, t| {
+        m["layers"][0]["input_shape"] = json!([2, 4, 4]);
+        m["layers"][0]["in_channels"] = json!(2);
+        m["layers"][1]["in_features"] = json!(9);
+        t[0].1 = seq(&[2, 2, 3, 3], |_| 1.0);
+        t[1].1 = seq(&[2, 2, 4, 4], |_| 1.0);
+        t[2].1 = seq(&[3, 9], |_| 1.0);
+        t[3].1 = seq(&[2, 9], |_| 1.0);
+    });
+    assert!(
+        e.ends_with("layers[1].in_features: 9 is not a multiple of any channel count earlier layers produce (expected C*H*W of an earlier output, C from: 2)"),
+        "{e}"
+    );
+    // Sizes beyond 2^31 - 1 and geometry whose products overflow are refused.
+    let (e, _) = open_err(|m, _| m["layers"][0]["out_channels"] = json!(1u64 << 40));
+    assert!(
+        e.ends_with("layers[0].out_channels: expected a positive integer"),
+        "{e}"
+    );
+    let (e, _) = open_err(|m, _| {
+        let big = i32::MAX as u64 - 1;
+        m["layers"][0]["input_shape"] = json!([1, big, big]);
+        m["layers"][0]["kernel"] = json!([1, 1]);
+        m["layers"][0]["out_channels"] = json!(big);
+    });
+    assert!(
+        e.ends_with("layers[0]: geometry too large: output elements per sample overflow 64 bits (counts would overflow u64)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn memory_cap_is_checked_before_reading() {
+    // conv1: weights 18 + inputs 2*16 = 50 elements; fc1: 24 + 2*8 = 40; 12 bytes each.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &manifest(), &tensors());
+    let cap = |b: u64| OpenOptions {
+        max_layer_bytes: b,
+        ..p8()
+    };
+    assert!(BundleWorkload::open(dir.path(), &cap(600)).is_ok());
+    let e = BundleWorkload::open(dir.path(), &cap(599))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("tensors.npz: conv1.input: layer conv1 needs about 600 B to load 2 sample(s), more than limits.max_layer_bytes = 599 B (raise it, e.g. --set limits.max_layer_bytes=1024)"),
+        "{e}"
+    );
+}
+
+/// An npz whose arrays are given as raw .npy bytes.
+fn raw_npz(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in entries {
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        z.start_file(format!("{name}.npy"), opts).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+fn npy_header(dict: &str) -> Vec<u8> {
+    let mut h = format!("{dict}\n").into_bytes();
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.append(&mut h);
+    out
+}
+
+#[test]
+fn hostile_headers_and_corrupt_archives() {
+    let good: Vec<(&str, Vec<u8>)> = tensors()
+        .iter()
+        .map(|(n, a)| {
+            let mut b = Vec::new();
+            ndarray_npy::WriteNpyExt::write_npy(a, &mut b).unwrap();
+            (*n, b)
+        })
+        .collect();
+    let m = manifest().to_string();
+    let open = |entries: &[(&str, Vec<u8>)]| {
+        BundleWorkload::from_bytes("b", &m, raw_npz(entries), &p8())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(open(&good), Ok(()));
+    let with = |i: usize, bytes: Vec<u8>| {
+        let mut e = good.clone();
+        e[i].1 = bytes;
+        open(&e).unwrap_err()
+    };
+    // A header claiming 2^40 elements: refused on the shape, nothing allocated.
+    let e = with(
+        0,
+        npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }"),
+    );
+    assert_eq!(
+        e,
+        "b/tensors.npz: conv1.weight: shape [1099511627776] does not match geometry [2,1,3,3]"
+    );
+    // Right shape, data cut short.
+    let mut short = good[0].1.clone();
+    short.truncate(short.len() - 5);
+    let e = with(0, short);
+    assert_eq!(
+        e,
+        "b/tensors.npz: conv1.weight: not a valid .npy array: reached EOF before reading all data"
+    );
+    // Not an npy at all; an over-long header.
+    assert_eq!(
+        with(1, b"hello world".to_vec()),
+        "b/tensors.npz: conv1.input: not a valid .npy array: bad magic string"
+    );
+    let mut long = b"\x93NUMPY\x02\x00".to_vec();
+    long.extend_from_slice(&u32::MAX.to_le_bytes());
+    assert!(with(1, long).ends_with("header of 4294967295 bytes (at most 65536)"));
+    // A truncated archive.
+    let mut bytes = raw_npz(&good);
+    bytes.truncate(bytes.len() / 2);
+    let e = BundleWorkload::from_bytes("b", &m, bytes, &p8()).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("b/tensors.npz: not a readable npz archive"),
+        "{e}"
+    );
+}

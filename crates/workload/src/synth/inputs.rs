@@ -51,6 +51,7 @@ pub fn synth_inputs(
         InputKind::PostRelu => post_relu(n, params.act_sparsity, input_bits, &mut rng),
     };
     // Finite by construction, so quantization cannot fail.
+    #[allow(clippy::expect_used)]
     quantize_inputs(&x, input_bits).expect("synthetic inputs are finite")
 }
 
