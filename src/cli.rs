@@ -31,6 +31,21 @@ pub enum Command {
     Plot(crate::sweep::PlotArgs),
     /// Report what changed between two result CSVs; fails when anything did.
     Compare(crate::sweep::CompareArgs),
+    /// Memory-subsystem model: off-chip traffic and time of a training step or inference
+    /// against on-chip buffer capacity and off-chip bandwidth.
+    Memory(MemoryCmd),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MemoryCmd {
+    #[command(flatten)]
+    pub args: memory::MemoryArgs,
+    /// TOML config (its [memory] table; keys it omits keep the defaults).
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Override a config key, e.g. --set memory.optimizer=adam (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,6 @@
 //! The subcommands, as library functions the binary (and tests) call.
 
-use crate::cli::{RunArgs, SynthArgs, WorkloadsArgs};
+use crate::cli::{MemoryCmd, RunArgs, SynthArgs, WorkloadsArgs};
 use crate::{config, report, run};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
@@ -88,4 +88,44 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
     };
     p.validate()?;
     Ok(p)
+}
+
+/// `sresim memory`: the memory-subsystem model, with compute times at peak or, with
+/// `memory.compute = "simulated"`, the crossbar layers' times from an sre-mode run of the
+/// same network (one sample, scaled by the batch).
+pub fn memory(cmd: &MemoryCmd) -> Result<()> {
+    let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
+    let mc = &cfg.config.memory;
+    mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    let compute = match mc.compute {
+        memory::ComputeKind::Peak => memory::ComputeSource::Peak,
+        memory::ComputeKind::Simulated => {
+            let synth = SynthArgs {
+                weight_sparsity: 0.7,
+                structure: "unstructured".into(),
+                act_sparsity: 0.5,
+                seed: 1,
+                synthetic_inputs: true,
+            };
+            let w = crate::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
+                .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
+            let result = run::run(&run::RunSpec {
+                workload: w.as_ref(),
+                cfg: &cfg,
+                modes: &[Mode::Sre],
+                engine: EngineKind::Fast,
+                samples: 1,
+                progress: false,
+            })?;
+            let batch = cmd.args.batch as f64;
+            memory::ComputeSource::Simulated(
+                result
+                    .layers
+                    .iter()
+                    .map(|r| (r.layer.clone(), r.time_ns * 1e-9 * batch))
+                    .collect(),
+            )
+        }
+    };
+    memory::run(&cmd.args, mc, compute)
 }

@@ -31,6 +31,9 @@ pub struct Config {
     pub input: InputCfg,
     pub power: PowerCfg,
     pub energy: EnergyCfg,
+    /// The memory-subsystem model (`sresim memory`); see docs/memory.md.
+    #[serde(default)]
+    pub memory: memory::MemoryConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

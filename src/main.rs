@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => sresim::sweep::merge_command(&args),
         Command::Plot(args) => sresim::sweep::plot_command(&args),
         Command::Compare(args) => sresim::sweep::compare_command(&args),
+        Command::Memory(cmd) => sresim::commands::memory(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
