@@ -30,7 +30,10 @@ fn params() -> SynthParams {
 fn load_all(name: &str) -> Vec<QuantLayer> {
     let w = ZooWorkload::new(name, params()).expect("zoo network");
     (0..w.layers().len())
-        .map(|i| w.load_layer(i, Precision::default(), 1).expect("layer loads"))
+        .map(|i| {
+            w.load_layer(i, Precision::default(), 1)
+                .expect("layer loads")
+        })
         .collect()
 }
 
@@ -52,7 +55,9 @@ fn cifar10(c: &mut Criterion) {
     let layers = load_all("cifar10");
     let mut g = c.benchmark_group("cifar10");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
-    g.bench_function("fast", |b| b.iter(|| run_network(black_box(&layers), EngineKind::Fast)));
+    g.bench_function("fast", |b| {
+        b.iter(|| run_network(black_box(&layers), EngineKind::Fast))
+    });
     g.bench_function("reference", |b| {
         b.iter(|| run_network(black_box(&layers), EngineKind::Reference))
     });
@@ -124,7 +129,9 @@ fn vgg16_largest(c: &mut Criterion) {
                 .map(|m| {
                     spans
                         .iter()
-                        .map(|&(cg, lo, hi)| m.and_count_range(&comp.groups[cg].mask, lo, hi) as u64)
+                        .map(|&(cg, lo, hi)| {
+                            m.and_count_range(&comp.groups[cg].mask, lo, hi) as u64
+                        })
                         .sum::<u64>()
                 })
                 .sum::<u64>()
