@@ -1,0 +1,553 @@
+//! Limits checked before a layer is loaded or simulated, from its geometry alone.
+//!
+//! - **Counts.** Every event count of section 8 and the cycles of section 7 are u64 sums.
+//!   [`layer_bounds`] gives an upper bound of each, computed in u128 from the geometry,
+//!   the hardware and the options (worst case over what the data could be: every row
+//!   active, two passes under sign-magnitude); [`check_network`] refuses a network where
+//!   any bound, or any per-mode sum over layers (the TOTAL rows), exceeds `u64::MAX`.
+//!   A refused network is one whose counts *could* overflow; a network that passes can
+//!   never overflow, whatever its weights and inputs.
+//! - **Mapping.** Row and column indices of the mapping are u32: K + crossbar.rows and
+//!   the columns of a polarity array + crossbar.cols must fit.
+//! - **Memory.** [`layer_bytes`] estimates the peak bytes of loading, mapping and
+//!   compressing one layer; a layer above `limits.max_layer_bytes` is refused.
+
+use crate::input::SignedEncoding;
+use crate::SimOptions;
+use crossbar::{Hardware, Mode};
+use std::fmt;
+use workload::ConvGeometry;
+
+/// Why a network is refused before it is simulated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitError {
+    /// A count of `layer` (or of the TOTAL rows) could exceed u64.
+    Overflow {
+        layer: String,
+        count: &'static str,
+        bound: u128,
+    },
+    /// An index of the mapping would not fit u32.
+    Mapping { layer: String, what: String },
+    /// Loading the layer would need more memory than the cap.
+    Memory { layer: String, need: u128, cap: u64 },
+}
+
+impl fmt::Display for LimitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitError::Overflow {
+                layer,
+                count,
+                bound,
+            } => {
+                let sum = if layer == "TOTAL" {
+                    " summed over layers"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "{layer}: counts would overflow u64 ({count}{sum} could reach {:.3e}, more than the largest u64 {:.3e})",
+                    *bound as f64,
+                    u64::MAX as f64
+                )
+            }
+            LimitError::Mapping { layer, what } => {
+                write!(f, "{layer}: too large to map: {what}")
+            }
+            LimitError::Memory { layer, need, cap } => write!(
+                f,
+                "{layer}: needs about {} to load, more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
+                workload::bundle::fmt_bytes(*need),
+                workload::bundle::fmt_bytes(*cap as u128),
+                need.next_power_of_two()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LimitError {}
+
+/// Upper bounds of every count of one layer over the given modes, named as the fields of
+/// `energy::Events` (and the columns of layers.csv).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds(pub Vec<(&'static str, u128)>);
+
+impl Bounds {
+    pub fn get(&self, name: &str) -> Option<u128> {
+        self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    /// The first count above u64::MAX.
+    pub fn overflowing(&self) -> Option<(&'static str, u128)> {
+        self.0.iter().copied().find(|&(_, v)| v > u64::MAX as u128)
+    }
+}
+
+fn ceil(a: u128, b: u128) -> u128 {
+    a.div_ceil(b.max(1))
+}
+
+/// Saturating product: bounds are only compared with u64::MAX, so saturating at
+/// u128::MAX keeps every comparison right and nothing can overflow.
+fn mul(xs: &[u128]) -> u128 {
+    xs.iter().fold(1u128, |a, &x| a.saturating_mul(x))
+}
+
+/// ceil(log2 n), 0 for n <= 1.
+fn ceil_log2(n: u128) -> u128 {
+    if n <= 1 {
+        0
+    } else {
+        (128 - (n - 1).leading_zeros()) as u128
+    }
+}
+
+/// The column structure of section 3, counted (not built).
+struct Shape {
+    /// Rows of a group's matrix.
+    k: u128,
+    /// Physical columns of one polarity array of one group.
+    pol_cols: u128,
+    /// Column blocks over all groups and both polarities.
+    blocks: u128,
+    /// Column groups over all groups and both polarities.
+    col_groups: u128,
+    /// Physical columns over all groups and both polarities.
+    cols: u128,
+    /// Dense row tiles per block.
+    tiles: u128,
+}
+
+fn shape(geom: &ConvGeometry, hw: &Hardware) -> Shape {
+    let u = |x: usize| x as u128;
+    let g = u(geom.groups);
+    let k = mul(&[
+        u(geom.in_channels / geom.groups.max(1)),
+        u(geom.kernel[0]),
+        u(geom.kernel[1]),
+    ]);
+    let pol_cols = mul(&[
+        u(geom.out_channels / geom.groups.max(1)),
+        hw.cells_per_weight() as u128,
+    ]);
+    let (xc, oc) = (hw.xbar_cols as u128, hw.ou_cols as u128);
+    let per_pol_groups =
+        mul(&[pol_cols / xc.max(1), ceil(xc, oc)]).saturating_add(ceil(pol_cols % xc.max(1), oc));
+    Shape {
+        k,
+        pol_cols,
+        blocks: mul(&[2, g, ceil(pol_cols, xc)]),
+        col_groups: mul(&[2, g, per_pol_groups]),
+        cols: mul(&[2, g, pol_cols]),
+        tiles: ceil(k, hw.xbar_rows as u128),
+    }
+}
+
+/// Upper bounds of every count of one layer replaying `samples` samples, over `modes`.
+pub fn layer_bounds(
+    geom: &ConvGeometry,
+    samples: u64,
+    hw: &Hardware,
+    opts: &SimOptions,
+    modes: &[Mode],
+) -> Bounds {
+    let s = shape(geom, hw);
+    let [ho, wo] = geom.output_hw();
+    let vectors = mul(&[samples as u128, ho as u128, wo as u128]);
+    // Signedness is known only once the data is read: assume the worst.
+    let passes: u128 = match opts.encoding {
+        SignedEncoding::SignMagnitude => 2,
+        SignedEncoding::TwosComplement => 1,
+    };
+    let applied = hw.input_bits as u128;
+    let steps = mul(&[vectors, passes, ceil(applied, hw.dac_bits as u128)]);
+    // Per (vector, pass, cycle), a column group covers at most K rows of each tile in
+    // ceil(rows / ou.rows) OUs: at most ceil(K / ou.rows) + tiles OUs over the tiles.
+    let ous_per_group = ceil(s.k, hw.ou_rows as u128).saturating_add(s.tiles);
+    let ou_ops_grouped = mul(&[steps, s.col_groups, ous_per_group]);
+    let ideal_ops = mul(&[steps, s.tiles, s.blocks]);
+    let (adc, idx) = (hw.adc_per_crossbar as u128, hw.index_rows_per_cycle as u128);
+    let mut ou_ops = 0;
+    let mut busy = 0;
+    for &m in modes {
+        let (ops, ii) = match m {
+            Mode::Ideal => (ideal_ops, ceil(hw.xbar_cols as u128, adc).max(1)),
+            m if m.compacted() => (
+                ou_ops_grouped,
+                ceil(hw.ou_cols as u128, adc)
+                    .max(ceil(hw.ou_rows as u128, idx))
+                    .max(1),
+            ),
+            _ => (ou_ops_grouped, ceil(hw.ou_cols as u128, adc).max(1)),
+        };
+        ou_ops = ou_ops.max(ops);
+        busy = busy.max(mul(&[ops, ii]));
+    }
+    let rows_driven = mul(&[steps, s.col_groups, s.k]);
+    let index_bits = ceil_log2(s.k);
+    let in_elems = mul(&[
+        geom.in_channels as u128,
+        geom.input_hw[0] as u128,
+        geom.input_hw[1] as u128,
+    ]);
+    let out_elems = mul(&[geom.out_channels as u128, ho as u128, wo as u128]);
+    Bounds(vec![
+        ("vectors", vectors),
+        ("ou_ops", ou_ops),
+        ("rows_driven", rows_driven),
+        ("cells_read", mul(&[steps, s.k, s.cols])),
+        ("adc_conversions", mul(&[steps, s.cols, ous_per_group])),
+        ("index_reads", rows_driven),
+        ("index_bits_read", mul(&[rows_driven, index_bits])),
+        ("ous_formed", ou_ops),
+        ("ir_bits", mul(&[vectors, passes, applied, s.k, s.blocks])),
+        ("or_bits", mul(&[vectors, s.tiles, s.cols, 32])),
+        (
+            "edram_bits",
+            mul(&[
+                samples as u128,
+                in_elems.saturating_add(out_elems),
+                hw.input_bits as u128,
+            ]),
+        ),
+        (
+            "weight_storage_bits",
+            mul(&[s.k, s.cols, hw.cell_bits as u128]),
+        ),
+        ("index_storage_bits", mul(&[s.col_groups, s.k, index_bits])),
+        ("crossbars", mul(&[s.tiles, s.blocks])),
+        ("busy_cycles", busy),
+        ("cycles", busy.saturating_add(6)),
+    ])
+}
+
+/// Checks the u32 index space of the mapping (section 3 as built by `crossbar::LayerMap`).
+pub fn check_mapping(name: &str, geom: &ConvGeometry, hw: &Hardware) -> Result<(), LimitError> {
+    let s = shape(geom, hw);
+    let max = u32::MAX as u128;
+    let err = |what: String| {
+        Err(LimitError::Mapping {
+            layer: name.to_string(),
+            what,
+        })
+    };
+    if s.k + hw.xbar_rows as u128 > max {
+        return err(format!(
+            "K = {} rows per group (expected K + crossbar.rows <= {max})",
+            s.k
+        ));
+    }
+    if s.pol_cols + hw.xbar_cols as u128 > max {
+        return err(format!(
+            "{} columns per polarity array (expected columns + crossbar.cols <= {max})",
+            s.pol_cols
+        ));
+    }
+    if s.blocks > max || s.tiles > max {
+        return err(format!(
+            "{} column blocks x {} row tiles (expected each <= {max})",
+            s.blocks, s.tiles
+        ));
+    }
+    Ok(())
+}
+
+/// Estimated peak bytes of one layer while it is simulated: its arrays as loaded
+/// (`workload::bundle::array_bytes`), the mapping and the compression of its column
+/// groups, and each worker thread's vector, masks and per-crossbar issue counters.
+pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: usize) -> u128 {
+    let s = shape(geom, hw);
+    let arrays = workload::bundle::array_bytes(geom, samples as u128);
+    // Compression: per column group, its non-zero rows (u32 each, K at most) and a bit
+    // mask of K rows; the mapping: 8 bytes per physical column, a header per group.
+    let compression = mul(&[s.col_groups, s.k.saturating_mul(5).saturating_add(64)]);
+    let mapping = mul(&[s.cols, 8]).saturating_add(mul(&[s.blocks, 64]));
+    // Per thread: the vector of all groups (i32) and its masks (a byte per row, bits of
+    // a few classes), and the per-crossbar issue counters.
+    let groups = geom.groups as u128;
+    let per_thread = mul(&[s.k, groups, 5]).saturating_add(mul(&[s.tiles, s.blocks, 8]));
+    arrays
+        .saturating_add(compression)
+        .saturating_add(mapping)
+        .saturating_add(per_thread.saturating_mul(threads.max(1) as u128))
+}
+
+/// One layer of [`check_network`]: its name and geometry.
+pub struct LayerRef<'a> {
+    pub name: &'a str,
+    pub geom: &'a ConvGeometry,
+}
+
+/// Checks every layer (mapping, memory, count bounds) and the per-mode sums over layers,
+/// before anything is loaded or simulated. `max_layer_bytes` is `limits.max_layer_bytes`.
+pub fn check_network(
+    layers: &[LayerRef],
+    samples: u64,
+    hw: &Hardware,
+    opts: &SimOptions,
+    modes: &[Mode],
+    max_layer_bytes: u64,
+    threads: usize,
+) -> Result<(), LimitError> {
+    let mut total: Vec<(&'static str, u128)> = Vec::new();
+    for l in layers {
+        check_mapping(l.name, l.geom, hw)?;
+        let need = layer_bytes(l.geom, samples, hw, threads);
+        if need > max_layer_bytes as u128 {
+            return Err(LimitError::Memory {
+                layer: l.name.to_string(),
+                need,
+                cap: max_layer_bytes,
+            });
+        }
+        let b = layer_bounds(l.geom, samples, hw, opts, modes);
+        if let Some((count, bound)) = b.overflowing() {
+            return Err(LimitError::Overflow {
+                layer: l.name.to_string(),
+                count,
+                bound,
+            });
+        }
+        if total.is_empty() {
+            total = b.0.clone();
+        } else {
+            for (t, (_, v)) in total.iter_mut().zip(&b.0) {
+                t.1 = t.1.saturating_add(*v);
+            }
+        }
+    }
+    match Bounds(total).overflowing() {
+        Some((count, bound)) => Err(LimitError::Overflow {
+            layer: "TOTAL".into(),
+            count,
+            bound,
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{simulate, EngineKind, Prepared};
+    use proptest::prelude::*;
+    use workload::{LayerKind, LayerSpec, QuantLayer};
+
+    fn layer(geom: ConvGeometry, samples: usize, seed: u64, signed: bool) -> QuantLayer {
+        // A small LCG: weights in -7..=7 with zeros, inputs >= 0 (or signed).
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut next = |m: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) as i64 % m) as i32
+        };
+        let weights = (0..geom.weight_elements()).map(|_| next(15) - 7).collect();
+        let input = (0..samples * geom.input_elements())
+            .map(|_| if signed { next(9) - 4 } else { next(5) })
+            .collect();
+        QuantLayer {
+            spec: LayerSpec {
+                name: "l".into(),
+                kind: LayerKind::Conv,
+                geom,
+            },
+            weights,
+            input,
+            samples,
+            signed,
+        }
+    }
+
+    fn events_by_name(e: &energy::Events) -> Vec<(&'static str, u64)> {
+        vec![
+            ("vectors", e.vectors),
+            ("ou_ops", e.ou_ops),
+            ("rows_driven", e.rows_driven),
+            ("cells_read", e.cells_read),
+            ("adc_conversions", e.adc_conversions),
+            ("index_reads", e.index_reads),
+            ("index_bits_read", e.index_bits_read),
+            ("ous_formed", e.ous_formed),
+            ("ir_bits", e.ir_bits),
+            ("or_bits", e.or_bits),
+            ("edram_bits", e.edram_bits),
+            ("weight_storage_bits", e.weight_storage_bits),
+            ("index_storage_bits", e.index_storage_bits),
+            ("crossbars", e.crossbars),
+            ("busy_cycles", e.busy_cycles),
+            ("cycles", e.cycles),
+        ]
+    }
+
+    fn small_hw() -> Hardware {
+        Hardware {
+            xbar_rows: 8,
+            xbar_cols: 8,
+            cell_bits: 2,
+            ou_rows: 3,
+            ou_cols: 2,
+            weight_bits: 4,
+            input_bits: 4,
+            dac_bits: 1,
+            adc_per_crossbar: 1,
+            index_rows_per_cycle: 2,
+            ..Hardware::default()
+        }
+    }
+
+    #[test]
+    fn dense_bounds_are_exact_where_dense_is_exact() {
+        // conv 4 -> 6, 3x3, groups 2, 5x5 input, pad 1 -> 5x5 output; 2 samples, unsigned.
+        // K = 2*9 = 18; cpw = ceil(3/2) = 2; a polarity array of a group has 3*2 = 6
+        // columns: 1 block, 3 column groups of 2; 2 groups x 2 polarities: 4 blocks,
+        // 12 column groups, 24 columns; dense row tiles ceil(18/8) = 3.
+        // vectors 2*25 = 50; steps = 50 x 1 pass x 4 cycles = 200.
+        // cells_read = 200 * 18 * 24 = 86400; rows_driven = 200 * 12 * 18 = 43200;
+        // crossbars 3 * 4 = 12; ir_bits = 50 * 4 * 18 * 4 = 14400;
+        // or_bits = 50 * 3 * 24 * 32 = 115200.
+        let hw = small_hw();
+        let geom = ConvGeometry::conv(4, 6, 3, 1, 1, 2, [5, 5]);
+        let opts = SimOptions::default();
+        let b = layer_bounds(&geom, 2, &hw, &opts, &[Mode::Dense]);
+        let want = [
+            ("cells_read", 86_400),
+            ("rows_driven", 43_200),
+            ("crossbars", 12),
+            ("ir_bits", 14_400),
+            ("or_bits", 115_200),
+        ];
+        for (name, v) in want {
+            assert_eq!(b.get(name), Some(v), "{name}");
+        }
+        let l = layer(geom, 2, 1, false);
+        let prep = Prepared::new(&l, &hw, &opts);
+        let e = simulate(&prep, &hw, &opts, Mode::Dense, EngineKind::Fast, None).unwrap();
+        for (name, v) in events_by_name(&e) {
+            if let Some((_, w)) = want.iter().find(|(n, _)| *n == name) {
+                assert_eq!(v as u128, *w, "{name}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Every count of every mode stays within its bound, for random layers, hardware,
+        /// encodings and data.
+        #[test]
+        fn counts_never_exceed_their_bounds(
+            cin_g in 1usize..4, cout_g in 1usize..5, groups in 1usize..3, k in 1usize..4,
+            hw_in in 3usize..7, pad in 0usize..2, stride in 1usize..3, samples in 1usize..3,
+            ou_rows in 1u32..5, ou_cols in 1u32..4, xbar in 4u32..9, signed: bool,
+            sign_mag: bool, seed: u64, adc in 1u32..3, idx in 1u32..4,
+        ) {
+            let geom = ConvGeometry::conv(cin_g * groups, cout_g * groups, k, stride, pad, groups, [hw_in, hw_in]);
+            prop_assume!(geom.validate().is_ok());
+            let hw = Hardware {
+                xbar_rows: xbar, xbar_cols: xbar, ou_rows, ou_cols,
+                adc_per_crossbar: adc, index_rows_per_cycle: idx, ..small_hw()
+            };
+            let opts = SimOptions {
+                encoding: if sign_mag { SignedEncoding::SignMagnitude } else { SignedEncoding::TwosComplement },
+                ..SimOptions::default()
+            };
+            let l = layer(geom.clone(), samples, seed, signed);
+            let prep = Prepared::new(&l, &hw, &opts);
+            for mode in Mode::ALL {
+                let b = layer_bounds(&geom, samples as u64, &hw, &opts, &[mode]);
+                let e = simulate(&prep, &hw, &opts, mode, EngineKind::Fast, None).unwrap();
+                for (name, v) in events_by_name(&e) {
+                    let bound = b.get(name).unwrap();
+                    prop_assert!(v as u128 <= bound, "{mode} {name}: {v} > {bound}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn overflowing_layers_and_totals_are_refused() {
+        let hw = Hardware::default();
+        let opts = SimOptions::default();
+        let modes = Mode::ALL;
+        // vgg16 conv1_2-like: 64 -> 64, 3x3 on 224x224; K = 576, 64 x 8 cells = 512
+        // columns per polarity (4 blocks, 64 groups), x2 polarities: 1024 columns.
+        // cells_read = samples * 50176 * 16 * 576 * 1024 = samples * 4.7e11: 2^26 samples
+        // reach 3.2e19 > 1.8e19.
+        let geom = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [224, 224]);
+        let one = [LayerRef {
+            name: "conv1_2",
+            geom: &geom,
+        }];
+        let no_mem_cap = u64::MAX;
+        assert_eq!(
+            check_network(&one, 1 << 20, &hw, &opts, &modes, no_mem_cap, 1),
+            Ok(())
+        );
+        let e = check_network(&one, 1 << 26, &hw, &opts, &modes, no_mem_cap, 1).unwrap_err();
+        assert!(
+            matches!(&e, LimitError::Overflow { layer, .. } if layer == "conv1_2"),
+            "{e:?}"
+        );
+        assert!(e
+            .to_string()
+            .starts_with("conv1_2: counts would overflow u64 ("));
+        // The largest count per sample is index_bits_read = rows_driven x ceil(log2 576)
+        // = 802816 * 128 * 576 * 10 = 5.9e11: 2^24 samples (9.9e18) fit one layer, not
+        // two of them summed (2.0e19).
+        let two: Vec<LayerRef> = (0..2)
+            .map(|_| LayerRef {
+                name: "c",
+                geom: &geom,
+            })
+            .collect();
+        assert_eq!(
+            check_network(&two[..1], 1 << 24, &hw, &opts, &modes, no_mem_cap, 1),
+            Ok(())
+        );
+        let e = check_network(&two, 1 << 24, &hw, &opts, &modes, no_mem_cap, 1).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("TOTAL: counts would overflow u64 ("),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains(" summed over layers could reach "),
+            "{e}"
+        );
+        // Absurd geometry saturates instead of overflowing u128.
+        let huge = ConvGeometry::conv(1 << 30, 1 << 30, 1, 1, 1 << 30, 1, [1 << 30, 1 << 30]);
+        let b = layer_bounds(&huge, u64::MAX, &hw, &opts, &modes);
+        assert_eq!(b.get("cells_read"), Some(u128::MAX));
+    }
+
+    #[test]
+    fn mapping_and_memory_limits() {
+        let hw = Hardware::default();
+        // K = 2^30 * 2 * 2 = 2^32 rows per group does not fit u32.
+        let g = ConvGeometry::conv(1 << 30, 2, 2, 1, 0, 1, [2, 2]);
+        let e = check_mapping("big", &g, &hw).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "big: too large to map: K = 4294967296 rows per group (expected K + crossbar.rows <= 4294967295)"
+        );
+        // fc 1000 -> 10, 1 sample: arrays (10000 + 1000) * 12 = 132000 B; 8 cells per
+        // weight -> 80 columns per polarity: 1 block, 10 column groups each, 20 in all;
+        // compression 20 * (1000*5 + 64) = 101280; mapping 160*8 + 2*64 = 1408;
+        // per thread 1000*5 + 8 tiles*2 blocks*8 = 5128 -> 239816 B with 1 thread.
+        let fc = ConvGeometry::fc(1000, 10);
+        assert_eq!(layer_bytes(&fc, 1, &hw, 1), 239_816);
+        let l = [LayerRef {
+            name: "fc",
+            geom: &fc,
+        }];
+        let opts = SimOptions::default();
+        assert!(check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_816, 1).is_ok());
+        let e = check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_815, 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fc: needs about 234.2 KiB to load, more than limits.max_layer_bytes = 234.2 KiB (raise it, e.g. --set limits.max_layer_bytes=262144)"
+        );
+    }
+}
