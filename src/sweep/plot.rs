@@ -10,19 +10,26 @@
 use super::args::PlotArgs;
 use super::table::Table;
 use anyhow::{anyhow, bail, Result};
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::ranged1d::{
+    AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
+};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
+use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use std::path::PathBuf;
 
-const COLORS: [RGBColor; 8] = [
+/// The tab10 palette; series past the tenth change marker shape.
+const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
     RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
 
@@ -159,7 +166,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         if let Some(k) = s.1.iter().position(|q| q.0 == x) {
             let other = s.2[k];
             let differ: Vec<&str> = (0..t.header.len())
-                .filter(|&i| other[i] != r[i] && super::compare::is_key_column(&t.header[i]))
+                .filter(|&i| t.header[i] != "point" && other[i] != r[i])
+                .filter(|&i| super::compare::is_key_column(&t.header[i]))
                 .map(|i| t.header[i].as_str())
                 .collect();
             bail!(
@@ -208,25 +216,50 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("plot: {e}")
 }
 
-/// A number for a tick label: no trailing zeros.
+/// A number for a tick label: no trailing zeros; large numbers as 2.5e7.
 fn tick(v: f64) -> String {
-    if v == v.round() && v.abs() < 1e15 {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if v.abs() >= 1e5 {
+        let e = v.abs().log10().floor() as i32;
+        format!("{}e{e}", trim(format!("{:.3}", v / 10f64.powi(e))))
+    } else if v == v.round() {
         format!("{}", v as i64)
     } else {
-        let s = format!("{v:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+        trim(format!("{v:.4}"))
     }
+}
+
+/// Where the x ticks go: every category, or the distinct x values (at most 16 of them).
+fn x_ticks(c: &Chart) -> Vec<f64> {
+    if let Some(names) = &c.categories {
+        return (0..names.len()).map(|i| i as f64).collect();
+    }
+    let mut xs: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let step = xs.len().div_ceil(16).max(1);
+    xs.into_iter().step_by(step).collect()
 }
 
 /// The SVG text of `c`.
 pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     let pts = || c.series.iter().flat_map(|s| s.1.iter());
-    let (mut x0, mut x1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-        (lo.min(p.0), hi.max(p.0))
-    });
-    let (mut y0, mut y1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
-        (lo.min(p.1), hi.max(p.1))
-    });
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(f(p)), hi.max(f(p)))
+        })
+    };
+    let ((mut x0, mut x1), (mut y0, mut y1)) = (span(|p| p.0), span(|p| p.1));
     if (log_x && x0 <= 0.0) || (log_y && y0 <= 0.0) {
         bail!("plot: a logarithmic axis needs positive values");
     }
@@ -238,10 +271,11 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         let pad = if x1 > x0 { (x1 - x0) * 0.04 } else { 1.0 };
         (x0, x1) = (x0 - pad, x1 + pad);
     }
-    // Scale big y values into the label (x 10^6) instead of long tick numbers.
+    // Big linear y values are scaled into the label (x 1e6) rather than long ticks.
     let mut scale = 1.0;
-    if !log_y && y1.abs().max(y0.abs()) >= 1e4 {
-        scale = 10f64.powi(3 * (y1.abs().max(y0.abs()).log10() / 3.0).floor() as i32);
+    let top = y1.abs().max(y0.abs());
+    if !log_y && top >= 1e4 {
+        scale = 10f64.powi(3 * (top.log10() / 3.0).floor() as i32);
     }
     if log_y {
         (y0, y1) = (y0 / 1.3, y1 * 1.3);
@@ -254,13 +288,12 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         }
     }
     let y_label = if scale > 1.0 {
-        let inner = c.y_label.trim_end_matches(')');
-        let sep = if inner.len() < c.y_label.len() {
-            ", "
-        } else {
-            " ("
-        };
-        format!("{inner}{sep}x 1e{})", scale.log10().round())
+        let inner = c.y_label.strip_suffix(')');
+        let e = scale.log10().round();
+        match inner {
+            Some(i) => format!("{i}, x 1e{e})"),
+            None => format!("{} (x 1e{e})", c.y_label),
+        }
     } else {
         c.y_label.clone()
     };
@@ -269,9 +302,8 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         .iter()
         .map(|s| s.0.len())
         .chain([c.legend.len()])
-        .max()
-        .unwrap_or(4);
-    let legend_w = (longest as u32 * 8 + 70).clamp(130, 340);
+        .max();
+    let legend_w = (longest.unwrap_or(4) as u32 * 8 + 70).clamp(130, 340);
     let (w, h) = (760 + legend_w, 560);
     let mut out = String::new();
     {
@@ -279,24 +311,27 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         root.fill(&WHITE).map_err(err)?;
         let root = root.titled(&c.title, ("sans-serif", 18)).map_err(err)?;
         let (plot, legend) = root.split_horizontally(w - legend_w);
-        let x = Axis {
-            log: log_x,
-            scale: 1.0,
+        let ticks = x_ticks(c);
+        let lin = Ticked {
+            inner: RangedCoordf64::from(x0..x1),
+            ticks: ticks.clone(),
         };
-        let y = Axis { log: log_y, scale };
+        let log = Ticked {
+            inner: LogCoord::<f64>::from((x0..x1).log_scale()),
+            ticks,
+        };
+        let yl = y_label.as_str();
         match (log_x, log_y) {
-            (false, false) => draw(&plot, x0..x1, y0..y1, c, &y_label, x, y)?,
-            (true, false) => draw(&plot, (x0..x1).log_scale(), y0..y1, c, &y_label, x, y)?,
-            (false, true) => draw(&plot, x0..x1, (y0..y1).log_scale(), c, &y_label, x, y)?,
-            (true, true) => draw(
-                &plot,
-                (x0..x1).log_scale(),
-                (y0..y1).log_scale(),
-                c,
-                &y_label,
-                x,
-                y,
-            )?,
+            (false, false) => draw(&plot, lin, y0..y1, c, yl, scale)?,
+            (true, false) => draw(&plot, log, y0..y1, c, yl, scale)?,
+            (false, true) => {
+                let yr = (y0..y1).log_scale();
+                draw(&plot, lin, yr, c, yl, scale)?
+            }
+            (true, true) => {
+                let yr = (y0..y1).log_scale();
+                draw(&plot, log, yr, c, yl, scale)?
+            }
         }
         draw_legend(&legend, c)?;
         root.present().map_err(err)?;
@@ -304,22 +339,61 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     Ok(out)
 }
 
-/// What `draw` needs to know of an axis besides its range.
-#[derive(Clone, Copy)]
-struct Axis {
-    log: bool,
-    /// Plotted values are the data divided by this.
-    scale: f64,
+/// An x axis with ticks exactly at the given values (no light grid lines).
+struct Ticked<R: Ranged<ValueType = f64>> {
+    inner: R,
+    ticks: Vec<f64>,
 }
 
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// A marker of series `k`: a filled circle, then triangle, then cross for each round of
+/// the palette.
+fn marker<'a, C: Clone + 'static>(k: usize, at: C) -> DynElement<'static, SVGBackend<'a>, C>
+where
+    Circle<C, i32>: Drawable<SVGBackend<'a>>,
+    TriangleMarker<C, i32>: Drawable<SVGBackend<'a>>,
+    Cross<C, i32>: Drawable<SVGBackend<'a>>,
+    for<'b> &'b Circle<C, i32>: PointCollection<'b, C>,
+    for<'b> &'b TriangleMarker<C, i32>: PointCollection<'b, C>,
+    for<'b> &'b Cross<C, i32>: PointCollection<'b, C>,
+{
+    let color = COLORS[k % COLORS.len()];
+    match (k / COLORS.len()) % 3 {
+        0 => Circle::new(at, 4, color.filled()).into_dyn(),
+        1 => TriangleMarker::new(at, 5, color.filled()).into_dyn(),
+        _ => Cross::new(at, 4, color.stroke_width(2)).into_dyn(),
+    }
+}
+
+/// The plot area: mesh, axis labels, one line with markers per series (y divided by
+/// `scale`).
 fn draw<XR, YR>(
     area: &DrawingArea<SVGBackend, Shift>,
     xr: XR,
     yr: YR,
     c: &Chart,
     y_label: &str,
-    x: Axis,
-    y: Axis,
+    scale: f64,
 ) -> Result<()>
 where
     XR: AsRangedCoord<Value = f64>,
@@ -335,71 +409,54 @@ where
         .map_err(err)?;
     let cats = c.categories.clone();
     let x_fmt = move |v: &f64| match &cats {
-        Some(names) => {
-            let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
-                names[i as usize].clone()
-            } else {
-                String::new()
-            }
-        }
+        Some(names) => names
+            .get(v.round().max(0.0) as usize)
+            .filter(|_| (v - v.round()).abs() < 1e-6)
+            .cloned()
+            .unwrap_or_default(),
         None => tick(*v),
     };
     let y_fmt = |v: &f64| tick(*v);
-    let n_x = match &c.categories {
-        Some(names) => names.len(),
-        None if x.log => 12,
-        None => 10,
-    };
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(y_label)
-        .x_labels(n_x)
         .y_labels(10)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 13))
-        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .light_line_style(RGBColor(240, 240, 240))
         .draw()
         .map_err(err)?;
     for (k, (_, pts)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
-        let pts: Vec<(f64, f64)> = pts
-            .iter()
-            .map(|&(px, py)| (px / x.scale, py / y.scale))
-            .collect();
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
             .map_err(err)?;
         chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
+            .draw_series(pts.into_iter().map(|p| marker(k, p)))
             .map_err(err)?;
     }
     Ok(())
 }
 
+/// The legend, beside the plot: the series columns as heading, one entry per series.
 fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     let top = 60;
     if !c.legend.is_empty() {
-        area.draw(&Text::new(
-            c.legend.clone(),
-            (12, top - 26),
-            ("sans-serif", 15).into_font().style(FontStyle::Bold),
-        ))
-        .map_err(err)?;
+        let bold = ("sans-serif", 15).into_font().style(FontStyle::Bold);
+        area.draw(&Text::new(c.legend.clone(), (12, top - 26), bold))
+            .map_err(err)?;
     }
     for (k, (name, _)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let y = top + 24 * k as i32;
-        area.draw(&PathElement::new(
-            vec![(12, y), (44, y)],
-            color.stroke_width(2),
-        ))
-        .map_err(err)?;
-        area.draw(&Circle::new((28, y), 4, color.filled()))
-            .map_err(err)?;
+        let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
+        area.draw(&line).map_err(err)?;
+        area.draw(&marker(k, (28, y))).map_err(err)?;
         area.draw(&Text::new(name.clone(), (52, y - 8), ("sans-serif", 15)))
             .map_err(err)?;
     }
