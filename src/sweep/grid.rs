@@ -352,3 +352,103 @@ pub fn split_kinds<'a>(
         .iter()
         .partition(|(k, _)| key_kind(k) == Ok(KeyKind::Config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::plan::Plan;
+
+    fn grid(text: &str) -> Grid {
+        Grid::parse(text, Path::new("g.toml")).unwrap()
+    }
+
+    #[test]
+    fn fnv64_known_values() {
+        // FNV-1a 64 test vectors: "" is the offset basis, "a" = 0xaf63dc4c8601ec8c.
+        assert_eq!(fnv64(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv64("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn product_order_and_explicit_points() {
+        let g = grid(
+            "workloads = [\"lenet5\", \"cifar10\"]\n[axes]\nadc.per_crossbar = [1, 2]\n\"ou.rows\" = [4]\n\
+             [[points]]\n\"ou.cols\" = 8\n\"crossbar.rows\" = 64\n[[points]]\n\"crossbar.rows\" = 128\n\"ou.cols\" = 16\n",
+        );
+        assert_eq!(
+            g.axis_keys(),
+            ["adc.per_crossbar", "ou.rows", "ou.cols", "crossbar.rows"]
+        );
+        let pts: Vec<String> = g
+            .points()
+            .iter()
+            .map(|p| {
+                let v: Vec<String> = p.values.iter().map(AxisValue::csv).collect();
+                format!("{} {}", p.workload, v.join(","))
+            })
+            .collect();
+        assert_eq!(
+            pts,
+            [
+                "lenet5 1,4,8,64",
+                "lenet5 1,4,16,128",
+                "lenet5 2,4,8,64",
+                "lenet5 2,4,16,128",
+                "cifar10 1,4,8,64",
+                "cifar10 1,4,16,128",
+                "cifar10 2,4,8,64",
+                "cifar10 2,4,16,128",
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_depend_on_the_point_not_on_the_file_order() {
+        let a =
+            grid("workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4, 8]\n\"ou.cols\" = [4, 16]\n");
+        let b =
+            grid("workloads = [\"lenet5\"]\n[axes]\n\"ou.cols\" = [16, 4]\n\"ou.rows\" = [8, 4]\n");
+        let ids = |g: &Grid| {
+            let mut v: Vec<String> = g.points().into_iter().map(|p| p.id).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(ids(&a), ids(&b));
+        assert!(ids(&a).iter().all(|id| id.len() == 12));
+        let four = AxisValue::Int(4);
+        assert_ne!(
+            point_id("lenet5", &[("ou.rows", &four)]),
+            point_id("cifar10", &[("ou.rows", &four)])
+        );
+        assert_ne!(
+            point_id("lenet5", &[("ou.rows", &four)]),
+            point_id("lenet5", &[("ou.rows", &AxisValue::Float(4.0))])
+        );
+        // Same points, same fingerprint; another column order or a fixed key changes it.
+        let fp = |g: Grid| Plan::new(g).unwrap().fingerprint;
+        let a2 =
+            grid("workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [8, 4]\n\"ou.cols\" = [16, 4]\n");
+        assert_eq!(fp(a.clone()), fp(a2));
+        assert_ne!(fp(a.clone()), fp(b));
+        let fixed = grid("workloads = [\"lenet5\"]\n[set]\n\"adc.per_crossbar\" = 4\n[axes]\n\"ou.rows\" = [4, 8]\n\"ou.cols\" = [4, 16]\n");
+        assert_ne!(fp(a), fp(fixed));
+    }
+
+    #[test]
+    fn explicit_points_must_agree_on_keys() {
+        let err = |t: &str| Grid::parse(t, Path::new("g.toml")).unwrap_err().to_string();
+        let e = err(
+            "workloads = [\"lenet5\"]\n[[points]]\n\"ou.rows\" = 4\n[[points]]\n\"ou.cols\" = 4\n",
+        );
+        assert!(e.starts_with("g.toml: points[1]: has no ou.rows"), "{e}");
+        let e = err(
+            "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\n[[points]]\n\"ou.rows\" = 4\n",
+        );
+        assert!(e.contains("points[0].ou.rows: also an axis"), "{e}");
+        let e =
+            err("workloads = [\"lenet5\"]\n[set]\n\"ou.rows\" = 4\n[axes]\n\"ou.rows\" = [4]\n");
+        assert!(e.contains("set.ou.rows: also varied"), "{e}");
+        let e = err("workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [[4]]\n");
+        assert!(e.contains("axes.ou.rows: [4] is not a number"), "{e}");
+    }
+}
