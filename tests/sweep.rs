@@ -585,6 +585,38 @@ fn plot_writes_a_labelled_svg() {
         assert_eq!(text.matches(&dot).count(), 3, "{color}");
     }
 
+    // Two filters on one column are alternatives: both widths, one series each.
+    let both = dir.path().join("both.svg");
+    ok(&sresim(&[
+        "plot",
+        s(&out),
+        "--x",
+        "ou.rows",
+        "--y",
+        "cycles",
+        "--series",
+        "mode,ou.cols",
+        "--where",
+        "ou.cols=8",
+        "--where",
+        "ou.cols=4",
+        "-o",
+        s(&both),
+    ]));
+    let text = std::fs::read_to_string(&both).unwrap();
+    for series in [
+        "mode=dense, ou.cols=8",
+        "mode=sre, ou.cols=8",
+        "mode=dense, ou.cols=4",
+        "mode=sre, ou.cols=4",
+    ] {
+        assert!(text.lines().any(|l| l == series), "{series}");
+    }
+    assert!(
+        text.lines().any(|l| l.contains("ou.cols=8|4")),
+        "title names both filters"
+    );
+
     // Without the ou.cols filter each (mode, ou.rows) has two rows: the error says why.
     let e = fails(&sresim(&[
         "plot",

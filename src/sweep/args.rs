@@ -52,8 +52,9 @@ pub struct PlotArgs {
     /// Column(s) whose values make the lines, comma-separated ("" for one line).
     #[arg(long, default_value = "mode")]
     pub series: String,
-    /// Keep only rows with COLUMN=VALUE (repeatable). Unless one names `layer`, only the
-    /// TOTAL rows are kept.
+    /// Keep only rows with COLUMN=VALUE (repeatable: filters on one column are
+    /// alternatives, on different columns all must hold). Unless one names `layer`, only
+    /// the TOTAL rows are kept.
     #[arg(long = "where", value_name = "COLUMN=VALUE")]
     pub filters: Vec<String>,
     /// SVG file to write (default: <y>-vs-<x>.svg next to the CSV).

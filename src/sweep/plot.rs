@@ -111,12 +111,24 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
     let rows: Vec<&Vec<String>> = t
         .rows
         .iter()
-        .filter(|r| filters.iter().all(|(i, v)| r[*i] == *v))
+        // Filters on one column are alternatives; filters on different columns all hold.
+        .filter(|r| {
+            filters
+                .iter()
+                .all(|(i, _)| filters.iter().any(|(j, v)| j == i && r[*j] == *v))
+        })
         .filter(|r| !r[yi].is_empty())
         .collect();
     let shown = |fs: &[(usize, String)]| {
-        fs.iter()
-            .map(|(i, v)| format!("{}={v}", t.header[*i]))
+        let mut cols: Vec<(usize, Vec<&str>)> = Vec::new();
+        for (i, v) in fs {
+            match cols.iter_mut().find(|c| c.0 == *i) {
+                Some(c) => c.1.push(v),
+                None => cols.push((*i, vec![v])),
+            }
+        }
+        cols.iter()
+            .map(|(i, v)| format!("{}={}", t.header[*i], v.join("|")))
             .collect::<Vec<_>>()
             .join(", ")
     };
