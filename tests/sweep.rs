@@ -464,6 +464,45 @@ fn shards_merge_into_the_unsharded_output() {
 }
 
 #[test]
+fn the_slurm_example_runs_shards_and_merges_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let whole = dir.path().join("whole");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&whole), "-q"]));
+    let out = dir.path().join("slurm");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/slurm-sweep.sh");
+    let job = |args: &[&str], task: Option<usize>| {
+        let mut c = Command::new("sh");
+        c.arg(script)
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("GRID", &grid)
+            .env("OUT", &out)
+            .env("N", "3")
+            .env("SRESIM", BIN)
+            .env("SLURM_CPUS_PER_TASK", "1");
+        if let Some(i) = task {
+            c.env("SLURM_ARRAY_TASK_ID", i.to_string());
+        }
+        c.output().unwrap()
+    };
+    // The array tasks, in any order (here the last first), then the dependent merge.
+    for i in [2, 0, 1] {
+        ok(&job(&["task"], Some(i)));
+    }
+    let said = ok(&job(&["merge"], None));
+    assert!(
+        said.contains("merged 4 of 4 points from 3 directories"),
+        "{said}"
+    );
+    let bytes = |d: &Path| std::fs::read(d.join("points.csv")).unwrap();
+    assert_eq!(bytes(&whole), bytes(&out));
+    // A task outside an array says so.
+    let o = job(&["task"], None);
+    assert!(!o.status.success());
+}
+
+#[test]
 fn generator_axes_vary_the_synthetic_data() {
     let dir = tempfile::tempdir().unwrap();
     let grid = write(
@@ -821,4 +860,31 @@ fn bad_grids_and_flags_are_one_line_errors() {
         s(&out),
     ]));
     assert!(e.contains("none.toml: cannot read"), "{e}");
+}
+
+#[test]
+fn the_shipped_grids_are_valid() {
+    use sresim::sweep::{grid::Grid, plan::Plan};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sweeps");
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let plan = Plan::new(Grid::load(&path).unwrap()).unwrap();
+            let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+            seen.push((name, plan.points.len()));
+        }
+    }
+    seen.sort();
+    // The point counts the files' comments state.
+    let expect = [
+        ("adcs", 15),
+        ("cell-bits", 12),
+        ("crossbar-size", 12),
+        ("ou-size", 72),
+        ("precision", 12),
+        ("ssl-sparsity", 63),
+    ];
+    let expect: Vec<(String, usize)> = expect.iter().map(|(n, k)| (n.to_string(), *k)).collect();
+    assert_eq!(seen, expect);
 }
