@@ -143,32 +143,37 @@ fn rows_are_those_of_sresim_run_and_ids_ignore_order() {
 }
 
 #[test]
-fn results_do_not_depend_on_threads() {
+fn results_do_not_depend_on_threads_or_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let grid = write(dir.path(), "g.toml", SMALL);
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    ok(&sresim(&[
+    let mut outs = Vec::new();
+    for (threads, jobs) in [("1", "1"), ("2", "2"), ("2", "4"), ("1", "3")] {
+        let d = dir.path().join(format!("t{threads}j{jobs}"));
+        let args = [
+            "sweep",
+            "-g",
+            s(&grid),
+            "-o",
+            s(&d),
+            "--threads",
+            threads,
+            "--jobs",
+            jobs,
+        ];
+        ok(&sresim(&args));
+        outs.push(std::fs::read(d.join("points.csv")).unwrap());
+    }
+    assert!(outs.iter().all(|o| *o == outs[0]));
+    let e = fails(&sresim(&[
         "sweep",
         "-g",
         s(&grid),
         "-o",
-        s(&a),
-        "--threads",
-        "1",
-        "-q",
+        s(&dir.path().join("z")),
+        "--jobs",
+        "0",
     ]));
-    ok(&sresim(&[
-        "sweep",
-        "-g",
-        s(&grid),
-        "-o",
-        s(&b),
-        "--threads",
-        "2",
-        "-q",
-    ]));
-    let bytes = |d: &Path| std::fs::read(d.join("points.csv")).unwrap();
-    assert_eq!(bytes(&a), bytes(&b));
+    assert!(e.contains("--jobs"), "{e}");
 }
 
 /// lenet5 with its generator varied: 3 x 12 = 36 points, enough to kill a run midway.

@@ -20,6 +20,10 @@ pub struct SweepArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Points run at a time (default: the thread count); each holds one layer of its
+    /// workload in memory. Results do not depend on it.
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// No progress bar and no closing line.
     #[arg(long, short = 'q')]
     pub quiet: bool,

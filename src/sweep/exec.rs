@@ -1,5 +1,7 @@
 //! `sresim sweep`: the points of a grid (or of one shard) in parallel, each appended to
 //! points.csv as it finishes, with a progress bar of points done and the time left.
+//! `--jobs` points run at a time (default: the thread count), each parallel inside on the
+//! one rayon pool of `--threads` workers.
 
 use super::args::SweepArgs;
 use super::grid::Grid;
@@ -8,8 +10,9 @@ use super::shard::{self, Shard};
 use super::store::{self, Appender, Meta};
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// What a sweep did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +35,9 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     if args.threads == Some(0) {
         return Err(anyhow!("--threads: must be at least 1"));
     }
+    if args.jobs == Some(0) {
+        return Err(anyhow!("--jobs: must be at least 1"));
+    }
     let plan = Plan::new(Grid::load(&args.grid)?)?;
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
@@ -50,13 +56,12 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         !args.quiet && std::io::stderr().is_terminal(),
     );
     let out = Appender::open(&args.out)?;
-    pool.install(|| {
-        pending.par_iter().try_for_each(|&i| {
-            let rows = plan.run_point(i)?;
-            out.append(&rows)?;
-            bar.inc(1);
-            Ok::<(), anyhow::Error>(())
-        })
+    let jobs = args.jobs.unwrap_or(pool.current_num_threads()).max(1);
+    run_points(&pending, jobs, |i| {
+        let rows = pool.install(|| plan.run_point(i))?;
+        out.append(&rows)?;
+        bar.inc(1);
+        Ok(())
     })?;
     bar.finish_and_clear();
     let owned_ids: Vec<String> = owned.iter().map(|&i| plan.points[i].id.clone()).collect();
@@ -76,6 +81,39 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         skipped: owned.len() - pending.len(),
         ran: pending.len(),
     })
+}
+
+/// Runs `f` on every item, `jobs` at a time, each started when a running one finishes.
+/// The workers are plain threads that hand each point to the rayon pool, so exactly
+/// `jobs` points (and the layers they hold) are in flight: a rayon worker waiting inside
+/// a point would otherwise steal and start further points. After the first error no new
+/// point starts; that error is returned.
+fn run_points(items: &[usize], jobs: usize, f: impl Fn(usize) -> Result<()> + Sync) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(items.len()) {
+            s.spawn(|| loop {
+                if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+                    return;
+                }
+                let Some(&i) = items.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    return;
+                };
+                if let Err(e) = f(i) {
+                    failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(e);
+                    return;
+                }
+            });
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// The closing line of `sresim sweep`.
