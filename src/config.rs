@@ -34,6 +34,25 @@ pub struct Config {
     /// The memory-subsystem model (`sresim memory`); see docs/memory.md.
     #[serde(default)]
     pub memory: memory::MemoryConfig,
+    /// Resource limits checked before a run (docs/errors.md).
+    #[serde(default)]
+    pub limits: LimitsCfg,
+}
+
+/// `[limits]`: what a run may take before it is refused with an error.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsCfg {
+    /// Estimated peak bytes of loading and simulating one layer.
+    pub max_layer_bytes: u64,
+}
+
+impl Default for LimitsCfg {
+    fn default() -> Self {
+        LimitsCfg {
+            max_layer_bytes: workload::bundle::DEFAULT_MAX_LAYER_BYTES,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,25 +165,56 @@ impl Resolved {
     }
 }
 
+/// The embedded defaults as a table.
+fn defaults() -> Table {
+    // An invariant of the build: tests load the embedded default config.
+    #[allow(clippy::expect_used)]
+    DEFAULT_CONFIG_TOML
+        .parse()
+        .expect("the embedded default config parses")
+}
+
 /// Loads `path` (or the embedded default) and applies `sets` ("key=value").
 pub fn load(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
-    let defaults: Table = DEFAULT_CONFIG_TOML
-        .parse()
-        .expect("the embedded default config parses");
-    let (origin, base_dir, mut table) = match path {
-        None => ("default config".to_string(), None, defaults.clone()),
+    match path {
+        None => load_table(defaults(), "default config".to_string(), None, sets),
         Some(p) => {
             let origin = p.display().to_string();
             let text = std::fs::read_to_string(p)
                 .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
-            let user: Table = text
-                .parse()
-                .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
-            let mut merged = defaults.clone();
-            merge(&mut merged, user, "", &origin)?;
-            (origin, p.parent().map(Path::to_path_buf), merged)
+            load_str(&text, &origin, p.parent(), sets)
         }
-    };
+    }
+}
+
+/// Loads config text (the contents of a file named `origin`, whose energy table is
+/// relative to `base_dir`) over the defaults and applies `sets`.
+pub fn load_str(
+    text: &str,
+    origin: &str,
+    base_dir: Option<&Path>,
+    sets: &[String],
+) -> Result<Resolved> {
+    let user: Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
+    let mut merged = defaults();
+    merge(&mut merged, user, "", origin)?;
+    load_table(
+        merged,
+        origin.to_string(),
+        base_dir.map(Path::to_path_buf),
+        sets,
+    )
+}
+
+fn load_table(
+    mut table: Table,
+    origin: String,
+    base_dir: Option<PathBuf>,
+    sets: &[String],
+) -> Result<Resolved> {
+    let defaults = defaults();
     for set in sets {
         apply_set(&mut table, &defaults, set)?;
     }
@@ -192,8 +242,8 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
 }
 
 fn energy_key(k: &str) -> bool {
-    let t = toml::Table::try_from(EnergyTable::isaac_32nm()).expect("table serializes");
-    t.contains_key(k) && k != "name"
+    toml::Table::try_from(EnergyTable::isaac_32nm())
+        .is_ok_and(|t| t.contains_key(k) && k != "name")
 }
 
 /// Applies one `--set key=value`: the key must exist; the value is TOML (a bare word is
@@ -219,7 +269,7 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     table
         .get_mut(parts[0])
         .and_then(Value::as_table_mut)
-        .expect("known sections exist")
+        .ok_or_else(|| anyhow!("--set {key}: [{}] is not a table", parts[0]))?
         .insert(parts[1].to_string(), value);
     Ok(())
 }
@@ -263,6 +313,9 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
         bail!("{origin}: timing.cycle_ns: {cycle_ns} is not a positive number of ns");
     }
+    if config.limits.max_layer_bytes == 0 {
+        bail!("{origin}: limits.max_layer_bytes: 0 refuses every layer (expected a positive number of bytes)");
+    }
     let static_mw = config.power.static_mw_per_crossbar;
     if !(static_mw.is_finite() && static_mw >= 0.0) {
         bail!("{origin}: power.static_mw_per_crossbar: {static_mw} is not a non-negative power");
@@ -301,7 +354,8 @@ fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result
         bail!("{origin}: energy.table: {} does not exist", path.display());
     };
     if !cfg.overrides.is_empty() {
-        let mut t = Table::try_from(&table).expect("table serializes");
+        let mut t = Table::try_from(&table)
+            .map_err(|e| anyhow!("{origin}: energy: {}", e.to_string().replace('\n', " ")))?;
         for (k, v) in &cfg.overrides {
             let v = match v {
                 Value::Integer(i) => Value::Float(*i as f64),

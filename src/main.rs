@@ -1,6 +1,8 @@
 //! The `sresim` binary: parses the command line, runs, and turns every failure into one
 //! `error: ...` line and a non-zero exit status.
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 use clap::Parser;
 use sresim::cli::{Cli, Command};
 use std::process::ExitCode;

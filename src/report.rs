@@ -6,6 +6,8 @@ use crate::run::{LayerResult, ModeTotal, RunResult};
 use anyhow::{Context, Result};
 use crossbar::Mode;
 use energy::{Breakdown, Events};
+use pipeline::cycle::CycleStats;
+use pipeline::Stage;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -48,13 +50,90 @@ pub const EXTRA_COLUMNS: [&str; 12] = [
     "samples",
 ];
 
+/// Columns of the cycle engine (empty for the other engines), after [`EXTRA_COLUMNS`]:
+/// the queue depth in effect, stall and barrier-wait crossbar-cycles, the partial-sum
+/// buffer peak, then busy and stall cycles per stage in [`Stage::ALL`] order (empty for
+/// a stage the mode does not have). docs/pipeline.md defines each.
+pub const CYCLE_COLUMNS: [&str; 18] = [
+    "queue_depth",
+    "stall_cycles",
+    "wait_cycles",
+    "psum_peak",
+    "busy_input_register",
+    "busy_index_decode",
+    "busy_ou_formation",
+    "busy_crossbar_read",
+    "busy_adc",
+    "busy_shift_add",
+    "busy_output_register",
+    "stall_input_register",
+    "stall_index_decode",
+    "stall_ou_formation",
+    "stall_crossbar_read",
+    "stall_adc",
+    "stall_shift_add",
+    "stall_output_register",
+];
+
 pub fn header() -> Vec<&'static str> {
     CONTRACT_COLUMNS
         .iter()
         .chain(Breakdown::COLUMNS.iter())
         .chain(EXTRA_COLUMNS.iter())
+        .chain(CYCLE_COLUMNS.iter())
         .copied()
         .collect()
+}
+
+/// The [`CYCLE_COLUMNS`] of one row.
+fn cycle_values(st: Option<&CycleStats>) -> Vec<String> {
+    let Some(st) = st else {
+        return vec![String::new(); CYCLE_COLUMNS.len()];
+    };
+    let mut v = vec![
+        st.queue_depth.to_string(),
+        st.stall_cycles().to_string(),
+        st.wait_cycles.to_string(),
+        st.psum_peak.to_string(),
+    ];
+    for counts in [&st.busy, &st.stall] {
+        v.extend(Stage::ALL.map(|s| {
+            if st.has(s) {
+                counts[s.index()].to_string()
+            } else {
+                String::new()
+            }
+        }));
+    }
+    v
+}
+
+/// summary.json's `pipeline` object of a mode: null for the fast and reference engines.
+fn cycle_json(st: Option<&CycleStats>) -> Value {
+    let Some(st) = st else {
+        return Value::Null;
+    };
+    let stages: serde_json::Map<String, Value> = Stage::ALL
+        .into_iter()
+        .filter(|&s| st.has(s))
+        .map(|s| {
+            let i = s.index();
+            let v = json!({
+                "busy_cycles": st.busy[i],
+                "stall_cycles": st.stall[i],
+                "utilization": st.utilization(s),
+            });
+            (s.to_string(), v)
+        })
+        .collect();
+    json!({
+        "queue_depth": st.queue_depth.to_string(),
+        "crossbar_cycles": st.crossbar_cycles,
+        "stall_cycles": st.stall_cycles(),
+        "wait_cycles": st.wait_cycles,
+        "psum_peak": st.psum_peak,
+        "stages": stages,
+    })
 }
 
 /// dense / mode cycles; empty when dense was not run or the ratio is undefined.
@@ -87,6 +166,7 @@ struct Row<'a> {
     dense: Option<(u64, f64)>,
     /// passes, input_cycles, adc_bits, signed (empty on TOTAL rows).
     extra: [String; 4],
+    pipeline: Option<&'a CycleStats>,
 }
 
 fn record(net: &str, samples: usize, r: &Row) -> Vec<String> {
@@ -126,6 +206,7 @@ fn record(net: &str, samples: usize, r: &Row) -> Vec<String> {
         .map(|x| x.to_string()),
     );
     v.push(samples.to_string());
+    v.extend(cycle_values(r.pipeline));
     v
 }
 
@@ -150,6 +231,7 @@ fn layer_row(res: &RunResult, r: &LayerResult) -> Vec<String> {
                 r.adc_bits.to_string(),
                 (r.signed as u8).to_string(),
             ],
+            pipeline: r.pipeline.as_ref(),
         },
     )
 }
@@ -172,6 +254,7 @@ fn total_row(res: &RunResult, t: &ModeTotal) -> Vec<String> {
             time_ns: t.time_ns,
             dense: dense_total(res),
             extra: Default::default(),
+            pipeline: t.pipeline.as_ref(),
         },
     )
 }
@@ -219,6 +302,7 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
                     "crossbars": e.crossbars,
                     "events": e,
                     "energy_breakdown_pj": breakdown,
+                    "pipeline": cycle_json(t.pipeline.as_ref()),
                 }),
             )
         })

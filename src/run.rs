@@ -82,6 +82,8 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             w.available_samples()
         );
     }
+    let cfg = spec.cfg;
+    check_limits(spec)?;
     let work: u64 = w
         .layers()
         .iter()
@@ -89,7 +91,6 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         .sum::<u64>()
         * spec.modes.len() as u64;
     let bar = Bar::new(work, spec.progress);
-    let cfg = spec.cfg;
     let mut layers = Vec::new();
     for (i, spec_l) in w.layers().iter().enumerate() {
         bar.message(&spec_l.name);
@@ -147,6 +148,30 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
     })
 }
 
+/// Refuses, before anything is loaded or simulated, a network whose counts could overflow
+/// u64 or one of whose layers needs more memory than `limits.max_layer_bytes`.
+fn check_limits(spec: &RunSpec) -> Result<()> {
+    let layers: Vec<engine::limits::LayerRef> = spec
+        .workload
+        .layers()
+        .iter()
+        .map(|l| engine::limits::LayerRef {
+            name: &l.name,
+            geom: &l.geom,
+        })
+        .collect();
+    engine::limits::check_network(
+        &layers,
+        spec.samples as u64,
+        &spec.cfg.hw,
+        &spec.cfg.opts,
+        spec.modes,
+        spec.cfg.config.limits.max_layer_bytes,
+        rayon::current_num_threads(),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", spec.workload.name()))
+}
+
 /// A progress bar on stderr that appears only for runs longer than a moment and only
 /// when stderr is a terminal.
 struct Bar {
@@ -159,6 +184,8 @@ impl Bar {
     fn new(total: u64, enabled: bool) -> Self {
         let pb = enabled.then(|| {
             let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+            // A constant template: an invariant, not user data.
+            #[allow(clippy::expect_used)]
             pb.set_style(
                 ProgressStyle::with_template(
                     "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg} (eta {eta})",

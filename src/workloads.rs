@@ -22,7 +22,7 @@ fn options(synth: &SynthArgs, samples: Option<usize>, cfg: &Resolved) -> Result<
         synthetic_inputs: synth.synthetic_inputs,
         // Built-in networks generate as many samples as are asked for.
         samples: samples.unwrap_or(defaults.samples).max(1),
-        ..defaults
+        max_layer_bytes: cfg.config.limits.max_layer_bytes,
     })
 }
 

@@ -11,7 +11,7 @@ use crate::input::{Granularity, Pass};
 use crate::statics::Tiling;
 use crate::{OuCounts, Prepared, Progress, SimOptions};
 use crossbar::{div_ceil, Hardware, Mode};
-use pipeline::{ii, issue_rows, Barrier};
+use pipeline::{Barrier, StageModel};
 use rayon::prelude::*;
 use sparsity::RowMask;
 
@@ -26,7 +26,8 @@ pub(crate) fn run(
     if mode.skips_inputs() {
         dynamic(prep, hw, opts, mode, &tiling, progress)
     } else {
-        input_independent(prep, hw, mode, &tiling, progress)
+        let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
+        input_independent(prep, hw, mode, &st, &tiling, progress)
     }
 }
 
@@ -35,6 +36,7 @@ fn input_independent(
     prep: &Prepared,
     hw: &Hardware,
     mode: Mode,
+    st: &StageModel,
     tiling: &Tiling,
     progress: Progress,
 ) -> (OuCounts, u64) {
@@ -47,7 +49,7 @@ fn input_independent(
             let dense_rows = map.dense_tile_range(t).len() as u32;
             if mode == Mode::Ideal {
                 counts.record(mode, 1, dense_rows as u64, block.used_cols as u64);
-                issue[x] += ii(dense_rows, block.used_cols, mode, hw);
+                issue[x] += st.ii(dense_rows, block.used_cols);
                 continue;
             }
             for cg_i in block.col_groups.clone() {
@@ -59,7 +61,7 @@ fn input_independent(
                 };
                 let ops = div_ceil(rows as u64, hw.ou_rows as u64);
                 counts.record(mode, ops, rows as u64, w as u64);
-                issue[x] += issue_rows(rows, w, mode, hw);
+                issue[x] += st.issue_rows(rows, w);
             }
         }
     }
@@ -193,6 +195,7 @@ fn one_vector(
     s: &mut Scratch,
 ) {
     let (map, plan) = (&prep.map, &prep.plan);
+    let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
     prep.layer.fill_vector(v, &mut s.vector);
     // Value granularity: one class whose mask holds in all n_cyc cycles of the pass.
     let repeat = match opts.granularity {
@@ -218,7 +221,7 @@ fn one_vector(
                             let ops = div_ceil(rows as u64, hw.ou_rows as u64);
                             s.counts
                                 .record(mode, ops * repeat, rows as u64 * repeat, w as u64);
-                            s.issue[x] += issue_rows(rows, w, mode, hw);
+                            s.issue[x] += st.issue_rows(rows, w);
                         }
                     } else {
                         // activation: every column group of the block sees the same
@@ -229,7 +232,7 @@ fn one_vector(
                         for &(w, n) in &widths[bi] {
                             s.counts
                                 .record(mode, n * ops * repeat, n * rows * repeat, w as u64);
-                            s.issue[x] += n * issue_rows(rows as u32, w, mode, hw);
+                            s.issue[x] += n * st.issue_rows(rows as u32, w);
                         }
                     }
                 }

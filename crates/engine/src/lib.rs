@@ -19,11 +19,14 @@ pub mod input;
 pub mod limits;
 pub mod statics;
 
+mod cycle;
 mod fast;
+mod ou_stream;
 mod reference;
 
 use crossbar::{Hardware, LayerMap, Mode};
 use energy::Events;
+use pipeline::cycle::{CycleStats, PipelineOptions, QueueDepth};
 use pipeline::Sync;
 use serde::{Deserialize, Serialize};
 use sparsity::Compression;
@@ -74,6 +77,8 @@ pub struct SimOptions {
     pub sync: Sync,
     pub granularity: Granularity,
     pub encoding: SignedEncoding,
+    /// `[pipeline]`: input queue depth (cycle engine) and an optional slow stage (all).
+    pub pipeline: PipelineOptions,
 }
 
 impl Default for SimOptions {
@@ -82,14 +87,15 @@ impl Default for SimOptions {
             sync: Sync::Vector,
             granularity: Granularity::Value,
             encoding: SignedEncoding::TwosComplement,
+            pipeline: PipelineOptions::default(),
         }
     }
 }
 
 #[derive(Debug, Error, PartialEq)]
 pub enum EngineError {
-    #[error("--engine cycle: the stage-by-stage cycle engine is not available yet; use fast or reference")]
-    CycleUnavailable,
+    #[error("pipeline.queue_depth: a queue of {0} is modeled only by --engine cycle (the closed form of the fast and reference engines covers a depth of 1 and an unbounded queue)")]
+    QueueNeedsCycle(QueueDepth),
 }
 
 /// A layer mapped once and shared by every mode: the dense column structure and, built
@@ -135,11 +141,35 @@ pub fn simulate(
     engine: EngineKind,
     progress: Progress,
 ) -> Result<Events, EngineError> {
+    simulate_with_stats(prep, hw, opts, mode, engine, progress).map(|(ev, _)| ev)
+}
+
+/// [`simulate`], with the cycle engine's per-stage counters (None for the other engines).
+pub fn simulate_with_stats(
+    prep: &Prepared,
+    hw: &Hardware,
+    opts: &SimOptions,
+    mode: Mode,
+    engine: EngineKind,
+    progress: Progress,
+) -> Result<(Events, Option<CycleStats>), EngineError> {
     let mut ev = statics::static_events(prep, hw, mode);
+    let mut stats = None;
+    // The closed form knows a queue depth only as a barrier policy.
+    let closed = |opts: &SimOptions| match opts.pipeline.queue_depth.closed_form(opts.sync) {
+        Some(sync) => Ok(SimOptions { sync, ..*opts }),
+        None => Err(EngineError::QueueNeedsCycle(
+            opts.pipeline.queue_depth.resolve(opts.sync),
+        )),
+    };
     let (dynamic, w) = match engine {
-        EngineKind::Reference => reference::run(prep, hw, opts, mode, progress),
-        EngineKind::Fast => fast::run(prep, hw, opts, mode, progress),
-        EngineKind::Cycle => return Err(EngineError::CycleUnavailable),
+        EngineKind::Reference => reference::run(prep, hw, &closed(opts)?, mode, progress),
+        EngineKind::Fast => fast::run(prep, hw, &closed(opts)?, mode, progress),
+        EngineKind::Cycle => {
+            let (counts, w, s) = cycle::run(prep, hw, opts, mode, progress);
+            stats = Some(s);
+            (counts, w)
+        }
     };
     ev.ou_ops = dynamic.ou_ops;
     ev.rows_driven = dynamic.rows_driven;
@@ -150,7 +180,7 @@ pub fn simulate(
     ev.ous_formed = dynamic.ous_formed;
     ev.busy_cycles = w;
     ev.cycles = pipeline::layer_cycles(w, mode);
-    Ok(ev)
+    Ok((ev, stats))
 }
 
 /// The OU-dependent counts an engine produces.

@@ -169,6 +169,8 @@ pub fn layer_bounds(
     let ou_ops_grouped = mul(&[steps, s.col_groups, ous_per_group]);
     let ideal_ops = mul(&[steps, s.tiles, s.blocks]);
     let (adc, idx) = (hw.adc_per_crossbar as u128, hw.index_rows_per_cycle as u128);
+    // A slow stage raises every II to at least its cycles.
+    let slow = opts.pipeline.slow_stage.map_or(1, |s| s.cycles as u128);
     let mut ou_ops = 0;
     let mut busy = 0;
     for &m in modes {
@@ -183,7 +185,7 @@ pub fn layer_bounds(
             _ => (ou_ops_grouped, ceil(hw.ou_cols as u128, adc).max(1)),
         };
         ou_ops = ou_ops.max(ops);
-        busy = busy.max(mul(&[ops, ii]));
+        busy = busy.max(mul(&[ops, ii.max(slow)]));
     }
     let rows_driven = mul(&[steps, s.col_groups, s.k]);
     let index_bits = ceil_log2(s.k);

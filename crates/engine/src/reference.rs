@@ -4,7 +4,7 @@
 use crate::statics::Tiling;
 use crate::{OuCounts, Prepared, Progress, SimOptions};
 use crossbar::{Hardware, Mode};
-use pipeline::{ii, Barrier};
+use pipeline::{Barrier, StageModel};
 use sparsity::form_ous;
 
 pub(crate) fn run(
@@ -17,6 +17,7 @@ pub(crate) fn run(
     let (map, plan) = (&prep.map, &prep.plan);
     let k = map.k as usize;
     let tiling = Tiling::new(prep, mode);
+    let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
     let mut barrier = Barrier::new(opts.sync, tiling.total);
     let mut counts = OuCounts::default();
     let mut vector = vec![0i32; k * map.groups as usize];
@@ -39,7 +40,7 @@ pub(crate) fn run(
                             // One whole-tile op: all rows, all used columns, no skipping.
                             let rows = map.dense_tile_range(t).len() as u64;
                             counts.record(mode, 1, rows, block.used_cols as u64);
-                            issue[x] += ii(rows as u32, block.used_cols, mode, hw);
+                            issue[x] += st.ii(rows as u32, block.used_cols);
                             continue;
                         }
                         for cg_i in block.col_groups.clone() {
@@ -59,7 +60,7 @@ pub(crate) fn run(
                             };
                             for ou in ous {
                                 counts.record(mode, 1, ou.len() as u64, cg.width() as u64);
-                                issue[x] += ii(ou.len() as u32, cg.width(), mode, hw);
+                                issue[x] += st.ii(ou.len() as u32, cg.width());
                             }
                         }
                     }

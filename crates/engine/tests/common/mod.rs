@@ -4,7 +4,8 @@
 use crossbar::{AdcBits, Hardware, Layout, Mode};
 use energy::Events;
 use engine::{simulate, EngineKind, Granularity, Prepared, SignedEncoding, SimOptions};
-use pipeline::Sync;
+use pipeline::cycle::{PipelineOptions, QueueDepth};
+use pipeline::{SlowStage, Stage, Sync};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -138,19 +139,38 @@ pub fn arb_hw() -> impl Strategy<Value = Hardware> {
         )
 }
 
+/// `[pipeline]` options every engine runs: a queue depth the closed form covers
+/// (auto, 1 or unbounded) and maybe a slow stage.
+pub fn arb_pipeline() -> impl Strategy<Value = PipelineOptions> {
+    (0usize..3, prop::option::of((0usize..7, 1u32..=4))).prop_map(|(d, slow)| PipelineOptions {
+        queue_depth: [
+            QueueDepth::Auto,
+            QueueDepth::Finite(1),
+            QueueDepth::Unbounded,
+        ][d],
+        slow_stage: slow.map(|(s, cycles)| SlowStage {
+            stage: Stage::ALL[s],
+            cycles,
+        }),
+    })
+}
+
 pub fn arb_opts() -> impl Strategy<Value = SimOptions> {
-    (0usize..3, any::<bool>(), any::<bool>()).prop_map(|(s, bit, sm)| SimOptions {
-        sync: [Sync::Bit, Sync::Vector, Sync::None][s],
-        granularity: if bit {
-            Granularity::Bit
-        } else {
-            Granularity::Value
-        },
-        encoding: if sm {
-            SignedEncoding::SignMagnitude
-        } else {
-            SignedEncoding::TwosComplement
-        },
+    (0usize..3, any::<bool>(), any::<bool>(), arb_pipeline()).prop_map(|(s, bit, sm, pipeline)| {
+        SimOptions {
+            pipeline,
+            sync: [Sync::Bit, Sync::Vector, Sync::None][s],
+            granularity: if bit {
+                Granularity::Bit
+            } else {
+                Granularity::Value
+            },
+            encoding: if sm {
+                SignedEncoding::SignMagnitude
+            } else {
+                SignedEncoding::TwosComplement
+            },
+        }
     })
 }
 

@@ -79,11 +79,7 @@ impl Machine {
         let ii = self.model.ii(rows, cols);
         self.interval[x] += count * ii;
         self.interval_ous += count;
-        if ii > 1 {
-            let s = self
-                .model
-                .slowest(rows, cols)
-                .expect("II > 1 has a slowest stage");
+        if let Some(s) = self.model.slowest(rows, cols) {
             self.interval_stall[s.index()] += count * (ii - 1);
         }
     }
@@ -162,10 +158,9 @@ impl Machine {
     /// A vector merges when every crossbar has finished it (G_v); until then each
     /// crossbar that finished it holds its partial sum.
     fn book_merge(&mut self) {
-        let Some(&last) = self.free.iter().max() else {
+        let (Some(&first), Some(&last)) = (self.free.iter().min(), self.free.iter().max()) else {
             return;
         };
-        let first = *self.free.iter().min().expect("non-empty");
         self.unmerged.push_back(last);
         // Merged before every crossbar's present: never pending again.
         while self.unmerged.front().is_some_and(|&g| g <= first) {
@@ -189,10 +184,12 @@ impl Machine {
         let crossbars = self.free.len() as u64;
         let mut stats = CycleStats {
             queue_depth: self.depth,
-            crossbar_cycles: cycles * crossbars,
+            // Saturating: many crossbars could exceed u64 crossbar-cycles where the
+            // layer's cycles do not.
+            crossbar_cycles: cycles.saturating_mul(crossbars),
             ous: self.ous,
             stall: self.stall,
-            wait_cycles: crossbars * w - self.issue_total,
+            wait_cycles: w.saturating_mul(crossbars) - self.issue_total,
             psum_peak: self.psum_peak,
             ..CycleStats::default()
         };

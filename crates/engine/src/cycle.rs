@@ -1,0 +1,75 @@
+//! The cycle engine: each input vector's OU stream ([`crate::ou_stream`]) through the
+//! pipeline crate's machine (per-crossbar input queues, barrier, paced issue through
+//! the stages, merge), one vector at a time; docs/pipeline.md.
+//!
+//! It counts the OU events itself from the stream it issues, so its counts are an
+//! independent check of the other engines'; its cycles equal the closed form's where
+//! the closed form applies (a queue of depth 1, or unbounded).
+
+use crate::ou_stream::{OuSink, OuStream};
+use crate::{OuCounts, Prepared, Progress, SimOptions};
+use crossbar::{Hardware, Mode};
+use pipeline::cycle::{CycleStats, Machine};
+use pipeline::StageModel;
+
+/// Vectors between two progress reports.
+const PROGRESS_EVERY: usize = 64;
+
+/// OU counts, busy time W and the stage counters of one layer in one mode.
+pub(crate) fn run(
+    prep: &Prepared,
+    hw: &Hardware,
+    opts: &SimOptions,
+    mode: Mode,
+    progress: Progress,
+) -> (OuCounts, u64, CycleStats) {
+    let mut stream = OuStream::new(prep, hw, opts, mode);
+    let model = StageModel::new(mode, hw, opts.pipeline.slow_stage);
+    let mut sink = Sink {
+        machine: Machine::new(
+            model,
+            stream.tiling.total,
+            opts.sync,
+            opts.pipeline.queue_depth,
+        ),
+        mode,
+        interval: OuCounts::default(),
+        counts: OuCounts::default(),
+    };
+    let vectors = prep.layer.vectors();
+    for v in 0..vectors {
+        stream.vector(v, &mut sink);
+        sink.machine.end_vector();
+        if let Some(p) = progress {
+            if (v + 1) % PROGRESS_EVERY == 0 || v + 1 == vectors {
+                p(((v % PROGRESS_EVERY) + 1) as u64);
+            }
+        }
+    }
+    let (_, stats) = sink.machine.finish();
+    (sink.counts, sink.machine.busy_time(), stats)
+}
+
+/// Forwards the stream to the machine and counts its OUs.
+struct Sink {
+    machine: Machine,
+    mode: Mode,
+    /// Counts of the open input cycle.
+    interval: OuCounts,
+    counts: OuCounts,
+}
+
+impl OuSink for Sink {
+    #[inline]
+    fn ous(&mut self, x: usize, count: u64, rows: u32, cols: u32) {
+        self.machine.ous(x, count, rows, cols);
+        self.interval
+            .record(self.mode, count, count * rows as u64, cols as u64);
+    }
+
+    fn end_interval(&mut self, repeat: u64) {
+        self.machine.end_interval(repeat);
+        self.counts.add(&self.interval.scaled(repeat));
+        self.interval = OuCounts::default();
+    }
+}
