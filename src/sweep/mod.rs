@@ -9,7 +9,7 @@
 //!
 //! grid ([`grid`], [`value`]) -> plan: every point checked, how a point runs ([`plan`])
 //! -> parallel run ([`exec`]) -> points.csv and sweep.json ([`store`]) -> shards and merge
-//! ([`shard`]); [`plot`] and [`compare`] read the CSVs ([`table`]).
+//! ([`shard`]); [`plot`] (drawn by [`svg`]) and [`compare`] read the CSVs ([`table`]).
 
 pub mod args;
 pub mod compare;
@@ -20,6 +20,7 @@ pub mod plan;
 pub mod plot;
 pub mod shard;
 pub mod store;
+pub mod svg;
 pub mod table;
 pub mod value;
 

@@ -1,0 +1,278 @@
+//! The SVG of a [`Chart`]: plot area with mesh and axis labels, one line with markers per
+//! series, the legend beside the plot (so it never hides a line). Large linear y values
+//! are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+
+use super::plot::Chart;
+use anyhow::{anyhow, bail, Result};
+use plotters::coord::ranged1d::{
+    AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
+};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::element::{Drawable, PointCollection};
+use plotters::prelude::*;
+
+/// The tab10 palette; series past the tenth change marker shape.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("plot: {e}")
+}
+
+/// A number for a tick label: no trailing zeros; large numbers as 2.5e7.
+fn tick(v: f64) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if v.abs() >= 1e5 {
+        let e = v.abs().log10().floor() as i32;
+        format!("{}e{e}", trim(format!("{:.3}", v / 10f64.powi(e))))
+    } else if v == v.round() {
+        format!("{}", v as i64)
+    } else {
+        trim(format!("{v:.4}"))
+    }
+}
+
+/// Where the x ticks go: every category, or the distinct x values (at most 16 of them).
+fn x_ticks(c: &Chart) -> Vec<f64> {
+    if let Some(names) = &c.categories {
+        return (0..names.len()).map(|i| i as f64).collect();
+    }
+    let mut xs: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let step = xs.len().div_ceil(16).max(1);
+    xs.into_iter().step_by(step).collect()
+}
+
+/// The SVG text of `c`.
+pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
+    let pts = || c.series.iter().flat_map(|s| s.1.iter());
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(f(p)), hi.max(f(p)))
+        })
+    };
+    let ((mut x0, mut x1), (mut y0, mut y1)) = (span(|p| p.0), span(|p| p.1));
+    if (log_x && x0 <= 0.0) || (log_y && y0 <= 0.0) {
+        bail!("plot: a logarithmic axis needs positive values");
+    }
+    if c.categories.is_some() {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    } else if log_x {
+        (x0, x1) = (x0 / 1.15, x1 * 1.15);
+    } else {
+        let pad = if x1 > x0 { (x1 - x0) * 0.04 } else { 1.0 };
+        (x0, x1) = (x0 - pad, x1 + pad);
+    }
+    // Big linear y values are scaled into the label (x 1e6) rather than long ticks.
+    let mut scale = 1.0;
+    let top = y1.abs().max(y0.abs());
+    if !log_y && top >= 1e4 {
+        scale = 10f64.powi(3 * (top.log10() / 3.0).floor() as i32);
+    }
+    if log_y {
+        (y0, y1) = (y0 / 1.3, y1 * 1.3);
+    } else {
+        (y0, y1) = (y0.min(0.0) / scale, y1.max(0.0) / scale);
+        let pad = if y1 > y0 { (y1 - y0) * 0.06 } else { 1.0 };
+        y1 += pad;
+        if y0 < 0.0 {
+            y0 -= pad;
+        }
+    }
+    let y_label = if scale > 1.0 {
+        let inner = c.y_label.strip_suffix(')');
+        let e = scale.log10().round();
+        match inner {
+            Some(i) => format!("{i}, x 1e{e})"),
+            None => format!("{} (x 1e{e})", c.y_label),
+        }
+    } else {
+        c.y_label.clone()
+    };
+    let longest = c
+        .series
+        .iter()
+        .map(|s| s.0.len())
+        .chain([c.legend.len()])
+        .max();
+    let legend_w = (longest.unwrap_or(4) as u32 * 8 + 70).clamp(130, 340);
+    let (w, h) = (760 + legend_w, 560);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&c.title, ("sans-serif", 18)).map_err(err)?;
+        let (plot, legend) = root.split_horizontally(w - legend_w);
+        let ticks = x_ticks(c);
+        let lin = Ticked {
+            inner: RangedCoordf64::from(x0..x1),
+            ticks: ticks.clone(),
+        };
+        let log = Ticked {
+            inner: LogCoord::<f64>::from((x0..x1).log_scale()),
+            ticks,
+        };
+        let yl = y_label.as_str();
+        match (log_x, log_y) {
+            (false, false) => draw(&plot, lin, y0..y1, c, yl, scale)?,
+            (true, false) => draw(&plot, log, y0..y1, c, yl, scale)?,
+            (false, true) => {
+                let yr = (y0..y1).log_scale();
+                draw(&plot, lin, yr, c, yl, scale)?
+            }
+            (true, true) => {
+                let yr = (y0..y1).log_scale();
+                draw(&plot, log, yr, c, yl, scale)?
+            }
+        }
+        draw_legend(&legend, c)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// An x axis with ticks exactly at the given values (no light grid lines).
+struct Ticked<R: Ranged<ValueType = f64>> {
+    inner: R,
+    ticks: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// A marker of series `k`: a filled circle, then triangle, then cross for each round of
+/// the palette.
+fn marker<'a, C: Clone + 'static>(k: usize, at: C) -> DynElement<'static, SVGBackend<'a>, C>
+where
+    Circle<C, i32>: Drawable<SVGBackend<'a>>,
+    TriangleMarker<C, i32>: Drawable<SVGBackend<'a>>,
+    Cross<C, i32>: Drawable<SVGBackend<'a>>,
+    for<'b> &'b Circle<C, i32>: PointCollection<'b, C>,
+    for<'b> &'b TriangleMarker<C, i32>: PointCollection<'b, C>,
+    for<'b> &'b Cross<C, i32>: PointCollection<'b, C>,
+{
+    let color = COLORS[k % COLORS.len()];
+    match (k / COLORS.len()) % 3 {
+        0 => Circle::new(at, 4, color.filled()).into_dyn(),
+        1 => TriangleMarker::new(at, 5, color.filled()).into_dyn(),
+        _ => Cross::new(at, 4, color.stroke_width(2)).into_dyn(),
+    }
+}
+
+/// The plot area: mesh, axis labels, one line with markers per series (y divided by
+/// `scale`).
+fn draw<XR, YR>(
+    area: &DrawingArea<SVGBackend, Shift>,
+    xr: XR,
+    yr: YR,
+    c: &Chart,
+    y_label: &str,
+    scale: f64,
+) -> Result<()>
+where
+    XR: AsRangedCoord<Value = f64>,
+    YR: AsRangedCoord<Value = f64>,
+    XR::CoordDescType: ValueFormatter<f64>,
+    YR::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin(16)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
+        .build_cartesian_2d(xr, yr)
+        .map_err(err)?;
+    let cats = c.categories.clone();
+    let x_fmt = move |v: &f64| match &cats {
+        Some(names) => names
+            .get(v.round().max(0.0) as usize)
+            .filter(|_| (v - v.round()).abs() < 1e-6)
+            .cloned()
+            .unwrap_or_default(),
+        None => tick(*v),
+    };
+    let y_fmt = |v: &f64| tick(*v);
+    chart
+        .configure_mesh()
+        .x_desc(c.x_label.as_str())
+        .y_desc(y_label)
+        .y_labels(10)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .axis_desc_style(("sans-serif", 16))
+        .label_style(("sans-serif", 13))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .light_line_style(RGBColor(240, 240, 240))
+        .draw()
+        .map_err(err)?;
+    for (k, (_, pts)) in c.series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?;
+        chart
+            .draw_series(pts.into_iter().map(|p| marker(k, p)))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The legend, beside the plot: the series columns as heading, one entry per series.
+fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
+    let top = 60;
+    if !c.legend.is_empty() {
+        let bold = ("sans-serif", 15).into_font().style(FontStyle::Bold);
+        area.draw(&Text::new(c.legend.clone(), (12, top - 26), bold))
+            .map_err(err)?;
+    }
+    for (k, (name, _)) in c.series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let y = top + 24 * k as i32;
+        let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
+        area.draw(&line).map_err(err)?;
+        area.draw(&marker(k, (28, y))).map_err(err)?;
+        area.draw(&Text::new(name.clone(), (52, y - 8), ("sans-serif", 15)))
+            .map_err(err)?;
+    }
+    Ok(())
+}
