@@ -215,3 +215,68 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     std::fs::write(&out, text).map_err(|e| anyhow!("{}: cannot write: {e}", out.display()))?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        let rows = [
+            ["a", "4", "8", "TOTAL", "dense", "100"],
+            ["a", "4", "8", "TOTAL", "sre", "40"],
+            ["a", "16", "8", "TOTAL", "dense", "30"],
+            ["a", "16", "8", "TOTAL", "sre", "20"],
+            ["a", "8", "8", "TOTAL", "sre", "25"],
+            ["a", "8", "8", "conv1", "sre", "5"],
+        ];
+        Table {
+            path: PathBuf::from("t.csv"),
+            header: ["workload", "ou.rows", "ou.cols", "layer", "mode", "cycles"]
+                .map(String::from)
+                .to_vec(),
+            rows: rows.iter().map(|r| r.map(String::from).to_vec()).collect(),
+        }
+    }
+
+    fn args(x: &str, series: &str, filters: &[&str]) -> PlotArgs {
+        PlotArgs {
+            input: PathBuf::from("t.csv"),
+            x: x.into(),
+            y: "cycles".into(),
+            series: series.into(),
+            filters: filters.iter().map(|f| f.to_string()).collect(),
+            out: None,
+            title: None,
+            log_x: false,
+            log_y: false,
+        }
+    }
+
+    #[test]
+    fn rows_become_sorted_series() {
+        let c = chart(&table(), &args("ou.rows", "mode", &[])).unwrap();
+        // The conv1 row is left out (TOTAL only); points sorted by x.
+        assert_eq!(
+            c.series[0],
+            ("dense".into(), vec![(4.0, 100.0), (16.0, 30.0)])
+        );
+        assert_eq!(
+            c.series[1],
+            ("sre".into(), vec![(4.0, 40.0), (8.0, 25.0), (16.0, 20.0)])
+        );
+        assert_eq!(c.x_label, "ou.rows (OU height, wordlines)");
+        assert_eq!(c.y_label, "cycles (cycles)");
+        assert_eq!(c.title, "cycles vs ou.rows (workload=a, layer=TOTAL)");
+        assert!(c.categories.is_none());
+        // A non-numeric x is categorical, in order of first appearance.
+        let c = chart(&table(), &args("mode", "", &["ou.rows=4"])).unwrap();
+        assert_eq!(c.categories, Some(vec!["dense".into(), "sre".into()]));
+        assert_eq!(c.series.len(), 1);
+        let e = chart(&table(), &args("mode", "", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("they differ in ou.rows"), "{e}");
+        let e = chart(&table(), &args("ou.rows", "mode", &["mode=ideal"])).unwrap_err();
+        assert!(e.to_string().contains("no row"), "{e}");
+    }
+}

@@ -276,3 +276,17 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels() {
+        assert_eq!(tick(16.0), "16");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(2.5e7), "2.5e7");
+        assert_eq!(tick(1e9), "1e9");
+        assert_eq!(tick(-3.0), "-3");
+    }
+}
