@@ -102,6 +102,7 @@ fn dynamic(
         Granularity::Bit => prep.plan.cycles,
     };
     let widths = block_widths(prep);
+    let sre = SreTables::new(prep, hw, opts, mode);
     let new_scratch = || Scratch {
         vector: vec![0; map.k as usize * map.groups as usize],
         masks: vec![RowMask::new(map.k); map.groups as usize * classes as usize],
@@ -116,7 +117,9 @@ fn dynamic(
             let range = c * chunk..((c + 1) * chunk).min(vectors);
             let len = range.len() as u64;
             for v in range {
-                one_vector(prep, hw, opts, mode, tiling, classes, &widths, v, &mut s);
+                one_vector(
+                    prep, hw, opts, mode, tiling, classes, &widths, &sre, v, &mut s,
+                );
             }
             if let Some(p) = progress {
                 p(len);
@@ -164,6 +167,64 @@ fn build_masks(prep: &Prepared, g: Granularity, pass: Pass, classes: u32, s: &mu
     }
 }
 
+/// What the sre counting looks up instead of recomputing per column group and tile.
+struct SreTables {
+    /// Per block: its non-empty column groups and their widths.
+    groups: Vec<Vec<(usize, u32)>>,
+    /// Per column group: the logical-row span [lo, hi) of each of its non-empty
+    /// compacted tiles (tiles past the end of the group hold nothing).
+    spans: Vec<Vec<(u32, u32)>>,
+    /// OUs for r driven rows: ceil(r / ou.rows), r = 0..=crossbar.rows.
+    ops: Vec<u64>,
+    /// issue[width][r]: issue time of r driven rows of a group of that width.
+    issue: Vec<Vec<u64>>,
+}
+
+impl SreTables {
+    fn new(prep: &Prepared, hw: &Hardware, opts: &SimOptions, mode: Mode) -> Self {
+        if !mode.compacted() {
+            return SreTables {
+                groups: Vec::new(),
+                spans: Vec::new(),
+                ops: Vec::new(),
+                issue: Vec::new(),
+            };
+        }
+        let (map, comp) = (&prep.map, prep.comp());
+        let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
+        let spans: Vec<Vec<(u32, u32)>> = comp
+            .groups
+            .iter()
+            .map(|g| {
+                let tiles = div_ceil(g.rows.len() as u64, hw.xbar_rows as u64) as u32;
+                (0..tiles).map(|t| g.tile_span(t, hw.xbar_rows)).collect()
+            })
+            .collect();
+        let groups = map
+            .blocks
+            .iter()
+            .map(|b| {
+                b.col_groups
+                    .clone()
+                    .filter(|&cg| !spans[cg].is_empty())
+                    .map(|cg| (cg, map.col_groups[cg].width()))
+                    .collect()
+            })
+            .collect();
+        let r_max = hw.xbar_rows as u64;
+        SreTables {
+            groups,
+            spans,
+            ops: (0..=r_max)
+                .map(|r| div_ceil(r, hw.ou_rows as u64))
+                .collect(),
+            issue: (0..=hw.ou_cols)
+                .map(|w| (0..=r_max as u32).map(|r| st.issue_rows(r, w)).collect())
+                .collect(),
+        }
+    }
+}
+
 /// Per block: the distinct column-group widths and how many groups have each.
 fn block_widths(prep: &Prepared) -> Vec<Vec<(u32, u64)>> {
     prep.map
@@ -191,6 +252,7 @@ fn one_vector(
     tiling: &Tiling,
     classes: u32,
     widths: &[Vec<(u32, u64)>],
+    sre: &SreTables,
     v: usize,
     s: &mut Scratch,
 ) {
@@ -202,6 +264,7 @@ fn one_vector(
         Granularity::Value => plan.cycles as u64,
         Granularity::Bit => 1,
     };
+    let comp = prep.comp();
     for &pass in &plan.passes {
         build_masks(prep, opts.granularity, pass, classes, s);
         for c in 0..classes as usize {
@@ -211,18 +274,23 @@ fn one_vector(
                 for t in 0..tiling.tiles[bi] {
                     let x = tiling.xbar(bi, t);
                     if mode.compacted() {
-                        // sre: the active compacted rows of each column group in tile t.
-                        let comp = prep.comp();
-                        for cg_i in block.col_groups.clone() {
-                            let w = map.col_groups[cg_i].width();
-                            let g = &comp.groups[cg_i];
-                            let (lo, hi) = g.tile_span(t, hw.xbar_rows);
-                            let rows = mask.and_count_range(&g.mask, lo, hi);
-                            let ops = div_ceil(rows as u64, hw.ou_rows as u64);
-                            s.counts
-                                .record(mode, ops * repeat, rows as u64 * repeat, w as u64);
-                            s.issue[x] += st.issue_rows(rows, w);
+                        // sre: the active compacted rows of each column group in tile t,
+                        // one masked popcount each; OU counts and issue from the tables.
+                        let (mut ops, mut rows, mut cells, mut adc, mut issue) = (0, 0, 0, 0, 0);
+                        for &(cg_i, width) in &sre.groups[bi] {
+                            let Some(&(lo, hi)) = sre.spans[cg_i].get(t as usize) else {
+                                continue;
+                            };
+                            let r = mask.and_count_range(&comp.groups[cg_i].mask, lo, hi) as usize;
+                            let (o, w) = (sre.ops[r], width as u64);
+                            ops += o;
+                            rows += r as u64;
+                            cells += r as u64 * w;
+                            adc += o * w;
+                            issue += sre.issue[width as usize][r];
                         }
+                        s.counts.record_raw(mode, repeat, ops, rows, cells, adc);
+                        s.issue[x] += issue;
                     } else {
                         // activation: every column group of the block sees the same
                         // active rows of the dense tile; groups of equal width cost the same.

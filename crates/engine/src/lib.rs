@@ -210,6 +210,29 @@ impl OuCounts {
         }
     }
 
+    /// Records summed counts of OUs (ops, rows, cells, conversions), `repeat` times.
+    #[inline]
+    pub fn record_raw(
+        &mut self,
+        mode: Mode,
+        repeat: u64,
+        ops: u64,
+        rows: u64,
+        cells: u64,
+        adc: u64,
+    ) {
+        self.ou_ops += repeat * ops;
+        self.rows_driven += repeat * rows;
+        self.cells_read += repeat * cells;
+        self.adc_conversions += repeat * adc;
+        if mode.compacted() {
+            self.index_reads += repeat * rows;
+        }
+        if mode.skips_inputs() {
+            self.ous_formed += repeat * ops;
+        }
+    }
+
     pub fn scaled(&self, k: u64) -> OuCounts {
         OuCounts {
             ou_ops: self.ou_ops * k,
