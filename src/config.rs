@@ -8,7 +8,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use crossbar::{AdcBits, Hardware, Layout};
 use energy::EnergyTable;
 use engine::{Granularity, SignedEncoding, SimOptions};
-use pipeline::Sync;
+use pipeline::cycle::{PipelineOptions, QueueDepth};
+use pipeline::{SlowStage, Sync};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
@@ -26,6 +27,9 @@ pub struct Config {
     pub adc: AdcCfg,
     pub index_decoder: IndexDecoderCfg,
     pub timing: TimingCfg,
+    /// The cycle engine's input queues and an optional slow stage (docs/pipeline.md).
+    #[serde(default)]
+    pub pipeline: PipelineCfg,
     pub mapping: MappingCfg,
     pub activation: ActivationCfg,
     pub input: InputCfg,
@@ -109,6 +113,63 @@ pub struct IndexDecoderCfg {
 pub struct TimingCfg {
     pub cycle_ns: f64,
     pub sync: Sync,
+}
+
+/// `[pipeline]`: queue depth "auto" | N | "unbounded"; slow stage "none" | a stage name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineCfg {
+    pub queue_depth: QueueDepthCfg,
+    pub slow_stage: String,
+    pub slow_stage_cycles: u32,
+}
+
+impl Default for PipelineCfg {
+    fn default() -> Self {
+        PipelineCfg {
+            queue_depth: QueueDepthCfg::Named("auto".into()),
+            slow_stage: "none".into(),
+            slow_stage_cycles: 1,
+        }
+    }
+}
+
+/// `pipeline.queue_depth`: "auto", "unbounded" or a number.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueueDepthCfg {
+    Number(i64),
+    Named(String),
+}
+
+impl PipelineCfg {
+    fn resolve(&self, origin: &str) -> Result<PipelineOptions> {
+        let queue_depth = match &self.queue_depth {
+            QueueDepthCfg::Number(n) => n.to_string().parse::<QueueDepth>(),
+            QueueDepthCfg::Named(s) => s.parse::<QueueDepth>(),
+        }
+        .map_err(|e| anyhow!("{origin}: pipeline.queue_depth: {e}"))?;
+        let cycles = self.slow_stage_cycles;
+        if cycles == 0 {
+            bail!("{origin}: pipeline.slow_stage_cycles: 0 (expected a number of cycles >= 1)");
+        }
+        let slow_stage = match self.slow_stage.as_str() {
+            "none" if cycles == 1 => None,
+            "none" => bail!(
+                "{origin}: pipeline.slow_stage_cycles: {cycles} with no slow stage (set pipeline.slow_stage to a stage name)"
+            ),
+            name => Some(SlowStage {
+                stage: name
+                    .parse()
+                    .map_err(|e| anyhow!("{origin}: pipeline.slow_stage: {e} or \"none\""))?,
+                cycles,
+            }),
+        };
+        Ok(PipelineOptions {
+            queue_depth,
+            slow_stage,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -326,6 +387,7 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
             sync: config.timing.sync,
             granularity: config.activation.granularity,
             encoding: config.input.signed_encoding,
+            pipeline: config.pipeline.resolve(&origin)?,
         },
         config,
         origin,
@@ -410,5 +472,29 @@ mod tests {
         assert!(err("ou.rows").contains("expected KEY=VALUE"));
         assert!(err("energy.dac_per_row_pj=-1").contains("dac_per_row_pj"));
         assert!(err("timing.cycle_ns=0").contains("timing.cycle_ns"));
+        assert!(err("pipeline.queue_depth=0").contains("pipeline.queue_depth: '0'"));
+        assert!(err("pipeline.queue_depth=deep").contains("pipeline.queue_depth"));
+        assert!(err("pipeline.slow_stage=dac").contains("pipeline.slow_stage: unknown stage"));
+        assert!(err("pipeline.slow_stage_cycles=3").contains("pipeline.slow_stage_cycles"));
+        let p = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            load(None, &sets).unwrap().opts.pipeline
+        };
+        assert_eq!(p(&[]), PipelineOptions::default());
+        assert_eq!(
+            p(&["pipeline.queue_depth=4"]).queue_depth,
+            QueueDepth::Finite(4)
+        );
+        assert_eq!(
+            p(&["pipeline.queue_depth=unbounded"]).queue_depth,
+            QueueDepth::Unbounded
+        );
+        assert_eq!(
+            p(&["pipeline.slow_stage=adc", "pipeline.slow_stage_cycles=3"]).slow_stage,
+            Some(SlowStage {
+                stage: pipeline::Stage::Adc,
+                cycles: 3
+            })
+        );
     }
 }

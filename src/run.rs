@@ -7,8 +7,9 @@ use crate::config::Resolved;
 use anyhow::{bail, Result};
 use crossbar::Mode;
 use energy::{Breakdown, Events};
-use engine::{simulate, EngineKind, Prepared};
+use engine::{simulate_with_stats, EngineKind, Prepared};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pipeline::cycle::CycleStats;
 use std::time::{Duration, Instant};
 use workload::{LayerKind, Workload};
 
@@ -25,6 +26,8 @@ pub struct LayerResult {
     pub passes: u32,
     pub input_cycles: u32,
     pub signed: bool,
+    /// Per-stage counters of the cycle engine (None for the other engines).
+    pub pipeline: Option<CycleStats>,
 }
 
 /// Per-mode sums over layers.
@@ -34,6 +37,8 @@ pub struct ModeTotal {
     pub events: Events,
     pub energy: Breakdown,
     pub time_ns: f64,
+    /// The layers' cycle-engine counters, summed (None for the other engines).
+    pub pipeline: Option<CycleStats>,
 }
 
 /// Everything a run produces.
@@ -98,7 +103,8 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         let prep = Prepared::new(&layer, &cfg.hw, &cfg.opts);
         for &mode in spec.modes {
             let tick = |n: u64| bar.inc(n);
-            let events = simulate(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))?;
+            let (events, stats) =
+                simulate_with_stats(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))?;
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
             let adc_bits = cfg.hw.adc_resolution(mode);
             let energy =
@@ -115,6 +121,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
                 passes: prep.plan.passes.len() as u32,
                 input_cycles: prep.plan.cycles,
                 signed: layer.signed,
+                pipeline: stats,
             });
         }
     }
@@ -128,10 +135,14 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
                 events: Events::default(),
                 energy: Breakdown::default(),
                 time_ns: 0.0,
+                pipeline: None,
             };
             for r in layers.iter().filter(|r| r.mode == mode) {
                 t.events.add(&r.events);
                 t.energy.add(&r.energy);
+                if let Some(s) = &r.pipeline {
+                    t.pipeline.get_or_insert_with(CycleStats::default).add(s);
+                }
             }
             t.time_ns = t.events.cycles as f64 * cfg.cycle_ns;
             t
