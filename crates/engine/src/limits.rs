@@ -221,7 +221,12 @@ pub fn layer_bounds(
         ("index_storage_bits", mul(&[s.col_groups, s.k, index_bits])),
         ("crossbars", mul(&[s.tiles, s.blocks])),
         ("busy_cycles", busy),
-        ("cycles", busy.saturating_add(6)),
+        // W + L - 1, with room for a pipeline fill per barrier interval (the cycle
+        // engine's finite queues) and a slow stage's depth.
+        (
+            "cycles",
+            busy.saturating_add(mul(&[7 + slow, steps.saturating_add(1)])),
+        ),
     ])
 }
 
@@ -459,10 +464,12 @@ mod tests {
             let prep = Prepared::new(&l, &hw, &opts);
             for mode in Mode::ALL {
                 let b = layer_bounds(&geom, samples as u64, &hw, &opts, &[mode]);
-                let e = simulate(&prep, &hw, &opts, mode, EngineKind::Fast, None).unwrap();
-                for (name, v) in events_by_name(&e) {
-                    let bound = b.get(name).unwrap();
-                    prop_assert!(v as u128 <= bound, "{mode} {name}: {v} > {bound}");
+                for engine in [EngineKind::Fast, EngineKind::Cycle] {
+                    let e = simulate(&prep, &hw, &opts, mode, engine, None).unwrap();
+                    for (name, v) in events_by_name(&e) {
+                        let bound = b.get(name).unwrap();
+                        prop_assert!(v as u128 <= bound, "{engine} {mode} {name}: {v} > {bound}");
+                    }
                 }
             }
         }
