@@ -140,6 +140,8 @@ impl Default for PipelineCfg {
 pub enum QueueDepthCfg {
     Number(i64),
     Named(String),
+    /// Anything else, refused with a message that names the key.
+    Other(Value),
 }
 
 impl PipelineCfg {
@@ -147,6 +149,9 @@ impl PipelineCfg {
         let queue_depth = match &self.queue_depth {
             QueueDepthCfg::Number(n) => n.to_string().parse::<QueueDepth>(),
             QueueDepthCfg::Named(s) => s.parse::<QueueDepth>(),
+            QueueDepthCfg::Other(v) => Err(format!(
+                "{v} is not a queue depth (expected \"auto\", \"unbounded\" or a number >= 1)"
+            )),
         }
         .map_err(|e| anyhow!("{origin}: pipeline.queue_depth: {e}"))?;
         let cycles = self.slow_stage_cycles;
@@ -474,6 +479,7 @@ mod tests {
         assert!(err("timing.cycle_ns=0").contains("timing.cycle_ns"));
         assert!(err("pipeline.queue_depth=0").contains("pipeline.queue_depth: '0'"));
         assert!(err("pipeline.queue_depth=deep").contains("pipeline.queue_depth"));
+        assert!(err("pipeline.queue_depth=2.5").contains("pipeline.queue_depth: 2.5"));
         assert!(err("pipeline.slow_stage=dac").contains("pipeline.slow_stage: unknown stage"));
         assert!(err("pipeline.slow_stage_cycles=3").contains("pipeline.slow_stage_cycles"));
         let p = |sets: &[&str]| {

@@ -406,3 +406,76 @@ pub fn summary_table(res: &RunResult) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{run, RunSpec};
+    use engine::EngineKind;
+    use workload::{SynthParams, ZooWorkload};
+
+    fn lenet5(engine: EngineKind, sets: &[&str]) -> (RunResult, Resolved) {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let cfg = crate::config::load(None, &sets).unwrap();
+        let w = ZooWorkload::new("lenet5", SynthParams::default()).unwrap();
+        let res = run(&RunSpec {
+            workload: &w,
+            cfg: &cfg,
+            modes: &Mode::ALL,
+            engine,
+            samples: 1,
+            progress: false,
+        })
+        .unwrap();
+        (res, cfg)
+    }
+
+    #[test]
+    fn cycle_columns_come_after_the_existing_ones() {
+        let h = header();
+        assert_eq!(h[..CONTRACT_COLUMNS.len()], CONTRACT_COLUMNS);
+        assert_eq!(h[h.len() - CYCLE_COLUMNS.len()..], CYCLE_COLUMNS);
+        let before = CONTRACT_COLUMNS.len() + Breakdown::COLUMNS.len() + EXTRA_COLUMNS.len();
+        assert_eq!(h.len(), before + CYCLE_COLUMNS.len());
+        for (i, s) in Stage::ALL.iter().enumerate() {
+            assert_eq!(CYCLE_COLUMNS[4 + i], format!("busy_{s}"));
+            assert_eq!(CYCLE_COLUMNS[11 + i], format!("stall_{s}"));
+        }
+    }
+
+    #[test]
+    fn the_cycle_engine_fills_its_columns_and_changes_no_other() {
+        // Halved ADCs: every OU of lenet5 converts 8 columns with 4 ADCs (II 2, at the
+        // ADC; decoder ceil(9/9) = 1), so stall_adc = ou_ops on every sre row.
+        let sets = ["adc.per_crossbar=4"];
+        let (fast, _) = lenet5(EngineKind::Fast, &sets);
+        let (cycle, cfg) = lenet5(EngineKind::Cycle, &sets);
+        let (f, c) = (layers_rows(&fast), layers_rows(&cycle));
+        let h = header();
+        let col = |name: &str| h.iter().position(|&c| c == name).unwrap();
+        let first_cycle_col = h.len() - CYCLE_COLUMNS.len();
+        assert_eq!(f.len(), c.len());
+        for (fr, cr) in f.iter().zip(&c) {
+            assert_eq!(fr[..first_cycle_col], cr[..first_cycle_col]);
+            assert!(fr[first_cycle_col..].iter().all(String::is_empty));
+            assert_eq!(cr[col("queue_depth")], "1");
+            let mode = &cr[col("mode")];
+            if mode == "sre" {
+                assert_eq!(cr[col("stall_adc")], cr[col("ou_ops")]);
+                assert_eq!(cr[col("stall_cycles")], cr[col("ou_ops")]);
+            }
+            // Dense has no index decoder: its column is empty, not 0.
+            if mode == "dense" {
+                assert_eq!(cr[col("busy_index_decode")], "");
+                assert_ne!(cr[col("busy_adc")], "");
+            }
+        }
+        let s = summary_json(&cycle, &cfg);
+        let adc = &s["modes"]["sre"]["pipeline"]["stages"]["adc"];
+        let u = adc["utilization"].as_f64().unwrap();
+        assert!(u > 0.0 && u <= 1.0, "{u}");
+        assert!(s["modes"]["sre"]["pipeline"]["stages"]["index_decode"].is_object());
+        assert!(s["modes"]["dense"]["pipeline"]["stages"]["index_decode"].is_null());
+        assert!(summary_json(&fast, &cfg)["modes"]["sre"]["pipeline"].is_null());
+    }
+}

@@ -104,7 +104,8 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         for &mode in spec.modes {
             let tick = |n: u64| bar.inc(n);
             let (events, stats) =
-                simulate_with_stats(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))?;
+                simulate_with_stats(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
             let adc_bits = cfg.hw.adc_resolution(mode);
             let energy =
