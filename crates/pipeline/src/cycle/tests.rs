@@ -157,6 +157,10 @@ proptest! {
             prop_assert_eq!(st.stall, lit.stall);
             prop_assert_eq!(st.wait_cycles, lit.wait, "depth {}", depth);
             prop_assert_eq!(st.psum_peak, lit.psum_peak, "depth {}", depth);
+            // A crossbar is never more than d units ahead of the slowest one.
+            if let QueueDepth::Finite(d) = depth {
+                prop_assert!(st.psum_peak <= d);
+            }
             // Issue paced by II never lets an OU catch up with the one ahead.
             prop_assert_eq!(lit.blocked, [0; 7]);
             // Every crossbar-cycle of the layer is an issue cycle, a stall, a wait or drain.
