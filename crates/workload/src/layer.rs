@@ -49,21 +49,34 @@ pub fn im2col_vector(geom: &ConvGeometry, input: &[i32], v: usize, out: &mut [i3
     let (n, pos) = (v / per_sample, v % per_sample);
     let (ho, wo) = (pos / wo_n, pos % wo_n);
     let sample = &input[n * geom.input_elements()..(n + 1) * geom.input_elements()];
+    let (pad_w, dil_w) = (geom.padding[1] as isize, geom.dilation[1] as isize);
+    let iw0 = (wo * geom.stride[1]) as isize - pad_w;
+    // The kernel row lies wholly inside the input row: one copy (the common case).
+    let inside = dil_w == 1 && iw0 >= 0 && iw0 as usize + s_n <= w;
     let mut k = 0;
     for c in 0..geom.in_channels {
         let plane = &sample[c * h * w..(c + 1) * h * w];
         for r in 0..r_n {
             let ih =
                 (ho * geom.stride[0] + r * geom.dilation[0]) as isize - geom.padding[0] as isize;
-            for s in 0..s_n {
-                let iw = (wo * geom.stride[1] + s * geom.dilation[1]) as isize
-                    - geom.padding[1] as isize;
-                out[k] = if ih >= 0 && (ih as usize) < h && iw >= 0 && (iw as usize) < w {
-                    plane[ih as usize * w + iw as usize]
+            let dst = &mut out[k..k + s_n];
+            k += s_n;
+            if ih < 0 || ih as usize >= h {
+                dst.fill(0);
+                continue;
+            }
+            let row = &plane[ih as usize * w..(ih as usize + 1) * w];
+            if inside {
+                dst.copy_from_slice(&row[iw0 as usize..iw0 as usize + s_n]);
+                continue;
+            }
+            for (s, d) in dst.iter_mut().enumerate() {
+                let iw = iw0 + s as isize * dil_w;
+                *d = if iw >= 0 && (iw as usize) < w {
+                    row[iw as usize]
                 } else {
                     0
                 };
-                k += 1;
             }
         }
     }
@@ -86,6 +99,39 @@ mod tests {
         // position (1,1): rows 1..2, cols 1..2 -> [5, 6, 8, 9]
         im2col_vector(&g, &input, 3, &mut out);
         assert_eq!(out, [5, 6, 8, 9]);
+    }
+
+    proptest::proptest! {
+        /// The copying fast path agrees with the definition element by element.
+        #[test]
+        fn im2col_matches_the_definition(
+            c in 1usize..4, r in 1usize..4, s in 1usize..4, st in 1usize..3,
+            pad in 0usize..3, dil in 1usize..3, h in 1usize..7, w in 1usize..7,
+        ) {
+            let g = ConvGeometry {
+                in_channels: c, out_channels: 1, kernel: [r, s], stride: [st, st],
+                padding: [pad, pad], dilation: [dil, dil], groups: 1, input_hw: [h, w],
+            };
+            proptest::prop_assume!(g.validate().is_ok());
+            let input: Vec<i32> = (1..=(c * h * w) as i32).collect();
+            let [ho, wo] = g.output_hw();
+            let mut out = vec![0; g.k_rows()];
+            for v in 0..ho * wo {
+                im2col_vector(&g, &input, v, &mut out);
+                let (oy, ox) = (v / wo, v % wo);
+                for k in 0..g.k_rows() {
+                    let (ch, rr, ss) = (k / (r * s), k / s % r, k % s);
+                    let iy = (oy * st + rr * dil) as isize - pad as isize;
+                    let ix = (ox * st + ss * dil) as isize - pad as isize;
+                    let want = if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < w {
+                        input[ch * h * w + iy as usize * w + ix as usize]
+                    } else {
+                        0
+                    };
+                    proptest::prop_assert_eq!(out[k], want);
+                }
+            }
+        }
     }
 
     #[test]
