@@ -286,8 +286,36 @@ fn load_table(
     }
     let config: Config = Value::Table(table.clone())
         .try_into()
-        .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
+        .map_err(|e: toml::de::Error| {
+            let (source, key) = culprit(&table, &defaults, sets, &origin);
+            anyhow!("{source}: {key}{}", one_line(&e))
+        })?;
     resolve(config, origin, base_dir)
+}
+
+/// Which key makes `table` fail to deserialize (serde's message does not say): the first
+/// key that fails when put alone over the defaults. Returns where it came from (the
+/// file or `--set KEY=VALUE`) and `key: ` (empty if no single key is to blame).
+fn culprit(table: &Table, defaults: &Table, sets: &[String], origin: &str) -> (String, String) {
+    for (section, v) in table {
+        let Some(t) = v.as_table() else { continue };
+        for (k, v) in t {
+            let mut probe = defaults.clone();
+            if let Some(Value::Table(s)) = probe.get_mut(section) {
+                s.insert(k.clone(), v.clone());
+            }
+            if Value::Table(probe).try_into::<Config>().is_err() {
+                let key = format!("{section}.{k}");
+                let source = sets
+                    .iter()
+                    .rev()
+                    .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
+                    .map_or_else(|| origin.to_string(), |s| format!("--set {s}"));
+                return (source, format!("{key}: "));
+            }
+        }
+    }
+    (origin.to_string(), String::new())
 }
 
 /// Merges `user` over `base`; a key absent from the defaults is an error.
@@ -308,8 +336,7 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
 }
 
 fn energy_key(k: &str) -> bool {
-    toml::Table::try_from(EnergyTable::isaac_32nm())
-        .is_ok_and(|t| t.contains_key(k) && k != "name")
+    toml::Table::try_from(EnergyTable::isaac_32nm()).is_ok_and(|t| t.contains_key(k) && k != "name")
 }
 
 /// Applies one `--set key=value`: the key must exist; the value is TOML (a bare word is

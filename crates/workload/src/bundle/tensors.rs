@@ -148,16 +148,16 @@ impl<R: Read + Seek> Npz<R> {
             .map_err(|e| format!("cannot read: {e}"))?;
         // magic (6), version (2), header length (2 bytes in v1, 4 in v2 and v3)
         let mut pre = [0u8; 12];
-        f.read_exact(&mut pre[..10])
-            .map_err(|e| format!("not a valid .npy array: header: {e}"))?;
+        let short = |e: io::Error| format!("not a valid .npy array: header cut short ({e})");
+        f.read_exact(&mut pre[..6]).map_err(short)?;
         if &pre[..6] != MAGIC {
             return Err("not a valid .npy array: bad magic string".into());
         }
+        f.read_exact(&mut pre[6..10]).map_err(short)?;
         let (len, pre_len) = match pre[6] {
             1 => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10),
             2 | 3 => {
-                f.read_exact(&mut pre[10..12])
-                    .map_err(|e| format!("not a valid .npy array: header: {e}"))?;
+                f.read_exact(&mut pre[10..12]).map_err(short)?;
                 let l = u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]);
                 (usize::try_from(l).unwrap_or(usize::MAX), 12)
             }

@@ -1,0 +1,651 @@
+//! Every bad input gets one clear line: each case below runs the real binary on one
+//! malformed input and asserts a non-zero exit, a stderr of exactly one line starting
+//! `error: ` that names the file (or flag) and the field, no panic, and no output file in
+//! --out. docs/errors.md lists the checks these cases exercise.
+//!
+//! The cases (`b` is a valid three-layer bundle that each case breaks in one way, `c.toml`
+//! a config file):
+//!
+//! | case | input | the message names |
+//! |---|---|---|
+//! | manifest_missing | b/ without manifest.json | b/manifest.json |
+//! | manifest_not_json | `{"name":` | b/manifest.json, invalid JSON |
+//! | manifest_not_object | `[1, 2]` | b/manifest.json, JSON object |
+//! | manifest_no_name | name removed | b/manifest.json, name |
+//! | manifest_name_type | `"name": 7` | b/manifest.json, name |
+//! | manifest_no_layers | `"layers": []` | b/manifest.json, layers |
+//! | manifest_extra_top_key | `"version": 2` | b/manifest.json, version |
+//! | manifest_extra_layer_key | `"strides"` in a conv layer | layers[0].strides |
+//! | manifest_conv_key_on_fc | `in_channels` in an fc layer | layers[2].in_channels |
+//! | manifest_unknown_kind | `"kind": "pool"` | layers[1].kind |
+//! | manifest_no_kernel | kernel removed | layers[0].kernel |
+//! | manifest_kernel_type | `"kernel": "3x3"` | layers[0].kernel |
+//! | manifest_zero_stride | `"stride": [0, 1]` | layers[1].stride |
+//! | manifest_negative_padding | `"padding": [-1, 1]` | layers[0].padding |
+//! | manifest_float_channels | `"out_channels": 4.5` | layers[0].out_channels |
+//! | manifest_huge_channels | `"out_channels": 2^40` | layers[0].out_channels |
+//! | manifest_groups_not_dividing | `"groups": 3` on 4 channels | layers[1].groups |
+//! | manifest_input_shape_channels | input_shape C != in_channels | layers[0].input_shape |
+//! | manifest_kernel_exceeds_input | 9x9 kernel on a padded 8x8 input | layers[1].kernel |
+//! | manifest_chain_channels | conv2 takes 3 channels nobody makes | layers[1].in_channels |
+//! | manifest_chain_features | fc on 35 features | layers[2].in_features |
+//! | manifest_reserved_name | a layer named TOTAL | layers[2].name |
+//! | manifest_duplicate_name | two layers named conv1 | layers[1].name |
+//! | manifest_samples_mismatch | `"samples": 3` over N = 2 | b/manifest.json, samples |
+//! | manifest_geometry_overflow | output elements beyond u64 | layers[0] |
+//! | manifest_input_absent | no input, no --synthetic-inputs | layers[2].input |
+//! | npz_missing | no tensors.npz | b/tensors.npz |
+//! | npz_not_zip | garbage bytes | b/tensors.npz |
+//! | npz_truncated | the zip cut in half | b/tensors.npz |
+//! | npz_missing_array | manifest names conv1.w | b/tensors.npz, conv1.w |
+//! | npz_weight_shape | fc1.weight [6, 36] for 5 outputs | fc1.weight |
+//! | npz_wrong_rank | conv1.weight stored 2-D | conv1.weight |
+//! | npz_input_geometry | conv1.input [2, 2, 5, 5] | conv1.input |
+//! | npz_dtype | fc1.weight as uint64 | fc1.weight, dtype |
+//! | npz_bool | fc1.weight as bool | fc1.weight, dtype |
+//! | npz_nan | a NaN in conv1.input | conv1.input |
+//! | npz_inf | an infinity in fc1.weight | fc1.weight |
+//! | npz_int_range | int16 weight 200 at 8-bit precision | conv2.weight |
+//! | npz_int_input_range | uint8 input 255 at 7-bit precision | conv2.input |
+//! | npz_zero_samples | conv1.input with N = 0 | conv1.input |
+//! | npz_sample_mismatch | fc1.input with N = 3 | fc1.input |
+//! | npz_hostile_header | a header claiming 2^40 elements | conv1.weight |
+//! | npz_truncated_data | conv1.weight missing its last bytes | conv1.weight |
+//! | npz_bad_magic | an entry that is not .npy | conv2.input |
+//! | config_missing | --config nothing.toml | nothing.toml |
+//! | config_syntax | `[ou` | c.toml |
+//! | config_unknown_key | `ou.height = 3` | c.toml, ou.height |
+//! | config_unknown_section | `[ouu]` | c.toml, ouu |
+//! | config_wrong_type | `ou.rows = "nine"` | c.toml, ou.rows |
+//! | config_not_table | `ou = 3` | c.toml, ou |
+//! | config_ou_too_tall | `ou.rows = 200` | c.toml, ou.rows |
+//! | config_zero_cell_bits | `crossbar.cell_bits = 0` | c.toml, crossbar.cell_bits |
+//! | config_cycle_ns | `timing.cycle_ns = -1` | c.toml, timing.cycle_ns |
+//! | config_sync | `timing.sync = "sometimes"` | c.toml, sometimes |
+//! | config_adc_bits | `adc.bits = "many"` | c.toml, adc.bits |
+//! | config_energy_table | `energy.table = "none.toml"` | c.toml, energy.table |
+//! | config_zero_limit | `limits.max_layer_bytes = 0` | c.toml, limits.max_layer_bytes |
+//! | config_negative_limit | `limits.max_layer_bytes = -5` | c.toml, limits.max_layer_bytes |
+//! | flag_modes | --modes dense,fastest | --modes |
+//! | flag_engine | --engine quantum | --engine |
+//! | flag_samples_zero | --samples 0 | --samples |
+//! | flag_samples_too_many | --samples 9 over 2 | --samples |
+//! | flag_set_syntax | --set ou.rows | --set |
+//! | flag_set_unknown | --set ou.height=3 | --set ou.height |
+//! | flag_set_value | --set crossbar.rows=-3 | crossbar.rows |
+//! | flag_threads | --threads 0 | --threads |
+//! | flag_unknown | --frobnicate | --frobnicate |
+//! | flag_number | --samples many | --samples |
+//! | flag_sparsity | --weight-sparsity 1.5 | --weight-sparsity |
+//! | flag_structure | --structure blocky | --structure |
+//! | flag_workload | --workload no-such-net | no-such-net |
+//! | limit_memory | --set limits.max_layer_bytes=1000 | b/tensors.npz, conv1, limits.max_layer_bytes |
+//! | limit_overflow | a 1x1 input padded by 2^30 | conv1, overflow u64 |
+//! | limit_zoo_memory | vgg16 with --samples 100000 | vgg16, limits.max_layer_bytes |
+
+use ndarray::{Array, ArrayD, IxDyn};
+use ndarray_npy::WriteNpyExt;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sresim");
+
+/// One npz entry: a name and its .npy bytes.
+type Entry = (String, Vec<u8>);
+
+fn npy<T: ndarray_npy::WritableElement>(a: &ArrayD<T>) -> Vec<u8> {
+    let mut b = Vec::new();
+    a.write_npy(&mut b).unwrap();
+    b
+}
+
+fn seq(shape: &[usize], f: impl Fn(usize) -> f32) -> ArrayD<f32> {
+    let n: usize = shape.iter().product();
+    Array::from_shape_vec(IxDyn(shape), (0..n).map(f).collect()).unwrap()
+}
+
+/// conv1: 2 -> 4, 3x3 pad 1 on 6x6 (signed input); conv2: 4 -> 4, 3x3 stride 2 pad 1,
+/// groups 2 (output 3x3); fc1: 36 -> 5. Two samples.
+fn manifest() -> Value {
+    json!({"name": "tiny3", "source": "tests/errors.rs", "samples": 2, "layers": [
+        {"name": "conv1", "kind": "conv", "in_channels": 2, "out_channels": 4,
+         "kernel": [3, 3], "stride": [1, 1], "padding": [1, 1], "dilation": [1, 1],
+         "groups": 1, "input_shape": [2, 6, 6], "weight": "conv1.weight", "input": "conv1.input"},
+        {"name": "conv2", "kind": "conv", "in_channels": 4, "out_channels": 4,
+         "kernel": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1],
+         "groups": 2, "input_shape": [4, 6, 6], "weight": "conv2.weight", "input": "conv2.input"},
+        {"name": "fc1", "kind": "fc", "in_features": 36, "out_features": 5,
+         "weight": "fc1.weight", "input": "fc1.input"}]})
+}
+
+fn arrays() -> Vec<Entry> {
+    let a = |n: &str, x: ArrayD<f32>| (n.to_string(), npy(&x));
+    vec![
+        a("conv1.weight", seq(&[4, 2, 3, 3], |i| (i % 7) as f32 - 3.0)),
+        a("conv1.input", seq(&[2, 2, 6, 6], |i| (i % 5) as f32 - 2.0)),
+        a("conv2.weight", seq(&[4, 2, 3, 3], |i| (i % 5) as f32 - 2.0)),
+        a("conv2.input", seq(&[2, 4, 6, 6], |i| (i % 3) as f32)),
+        a("fc1.weight", seq(&[5, 36], |i| (i % 9) as f32 - 4.0)),
+        a("fc1.input", seq(&[2, 36], |i| (i % 4) as f32)),
+    ]
+}
+
+fn zip(entries: &[Entry]) -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, bytes) in entries {
+        z.start_file(format!("{name}.npy"), opts).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+/// Writes bundle `dir/b` with `edit` applied to the manifest and the arrays; returns
+/// `run --workload b`.
+fn bundle(dir: &Path, edit: impl FnOnce(&mut Value, &mut Vec<Entry>)) -> Vec<String> {
+    let (mut m, mut a) = (manifest(), arrays());
+    edit(&mut m, &mut a);
+    let b = dir.join("b");
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("manifest.json"), m.to_string()).unwrap();
+    std::fs::write(b.join("tensors.npz"), zip(&a)).unwrap();
+    args(&["run", "--workload", "b"])
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// `run --workload b --config c.toml` with `text` as c.toml.
+fn config(dir: &Path, text: &str) -> Vec<String> {
+    let mut a = bundle(dir, |_, _| {});
+    std::fs::write(dir.join("c.toml"), text).unwrap();
+    a.extend(args(&["--config", "c.toml"]));
+    a
+}
+
+/// `run --workload b` plus `extra` flags.
+fn flags(dir: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a = bundle(dir, |_, _| {});
+    a.extend(args(extra));
+    a
+}
+
+fn set(e: &mut [Entry], name: &str, bytes: Vec<u8>) {
+    e.iter_mut().find(|(n, _)| n == name).unwrap().1 = bytes;
+}
+
+fn npy_header(dict: &str) -> Vec<u8> {
+    let h = format!("{dict}\n");
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(h.as_bytes());
+    out
+}
+
+/// Writes a case's files into a directory and returns the arguments of the run.
+type Setup = Box<dyn Fn(&Path) -> Vec<String>>;
+
+struct Case {
+    name: &'static str,
+    setup: Setup,
+    /// Substrings of the message: the file (or flag) and the field.
+    want: &'static [&'static str],
+}
+
+fn case(
+    name: &'static str,
+    want: &'static [&'static str],
+    setup: impl Fn(&Path) -> Vec<String> + 'static,
+) -> Case {
+    Case {
+        name,
+        setup: Box::new(setup),
+        want,
+    }
+}
+
+fn layer(m: &mut Value, i: usize) -> &mut serde_json::Map<String, Value> {
+    m["layers"][i].as_object_mut().unwrap()
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        case("manifest_missing", &["b/manifest.json", "cannot read"], |d| {
+            let a = bundle(d, |_, _| {});
+            std::fs::remove_file(d.join("b/manifest.json")).unwrap();
+            a
+        }),
+        case("manifest_not_json", &["b/manifest.json", "invalid JSON"], |d| {
+            let a = bundle(d, |_, _| {});
+            std::fs::write(d.join("b/manifest.json"), "{\"name\":").unwrap();
+            a
+        }),
+        case("manifest_not_object", &["b/manifest.json", "JSON object"], |d| {
+            bundle(d, |m, _| *m = json!([1, 2]))
+        }),
+        case("manifest_no_name", &["b/manifest.json", "name: absent"], |d| {
+            bundle(d, |m, _| {
+                m.as_object_mut().unwrap().remove("name");
+            })
+        }),
+        case("manifest_name_type", &["b/manifest.json", "name: expected a non-empty string"], |d| {
+            bundle(d, |m, _| m["name"] = json!(7))
+        }),
+        case("manifest_no_layers", &["b/manifest.json", "layers: expected a non-empty array"], |d| {
+            bundle(d, |m, _| m["layers"] = json!([]))
+        }),
+        case("manifest_extra_top_key", &["b/manifest.json", "version: unknown key"], |d| {
+            bundle(d, |m, _| m["version"] = json!(2))
+        }),
+        case("manifest_extra_layer_key", &["b/manifest.json", "layers[0].strides: unknown key"], |d| {
+            bundle(d, |m, _| {
+                layer(m, 0).insert("strides".into(), json!([1, 1]));
+            })
+        }),
+        case("manifest_conv_key_on_fc", &["b/manifest.json", "layers[2].in_channels: unknown key"], |d| {
+            bundle(d, |m, _| {
+                layer(m, 2).insert("in_channels".into(), json!(36));
+            })
+        }),
+        case("manifest_unknown_kind", &["b/manifest.json", "layers[1].kind", "pool"], |d| {
+            bundle(d, |m, _| m["layers"][1]["kind"] = json!("pool"))
+        }),
+        case("manifest_no_kernel", &["b/manifest.json", "layers[0].kernel: absent"], |d| {
+            bundle(d, |m, _| {
+                layer(m, 0).remove("kernel");
+            })
+        }),
+        case("manifest_kernel_type", &["b/manifest.json", "layers[0].kernel: expected 2 positive integers"], |d| {
+            bundle(d, |m, _| m["layers"][0]["kernel"] = json!("3x3"))
+        }),
+        case("manifest_zero_stride", &["b/manifest.json", "layers[1].stride: expected 2 positive integers"], |d| {
+            bundle(d, |m, _| m["layers"][1]["stride"] = json!([0, 1]))
+        }),
+        case("manifest_negative_padding", &["b/manifest.json", "layers[0].padding: expected 2 non-negative integers"], |d| {
+            bundle(d, |m, _| m["layers"][0]["padding"] = json!([-1, 1]))
+        }),
+        case("manifest_float_channels", &["b/manifest.json", "layers[0].out_channels: expected a positive integer"], |d| {
+            bundle(d, |m, _| m["layers"][0]["out_channels"] = json!(4.5))
+        }),
+        case("manifest_huge_channels", &["b/manifest.json", "layers[0].out_channels: expected a positive integer"], |d| {
+            bundle(d, |m, _| m["layers"][0]["out_channels"] = json!(1u64 << 40))
+        }),
+        case("manifest_groups_not_dividing", &["b/manifest.json", "layers[1].groups: 3 does not divide in_channels 4"], |d| {
+            bundle(d, |m, _| m["layers"][1]["groups"] = json!(3))
+        }),
+        case("manifest_input_shape_channels", &["b/manifest.json", "layers[0].input_shape: C = 3 does not match in_channels 2"], |d| {
+            bundle(d, |m, _| m["layers"][0]["input_shape"] = json!([3, 6, 6]))
+        }),
+        case("manifest_kernel_exceeds_input", &["b/manifest.json", "layers[1].kernel: dilated kernel 9 exceeds padded input 8"], |d| {
+            bundle(d, |m, _| m["layers"][1]["kernel"] = json!([9, 9]))
+        }),
+        case("manifest_chain_channels", &["b/manifest.json", "layers[1].in_channels: 3 channels are produced by no earlier layer"], |d| {
+            bundle(d, |m, _| {
+                let l = layer(m, 1);
+                l.insert("in_channels".into(), json!(3));
+                l.insert("groups".into(), json!(1));
+                l.insert("input_shape".into(), json!([3, 6, 6]));
+            })
+        }),
+        case("manifest_chain_features", &["b/manifest.json", "layers[2].in_features: 35 is not a multiple"], |d| {
+            bundle(d, |m, _| m["layers"][2]["in_features"] = json!(35))
+        }),
+        case("manifest_reserved_name", &["b/manifest.json", "layers[2].name", "TOTAL"], |d| {
+            bundle(d, |m, _| m["layers"][2]["name"] = json!("TOTAL"))
+        }),
+        case("manifest_duplicate_name", &["b/manifest.json", "layers[1].name: \"conv1\" repeats layers[0]"], |d| {
+            bundle(d, |m, _| m["layers"][1]["name"] = json!("conv1"))
+        }),
+        case("manifest_samples_mismatch", &["b/manifest.json", "samples: 3"], |d| {
+            bundle(d, |m, _| m["samples"] = json!(3))
+        }),
+        case("manifest_geometry_overflow", &["b/manifest.json", "layers[0]: geometry too large"], |d| {
+            bundle(d, |m, _| {
+                let big = i32::MAX as u64 - 1;
+                let l = layer(m, 0);
+                l.insert("input_shape".into(), json!([2, big, big]));
+                l.insert("out_channels".into(), json!(big));
+            })
+        }),
+        case("manifest_input_absent", &["b/manifest.json", "layers[2].input: absent", "--synthetic-inputs"], |d| {
+            bundle(d, |m, _| {
+                layer(m, 2).remove("input");
+            })
+        }),
+        case("npz_missing", &["b/tensors.npz", "cannot open"], |d| {
+            let a = bundle(d, |_, _| {});
+            std::fs::remove_file(d.join("b/tensors.npz")).unwrap();
+            a
+        }),
+        case("npz_not_zip", &["b/tensors.npz", "not a readable npz archive"], |d| {
+            let a = bundle(d, |_, _| {});
+            std::fs::write(d.join("b/tensors.npz"), b"PK\x03\x04 not really").unwrap();
+            a
+        }),
+        case("npz_truncated", &["b/tensors.npz", "not a readable npz archive"], |d| {
+            let a = bundle(d, |_, _| {});
+            let p = d.join("b/tensors.npz");
+            let bytes = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &bytes[..bytes.len() / 2]).unwrap();
+            a
+        }),
+        case("npz_missing_array", &["b/tensors.npz", "conv1.w: no such array", "layers[0].weight"], |d| {
+            bundle(d, |m, _| m["layers"][0]["weight"] = json!("conv1.w"))
+        }),
+        case("npz_weight_shape", &["b/tensors.npz", "fc1.weight: shape [6,36] does not match geometry [5,36]"], |d| {
+            bundle(d, |_, e| set(e, "fc1.weight", npy(&seq(&[6, 36], |_| 1.0))))
+        }),
+        case("npz_wrong_rank", &["b/tensors.npz", "conv1.weight: shape [4,18] does not match geometry [4,2,3,3]"], |d| {
+            bundle(d, |_, e| set(e, "conv1.weight", npy(&seq(&[4, 18], |_| 1.0))))
+        }),
+        case("npz_input_geometry", &["b/tensors.npz", "conv1.input: shape [2,2,5,5] does not match geometry [N,2,6,6]"], |d| {
+            bundle(d, |_, e| set(e, "conv1.input", npy(&seq(&[2, 2, 5, 5], |_| 1.0))))
+        }),
+        case("npz_dtype", &["b/tensors.npz", "fc1.weight: dtype '<u8' is not supported"], |d| {
+            bundle(d, |_, e| set(e, "fc1.weight", npy(&ArrayD::<u64>::zeros(IxDyn(&[5, 36])))))
+        }),
+        case("npz_bool", &["b/tensors.npz", "fc1.weight: dtype '|b1' is not supported"], |d| {
+            bundle(d, |_, e| set(e, "fc1.weight", npy(&ArrayD::<bool>::from_elem(IxDyn(&[5, 36]), true))))
+        }),
+        case("npz_nan", &["b/tensors.npz", "conv1.input: value at flat index 5 is not finite (NaN)"], |d| {
+            bundle(d, |_, e| set(e, "conv1.input", npy(&seq(&[2, 2, 6, 6], |i| if i == 5 { f32::NAN } else { 1.0 }))))
+        }),
+        case("npz_inf", &["b/tensors.npz", "fc1.weight: value at flat index 0 is not finite (inf)"], |d| {
+            bundle(d, |_, e| set(e, "fc1.weight", npy(&seq(&[5, 36], |i| if i == 0 { f32::INFINITY } else { 1.0 }))))
+        }),
+        case("npz_int_range", &["b/tensors.npz", "conv2.weight: integer 200 at flat index 0 is out of range -127..=127 for 8-bit weight"], |d| {
+            let mut a = bundle(d, |_, e| {
+                set(e, "conv2.weight", npy(&ArrayD::<i16>::from_elem(IxDyn(&[4, 2, 3, 3]), 200)))
+            });
+            a.extend(args(&["--set", "precision.weight_bits=8"]));
+            a
+        }),
+        case("npz_int_input_range", &["b/tensors.npz", "conv2.input: integer 255 at flat index 0 is out of range 0..=127 for 7-bit input"], |d| {
+            let mut a = bundle(d, |_, e| {
+                set(e, "conv2.input", npy(&ArrayD::<u8>::from_elem(IxDyn(&[2, 4, 6, 6]), 255)))
+            });
+            a.extend(args(&["--set", "precision.input_bits=7"]));
+            a
+        }),
+        case("npz_zero_samples", &["b/tensors.npz", "conv1.input: holds 0 samples"], |d| {
+            bundle(d, |_, e| set(e, "conv1.input", npy(&seq(&[0, 2, 6, 6], |_| 1.0))))
+        }),
+        case("npz_sample_mismatch", &["b/tensors.npz", "fc1.input: 3 samples, but conv1.input has 2"], |d| {
+            bundle(d, |_, e| set(e, "fc1.input", npy(&seq(&[3, 36], |_| 1.0))))
+        }),
+        case("npz_hostile_header", &["b/tensors.npz", "conv1.weight: shape [1099511627776] does not match geometry"], |d| {
+            bundle(d, |_, e| {
+                let h = npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }");
+                set(e, "conv1.weight", h)
+            })
+        }),
+        case("npz_truncated_data", &["b/tensors.npz", "conv1.weight: not a valid .npy array: reached EOF"], |d| {
+            bundle(d, |_, e| {
+                let mut b = npy(&seq(&[4, 2, 3, 3], |_| 1.0));
+                b.truncate(b.len() - 7);
+                set(e, "conv1.weight", b)
+            })
+        }),
+        case("npz_bad_magic", &["b/tensors.npz", "conv2.input: not a valid .npy array: bad magic string"], |d| {
+            bundle(d, |_, e| set(e, "conv2.input", b"\x93NUMPZ\x01\x00".to_vec()))
+        }),
+        case("config_missing", &["nothing.toml", "cannot read config"], |d| {
+            flags(d, &["--config", "nothing.toml"])
+        }),
+        case("config_syntax", &["c.toml"], |d| config(d, "[ou\nrows = 3\n")),
+        case("config_unknown_key", &["c.toml", "ou.height: unknown key"], |d| config(d, "[ou]\nheight = 3\n")),
+        case("config_unknown_section", &["c.toml", "ouu: unknown key"], |d| config(d, "[ouu]\nrows = 3\n")),
+        case("config_wrong_type", &["c.toml", "ou.rows"], |d| config(d, "[ou]\nrows = \"nine\"\n")),
+        case("config_not_table", &["c.toml", "ou: expected a table"], |d| config(d, "ou = 3\n")),
+        case("config_ou_too_tall", &["c.toml", "ou.rows: OU height 200 exceeds crossbar.rows 128"], |d| config(d, "[ou]\nrows = 200\n")),
+        case("config_zero_cell_bits", &["c.toml", "crossbar.cell_bits"], |d| config(d, "[crossbar]\ncell_bits = 0\n")),
+        case("config_cycle_ns", &["c.toml", "timing.cycle_ns"], |d| config(d, "[timing]\ncycle_ns = -1.0\n")),
+        case("config_sync", &["c.toml", "sometimes"], |d| config(d, "[timing]\nsync = \"sometimes\"\n")),
+        case("config_adc_bits", &["c.toml", "adc.bits", "many"], |d| config(d, "[adc]\nbits = \"many\"\n")),
+        case("config_energy_table", &["c.toml", "energy.table", "none.toml"], |d| config(d, "[energy]\ntable = \"none.toml\"\n")),
+        case("config_zero_limit", &["c.toml", "limits.max_layer_bytes"], |d| config(d, "[limits]\nmax_layer_bytes = 0\n")),
+        case("config_negative_limit", &["c.toml", "limits.max_layer_bytes"], |d| config(d, "[limits]\nmax_layer_bytes = -5\n")),
+        case("flag_modes", &["--modes", "fastest"], |d| flags(d, &["--modes", "dense,fastest"])),
+        case("flag_engine", &["--engine", "quantum"], |d| flags(d, &["--engine", "quantum"])),
+        case("flag_samples_zero", &["--samples"], |d| flags(d, &["--samples", "0"])),
+        case("flag_samples_too_many", &["--samples 9", "2 sample(s)"], |d| flags(d, &["--samples", "9"])),
+        case("flag_set_syntax", &["--set ou.rows", "expected KEY=VALUE"], |d| flags(d, &["--set", "ou.rows"])),
+        case("flag_set_unknown", &["--set ou.height", "unknown key"], |d| flags(d, &["--set", "ou.height=3"])),
+        case("flag_set_value", &["crossbar.rows"], |d| flags(d, &["--set", "crossbar.rows=-3"])),
+        case("flag_threads", &["--threads"], |d| flags(d, &["--threads", "0"])),
+        case("flag_unknown", &["--frobnicate"], |d| flags(d, &["--frobnicate"])),
+        case("flag_number", &["--samples", "many"], |d| flags(d, &["--samples", "many"])),
+        case("flag_sparsity", &["--weight-sparsity", "1.5"], |d| {
+            let _ = bundle(d, |_, _| {});
+            args(&["run", "--workload", "lenet5", "--weight-sparsity", "1.5"])
+        }),
+        case("flag_structure", &["--structure", "blocky"], |d| {
+            let _ = bundle(d, |_, _| {});
+            args(&["run", "--workload", "lenet5", "--structure", "blocky"])
+        }),
+        case("flag_workload", &["no-such-net"], |_| args(&["run", "--workload", "no-such-net"])),
+        case("limit_memory", &["b/tensors.npz", "conv1", "limits.max_layer_bytes"], |d| {
+            flags(d, &["--set", "limits.max_layer_bytes=1000"])
+        }),
+        case("limit_overflow", &["tiny1", "conv1: counts would overflow u64"], |d| {
+            // A 1x1 input padded by 2^30 on each side: (2^31 + 1)^2 = 4.6e18 output
+            // positions from a 1-element input, so memory is tiny but counts are not.
+            bundle(d, |m, e| {
+                *m = json!({"name": "tiny1", "layers": [
+                    {"name": "conv1", "kind": "conv", "in_channels": 1, "out_channels": 2,
+                     "kernel": [1, 1], "padding": [1u64 << 30, 1u64 << 30],
+                     "input_shape": [1, 1, 1], "weight": "w", "input": "x"}]});
+                *e = vec![
+                    ("w".into(), npy(&seq(&[2, 1, 1, 1], |i| i as f32 + 1.0))),
+                    ("x".into(), npy(&seq(&[1, 1, 1, 1], |_| 1.0))),
+                ];
+            })
+        }),
+        case("limit_zoo_memory", &["vgg16", "limits.max_layer_bytes"], |_| {
+            args(&["run", "--workload", "vgg16", "--samples", "100000"])
+        }),
+    ]
+}
+
+/// Runs one case; returns what is wrong with the outcome, if anything.
+fn run_case(c: &Case) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let args = (c.setup)(dir.path());
+    let out = dir.path().join("out");
+    let o = Command::new(BIN)
+        .args(&args)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let mut problems = Vec::new();
+    if o.status.success() {
+        problems.push("exit status 0".to_string());
+    }
+    if o.status.code().is_none() {
+        problems.push(format!("killed by a signal: {}", o.status));
+    }
+    if !stderr.starts_with("error: ") || !stderr.ends_with('\n') || stderr.lines().count() != 1 {
+        problems.push("stderr is not exactly one `error: ` line".into());
+    }
+    if stderr.contains("panicked") || stderr.contains("RUST_BACKTRACE") {
+        problems.push("a panic".into());
+    }
+    for w in c.want {
+        if !stderr.contains(w) {
+            problems.push(format!("no {w:?} in the message"));
+        }
+    }
+    for f in ["layers.csv", "summary.json"] {
+        if out.join(f).exists() {
+            problems.push(format!("{f} was written"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {} (stderr: {stderr:?})",
+            c.name,
+            problems.join("; ")
+        ))
+    }
+}
+
+#[test]
+fn every_malformed_input_is_one_clear_error() {
+    let cases = cases();
+    let mut names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), cases.len(), "case names repeat");
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    let failures: Vec<String> = cases.iter().filter_map(|c| run_case(c).err()).collect();
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn the_case_table_lists_every_case() {
+    let doc = include_str!("errors.rs");
+    for c in cases() {
+        assert!(
+            doc.contains(&format!("//! | {} |", c.name)),
+            "{} is missing from the table at the top",
+            c.name
+        );
+    }
+}
+
+#[test]
+fn the_valid_base_bundle_runs() {
+    // The cases above break one thing each: the unbroken bundle must run.
+    let dir = tempfile::tempdir().unwrap();
+    let a = bundle(dir.path(), |_, _| {});
+    let out = dir.path().join("out");
+    let o = Command::new(BIN)
+        .args(&a)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("layers.csv").exists() && out.join("summary.json").exists());
+}
+
+/// Files of `dir` other than dot-prefixed temporaries, with their contents.
+fn visible(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_run_killed_mid_way_leaves_the_old_outputs_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("layers.csv"), "network,layer\nold,run\n").unwrap();
+    std::fs::write(out.join("summary.json"), "{\"old\": true}\n").unwrap();
+    let before = visible(&out);
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            "--workload",
+            "vgg16",
+            "--engine",
+            "reference",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before it could be killed"
+    );
+    child.kill().unwrap(); // SIGKILL
+    assert!(!child.wait().unwrap().success());
+    assert_eq!(visible(&out), before);
+}
+
+/// A short run killed at every moment of its life, from start-up to the rename of its
+/// outputs: layers.csv and summary.json are each, every time, the old file or a whole
+/// new one (the new file parses and has all its rows), never a partial write.
+#[test]
+fn a_run_killed_at_any_moment_never_leaves_a_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = || {
+        let mut c = Command::new(BIN);
+        c.args([
+            "run",
+            "--workload",
+            "lenet5",
+            "--quiet",
+            "--modes",
+            "dense,sre",
+        ])
+        .arg("--out")
+        .arg(&out);
+        c
+    };
+    // A complete run: the new files, and how long a run takes.
+    let t0 = std::time::Instant::now();
+    assert!(run().status().unwrap().success());
+    let whole = std::time::Instant::now() - t0;
+    let new = visible(&out);
+    assert_eq!(
+        new.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["layers.csv", "summary.json"]
+    );
+    let old = vec![
+        (
+            "layers.csv".to_string(),
+            b"network,layer\nold,run\n".to_vec(),
+        ),
+        ("summary.json".to_string(), b"{\"old\": true}\n".to_vec()),
+    ];
+    let steps = 40u32;
+    let (mut killed, mut finished) = (0, 0);
+    for i in 0..=steps {
+        for (n, b) in &old {
+            std::fs::write(out.join(n), b).unwrap();
+        }
+        let mut child = run().spawn().unwrap();
+        std::thread::sleep(whole * i / steps);
+        let _ = child.kill();
+        if child.wait().unwrap().success() {
+            finished += 1;
+        } else {
+            killed += 1;
+        }
+        for (k, (name, bytes)) in visible(&out).iter().enumerate() {
+            assert!(
+                *bytes == old[k].1 || *bytes == new[k].1,
+                "kill at {i}/{steps}: {name} is neither the old nor the new file"
+            );
+            assert_eq!(name, &old[k].0);
+        }
+    }
+    eprintln!("{killed} runs killed, {finished} finished");
+    assert!(killed > 0, "no run was killed ({finished} finished)");
+}
