@@ -261,9 +261,13 @@ pub fn load_str(
     base_dir: Option<&Path>,
     sets: &[String],
 ) -> Result<Resolved> {
-    let user: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| anyhow!("{origin}: {}", one_line(&e)))?;
+    let user: Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map_or(String::new(), |s| {
+            let line = text.get(..s.start).map_or(0, |t| t.matches('\n').count()) + 1;
+            format!("line {line}: ")
+        });
+        anyhow!("{origin}: {at}{} (expected TOML)", one_line(&e))
+    })?;
     let mut merged = defaults();
     merge(&mut merged, user, "", origin)?;
     load_table(

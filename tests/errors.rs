@@ -53,7 +53,7 @@
 //! | npz_truncated_data | conv1.weight missing its last bytes | conv1.weight |
 //! | npz_bad_magic | an entry that is not .npy | conv2.input |
 //! | config_missing | --config nothing.toml | nothing.toml |
-//! | config_syntax | `[ou` | c.toml |
+//! | config_syntax | `[ou` | c.toml, line 1 |
 //! | config_unknown_key | `ou.height = 3` | c.toml, ou.height |
 //! | config_unknown_section | `[ouu]` | c.toml, ouu |
 //! | config_wrong_type | `ou.rows = "nine"` | c.toml, ou.rows |
@@ -396,7 +396,7 @@ fn cases() -> Vec<Case> {
         case("config_missing", &["nothing.toml", "cannot read config"], |d| {
             flags(d, &["--config", "nothing.toml"])
         }),
-        case("config_syntax", &["c.toml"], |d| config(d, "[ou\nrows = 3\n")),
+        case("config_syntax", &["c.toml", "line 1", "expected TOML"], |d| config(d, "[ou\nrows = 3\n")),
         case("config_unknown_key", &["c.toml", "ou.height: unknown key"], |d| config(d, "[ou]\nheight = 3\n")),
         case("config_unknown_section", &["c.toml", "ouu: unknown key"], |d| config(d, "[ouu]\nrows = 3\n")),
         case("config_wrong_type", &["c.toml", "ou.rows"], |d| config(d, "[ou]\nrows = \"nine\"\n")),
