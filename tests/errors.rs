@@ -1,5 +1,5 @@
-//! Every bad input gets one clear line: each case below runs the real binary on one
-//! malformed input and asserts a non-zero exit, a stderr of exactly one line starting
+//! Every bad input gets one clear line: each case below runs the real binary (`run`, or
+//! `sweep` for grid files) on one malformed input and asserts a non-zero exit, a stderr of exactly one line starting
 //! `error: ` that names the file (or flag) and the field, no panic, and no output file in
 //! --out. docs/errors.md lists the checks these cases exercise.
 //!
@@ -79,6 +79,10 @@
 //! | flag_sparsity | --weight-sparsity 1.5 | --weight-sparsity |
 //! | flag_structure | --structure blocky | --structure |
 //! | flag_workload | --workload no-such-net | no-such-net |
+//! | sweep_unknown_key | grid key `bogus` | g.toml, bogus |
+//! | sweep_axis_type | axis `"ou.rows" = "many"` | g.toml, axes.ou.rows |
+//! | sweep_axis_key | axis `ou.rowz` | g.toml, axes.ou.rowz |
+//! | sweep_axis_value | axis `ou.rows = [400]` | g.toml, ou.rows |
 //! | limit_memory | --set limits.max_layer_bytes=1000 | b/tensors.npz, conv1, limits.max_layer_bytes |
 //! | limit_overflow | a 1x1 input padded by 2^30 | conv1, overflow u64 |
 //! | limit_zoo_memory | vgg16 with --samples 100000 | vgg16, limits.max_layer_bytes |
@@ -165,6 +169,12 @@ fn config(dir: &Path, text: &str) -> Vec<String> {
     std::fs::write(dir.join("c.toml"), text).unwrap();
     a.extend(args(&["--config", "c.toml"]));
     a
+}
+
+/// `sweep --grid g.toml` with `text` as g.toml.
+fn sweep(dir: &Path, text: &str) -> Vec<String> {
+    std::fs::write(dir.join("g.toml"), text).unwrap();
+    args(&["sweep", "--grid", "g.toml"])
 }
 
 /// `run --workload b` plus `extra` flags.
@@ -428,6 +438,18 @@ fn cases() -> Vec<Case> {
             args(&["run", "--workload", "lenet5", "--structure", "blocky"])
         }),
         case("flag_workload", &["no-such-net"], |_| args(&["run", "--workload", "no-such-net"])),
+        case("sweep_unknown_key", &["g.toml", "bogus"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\nbogus = 1\n[axes]\n\"ou.rows\" = [4, 8]\n")
+        }),
+        case("sweep_axis_type", &["g.toml", "axes.ou.rows", "expected a list"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = \"many\"\n")
+        }),
+        case("sweep_axis_key", &["g.toml", "axes.ou.rowz: unknown key"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rowz\" = [1]\n")
+        }),
+        case("sweep_axis_value", &["g.toml", "ou.rows", "OU height 400 exceeds"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [400]\n")
+        }),
         case("limit_memory", &["b/tensors.npz", "conv1", "limits.max_layer_bytes"], |d| {
             flags(d, &["--set", "limits.max_layer_bytes=1000"])
         }),
@@ -483,8 +505,8 @@ fn run_case(c: &Case) -> Result<(), String> {
             problems.push(format!("no {w:?} in the message"));
         }
     }
-    for f in ["layers.csv", "summary.json"] {
-        if out.join(f).exists() {
+    if out.exists() {
+        for (f, _) in visible(&out) {
             problems.push(format!("{f} was written"));
         }
     }
