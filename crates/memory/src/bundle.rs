@@ -8,82 +8,18 @@
 use crate::builder::GraphBuilder;
 use crate::graph::{Graph, TensorId};
 use anyhow::{bail, Context};
-use serde::Deserialize;
 use std::path::Path;
-use workload::{ConvGeometry, LayerKind, LayerSpec};
-
-#[derive(Deserialize)]
-struct Manifest {
-    name: String,
-    layers: Vec<ManifestLayer>,
-}
-
-#[derive(Deserialize)]
-struct ManifestLayer {
-    name: String,
-    kind: String,
-    in_channels: Option<usize>,
-    out_channels: Option<usize>,
-    kernel: Option<[usize; 2]>,
-    stride: Option<[usize; 2]>,
-    padding: Option<[usize; 2]>,
-    dilation: Option<[usize; 2]>,
-    groups: Option<usize>,
-    input_shape: Option<Vec<usize>>,
-    in_features: Option<usize>,
-    out_features: Option<usize>,
-}
-
-fn field<T>(v: Option<T>, layer: &str, key: &str) -> anyhow::Result<T> {
-    v.with_context(|| format!("manifest.json: layer {layer}: missing field {key}"))
-}
-
-fn spec(l: ManifestLayer) -> anyhow::Result<LayerSpec> {
-    let n = &l.name;
-    let (kind, geom) = match l.kind.as_str() {
-        "conv" => {
-            let shape = field(l.input_shape, n, "input_shape")?;
-            let [_, h, w] = shape[..] else {
-                bail!("manifest.json: layer {n}: input_shape must be [C, H, W]");
-            };
-            let g = ConvGeometry {
-                in_channels: field(l.in_channels, n, "in_channels")?,
-                out_channels: field(l.out_channels, n, "out_channels")?,
-                kernel: field(l.kernel, n, "kernel")?,
-                stride: l.stride.unwrap_or([1, 1]),
-                padding: l.padding.unwrap_or([0, 0]),
-                dilation: l.dilation.unwrap_or([1, 1]),
-                groups: l.groups.unwrap_or(1),
-                input_hw: [h, w],
-            };
-            (LayerKind::Conv, g)
-        }
-        "fc" => {
-            let i = field(l.in_features, n, "in_features")?;
-            let o = field(l.out_features, n, "out_features")?;
-            (LayerKind::Fc, ConvGeometry::fc(i, o))
-        }
-        other => bail!("manifest.json: layer {n}: kind '{other}' is not conv or fc"),
-    };
-    Ok(LayerSpec {
-        name: l.name,
-        kind,
-        geom,
-    })
-}
+use workload::{LayerKind, LayerSpec};
 
 /// Reads the layer geometry of the bundle at `dir` (its `manifest.json`).
 pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
     let path = dir.join("manifest.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let m: Manifest =
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let specs = m
-        .layers
-        .into_iter()
-        .map(spec)
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    // The run's own parser: every check of docs/errors.md applies here too.
+    let m = workload::bundle::Manifest::parse(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let specs: Vec<LayerSpec> = m.layers.into_iter().map(|l| l.spec).collect();
     from_layer_specs(&m.name, batch, &specs)
 }
 
@@ -132,6 +68,7 @@ pub fn from_layer_specs(name: &str, batch: usize, specs: &[LayerSpec]) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
+    use workload::ConvGeometry;
 
     #[test]
     fn chain_inserts_glue_where_shapes_differ() {
@@ -160,6 +97,9 @@ mod tests {
         let m = r#"{"name": "x", "layers": [{"name": "c", "kind": "conv", "in_channels": 3}]}"#;
         std::fs::write(dir.path().join("manifest.json"), m).unwrap();
         let e = load(dir.path(), 1).unwrap_err().to_string();
-        assert_eq!(e, "manifest.json: layer c: missing field input_shape");
+        assert!(
+            e.ends_with("manifest.json: layers[0].input_shape: absent"),
+            "{e}"
+        );
     }
 }
