@@ -119,7 +119,7 @@ mod tests {
             for v in 0..ho * wo {
                 im2col_vector(&g, &input, v, &mut out);
                 let (oy, ox) = (v / wo, v % wo);
-                for k in 0..g.k_rows() {
+                for (k, &got) in out.iter().enumerate() {
                     let (ch, rr, ss) = (k / (r * s), k / s % r, k % s);
                     let iy = (oy * st + rr * dil) as isize - pad as isize;
                     let ix = (ox * st + ss * dil) as isize - pad as isize;
@@ -128,7 +128,7 @@ mod tests {
                     } else {
                         0
                     };
-                    proptest::prop_assert_eq!(out[k], want);
+                    proptest::prop_assert_eq!(got, want);
                 }
             }
         }
