@@ -212,7 +212,12 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
         Some(o) => o.clone(),
         None => t.path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
     };
-    std::fs::write(&out, text).map_err(|e| anyhow!("{}: cannot write: {e}", out.display()))?;
+    crate::report::write_atomic(
+        out.parent().unwrap_or(std::path::Path::new(".")),
+        &out.file_name()
+            .map_or_else(|| "plot.svg".into(), |n| n.to_string_lossy().into_owned()),
+        text.as_bytes(),
+    )?;
     Ok(out)
 }
 
