@@ -198,16 +198,7 @@ impl OuCounts {
     /// Records `ops` OUs covering `rows` rows of a column group of width `cols`.
     #[inline]
     pub fn record(&mut self, mode: Mode, ops: u64, rows: u64, cols: u64) {
-        self.ou_ops += ops;
-        self.rows_driven += rows;
-        self.cells_read += rows * cols;
-        self.adc_conversions += ops * cols;
-        if mode.compacted() {
-            self.index_reads += rows;
-        }
-        if mode.skips_inputs() {
-            self.ous_formed += ops;
-        }
+        self.record_raw(mode, 1, ops, rows, rows * cols, ops * cols);
     }
 
     /// Records summed counts of OUs (ops, rows, cells, conversions), `repeat` times.
