@@ -2,6 +2,17 @@
 
 use crate::geometry::{ConvGeometry, LayerSpec};
 
+/// A layer's integer weights and the signedness of its whole input tensor: everything of
+/// a layer but its inputs, which are streamed ([`crate::Workload::stream_inputs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerWeights {
+    pub spec: LayerSpec,
+    /// [Cout, Cin/G, R, S] row-major, |q| <= 2^(weight_bits-1) - 1.
+    pub weights: Vec<i32>,
+    /// True iff any input element of the whole tensor (all held samples) is negative.
+    pub signed: bool,
+}
+
 /// One layer with integer weights and integer inputs (after section 2 quantization).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuantLayer {

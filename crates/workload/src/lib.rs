@@ -6,7 +6,8 @@
 //! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
 //! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
 //! bundles of real tensors ([`bundle`]), and the `--workload` lookup ([`resolve`]).
-//! Layers are loaded one at a time; nothing is held for the whole network.
+//! Layers are loaded one at a time and their inputs streamed a few samples at a time;
+//! nothing is held for the whole network or the whole trace.
 
 // Bundles are user data: no unwrap/expect outside tests (docs/errors.md).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -22,8 +23,8 @@ pub mod zoo;
 
 pub use bundle::BundleWorkload;
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
-pub use layer::{im2col_vector, QuantLayer};
+pub use layer::{im2col_vector, LayerWeights, QuantLayer};
 pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
-pub use source::Workload;
+pub use source::{SampleSink, Workload};
 pub use synth::{Structure, SynthParams, ZooWorkload};

@@ -27,10 +27,10 @@ use tensors::{fmt_shape, NpzSource};
 pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
 
 use crate::geometry::{LayerKind, LayerSpec};
-use crate::layer::QuantLayer;
+use crate::layer::LayerWeights;
 use crate::quant::{Precision, QuantInputs};
 use crate::resolve::OpenOptions;
-use crate::source::Workload;
+use crate::source::{SampleSink, Workload};
 use crate::synth::{check_load, synth_inputs, InputKind, SynthParams};
 
 enum NpzStore {
@@ -329,13 +329,8 @@ impl Workload for BundleWorkload {
     fn available_samples(&self) -> usize {
         self.samples
     }
-    fn load_layer(
-        &self,
-        index: usize,
-        precision: Precision,
-        samples: usize,
-    ) -> anyhow::Result<QuantLayer> {
-        check_load(self, index, precision, samples)?;
+    fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights> {
+        check_load(self, index, precision, 1)?;
         let l = &self.manifest.layers[index];
         let weights = {
             let a = self.reread(&l.weight)?;
@@ -343,15 +338,29 @@ impl Workload for BundleWorkload {
             a.weights(precision.weight_bits)
                 .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?
         };
+        // Interim: signedness from the whole input tensor.
         let q = self.load_inputs(index, precision)?;
-        let mut input = q.values;
-        input.truncate(samples * l.spec.geom.input_elements());
-        Ok(QuantLayer {
+        Ok(LayerWeights {
             spec: l.spec.clone(),
             weights,
-            input,
-            samples,
             signed: q.signed,
         })
+    }
+
+    fn stream_inputs(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+        chunk: usize,
+        sink: &mut SampleSink<'_>,
+    ) -> anyhow::Result<()> {
+        check_load(self, index, precision, samples)?;
+        let per = self.manifest.layers[index].spec.geom.input_elements();
+        let q = self.load_inputs(index, precision)?;
+        for c in q.values[..samples * per].chunks(chunk.max(1) * per) {
+            sink(c)?;
+        }
+        Ok(())
     }
 }

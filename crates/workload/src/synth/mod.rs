@@ -21,9 +21,9 @@ pub use inputs::{synth_inputs, InputKind};
 pub use weights::{ssl_plan, synth_weights, SslPlan};
 
 use crate::geometry::LayerSpec;
-use crate::layer::QuantLayer;
+use crate::layer::LayerWeights;
 use crate::quant::Precision;
-use crate::source::Workload;
+use crate::source::{SampleSink, Workload};
 use crate::zoo;
 
 /// How weight zeros are laid out.
@@ -214,33 +214,49 @@ impl Workload for ZooWorkload {
     fn available_samples(&self) -> usize {
         self.samples
     }
-    fn load_layer(
-        &self,
-        index: usize,
-        precision: Precision,
-        samples: usize,
-    ) -> anyhow::Result<QuantLayer> {
-        check_load(self, index, precision, samples)?;
+    fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights> {
+        check_load(self, index, precision, 1)?;
         let spec = self.layers[index].clone();
         let weights = synth_weights(&spec.geom, index, precision.weight_bits, &self.params);
-        let kind = InputKind::for_layer(index);
+        // Interim: signedness from the whole generated tensor.
         let q = synth_inputs(
             &spec.geom,
             index,
             self.samples,
             precision.input_bits,
-            kind,
+            InputKind::for_layer(index),
             &self.params,
         );
-        let mut input = q.values;
-        input.truncate(samples * spec.geom.input_elements());
-        Ok(QuantLayer {
+        Ok(LayerWeights {
             spec,
             weights,
-            input,
-            samples,
             signed: q.signed,
         })
+    }
+
+    fn stream_inputs(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+        chunk: usize,
+        sink: &mut SampleSink<'_>,
+    ) -> anyhow::Result<()> {
+        check_load(self, index, precision, samples)?;
+        let geom = &self.layers[index].geom;
+        let q = synth_inputs(
+            geom,
+            index,
+            self.samples,
+            precision.input_bits,
+            InputKind::for_layer(index),
+            &self.params,
+        );
+        let per = geom.input_elements();
+        for c in q.values[..samples * per].chunks(chunk.max(1) * per) {
+            sink(c)?;
+        }
+        Ok(())
     }
 }
 
