@@ -64,9 +64,8 @@ fn cifar10(c: &mut Criterion) {
     g.finish();
 }
 
-/// The active-row masks of every vector of `layer` (value granularity, one pass).
-fn active_masks(prep: &Prepared) -> Vec<RowMask> {
-    let l = prep.layer;
+/// The active-row masks of every vector of `l` (value granularity, one pass).
+fn active_masks(prep: &Prepared, l: &QuantLayer) -> Vec<RowMask> {
     let k = prep.map.k;
     let pass = prep.plan.passes[0];
     let mut v = vec![0; k as usize * prep.map.groups as usize];
@@ -95,7 +94,7 @@ fn vgg16_largest(c: &mut Criterion) {
     let (hw, opts) = (Hardware::default(), SimOptions::default());
     let prep = Prepared::new(&layer, &hw, &opts);
     let comp = prep.comp();
-    let masks = active_masks(&prep);
+    let masks = active_masks(&prep, &layer);
     // The (column group, span) pairs the fast engine popcounts, per vector.
     let spans: Vec<(usize, u32, u32)> = prep
         .map

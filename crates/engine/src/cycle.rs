@@ -7,7 +7,7 @@
 //! the closed form applies (a queue of depth 1, or unbounded).
 
 use crate::ou_stream::{OuSink, OuStream};
-use crate::{OuCounts, Prepared, Progress, SimOptions};
+use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
 use crossbar::{Hardware, Mode};
 use pipeline::cycle::{CycleStats, Machine};
 use pipeline::StageModel;
@@ -15,39 +15,52 @@ use pipeline::StageModel;
 /// Vectors between two progress reports.
 const PROGRESS_EVERY: usize = 64;
 
-/// OU counts, busy time W and the stage counters of one layer in one mode.
-pub(crate) fn run(
-    prep: &Prepared,
-    hw: &Hardware,
-    opts: &SimOptions,
-    mode: Mode,
-    progress: Progress,
-) -> (OuCounts, u64, CycleStats) {
-    let mut stream = OuStream::new(prep, hw, opts, mode);
-    let model = StageModel::new(mode, hw, opts.pipeline.slow_stage);
-    let mut sink = Sink {
-        machine: Machine::new(
-            model,
-            stream.tiling.total,
-            opts.sync,
-            opts.pipeline.queue_depth,
-        ),
-        mode,
-        interval: OuCounts::default(),
-        counts: OuCounts::default(),
-    };
-    let vectors = prep.layer.vectors();
-    for v in 0..vectors {
-        stream.vector(v, &mut sink);
-        sink.machine.end_vector();
-        if let Some(p) = progress {
-            if (v + 1) % PROGRESS_EVERY == 0 || v + 1 == vectors {
-                p(((v % PROGRESS_EVERY) + 1) as u64);
+/// The cycle engine's state over the chunks of one layer in one mode: the machine runs
+/// on from one chunk's last vector to the next chunk's first.
+pub(crate) struct Run<'p> {
+    prep: &'p Prepared<'p>,
+    stream: OuStream<'p, 'p>,
+    sink: Sink,
+}
+
+impl<'p> Run<'p> {
+    pub fn new(prep: &'p Prepared<'p>, hw: &Hardware, opts: &SimOptions, mode: Mode) -> Self {
+        let stream = OuStream::new(prep, hw, opts, mode);
+        let model = StageModel::new(mode, hw, opts.pipeline.slow_stage);
+        let sink = Sink {
+            machine: Machine::new(
+                model,
+                stream.tiling.total,
+                opts.sync,
+                opts.pipeline.queue_depth,
+            ),
+            mode,
+            interval: OuCounts::default(),
+            counts: OuCounts::default(),
+        };
+        Run { prep, stream, sink }
+    }
+
+    /// Streams every vector of `chunk` through the machine, in order.
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+        let vectors = chunk.vectors(self.prep.geom());
+        for v in 0..vectors {
+            self.stream.vector(chunk, v, &mut self.sink);
+            self.sink.machine.end_vector();
+            if let Some(p) = progress {
+                if (v + 1) % PROGRESS_EVERY == 0 || v + 1 == vectors {
+                    p(((v % PROGRESS_EVERY) + 1) as u64);
+                }
             }
         }
     }
-    let (_, stats) = sink.machine.finish();
-    (sink.counts, sink.machine.busy_time(), stats)
+
+    /// OU counts, busy time W and the stage counters over every vector fed.
+    pub fn finish(self) -> (OuCounts, u64, CycleStats) {
+        let machine = self.sink.machine;
+        let (_, stats) = machine.finish();
+        (self.sink.counts, machine.busy_time(), stats)
+    }
 }
 
 /// Forwards the stream to the machine and counts its OUs.

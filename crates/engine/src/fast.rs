@@ -3,31 +3,95 @@
 //! Dense, weight and ideal do not look at inputs: one input cycle is counted and
 //! multiplied. Activation and sre build, per input vector, pass and input cycle, one
 //! active-row mask per conv group, and count each column group's driven rows in a row
-//! tile with one masked popcount over the tile's span. Vectors are split into chunks
-//! processed in parallel; every sum is an exact integer sum, so the result does not
-//! depend on the chunking or the thread count.
+//! tile with one masked popcount over the tile's span. The vectors of each chunk of
+//! samples fed are split into pieces processed in parallel; every sum is an exact integer
+//! sum and barriers merge exactly, so the result depends neither on the chunking nor on
+//! the thread count.
 
 use crate::input::{Granularity, Pass};
 use crate::statics::Tiling;
-use crate::{OuCounts, Prepared, Progress, SimOptions};
+use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
 use crossbar::{div_ceil, Hardware, Mode};
 use pipeline::{Barrier, StageModel};
 use rayon::prelude::*;
 use sparsity::RowMask;
 
-pub(crate) fn run(
-    prep: &Prepared,
-    hw: &Hardware,
-    opts: &SimOptions,
+/// The fast engine's state over the chunks of one layer in one mode.
+pub(crate) struct Run<'p> {
+    prep: &'p Prepared<'p>,
+    hw: &'p Hardware,
+    opts: SimOptions,
     mode: Mode,
-    progress: Progress,
-) -> (OuCounts, u64) {
-    let tiling = Tiling::new(prep, mode);
-    if mode.skips_inputs() {
-        dynamic(prep, hw, opts, mode, &tiling, progress)
-    } else {
-        let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
-        input_independent(prep, hw, mode, &st, &tiling, progress)
+    tiling: Tiling,
+    /// activation and sre: what the per-vector counting needs, and its sums so far.
+    dynamic: Option<Dynamic>,
+}
+
+struct Dynamic {
+    classes: u32,
+    widths: Vec<Vec<(u32, u64)>>,
+    sre: SreTables,
+    counts: OuCounts,
+    barrier: Barrier,
+}
+
+impl<'p> Run<'p> {
+    pub fn new(prep: &'p Prepared<'p>, hw: &'p Hardware, opts: &SimOptions, mode: Mode) -> Self {
+        let tiling = Tiling::new(prep, mode);
+        let dynamic = mode.skips_inputs().then(|| Dynamic {
+            classes: match opts.granularity {
+                Granularity::Value => 1,
+                Granularity::Bit => prep.plan.cycles,
+            },
+            widths: block_widths(prep),
+            sre: SreTables::new(prep, hw, opts, mode),
+            counts: OuCounts::default(),
+            barrier: Barrier::new(opts.sync, tiling.total),
+        });
+        Run {
+            prep,
+            hw,
+            opts: *opts,
+            mode,
+            tiling,
+            dynamic,
+        }
+    }
+
+    /// Counts the vectors of `chunk` (activation, sre); the other modes only report them.
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+        match &mut self.dynamic {
+            Some(d) => {
+                let (counts, barrier) = dynamic(
+                    self.prep,
+                    self.hw,
+                    &self.opts,
+                    self.mode,
+                    &self.tiling,
+                    d,
+                    chunk,
+                    progress,
+                );
+                d.counts.add(&counts);
+                d.barrier.merge(&barrier);
+            }
+            None => {
+                if let Some(p) = progress {
+                    p(chunk.vectors(self.prep.geom()) as u64);
+                }
+            }
+        }
+    }
+
+    /// OU counts and busy time W over the `vectors` vectors fed.
+    pub fn finish(self, vectors: u64) -> (OuCounts, u64) {
+        match self.dynamic {
+            Some(d) => (d.counts, d.barrier.finish()),
+            None => {
+                let st = StageModel::new(self.mode, self.hw, self.opts.pipeline.slow_stage);
+                input_independent(self.prep, self.hw, self.mode, &st, &self.tiling, vectors)
+            }
+        }
     }
 }
 
@@ -38,7 +102,7 @@ fn input_independent(
     mode: Mode,
     st: &StageModel,
     tiling: &Tiling,
-    progress: Progress,
+    vectors: u64,
 ) -> (OuCounts, u64) {
     let map = &prep.map;
     let mut counts = OuCounts::default();
@@ -65,11 +129,7 @@ fn input_independent(
             }
         }
     }
-    let vectors = prep.layer.vectors() as u64;
     let intervals = vectors * prep.plan.passes.len() as u64 * prep.plan.cycles as u64;
-    if let Some(p) = progress {
-        p(vectors);
-    }
     // Identical intervals: every barrier policy gives intervals x the slowest crossbar.
     let slowest = issue.iter().copied().max().unwrap_or(0);
     (counts.scaled(intervals), intervals * slowest)
@@ -85,24 +145,23 @@ struct Scratch {
     barrier: Barrier,
 }
 
+/// The counts and barrier of the vectors of `chunk`, split into parallel pieces.
+#[allow(clippy::too_many_arguments)]
 fn dynamic(
     prep: &Prepared,
     hw: &Hardware,
     opts: &SimOptions,
     mode: Mode,
     tiling: &Tiling,
+    d: &Dynamic,
+    chunk: Samples,
     progress: Progress,
-) -> (OuCounts, u64) {
+) -> (OuCounts, Barrier) {
     let map = &prep.map;
-    let vectors = prep.layer.vectors();
-    let chunk = (vectors / (rayon::current_num_threads() * 8)).clamp(1, 256);
-    let n_chunks = vectors.div_ceil(chunk);
-    let classes = match opts.granularity {
-        Granularity::Value => 1,
-        Granularity::Bit => prep.plan.cycles,
-    };
-    let widths = block_widths(prep);
-    let sre = SreTables::new(prep, hw, opts, mode);
+    let vectors = chunk.vectors(prep.geom());
+    let piece = (vectors / (rayon::current_num_threads() * 8)).clamp(1, 256);
+    let n_pieces = vectors.div_ceil(piece);
+    let classes = d.classes;
     let new_scratch = || Scratch {
         vector: vec![0; map.k as usize * map.groups as usize],
         masks: vec![RowMask::new(map.k); map.groups as usize * classes as usize],
@@ -110,16 +169,15 @@ fn dynamic(
         counts: OuCounts::default(),
         barrier: Barrier::new(opts.sync, tiling.total),
     };
-    let parts: Vec<(OuCounts, Barrier)> = (0..n_chunks)
+    let parts: Vec<(OuCounts, Barrier)> = (0..n_pieces)
         .into_par_iter()
         .map(|c| {
             let mut s = new_scratch();
-            let range = c * chunk..((c + 1) * chunk).min(vectors);
+            let range = c * piece..((c + 1) * piece).min(vectors);
             let len = range.len() as u64;
             for v in range {
-                one_vector(
-                    prep, hw, opts, mode, tiling, classes, &widths, &sre, v, &mut s,
-                );
+                chunk.fill_vector(prep.geom(), v, &mut s.vector);
+                one_vector(prep, hw, opts, mode, tiling, d, &mut s);
             }
             if let Some(p) = progress {
                 p(len);
@@ -133,7 +191,7 @@ fn dynamic(
         counts.add(c);
         barrier.merge(b);
     }
-    (counts, barrier.finish())
+    (counts, barrier)
 }
 
 /// Fills `s.masks` with the rows of each conv group driven in each cycle class of `pass`.
@@ -243,22 +301,19 @@ fn block_widths(prep: &Prepared) -> Vec<Vec<(u32, u64)>> {
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Counts the vector in `s.vector` into `s`.
 fn one_vector(
     prep: &Prepared,
     hw: &Hardware,
     opts: &SimOptions,
     mode: Mode,
     tiling: &Tiling,
-    classes: u32,
-    widths: &[Vec<(u32, u64)>],
-    sre: &SreTables,
-    v: usize,
+    d: &Dynamic,
     s: &mut Scratch,
 ) {
+    let (classes, widths, sre) = (d.classes, &d.widths, &d.sre);
     let (map, plan) = (&prep.map, &prep.plan);
     let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
-    prep.layer.fill_vector(v, &mut s.vector);
     // Value granularity: one class whose mask holds in all n_cyc cycles of the pass.
     let repeat = match opts.granularity {
         Granularity::Value => plan.cycles as u64,

@@ -34,7 +34,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 use thiserror::Error;
-use workload::QuantLayer;
+use workload::{im2col_vector, ConvGeometry, LayerSpec, LayerWeights, QuantLayer};
 
 pub use input::{Granularity, PassPlan, SignedEncoding};
 
@@ -101,31 +101,88 @@ pub enum EngineError {
 /// A layer mapped once and shared by every mode: the dense column structure and, built
 /// on first use by a compacted mode, the compression of its column groups.
 pub struct Prepared<'a> {
-    pub layer: &'a QuantLayer,
+    pub spec: &'a LayerSpec,
+    /// [Cout, Cin/G, R, S] row-major quantized weights.
+    pub weights: &'a [i32],
+    /// Whether the layer's whole input tensor is signed (decides the passes).
+    pub signed: bool,
     pub map: LayerMap,
     pub plan: PassPlan,
+    /// Inputs held with the layer (a [`QuantLayer`]'s), which [`simulate`] feeds.
+    held: Samples<'a>,
     comp: OnceLock<Compression>,
 }
 
 impl<'a> Prepared<'a> {
+    /// A layer whose inputs are held in memory ([`simulate`] replays them).
     pub fn new(layer: &'a QuantLayer, hw: &Hardware, opts: &SimOptions) -> Self {
+        let held = Samples::new(&layer.input, layer.samples);
+        Self::build(&layer.spec, &layer.weights, layer.signed, held, hw, opts)
+    }
+
+    /// A layer whose inputs are streamed: feed them to a [`ModeRun`] chunk by chunk.
+    pub fn from_weights(layer: &'a LayerWeights, hw: &Hardware, opts: &SimOptions) -> Self {
+        let held = Samples::new(&[], 0);
+        Self::build(&layer.spec, &layer.weights, layer.signed, held, hw, opts)
+    }
+
+    fn build(
+        spec: &'a LayerSpec,
+        weights: &'a [i32],
+        signed: bool,
+        held: Samples<'a>,
+        hw: &Hardware,
+        opts: &SimOptions,
+    ) -> Self {
         Prepared {
-            layer,
-            map: LayerMap::new(layer.geom(), hw),
-            plan: PassPlan::new(layer.signed, opts.encoding, hw),
+            spec,
+            weights,
+            signed,
+            map: LayerMap::new(&spec.geom, hw),
+            plan: PassPlan::new(signed, opts.encoding, hw),
+            held,
             comp: OnceLock::new(),
         }
+    }
+
+    pub fn geom(&self) -> &ConvGeometry {
+        &self.spec.geom
     }
 
     /// The compression of every column group (section 4), computed once.
     pub fn comp(&self) -> &Compression {
         self.comp
-            .get_or_init(|| Compression::new(&self.map, &self.layer.weights))
+            .get_or_init(|| Compression::new(&self.map, self.weights))
     }
 
     /// Index width ceil(log2 K).
     pub fn index_bits(&self) -> u32 {
         crossbar::ceil_log2(self.map.k as u64)
+    }
+}
+
+/// Consecutive whole samples of a layer's quantized input, `[samples, C, H, W]` row-major:
+/// what one call of [`ModeRun::feed`] replays.
+#[derive(Debug, Clone, Copy)]
+pub struct Samples<'c> {
+    pub input: &'c [i32],
+    pub samples: usize,
+}
+
+impl<'c> Samples<'c> {
+    pub fn new(input: &'c [i32], samples: usize) -> Self {
+        Samples { input, samples }
+    }
+
+    /// Input vectors of these samples in `geom`: samples * Ho * Wo.
+    pub fn vectors(&self, geom: &ConvGeometry) -> usize {
+        self.samples * geom.vectors_per_sample()
+    }
+
+    /// Fills `out` with input vector `v` of these samples (see [`im2col_vector`]).
+    #[inline]
+    pub fn fill_vector(&self, geom: &ConvGeometry, v: usize, out: &mut [i32]) {
+        im2col_vector(geom, self.input, v, out)
     }
 }
 
@@ -153,34 +210,108 @@ pub fn simulate_with_stats(
     engine: EngineKind,
     progress: Progress,
 ) -> Result<(Events, Option<CycleStats>), EngineError> {
-    let mut ev = statics::static_events(prep, hw, mode);
-    let mut stats = None;
-    // The closed form knows a queue depth only as a barrier policy.
-    let closed = |opts: &SimOptions| match opts.pipeline.queue_depth.closed_form(opts.sync) {
-        Some(sync) => Ok(SimOptions { sync, ..*opts }),
-        None => Err(EngineError::QueueNeedsCycle(
-            opts.pipeline.queue_depth.resolve(opts.sync),
-        )),
-    };
-    let (dynamic, w) = match engine {
-        EngineKind::Reference => reference::run(prep, hw, &closed(opts)?, mode, progress),
-        EngineKind::Fast => fast::run(prep, hw, &closed(opts)?, mode, progress),
-        EngineKind::Cycle => {
-            let (counts, w, s) = cycle::run(prep, hw, opts, mode, progress);
-            stats = Some(s);
-            (counts, w)
+    let mut run = ModeRun::new(prep, hw, opts, mode, engine)?;
+    run.feed(prep.held, progress);
+    Ok(run.finish())
+}
+
+/// One layer in one mode, its input vectors fed a chunk of samples at a time, in order.
+///
+/// Every engine carries its state from one chunk to the next (counts, the barrier, the
+/// cycle engine's machine), so the result does not depend on how the samples were cut:
+/// feeding them all at once, or one by one, gives the same numbers.
+pub struct ModeRun<'p> {
+    prep: &'p Prepared<'p>,
+    hw: &'p Hardware,
+    mode: Mode,
+    vectors: u64,
+    samples: u64,
+    state: State<'p>,
+}
+
+enum State<'p> {
+    Fast(fast::Run<'p>),
+    Reference(reference::Run<'p>),
+    Cycle(Box<cycle::Run<'p>>),
+}
+
+impl<'p> ModeRun<'p> {
+    pub fn new(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        opts: &SimOptions,
+        mode: Mode,
+        engine: EngineKind,
+    ) -> Result<Self, EngineError> {
+        // The closed form knows a queue depth only as a barrier policy.
+        let closed = || match opts.pipeline.queue_depth.closed_form(opts.sync) {
+            Some(sync) => Ok(SimOptions { sync, ..*opts }),
+            None => Err(EngineError::QueueNeedsCycle(
+                opts.pipeline.queue_depth.resolve(opts.sync),
+            )),
+        };
+        let state = match engine {
+            EngineKind::Fast => State::Fast(fast::Run::new(prep, hw, &closed()?, mode)),
+            EngineKind::Reference => {
+                State::Reference(reference::Run::new(prep, hw, &closed()?, mode))
+            }
+            EngineKind::Cycle => State::Cycle(Box::new(cycle::Run::new(prep, hw, opts, mode))),
+        };
+        Ok(ModeRun {
+            prep,
+            hw,
+            mode,
+            vectors: 0,
+            samples: 0,
+            state,
+        })
+    }
+
+    /// Replays `chunk`, the samples that follow those fed so far.
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+        debug_assert_eq!(
+            chunk.input.len(),
+            chunk.samples * self.prep.geom().input_elements()
+        );
+        self.vectors += chunk.vectors(self.prep.geom()) as u64;
+        self.samples += chunk.samples as u64;
+        match &mut self.state {
+            State::Fast(r) => r.feed(chunk, progress),
+            State::Reference(r) => r.feed(chunk, progress),
+            State::Cycle(r) => r.feed(chunk, progress),
         }
-    };
-    ev.ou_ops = dynamic.ou_ops;
-    ev.rows_driven = dynamic.rows_driven;
-    ev.cells_read = dynamic.cells_read;
-    ev.adc_conversions = dynamic.adc_conversions;
-    ev.index_reads = dynamic.index_reads;
-    ev.index_bits_read = dynamic.index_reads * prep.index_bits() as u64;
-    ev.ous_formed = dynamic.ous_formed;
-    ev.busy_cycles = w;
-    ev.cycles = pipeline::layer_cycles(w, mode);
-    Ok((ev, stats))
+    }
+
+    /// The layer's events and cycles over every sample fed, and the cycle engine's
+    /// per-stage counters (None for the other engines).
+    pub fn finish(self) -> (Events, Option<CycleStats>) {
+        let prep = self.prep;
+        let mut ev = statics::static_events(prep, self.hw, self.mode, self.samples);
+        let (dynamic, w, stats) = match self.state {
+            State::Fast(r) => {
+                let (c, w) = r.finish(self.vectors);
+                (c, w, None)
+            }
+            State::Reference(r) => {
+                let (c, w) = r.finish();
+                (c, w, None)
+            }
+            State::Cycle(r) => {
+                let (c, w, s) = r.finish();
+                (c, w, Some(s))
+            }
+        };
+        ev.ou_ops = dynamic.ou_ops;
+        ev.rows_driven = dynamic.rows_driven;
+        ev.cells_read = dynamic.cells_read;
+        ev.adc_conversions = dynamic.adc_conversions;
+        ev.index_reads = dynamic.index_reads;
+        ev.index_bits_read = dynamic.index_reads * prep.index_bits() as u64;
+        ev.ous_formed = dynamic.ous_formed;
+        ev.busy_cycles = w;
+        ev.cycles = pipeline::layer_cycles(w, self.mode);
+        (ev, stats)
+    }
 }
 
 /// The OU-dependent counts an engine produces.

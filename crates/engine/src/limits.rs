@@ -281,14 +281,28 @@ pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: us
         .saturating_add(per_thread.saturating_mul(threads.max(1) as u128))
 }
 
-/// One layer of [`check_network`]: its name and geometry.
+/// Input elements a run holds at once per layer: the samples streamed in one chunk are
+/// as many as fit in 4 Mi elements (16 MiB quantized), and at least one.
+pub const CHUNK_INPUT_ELEMENTS: u64 = 1 << 22;
+
+/// Samples of a layer streamed per chunk when `samples` are replayed: all of them if
+/// they fit in [`CHUNK_INPUT_ELEMENTS`], else as many as fit, at least one.
+pub fn chunk_samples(geom: &ConvGeometry, samples: u64) -> u64 {
+    let per_sample = (geom.input_elements() as u64).max(1);
+    (CHUNK_INPUT_ELEMENTS / per_sample).clamp(1, samples.max(1))
+}
+
+/// One layer of [`check_network`]: its name, geometry and the samples of its input held
+/// in memory at once (a chunk, [`chunk_samples`]).
 pub struct LayerRef<'a> {
     pub name: &'a str,
     pub geom: &'a ConvGeometry,
+    pub held_samples: u64,
 }
 
-/// Checks every layer (mapping, memory, count bounds) and the per-mode sums over layers,
-/// before anything is loaded or simulated. `max_layer_bytes` is `limits.max_layer_bytes`.
+/// Checks every layer (mapping, memory of its weights and a chunk of samples, count
+/// bounds over all `samples`) and the per-mode sums over layers, before anything is
+/// loaded or simulated. `max_layer_bytes` is `limits.max_layer_bytes`.
 pub fn check_network(
     layers: &[LayerRef],
     samples: u64,
@@ -301,7 +315,7 @@ pub fn check_network(
     let mut total: Vec<(&'static str, u128)> = Vec::new();
     for l in layers {
         check_mapping(l.name, l.geom, hw)?;
-        let need = layer_bytes(l.geom, samples, hw, threads);
+        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
         if need > max_layer_bytes as u128 {
             return Err(LimitError::Memory {
                 layer: l.name.to_string(),
@@ -488,6 +502,7 @@ mod tests {
         let one = [LayerRef {
             name: "conv1_2",
             geom: &geom,
+            held_samples: 1,
         }];
         let no_mem_cap = u64::MAX;
         assert_eq!(
@@ -509,6 +524,7 @@ mod tests {
             .map(|_| LayerRef {
                 name: "c",
                 geom: &geom,
+                held_samples: 1,
             })
             .collect();
         assert_eq!(
@@ -550,13 +566,33 @@ mod tests {
         let l = [LayerRef {
             name: "fc",
             geom: &fc,
+            held_samples: 1,
         }];
         let opts = SimOptions::default();
         assert!(check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_816, 1).is_ok());
+        // Memory is that of the samples held at once, not of all samples replayed.
+        assert!(check_network(&l, 1 << 20, &hw, &opts, &Mode::ALL, 239_816, 1).is_ok());
         let e = check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_815, 1).unwrap_err();
         assert_eq!(
             e.to_string(),
             "fc: needs about 234.2 KiB to load, more than limits.max_layer_bytes = 234.2 KiB (raise it, e.g. --set limits.max_layer_bytes=262144)"
         );
+    }
+
+    #[test]
+    fn chunks_hold_at_most_4_mi_input_elements_and_at_least_one_sample() {
+        // conv1_2 of vgg16: 64 x 224 x 224 = 3,211,264 elements a sample: one per chunk.
+        let big = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [224, 224]);
+        assert_eq!(chunk_samples(&big, 1000), 1);
+        // 128 x 112 x 112 = 1,605,632: 4,194,304 / 1,605,632 = 2.6 -> 2 samples.
+        let mid = ConvGeometry::conv(128, 128, 3, 1, 1, 1, [112, 112]);
+        assert_eq!(chunk_samples(&mid, 1000), 2);
+        // fc 1000 -> 10: 4194 samples fit; fewer requested are all held.
+        let fc = ConvGeometry::fc(1000, 10);
+        assert_eq!(chunk_samples(&fc, 100_000), 4194);
+        assert_eq!(chunk_samples(&fc, 7), 7);
+        // A sample larger than the budget is still one chunk.
+        let huge = ConvGeometry::conv(1024, 8, 1, 1, 0, 1, [128, 128]);
+        assert_eq!(chunk_samples(&huge, 3), 1);
     }
 }

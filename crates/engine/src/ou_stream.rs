@@ -12,7 +12,7 @@
 
 use crate::input::Granularity;
 use crate::statics::Tiling;
-use crate::{Prepared, SimOptions};
+use crate::{Prepared, Samples, SimOptions};
 use crossbar::{Hardware, Mode};
 use sparsity::RowMask;
 
@@ -110,8 +110,8 @@ impl<'p, 'a> OuStream<'p, 'a> {
         out
     }
 
-    /// Feeds the OUs of input vector `v` to `sink`, input cycle by input cycle.
-    pub fn vector(&mut self, v: usize, sink: &mut impl OuSink) {
+    /// Feeds the OUs of input vector `v` of `chunk` to `sink`, input cycle by input cycle.
+    pub fn vector(&mut self, chunk: Samples, v: usize, sink: &mut impl OuSink) {
         let plan = &self.prep.plan;
         let cycles = plan.cycles as u64;
         if !self.mode.skips_inputs() {
@@ -126,7 +126,7 @@ impl<'p, 'a> OuStream<'p, 'a> {
             sink.end_interval(plan.passes.len() as u64 * cycles);
             return;
         }
-        self.prep.layer.fill_vector(v, &mut self.vector);
+        chunk.fill_vector(self.prep.geom(), v, &mut self.vector);
         // Value granularity: one class whose mask holds in all n_cyc cycles of a pass.
         let repeat = match self.granularity {
             Granularity::Value => cycles,

@@ -2,28 +2,63 @@
 //! sections 4-7 describe it. Slow on purpose; tests hold the fast engine to it.
 
 use crate::statics::Tiling;
-use crate::{OuCounts, Prepared, Progress, SimOptions};
+use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
 use crossbar::{Hardware, Mode};
 use pipeline::{Barrier, StageModel};
 use sparsity::form_ous;
 
-pub(crate) fn run(
-    prep: &Prepared,
-    hw: &Hardware,
-    opts: &SimOptions,
+/// The reference engine's state over the chunks of one layer in one mode.
+pub(crate) struct Run<'p> {
+    prep: &'p Prepared<'p>,
+    hw: &'p Hardware,
+    opts: SimOptions,
     mode: Mode,
-    progress: Progress,
-) -> (OuCounts, u64) {
-    let (map, plan) = (&prep.map, &prep.plan);
-    let k = map.k as usize;
-    let tiling = Tiling::new(prep, mode);
-    let st = StageModel::new(mode, hw, opts.pipeline.slow_stage);
-    let mut barrier = Barrier::new(opts.sync, tiling.total);
-    let mut counts = OuCounts::default();
-    let mut vector = vec![0i32; k * map.groups as usize];
-    let mut issue = vec![0u64; tiling.total];
-    for v in 0..prep.layer.vectors() {
-        prep.layer.fill_vector(v, &mut vector);
+    tiling: Tiling,
+    st: StageModel,
+    barrier: Barrier,
+    counts: OuCounts,
+    vector: Vec<i32>,
+    issue: Vec<u64>,
+}
+
+impl<'p> Run<'p> {
+    pub fn new(prep: &'p Prepared<'p>, hw: &'p Hardware, opts: &SimOptions, mode: Mode) -> Self {
+        let tiling = Tiling::new(prep, mode);
+        Run {
+            prep,
+            hw,
+            opts: *opts,
+            mode,
+            st: StageModel::new(mode, hw, opts.pipeline.slow_stage),
+            barrier: Barrier::new(opts.sync, tiling.total),
+            counts: OuCounts::default(),
+            vector: vec![0; prep.map.k as usize * prep.map.groups as usize],
+            issue: vec![0; tiling.total],
+            tiling,
+        }
+    }
+
+    /// Forms every OU of every vector of `chunk`, in order.
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+        for v in 0..chunk.vectors(self.prep.geom()) {
+            chunk.fill_vector(self.prep.geom(), v, &mut self.vector);
+            self.one_vector();
+            if let Some(p) = progress {
+                p(1);
+            }
+        }
+    }
+
+    /// OU counts and busy time W over every vector fed.
+    pub fn finish(self) -> (OuCounts, u64) {
+        (self.counts, self.barrier.finish())
+    }
+
+    fn one_vector(&mut self) {
+        let (prep, hw, mode, opts) = (self.prep, self.hw, self.mode, &self.opts);
+        let (map, plan, st, tiling) = (&prep.map, &prep.plan, &self.st, &self.tiling);
+        let k = map.k as usize;
+        let (vector, issue, counts) = (&self.vector, &mut self.issue, &mut self.counts);
         for &pass in &plan.passes {
             for b in 0..plan.cycles {
                 issue.iter_mut().for_each(|i| *i = 0);
@@ -65,13 +100,9 @@ pub(crate) fn run(
                         }
                     }
                 }
-                barrier.interval(&issue, 1);
+                self.barrier.interval(issue, 1);
             }
         }
-        barrier.end_vector();
-        if let Some(p) = progress {
-            p(1);
-        }
+        self.barrier.end_vector();
     }
-    (counts, barrier.finish())
 }

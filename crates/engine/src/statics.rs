@@ -42,12 +42,13 @@ impl Tiling {
     }
 }
 
-/// Every count of section 8 that a formula gives; the OU counts and cycles are zero.
-pub fn static_events(prep: &Prepared, hw: &Hardware, mode: Mode) -> Events {
-    let (map, layer) = (&prep.map, prep.layer);
-    let geom = layer.geom();
+/// Every count of section 8 that a formula gives for `samples` samples of the layer; the
+/// OU counts and cycles are zero.
+pub fn static_events(prep: &Prepared, hw: &Hardware, mode: Mode, samples: u64) -> Events {
+    let map = &prep.map;
+    let geom = prep.geom();
     let tiling = Tiling::new(prep, mode);
-    let vectors = layer.vectors() as u64;
+    let vectors = samples * geom.vectors_per_sample() as u64;
     let k = map.k as u64;
     let passes = prep.plan.passes.len() as u64;
     let ir_bits = vectors * passes * prep.plan.applied_bits as u64 * k * map.blocks.len() as u64;
@@ -58,9 +59,8 @@ pub fn static_events(prep: &Prepared, hw: &Hardware, mode: Mode) -> Events {
             .zip(&tiling.tiles)
             .map(|(b, &t)| t as u64 * b.used_cols as u64 * 32)
             .sum::<u64>();
-    let edram_bits = layer.samples as u64
-        * (geom.input_elements() + geom.output_elements()) as u64
-        * hw.input_bits as u64;
+    let edram_bits =
+        samples * (geom.input_elements() + geom.output_elements()) as u64 * hw.input_bits as u64;
     let (weight_cells, index_storage_bits) = if mode.compacted() {
         let comp = prep.comp();
         map.col_groups

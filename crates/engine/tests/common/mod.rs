@@ -41,7 +41,7 @@ pub fn arb_layer(weight_bits: u32, input_bits: u32) -> impl Strategy<Value = Qua
         });
     (
         geom,
-        1usize..=2,
+        1usize..=3,
         0.0f64..1.0,
         0.0f64..1.0,
         any::<bool>(),
