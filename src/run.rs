@@ -1,13 +1,15 @@
 //! The run driver: a workload, layer by layer, through every requested mode.
 //!
 //! One layer is loaded, mapped and compressed at a time and shared by all modes, then
-//! dropped; memory does not grow with the network. Engines parallelize inside a layer.
+//! dropped; memory does not grow with the network. Its inputs stream through every mode
+//! a chunk of samples at a time ([`engine::limits::chunk_samples`]), so memory does not
+//! grow with the samples replayed either. Engines parallelize inside a chunk.
 
 use crate::config::Resolved;
 use anyhow::{bail, Result};
 use crossbar::Mode;
 use energy::{Breakdown, Events};
-use engine::{simulate_with_stats, EngineKind, Prepared};
+use engine::{EngineKind, ModeRun, Prepared, Samples};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pipeline::cycle::CycleStats;
 use std::time::{Duration, Instant};
@@ -97,15 +99,30 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         * spec.modes.len() as u64;
     let bar = Bar::new(work, spec.progress);
     let mut layers = Vec::new();
+    let precision = cfg.precision();
     for (i, spec_l) in w.layers().iter().enumerate() {
         bar.message(&spec_l.name);
-        let layer = w.load_layer(i, cfg.precision(), spec.samples)?;
-        let prep = Prepared::new(&layer, &cfg.hw, &cfg.opts);
-        for &mode in spec.modes {
-            let tick = |n: u64| bar.inc(n);
-            let (events, stats) =
-                simulate_with_stats(&prep, &cfg.hw, &cfg.opts, mode, spec.engine, Some(&tick))
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
+        let weights = w.load_weights(i, precision)?;
+        let prep = Prepared::from_weights(&weights, &cfg.hw, &cfg.opts);
+        let mut runs = spec
+            .modes
+            .iter()
+            .map(|&mode| ModeRun::new(&prep, &cfg.hw, &cfg.opts, mode, spec.engine))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
+        // The inputs stream a chunk of samples at a time through every mode at once.
+        let per_sample = spec_l.geom.input_elements();
+        let chunk = engine::limits::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
+        let tick = |n: u64| bar.inc(n);
+        w.stream_inputs(i, precision, spec.samples, chunk, &mut |input| {
+            let samples = Samples::new(input, input.len() / per_sample.max(1));
+            for r in runs.iter_mut() {
+                r.feed(samples, Some(&tick));
+            }
+            Ok(())
+        })?;
+        for (&mode, r) in spec.modes.iter().zip(runs) {
+            let (events, stats) = r.finish();
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
             let adc_bits = cfg.hw.adc_resolution(mode);
             let energy =
@@ -121,7 +138,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
                 adc_bits,
                 passes: prep.plan.passes.len() as u32,
                 input_cycles: prep.plan.cycles,
-                signed: layer.signed,
+                signed: weights.signed,
                 pipeline: stats,
             });
         }
@@ -170,6 +187,7 @@ fn check_limits(spec: &RunSpec) -> Result<()> {
         .map(|l| engine::limits::LayerRef {
             name: &l.name,
             geom: &l.geom,
+            held_samples: engine::limits::chunk_samples(&l.geom, spec.samples as u64),
         })
         .collect();
     engine::limits::check_network(
