@@ -255,3 +255,94 @@ impl Bar {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use workload::{LayerWeights, Precision, QuantLayer, SampleSink, SynthParams, ZooWorkload};
+
+    /// A zoo network whose inputs arrive one sample per call, whatever chunk is asked
+    /// for ("at most `chunk`" allows it), recording the largest chunk the driver asked.
+    struct OneByOne {
+        inner: ZooWorkload,
+        asked: AtomicUsize,
+    }
+
+    impl Workload for OneByOne {
+        fn name(&self) -> &str {
+            self.inner.name()
+        }
+        fn source(&self) -> &str {
+            self.inner.source()
+        }
+        fn layers(&self) -> &[workload::LayerSpec] {
+            self.inner.layers()
+        }
+        fn available_samples(&self) -> usize {
+            self.inner.available_samples()
+        }
+        fn load_weights(&self, i: usize, p: Precision) -> Result<LayerWeights> {
+            self.inner.load_weights(i, p)
+        }
+        fn stream_inputs(
+            &self,
+            i: usize,
+            p: Precision,
+            samples: usize,
+            chunk: usize,
+            sink: &mut SampleSink<'_>,
+        ) -> Result<()> {
+            self.asked.fetch_max(chunk, Ordering::Relaxed);
+            self.inner.stream_inputs(i, p, samples, 1, sink)
+        }
+    }
+
+    fn run_on(w: &dyn Workload, engine: EngineKind, samples: usize) -> RunResult {
+        let sets = ["activation.granularity=bit".to_string()];
+        let cfg = crate::config::load(None, &sets).unwrap();
+        run(&RunSpec {
+            workload: w,
+            cfg: &cfg,
+            modes: &Mode::ALL,
+            engine,
+            samples,
+            progress: false,
+        })
+        .unwrap()
+    }
+
+    /// Streaming samples one by one gives, layer by layer and mode by mode, exactly the
+    /// events of simulating each whole layer held in memory.
+    #[test]
+    fn streamed_run_equals_whole_layers() {
+        let params = SynthParams::default();
+        let zoo = ZooWorkload::new("lenet5", params).unwrap().with_samples(3);
+        let cfg = crate::config::load(None, &["activation.granularity=bit".into()]).unwrap();
+        for engine in [EngineKind::Fast, EngineKind::Cycle] {
+            let w = OneByOne {
+                inner: zoo.clone(),
+                asked: AtomicUsize::new(0),
+            };
+            let res = run_on(&w, engine, 3);
+            // lenet5's inputs are small: the driver asks for all 3 samples in one chunk.
+            assert_eq!(w.asked.load(Ordering::Relaxed), 3);
+            for (i, l) in zoo.layers().iter().enumerate() {
+                let whole: QuantLayer = zoo.load_layer(i, cfg.precision(), 3).unwrap();
+                let prep = Prepared::new(&whole, &cfg.hw, &cfg.opts);
+                for &mode in &Mode::ALL {
+                    let (want, _) =
+                        engine::simulate_with_stats(&prep, &cfg.hw, &cfg.opts, mode, engine, None)
+                            .unwrap();
+                    let got = res
+                        .layers
+                        .iter()
+                        .find(|r| r.layer == l.name && r.mode == mode)
+                        .unwrap();
+                    assert_eq!(got.events, want, "{engine} {} {mode}", l.name);
+                    assert_eq!(got.signed, whole.signed);
+                }
+            }
+        }
+    }
+}
