@@ -143,6 +143,68 @@ pub struct QuantInputs {
     pub signed: bool,
 }
 
+/// What quantizing a float input tensor needs to know of the whole tensor, gathered
+/// element by element in flat order (so a tensor can be read a block at a time): whether
+/// any element is negative and max|x|. The first non-finite element is an error.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FloatStats {
+    /// Elements seen so far (the flat index of the next one).
+    pub seen: usize,
+    pub signed: bool,
+    pub max: f64,
+}
+
+impl FloatStats {
+    #[inline]
+    pub fn push(&mut self, x: f64) -> Result<(), QuantError> {
+        if !x.is_finite() {
+            return Err(QuantError::NotFinite {
+                index: self.seen,
+                value: x,
+            });
+        }
+        self.signed |= x < 0.0;
+        self.max = self.max.max(x.abs());
+        self.seen += 1;
+        Ok(())
+    }
+
+    /// The scale of a `bits`-wide quantization of the tensor.
+    pub fn scale(&self, bits: u32) -> InputScale {
+        InputScale::new(self.signed, self.max, bits)
+    }
+}
+
+/// Float input quantization once the whole tensor's signedness and max|x| are known
+/// (section 2): unsigned layers to 0..2^b - 1 by max(x); signed layers to
+/// +-(2^(b-1) - 1) by max|x|; an all-zero tensor to zeros. The one copy of the
+/// per-element arithmetic, whether a tensor is quantized whole or a chunk at a time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InputScale {
+    max: f64,
+    scale: f64,
+}
+
+impl InputScale {
+    pub fn new(signed: bool, max: f64, bits: u32) -> Self {
+        let scale = if signed {
+            signed_max(bits)
+        } else {
+            unsigned_max(bits)
+        } as f64;
+        InputScale { max, scale }
+    }
+
+    #[inline]
+    pub fn quantize(&self, x: f64) -> i32 {
+        if self.max == 0.0 {
+            0
+        } else {
+            scale_round(x, self.max, self.scale)
+        }
+    }
+}
+
 /// Input quantization over the whole tensor (all samples): unsigned layers to
 /// 0..2^b - 1 by max(x); signed layers to +-(2^(b-1) - 1) by max|x|.
 pub fn quantize_inputs(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> {
@@ -154,27 +216,103 @@ pub fn quantize_inputs_from<T: Copy + Into<f64>>(
     x: &[T],
     bits: u32,
 ) -> Result<QuantInputs, QuantError> {
-    check_finite(x)?;
-    let signed = x.iter().any(|&v| v.into() < 0.0);
-    let max = x.iter().fold(0.0f64, |m, &v| m.max(v.into().abs()));
-    if max == 0.0 {
-        return Ok(QuantInputs {
-            values: vec![0; x.len()],
-            signed,
-        });
+    let mut stats = FloatStats::default();
+    for &v in x {
+        stats.push(v.into())?;
     }
-    let scale = if signed {
-        signed_max(bits)
-    } else {
-        unsigned_max(bits)
-    } as f64;
+    let scale = stats.scale(bits);
     Ok(QuantInputs {
-        values: x
-            .iter()
-            .map(|&v| scale_round(v.into(), max, scale))
-            .collect(),
-        signed,
+        values: x.iter().map(|&v| scale.quantize(v.into())).collect(),
+        signed: stats.signed,
     })
+}
+
+/// The range check of an integer input tensor for one precision (section 9), gathered
+/// element by element in flat order. The allowed range depends on whether any element
+/// is negative, known only at the end, so the first element outside either candidate
+/// range is remembered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntStats {
+    bits: u32,
+    seen: usize,
+    range: IntRange,
+    /// First (index, value) with |x| > 2^(b-1) - 1 (fails if the tensor is signed).
+    over_signed: Option<(usize, i64)>,
+    /// First (index, value) with x > 2^b - 1 (fails if it is not).
+    over_unsigned: Option<(usize, i64)>,
+}
+
+/// Smallest and largest element of an integer tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntRange {
+    pub min: i64,
+    pub max: i64,
+}
+
+impl IntRange {
+    /// True iff any element is negative.
+    pub fn signed(&self) -> bool {
+        self.min < 0
+    }
+
+    /// True iff every element lies in the range for `bits`-wide inputs.
+    pub fn fits(&self, bits: u32) -> bool {
+        if self.signed() {
+            self.min >= -signed_max(bits) && self.max <= signed_max(bits)
+        } else {
+            self.max <= unsigned_max(bits)
+        }
+    }
+}
+
+impl IntStats {
+    pub fn new(bits: u32) -> Self {
+        IntStats {
+            bits,
+            seen: 0,
+            range: IntRange {
+                min: i64::MAX,
+                max: i64::MIN,
+            },
+            over_signed: None,
+            over_unsigned: None,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, x: i64) {
+        if self.over_signed.is_none() && (x > signed_max(self.bits) || x < -signed_max(self.bits)) {
+            self.over_signed = Some((self.seen, x));
+        }
+        if self.over_unsigned.is_none() && x > unsigned_max(self.bits) {
+            self.over_unsigned = Some((self.seen, x));
+        }
+        self.range.min = self.range.min.min(x);
+        self.range.max = self.range.max.max(x);
+        self.seen += 1;
+    }
+
+    /// The tensor's range, or the first element out of range for its signedness.
+    pub fn finish(self) -> Result<IntRange, QuantError> {
+        let signed = self.range.signed();
+        let (lo, hi, over) = if signed {
+            let m = signed_max(self.bits);
+            (-m, m, self.over_signed)
+        } else {
+            (0, unsigned_max(self.bits), self.over_unsigned)
+        };
+        match over {
+            Some((index, value)) => Err(QuantError::OutOfRange {
+                index,
+                value,
+                lo,
+                hi,
+                bits: self.bits,
+                what: if signed { "signed input" } else { "input" },
+            }),
+            None => Ok(self.range),
+        }
+    }
 }
 
 /// Integer inputs are used as they are, after the range check of section 9.
@@ -187,32 +325,15 @@ pub fn check_int_inputs_from<T: Copy + Into<i64>>(
     x: &[T],
     bits: u32,
 ) -> Result<QuantInputs, QuantError> {
-    let signed = x.iter().any(|&v| v.into() < 0);
-    let (lo, hi) = if signed {
-        (-signed_max(bits), signed_max(bits))
-    } else {
-        (0, unsigned_max(bits))
-    };
-    let values = x
-        .iter()
-        .enumerate()
-        .map(|(index, &value)| {
-            let value: i64 = value.into();
-            if value < lo || value > hi {
-                Err(QuantError::OutOfRange {
-                    index,
-                    value,
-                    lo,
-                    hi,
-                    bits,
-                    what: if signed { "signed input" } else { "input" },
-                })
-            } else {
-                Ok(value as i32)
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(QuantInputs { values, signed })
+    let mut stats = IntStats::new(bits);
+    for &v in x {
+        stats.push(v.into());
+    }
+    let range = stats.finish()?;
+    Ok(QuantInputs {
+        values: x.iter().map(|&v| v.into() as i32).collect(),
+        signed: range.signed(),
+    })
 }
 
 #[cfg(test)]
@@ -269,5 +390,114 @@ mod tests {
             vec![255, 3]
         );
         assert!(check_int_weights_from(&[-128i8], 8).is_err());
+    }
+
+    /// The definitions of section 2 and 9, written out over a whole slice.
+    fn reference_float(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> {
+        if let Some(index) = x.iter().position(|v| !v.is_finite()) {
+            return Err(QuantError::NotFinite {
+                index,
+                value: x[index],
+            });
+        }
+        let signed = x.iter().any(|&v| v < 0.0);
+        let max = x.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
+        let scale = if signed {
+            signed_max(bits)
+        } else {
+            unsigned_max(bits)
+        } as f64;
+        let values = x
+            .iter()
+            .map(|&v| {
+                if max == 0.0 {
+                    0
+                } else {
+                    ((v / max) * scale).round() as i32
+                }
+            })
+            .collect();
+        Ok(QuantInputs { values, signed })
+    }
+
+    fn reference_int(x: &[i64], bits: u32) -> Result<QuantInputs, QuantError> {
+        let signed = x.iter().any(|&v| v < 0);
+        let (lo, hi) = if signed {
+            (-signed_max(bits), signed_max(bits))
+        } else {
+            (0, unsigned_max(bits))
+        };
+        if let Some(index) = x.iter().position(|&v| v < lo || v > hi) {
+            return Err(QuantError::OutOfRange {
+                index,
+                value: x[index],
+                lo,
+                hi,
+                bits,
+                what: if signed { "signed input" } else { "input" },
+            });
+        }
+        let values = x.iter().map(|&v| v as i32).collect();
+        Ok(QuantInputs { values, signed })
+    }
+
+    fn float_elem() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => -4.0f64..4.0,
+            1 => Just(0.0),
+            1 => prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-0.0), Just(1e300)],
+        ]
+    }
+
+    proptest::proptest! {
+        /// Gathering the statistics element by element changes no value and no error.
+        #[test]
+        fn streamed_statistics_match_the_definition(
+            x in proptest::collection::vec(float_elem(), 0..40),
+            n in proptest::collection::vec(-300i64..300, 0..40),
+            bits in 1u32..12,
+        ) {
+            // Compared as text: NaN != NaN.
+            proptest::prop_assert_eq!(
+                format!("{:?}", quantize_inputs(&x, bits)),
+                format!("{:?}", reference_float(&x, bits))
+            );
+            proptest::prop_assert_eq!(check_int_inputs(&n, bits), reference_int(&n, bits));
+            // A range that fits for one width is known to fit without a second look.
+            let mut st = IntStats::new(31);
+            n.iter().for_each(|&v| st.push(v));
+            let range = st.finish().unwrap();
+            proptest::prop_assert_eq!(range.fits(bits), reference_int(&n, bits).is_ok());
+        }
+    }
+
+    #[test]
+    fn int_stats_report_the_first_offender_for_the_final_signedness() {
+        // 4 bits: unsigned 0..=15, signed -7..=7. 9 fails only if signed; 20 fails both.
+        let mut s = IntStats::new(4);
+        [3, 9, 20].iter().for_each(|&v| s.push(v));
+        assert!(matches!(
+            s.finish(),
+            Err(QuantError::OutOfRange {
+                index: 2,
+                value: 20,
+                lo: 0,
+                hi: 15,
+                ..
+            })
+        ));
+        let mut s = IntStats::new(4);
+        [3, 9, -1].iter().for_each(|&v| s.push(v));
+        assert!(matches!(
+            s.finish(),
+            Err(QuantError::OutOfRange {
+                index: 1,
+                value: 9,
+                lo: -7,
+                hi: 7,
+                ..
+            })
+        ));
     }
 }

@@ -188,3 +188,78 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod golden {
+    use super::*;
+
+    /// FNV-1a over the quantized values, then the sign bit.
+    pub(crate) fn fnv(q: &QuantInputs) -> u64 {
+        q.values.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &v| {
+            (h ^ v as u32 as u64).wrapping_mul(0x100_0000_01b3)
+        }) ^ q.signed as u64
+    }
+
+    /// Digests recorded from the generator before inputs were streamed: streaming must
+    /// not change a single value of any seed's tensor.
+    #[test]
+    fn values_are_those_of_the_whole_tensor_generator() {
+        let p = SynthParams::default();
+        let p2 = SynthParams {
+            seed: 9,
+            act_sparsity: 0.3,
+            ..p
+        };
+        let conv = |c, h, w| ConvGeometry::conv(c, 8, 3, 1, 1, 1, [h, w]);
+        let cases = [
+            (
+                conv(3, 32, 32),
+                0,
+                3,
+                8,
+                InputKind::Image,
+                p,
+                0xd2ab_a91e_1cfe_7206,
+            ),
+            (
+                conv(1, 5, 7),
+                0,
+                4,
+                16,
+                InputKind::Image,
+                p2,
+                0xe560_060e_ca2c_be72,
+            ),
+            (
+                ConvGeometry::fc(10, 2),
+                0,
+                5,
+                4,
+                InputKind::Image,
+                p,
+                0x4e96_9a93_f40b_b530,
+            ),
+            (
+                conv(16, 9, 9),
+                3,
+                3,
+                8,
+                InputKind::PostRelu,
+                p,
+                0xc7c1_e391_cefb_2c40,
+            ),
+            (
+                ConvGeometry::fc(37, 2),
+                2,
+                6,
+                3,
+                InputKind::PostRelu,
+                p2,
+                0x4042_f287_20c6_f50e,
+            ),
+        ];
+        for (g, i, n, b, k, p, want) in cases {
+            assert_eq!(fnv(&synth_inputs(&g, i, n, b, k, &p)), want, "{g:?} {k:?}");
+        }
+    }
+}
