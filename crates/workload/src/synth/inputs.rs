@@ -1,5 +1,10 @@
-//! Synthetic inputs, made as real-valued tensors and quantized by
-//! [`quant::quantize_inputs`](crate::quant::quantize_inputs), the path real data takes.
+//! Synthetic inputs, made as real-valued tensors and quantized with the arithmetic real
+//! data takes ([`quant::quantize_inputs`](crate::quant::quantize_inputs)).
+//!
+//! A tensor is generated sample by sample from one sequential stream, so it can be
+//! streamed without being held: a first pass over all held samples finds max|x| (and,
+//! for the image, the sign) without storing them; a second pass regenerates the same
+//! stream from its start and quantizes a chunk of samples at a time with that max.
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -7,7 +12,8 @@ use rand_distr::StandardNormal;
 
 use super::{tensor_rng, SynthParams, Tensor};
 use crate::geometry::ConvGeometry;
-use crate::quant::{quantize_inputs, unsigned_max, QuantInputs};
+use crate::quant::{quantize_inputs, unsigned_max, FloatStats, QuantInputs};
+use crate::source::SampleSink;
 
 /// What kind of tensor enters a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,35 +41,48 @@ const STD: [f64; 3] = [0.229, 0.224, 0.225];
 /// Side of the coarse random grid an image channel is interpolated from.
 const GRID: usize = 8;
 
-/// Input [samples, C, H, W] of layer `layer_index`, quantized over the whole tensor.
-pub fn synth_inputs(
-    geom: &ConvGeometry,
-    layer_index: usize,
-    samples: usize,
-    input_bits: u32,
+/// The real values of one layer's input, sample after sample, from the tensor's stream
+/// (stream id tag 2, chunk 0): the same sequence however the samples are consumed.
+struct Generator<'g> {
+    geom: &'g ConvGeometry,
     kind: InputKind,
-    params: &SynthParams,
-) -> QuantInputs {
-    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Inputs, 0);
-    let n = samples * geom.input_elements();
-    let x = match kind {
-        InputKind::Image => image(geom, samples, &mut rng),
-        InputKind::PostRelu => post_relu(n, params.act_sparsity, input_bits, &mut rng),
-    };
-    // Finite by construction, so quantization cannot fail.
-    #[allow(clippy::expect_used)]
-    quantize_inputs(&x, input_bits).expect("synthetic inputs are finite")
+    sparsity: f64,
+    rng: ChaCha8Rng,
+    grid: Vec<f64>,
 }
 
-/// Smooth pixels in [0, 1] (a random GRID x GRID field, bilinearly upsampled, plus a
-/// little noise), normalized per channel as image networks expect: (p - mean) / std.
-fn image(geom: &ConvGeometry, samples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let [h, w] = geom.input_hw;
-    let (gh, gw) = (GRID.min(h), GRID.min(w));
-    let mut x = Vec::with_capacity(samples * geom.input_elements());
-    let mut grid = vec![0.0f64; gh * gw];
-    for _ in 0..samples {
-        for c in 0..geom.in_channels {
+impl<'g> Generator<'g> {
+    fn new(
+        geom: &'g ConvGeometry,
+        layer_index: usize,
+        kind: InputKind,
+        params: &SynthParams,
+    ) -> Self {
+        let [h, w] = geom.input_hw;
+        Generator {
+            geom,
+            kind,
+            sparsity: params.act_sparsity,
+            rng: tensor_rng(params.seed, layer_index, Tensor::Inputs, 0),
+            grid: vec![0.0; GRID.min(h) * GRID.min(w)],
+        }
+    }
+
+    /// Appends the next sample's `C * H * W` values to `x`.
+    fn sample(&mut self, x: &mut Vec<f64>) {
+        match self.kind {
+            InputKind::Image => self.image(x),
+            InputKind::PostRelu => self.post_relu(x),
+        }
+    }
+
+    /// Smooth pixels in [0, 1] (a random GRID x GRID field, bilinearly upsampled, plus a
+    /// little noise), normalized per channel as image networks expect: (p - mean) / std.
+    fn image(&mut self, x: &mut Vec<f64>) {
+        let [h, w] = self.geom.input_hw;
+        let (gh, gw) = (GRID.min(h), GRID.min(w));
+        let (grid, rng) = (&mut self.grid, &mut self.rng);
+        for c in 0..self.geom.in_channels {
             grid.iter_mut().for_each(|v| *v = rng.gen::<f64>());
             for y in 0..h {
                 let (y0, y1, fy) = lerp_pos(y, h, gh);
@@ -78,7 +97,17 @@ fn image(geom: &ConvGeometry, samples: usize, rng: &mut ChaCha8Rng) -> Vec<f64> 
             }
         }
     }
-    x
+
+    /// Rectified activations: zero with probability `sparsity`, else |z|, z ~ N(0, 1).
+    fn post_relu(&mut self, x: &mut Vec<f64>) {
+        for _ in 0..self.geom.input_elements() {
+            x.push(if self.rng.gen::<f64>() < self.sparsity {
+                0.0
+            } else {
+                self.rng.sample::<f64, _>(StandardNormal).abs()
+            });
+        }
+    }
 }
 
 /// Grid cells around output position `i` of `n`, and the weight of the second one.
@@ -91,25 +120,134 @@ fn lerp_pos(i: usize, n: usize, g: usize) -> (usize, usize, f64) {
     (i0, i0 + 1, t - i0 as f64)
 }
 
-/// Rectified activations: zero with probability `sparsity`, else |z|, z ~ N(0, 1).
-/// Kept values below max / (2^bits - 1) are raised to it, so every kept value quantizes
-/// to at least 1 and the zero fraction survives quantization.
-fn post_relu(n: usize, sparsity: f64, bits: u32, rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let mut x: Vec<f64> = (0..n)
-        .map(|_| {
-            if rng.gen::<f64>() < sparsity {
-                0.0
-            } else {
-                rng.sample::<f64, _>(StandardNormal).abs()
-            }
-        })
-        .collect();
-    let max = x.iter().fold(0.0f64, |m, &v| m.max(v));
-    let floor = max / unsigned_max(bits) as f64;
-    for v in x.iter_mut().filter(|v| **v > 0.0) {
-        *v = v.max(floor);
+/// Post-ReLU values: kept values below max / (2^bits - 1) are raised to it, so every kept
+/// value quantizes to at least 1 and the zero fraction survives quantization. The floor
+/// is below max, so it does not change max|x|.
+fn relu_floor(max: f64, bits: u32) -> f64 {
+    max / unsigned_max(bits) as f64
+}
+
+#[inline]
+fn raise(v: f64, floor: f64) -> f64 {
+    if v > 0.0 {
+        v.max(floor)
+    } else {
+        v
     }
-    x
+}
+
+/// Input [samples, C, H, W] of layer `layer_index`, quantized over the whole tensor
+/// (held in memory: tests and small tensors; [`stream_synth_inputs`] streams it).
+pub fn synth_inputs(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    samples: usize,
+    input_bits: u32,
+    kind: InputKind,
+    params: &SynthParams,
+) -> QuantInputs {
+    let mut gen = Generator::new(geom, layer_index, kind, params);
+    let mut x = Vec::with_capacity(samples * geom.input_elements());
+    for _ in 0..samples {
+        gen.sample(&mut x);
+    }
+    if kind == InputKind::PostRelu {
+        let max = x.iter().fold(0.0f64, |m, &v| m.max(v));
+        let floor = relu_floor(max, input_bits);
+        x.iter_mut().for_each(|v| *v = raise(*v, floor));
+    }
+    // Finite by construction, so quantization cannot fail.
+    #[allow(clippy::expect_used)]
+    quantize_inputs(&x, input_bits).expect("synthetic inputs are finite")
+}
+
+/// Pass 1: signedness and max|x| over all `held` samples, generated and dropped one by
+/// one. With `sign_only`, stops at the first negative value (max is then partial).
+fn synth_stats(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    held: usize,
+    kind: InputKind,
+    params: &SynthParams,
+    sign_only: bool,
+) -> anyhow::Result<FloatStats> {
+    let mut gen = Generator::new(geom, layer_index, kind, params);
+    let mut stats = FloatStats::default();
+    let mut x = Vec::with_capacity(geom.input_elements());
+    for _ in 0..held {
+        x.clear();
+        gen.sample(&mut x);
+        for &v in &x {
+            stats.push(v)?;
+        }
+        if sign_only && stats.signed {
+            break;
+        }
+    }
+    Ok(stats)
+}
+
+/// Whether the input tensor of all `held` samples has a negative element: never for
+/// post-ReLU inputs (|z| >= 0); for the image, generated until the first negative value.
+pub fn synth_signed(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    held: usize,
+    kind: InputKind,
+    params: &SynthParams,
+) -> anyhow::Result<bool> {
+    Ok(match kind {
+        InputKind::PostRelu => false,
+        InputKind::Image => synth_stats(geom, layer_index, held, kind, params, true)?.signed,
+    })
+}
+
+/// Streams the first `samples` of the `held` samples of [`synth_inputs`] to `sink`, at
+/// most `chunk` samples per call, with the values [`synth_inputs`] gives for all held
+/// samples. When `chunk` covers all held samples the tensor is made once, whole;
+/// otherwise in two passes over the stream (see the module documentation), holding one
+/// chunk.
+#[allow(clippy::too_many_arguments)]
+pub fn stream_synth_inputs(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    held: usize,
+    samples: usize,
+    input_bits: u32,
+    kind: InputKind,
+    params: &SynthParams,
+    chunk: usize,
+    sink: &mut SampleSink<'_>,
+) -> anyhow::Result<()> {
+    let per = geom.input_elements();
+    let samples = samples.min(held);
+    let chunk = chunk.max(1);
+    if chunk >= held {
+        let q = synth_inputs(geom, layer_index, held, input_bits, kind, params);
+        if samples > 0 {
+            sink(&q.values[..samples * per])?;
+        }
+        return Ok(());
+    }
+    let stats = synth_stats(geom, layer_index, held, kind, params, false)?;
+    let scale = stats.scale(input_bits);
+    let floor = relu_floor(stats.max, input_bits);
+    let mut gen = Generator::new(geom, layer_index, kind, params);
+    let mut x = Vec::with_capacity(per);
+    let mut out = Vec::with_capacity(chunk.min(samples) * per);
+    for s in 0..samples {
+        x.clear();
+        gen.sample(&mut x);
+        match kind {
+            InputKind::PostRelu => out.extend(x.iter().map(|&v| scale.quantize(raise(v, floor)))),
+            InputKind::Image => out.extend(x.iter().map(|&v| scale.quantize(v))),
+        }
+        if (s + 1) % chunk == 0 || s + 1 == samples {
+            sink(&out)?;
+            out.clear();
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use anyhow::{bail, Context};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use inputs::{synth_inputs, InputKind};
+pub use inputs::{stream_synth_inputs, synth_inputs, synth_signed, InputKind};
 pub use weights::{ssl_plan, synth_weights, SslPlan};
 
 use crate::geometry::LayerSpec;
@@ -218,19 +218,12 @@ impl Workload for ZooWorkload {
         check_load(self, index, precision, 1)?;
         let spec = self.layers[index].clone();
         let weights = synth_weights(&spec.geom, index, precision.weight_bits, &self.params);
-        // Interim: signedness from the whole generated tensor.
-        let q = synth_inputs(
-            &spec.geom,
-            index,
-            self.samples,
-            precision.input_bits,
-            InputKind::for_layer(index),
-            &self.params,
-        );
+        let kind = InputKind::for_layer(index);
+        let signed = synth_signed(&spec.geom, index, self.samples, kind, &self.params)?;
         Ok(LayerWeights {
             spec,
             weights,
-            signed: q.signed,
+            signed,
         })
     }
 
@@ -243,20 +236,17 @@ impl Workload for ZooWorkload {
         sink: &mut SampleSink<'_>,
     ) -> anyhow::Result<()> {
         check_load(self, index, precision, samples)?;
-        let geom = &self.layers[index].geom;
-        let q = synth_inputs(
-            geom,
+        stream_synth_inputs(
+            &self.layers[index].geom,
             index,
             self.samples,
+            samples,
             precision.input_bits,
             InputKind::for_layer(index),
             &self.params,
-        );
-        let per = geom.input_elements();
-        for c in q.values[..samples * per].chunks(chunk.max(1) * per) {
-            sink(c)?;
-        }
-        Ok(())
+            chunk,
+            sink,
+        )
     }
 }
 
@@ -334,5 +324,76 @@ mod tests {
         let l3 = w.load_layer(3, p, 1).unwrap();
         assert!(!l3.signed && l3.input.iter().all(|&v| v >= 0));
         assert_eq!(l3.input.len(), 1024);
+    }
+
+    /// Streams layer `index` with `chunk`, checking every call holds whole samples, at
+    /// most `chunk` of them; returns the concatenation.
+    pub(crate) fn streamed(
+        w: &dyn Workload,
+        index: usize,
+        p: Precision,
+        samples: usize,
+        chunk: usize,
+    ) -> Vec<i32> {
+        let per = w.layers()[index].geom.input_elements();
+        let mut all = Vec::new();
+        w.stream_inputs(index, p, samples, chunk, &mut |c| {
+            assert!(!c.is_empty() && c.len() % per == 0 && c.len() <= chunk * per);
+            all.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(all.len(), samples * per);
+        all
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Any chunking streams exactly the whole-tensor values (all held samples
+        /// quantized together, then the first `samples` kept), and load_weights knows the
+        /// whole tensor's sign without streaming.
+        #[test]
+        fn streaming_any_chunk_gives_the_whole_tensor_values(
+            c in 1usize..4, h in 1usize..6, w in 1usize..6, fc_in in 1usize..20,
+            held in 1usize..6, take in 1usize..6, bits in 1u32..17,
+            seed in 0u64..1000, act in 0.0f64..1.0,
+        ) {
+            let samples = take.min(held);
+            let params = SynthParams { seed, act_sparsity: act, ..Default::default() };
+            let layers = vec![
+                LayerSpec { name: "a".into(), kind: crate::LayerKind::Conv,
+                            geom: crate::ConvGeometry::conv(c, 2, 1, 1, 0, 1, [h, w]) },
+                LayerSpec { name: "b".into(), kind: crate::LayerKind::Fc,
+                            geom: crate::ConvGeometry::fc(fc_in, 3) },
+            ];
+            let zw = ZooWorkload::from_layers("t", layers, params).unwrap().with_samples(held);
+            let p = Precision { weight_bits: 8, input_bits: bits };
+            for index in 0..2 {
+                let geom = &zw.layers()[index].geom;
+                let whole = synth_inputs(geom, index, held, bits, InputKind::for_layer(index), &params);
+                let want = &whole.values[..samples * geom.input_elements()];
+                for chunk in [1, 2, 3, samples, held, held + 5] {
+                    proptest::prop_assert_eq!(&streamed(&zw, index, p, samples, chunk)[..], want);
+                }
+                proptest::prop_assert_eq!(zw.load_weights(index, p).unwrap().signed, whole.signed);
+                proptest::prop_assert_eq!(&zw.load_layer(index, p, samples).unwrap().input[..], want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sink_error_stops_the_stream() {
+        let w = ZooWorkload::new("lenet5", SynthParams::default())
+            .unwrap()
+            .with_samples(4);
+        let mut calls = 0;
+        let e = w
+            .stream_inputs(1, Precision::default(), 4, 1, &mut |_| {
+                calls += 1;
+                anyhow::ensure!(calls < 2, "full");
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!((e.to_string(), calls), ("full".to_string(), 2));
     }
 }
