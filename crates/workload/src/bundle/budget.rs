@@ -2,6 +2,8 @@
 //! layer too large for the configured cap (`limits.max_layer_bytes`) is refused before
 //! any of its data is read.
 
+use super::npy::BLOCK_BYTES;
+use super::tensors::ArrayHeader;
 use crate::geometry::ConvGeometry;
 
 /// Default of `limits.max_layer_bytes`: 4 GiB.
@@ -29,6 +31,31 @@ pub fn array_bytes(geom: &ConvGeometry, samples: u128) -> u128 {
     weights
         .saturating_add(inputs)
         .saturating_mul(BYTES_PER_ELEMENT)
+}
+
+/// Bytes a streamed read of an array of `data_bytes` holds: one raw block and its decoded
+/// copy (a decoded element is as wide as its bytes).
+pub fn read_buffer_bytes(data_bytes: u128) -> u128 {
+    2 * data_bytes.min(BLOCK_BYTES as u128)
+}
+
+/// Estimated peak bytes of opening a bundle layer or streaming its inputs, from its
+/// geometry and its input array's header (None: synthetic inputs). Weights are held
+/// whole; inputs a chunk at a time, counted here as one sample (the smallest chunk: the
+/// run's own chunk is the driver's to count) as read and quantized, plus the read
+/// buffers. A Fortran-ordered input cannot be streamed by sample and is counted whole.
+pub fn bundle_layer_bytes(geom: &ConvGeometry, input: Option<&ArrayHeader>) -> u128 {
+    match input {
+        None => array_bytes(geom, 1),
+        Some(h) => {
+            let held = if h.fortran_order {
+                h.shape.first().map_or(0, |&n| n as u128)
+            } else {
+                1
+            };
+            array_bytes(geom, held).saturating_add(read_buffer_bytes(h.data_bytes()))
+        }
+    }
 }
 
 /// `4 GiB`, `1.5 MiB`, `512 B`: a byte count for messages.
@@ -76,6 +103,33 @@ mod tests {
             input_hw: [big, big],
         };
         assert_eq!(array_bytes(&huge, u128::MAX), u128::MAX);
+    }
+
+    #[test]
+    fn bytes_of_a_streamed_bundle_layer() {
+        use super::super::tensors::Dtype;
+        // conv 3 -> 8, 3x3 on 3x32x32: weights 216, one sample 3,072 elements;
+        // (216 + 3072) * 12 = 39,456.
+        let g = ConvGeometry::conv(3, 8, 3, 1, 1, 1, [32, 32]);
+        assert_eq!(bundle_layer_bytes(&g, None), 39_456);
+        let mut h = ArrayHeader {
+            dtype: Dtype::F32,
+            shape: vec![100, 3, 32, 32],
+            big_endian: false,
+            fortran_order: false,
+        };
+        // 100 samples of f32 = 1.2 MB of data: two 64 KiB buffers, whatever N.
+        assert_eq!(bundle_layer_bytes(&g, Some(&h)), 39_456 + 131_072);
+        h.shape[0] = 1_000_000;
+        assert_eq!(bundle_layer_bytes(&g, Some(&h)), 39_456 + 131_072);
+        // 1 sample of u8 = 3,072 bytes: buffers of its size.
+        h.shape[0] = 1;
+        h.dtype = Dtype::U8;
+        assert_eq!(bundle_layer_bytes(&g, Some(&h)), 39_456 + 6_144);
+        // Fortran order, 2 samples: (216 + 6144) * 12 = 76,320, plus 2 x 6,144 bytes.
+        h.shape[0] = 2;
+        h.fortran_order = true;
+        assert_eq!(bundle_layer_bytes(&g, Some(&h)), 76_320 + 12_288);
     }
 
     #[test]

@@ -3,12 +3,18 @@
 //!
 //! [`BundleWorkload::open`] validates everything a run will touch (manifest fields, every
 //! array's presence, dtype, shape against the geometry, finiteness, integer ranges for the
-//! precision, a common sample count), so a run never fails half-way. `load_layer` then
-//! re-reads one layer's arrays. docs/workloads.md lists the rules.
+//! precision, a common sample count), so a run never fails half-way, and records per input
+//! array what its quantization needs of the whole tensor ([`inputs`]). `load_weights` then
+//! re-reads one layer's weights, and `stream_inputs` its input array front to back, a
+//! chunk of samples at a time. docs/workloads.md lists the rules.
 
 mod budget;
 mod chain;
+mod inputs;
 mod manifest;
+mod npy;
+#[cfg(test)]
+mod stream_tests;
 mod tensors;
 #[cfg(test)]
 mod tests;
@@ -21,17 +27,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 
-pub use budget::{array_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
+pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
+use inputs::{InputStats, Stream, Values};
 pub use manifest::{Manifest, ManifestLayer};
 use tensors::{fmt_shape, NpzSource};
 pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
 
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::LayerWeights;
-use crate::quant::{Precision, QuantInputs};
+use crate::quant::Precision;
 use crate::resolve::OpenOptions;
 use crate::source::{SampleSink, Workload};
-use crate::synth::{check_load, synth_inputs, InputKind, SynthParams};
+use crate::synth::{check_load, stream_synth_inputs, synth_signed, InputKind, SynthParams};
 
 enum NpzStore {
     File(PathBuf),
@@ -48,6 +55,8 @@ pub struct BundleWorkload {
     npz_label: String,
     samples: usize,
     synth: SynthParams,
+    /// Per layer, what open recorded of its input array (None: synthetic inputs).
+    inputs: Vec<Option<InputStats>>,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -122,8 +131,9 @@ impl BundleWorkload {
             npz_label,
             samples: opts.samples,
             synth: opts.synth,
+            inputs: Vec::new(),
         };
-        w.samples = w.validate_arrays(opts)?;
+        (w.samples, w.inputs) = w.validate_arrays(opts)?;
         Ok(w)
     }
 
@@ -137,11 +147,16 @@ impl BundleWorkload {
         Npz::new(src).map_err(|e| anyhow!("{}: {e}", self.npz_label))
     }
 
-    /// Reads every array once; returns the common sample count.
-    fn validate_arrays(&self, opts: &OpenOptions) -> anyhow::Result<usize> {
+    /// Reads every array once; returns the common sample count and each layer's input
+    /// statistics.
+    fn validate_arrays(
+        &self,
+        opts: &OpenOptions,
+    ) -> anyhow::Result<(usize, Vec<Option<InputStats>>)> {
         let mut npz = self.reader()?;
         let names = npz.names();
         let mut first_n: Option<(usize, &str)> = None;
+        let mut stats: Vec<Option<InputStats>> = Vec::with_capacity(self.layers.len());
         for (i, l) in self.manifest.layers.iter().enumerate() {
             let wh = self.header(&mut npz, &names, &l.weight, i, "weight")?;
             self.check_weight_shape(l, &wh.shape)?;
@@ -166,7 +181,7 @@ impl BundleWorkload {
                 .map(|(_, h)| h.shape[0])
                 .or(self.manifest.samples)
                 .unwrap_or(opts.samples);
-            let need = array_bytes(&l.spec.geom, samples as u128);
+            let need = bundle_layer_bytes(&l.spec.geom, ih.as_ref().map(|(_, h)| h));
             if need > opts.max_layer_bytes as u128 {
                 bail!(
                     "{}: {}: layer {} needs about {} to load {samples} sample(s), more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
@@ -182,21 +197,48 @@ impl BundleWorkload {
             a.weights(opts.precision.weight_bits)
                 .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?;
             drop(a);
-            if let Some((input, h)) = ih {
-                let a = self.read_array(&mut npz, input, &h)?;
-                a.inputs(opts.precision.input_bits)
-                    .map_err(|e| anyhow!("{}: {input}: {e}", self.npz_label))?;
-            }
+            let st = match ih {
+                None => None,
+                // Two layers may name the same array: it is scanned once.
+                Some((input, h)) => match self.first_user(i, input) {
+                    Some(j) => stats[j].clone(),
+                    None => Some(self.scan(&mut npz, input, &h, opts.precision)?),
+                },
+            };
+            stats.push(st);
         }
-        match (first_n, self.manifest.samples) {
+        let samples = match (first_n, self.manifest.samples) {
             (Some((n, name)), Some(m)) if n != m => bail!(
                 "{}: samples: {m}, but {name} in tensors.npz has {n} samples",
                 self.manifest_label
             ),
-            (Some((n, _)), _) => Ok(n),
-            (None, Some(m)) => Ok(m),
-            (None, None) => Ok(opts.samples),
-        }
+            (Some((n, _)), _) => n,
+            (None, Some(m)) => m,
+            (None, None) => opts.samples,
+        };
+        Ok((samples, stats))
+    }
+
+    /// The first layer before `index` whose input is array `name`.
+    fn first_user(&self, index: usize, name: &str) -> Option<usize> {
+        self.manifest.layers[..index]
+            .iter()
+            .position(|l| l.input.as_deref() == Some(name))
+    }
+
+    /// Reads input array `name` once, checking and recording what quantization needs.
+    fn scan<R: std::io::Read + std::io::Seek>(
+        &self,
+        npz: &mut Npz<R>,
+        name: &str,
+        header: &ArrayHeader,
+        precision: Precision,
+    ) -> anyhow::Result<InputStats> {
+        let r = npz
+            .elements(name, header)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+        inputs::scan(r, header, precision.input_bits)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
     }
 
     fn header<R: std::io::Read + std::io::Seek>(
@@ -294,26 +336,6 @@ impl BundleWorkload {
         }
         Ok(shape[0])
     }
-
-    fn load_inputs(&self, index: usize, precision: Precision) -> anyhow::Result<QuantInputs> {
-        let l = &self.manifest.layers[index];
-        let Some(name) = &l.input else {
-            let kind = InputKind::for_layer(index);
-            let bits = precision.input_bits;
-            return Ok(synth_inputs(
-                &l.spec.geom,
-                index,
-                self.samples,
-                bits,
-                kind,
-                &self.synth,
-            ));
-        };
-        let a = self.reread(name)?;
-        self.check_input_shape(l, name, a.shape())?;
-        a.inputs(precision.input_bits)
-            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
-    }
 }
 
 impl Workload for BundleWorkload {
@@ -338,12 +360,20 @@ impl Workload for BundleWorkload {
             a.weights(precision.weight_bits)
                 .map_err(|e| anyhow!("{}: {}: {e}", self.npz_label, l.weight))?
         };
-        // Interim: signedness from the whole input tensor.
-        let q = self.load_inputs(index, precision)?;
+        let signed = match &self.inputs[index] {
+            Some(st) => st.signed(),
+            None => synth_signed(
+                &l.spec.geom,
+                index,
+                self.samples,
+                InputKind::for_layer(index),
+                &self.synth,
+            )?,
+        };
         Ok(LayerWeights {
             spec: l.spec.clone(),
             weights,
-            signed: q.signed,
+            signed,
         })
     }
 
@@ -356,11 +386,42 @@ impl Workload for BundleWorkload {
         sink: &mut SampleSink<'_>,
     ) -> anyhow::Result<()> {
         check_load(self, index, precision, samples)?;
-        let per = self.manifest.layers[index].spec.geom.input_elements();
-        let q = self.load_inputs(index, precision)?;
-        for c in q.values[..samples * per].chunks(chunk.max(1) * per) {
-            sink(c)?;
+        let l = &self.manifest.layers[index];
+        let (Some(name), Some(st)) = (&l.input, &self.inputs[index]) else {
+            return stream_synth_inputs(
+                &l.spec.geom,
+                index,
+                self.samples,
+                samples,
+                precision.input_bits,
+                InputKind::for_layer(index),
+                &self.synth,
+                chunk,
+                sink,
+            );
+        };
+        let label = format!("{}: {name}", self.npz_label);
+        let mut npz = self.reader()?;
+        if let Values::Int(range) = st.values {
+            if !range.fits(precision.input_bits) {
+                // Open checked another precision: find the first offender for this one.
+                let e = match self.scan(&mut npz, name, &st.header, precision) {
+                    Err(e) => e,
+                    Ok(_) => anyhow!("{label}: changed since the bundle was opened"),
+                };
+                return Err(e);
+            }
         }
-        Ok(())
+        let r = npz
+            .elements(name, &st.header)
+            .map_err(|e| anyhow!("{label}: {e}"))?;
+        let s = Stream {
+            label: &label,
+            per_sample: l.spec.geom.input_elements(),
+            samples,
+            chunk,
+            input_bits: precision.input_bits,
+        };
+        inputs::stream(r, st, &s, sink)
     }
 }

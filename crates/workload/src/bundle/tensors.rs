@@ -5,21 +5,23 @@
 //! Neither is ever widened into a second full-size copy: elements are converted one by
 //! one on the way to the i32 result.
 //!
-//! An array's `.npy` header (dtype and shape) is read on its own first ([`Npz::header`]),
-//! so that the caller can check the shape against the manifest geometry and the memory
-//! limit before a single data byte is allocated: a corrupt or hostile header can never
-//! make the loader allocate more than the geometry allows.
+//! An array's `.npy` header (dtype, byte order, layout and shape) is read on its own first
+//! ([`Npz::header`]), so that the caller can check the shape against the manifest geometry
+//! and the memory limit before a single data byte is allocated: a corrupt or hostile
+//! header can never make the loader allocate more than the geometry allows. The data is
+//! then either read whole ([`Npz::read`]: weights) or element by element in bounded blocks
+//! ([`Npz::elements`]: inputs, see [`super::npy`]).
 
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
 
-use ndarray::ArrayD;
 use ndarray_npy::npy::header::Header;
-use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement};
+use zip::read::ZipFile;
 use zip::ZipArchive;
 
-use crate::quant::{self, QuantError, QuantInputs};
+use super::npy::{Element, ElementReader, FortranBytes};
+use crate::quant::{self, QuantError};
 
 /// A seekable reader over a bundle file or bytes embedded in the binary.
 pub enum NpzSource<'a> {
@@ -60,6 +62,21 @@ pub enum Dtype {
 }
 
 impl Dtype {
+    /// The numpy name: `float32`, `uint8`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "float32",
+            Dtype::F64 => "float64",
+            Dtype::I8 => "int8",
+            Dtype::I16 => "int16",
+            Dtype::I32 => "int32",
+            Dtype::I64 => "int64",
+            Dtype::U8 => "uint8",
+            Dtype::U16 => "uint16",
+            Dtype::U32 => "uint32",
+        }
+    }
+
     /// Bytes per element.
     pub fn size(self) -> u64 {
         match self {
@@ -70,10 +87,16 @@ impl Dtype {
         }
     }
 
-    /// From a numpy type descriptor such as `<f4`, `|u1` or `>i8`.
-    fn from_descr(d: &str) -> Option<Dtype> {
-        let rest = d.strip_prefix(['<', '>', '|', '='])?;
-        Some(match rest {
+    /// From a numpy type descriptor such as `<f4`, `|u1` or `>i8`, with whether its
+    /// elements are big-endian: `>` big, `<` little, `|` (not applicable) and `=` native.
+    fn from_descr(d: &str) -> Option<(Dtype, bool)> {
+        let big_endian = match d.chars().next()? {
+            '>' => true,
+            '<' => false,
+            '|' | '=' => cfg!(target_endian = "big"),
+            _ => return None,
+        };
+        let dtype = match &d[1..] {
             "f4" => Dtype::F32,
             "f8" => Dtype::F64,
             "i1" => Dtype::I8,
@@ -84,15 +107,20 @@ impl Dtype {
             "u2" => Dtype::U16,
             "u4" => Dtype::U32,
             _ => return None,
-        })
+        };
+        Some((dtype, big_endian))
     }
 }
 
-/// What an array's header says: its dtype and shape.
+/// What an array's header says: its dtype, byte order, layout and shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArrayHeader {
     pub dtype: Dtype,
     pub shape: Vec<usize>,
+    /// Elements stored big-endian.
+    pub big_endian: bool,
+    /// Stored column-major (`fortran_order: True`): only readable whole.
+    pub fortran_order: bool,
 }
 
 impl ArrayHeader {
@@ -101,6 +129,11 @@ impl ArrayHeader {
         self.shape
             .iter()
             .fold(1u128, |a, &d| a.saturating_mul(d as u128))
+    }
+
+    /// Bytes of the data section (saturating).
+    pub fn data_bytes(&self) -> u128 {
+        self.elements().saturating_mul(self.dtype.size() as u128)
     }
 }
 
@@ -141,6 +174,11 @@ impl<R: Read + Seek> Npz<R> {
 
     /// Reads and checks only the header of array `name`.
     pub fn header(&mut self, name: &str) -> Result<ArrayHeader, String> {
+        self.open_array(name).map(|(h, _)| h)
+    }
+
+    /// The header of array `name` and its zip entry, positioned at the first data byte.
+    fn open_array(&mut self, name: &str) -> Result<(ArrayHeader, ZipFile<'_, R>), String> {
         let entry = self.entry(name)?;
         let mut f = self
             .zip
@@ -168,11 +206,14 @@ impl<R: Read + Seek> Npz<R> {
                 "not a valid .npy array: header of {len} bytes (at most {MAX_HEADER_BYTES})"
             ));
         }
-        let header = Header::from_reader(&mut Cursor::new(&pre[..pre_len]).chain(f))
+        // The parser reads the preamble again, then exactly `len` header bytes of `f`.
+        let mut chained = Cursor::new(&pre[..pre_len]).chain(f);
+        let header = Header::from_reader(&mut chained)
             .map_err(|e| format!("not a valid .npy array: {e}"))?;
+        let (_, f) = chained.into_inner();
         // The descriptor prints as a Python literal: '<f4' for the plain dtypes.
         let descr = header.type_descriptor.to_string();
-        let dtype = descr
+        let (dtype, big_endian) = descr
             .strip_prefix('\'')
             .and_then(|d| d.strip_suffix('\''))
             .and_then(Dtype::from_descr)
@@ -181,31 +222,58 @@ impl<R: Read + Seek> Npz<R> {
                     "dtype {descr} is not supported (float32, float64, int8..int64, uint8..uint32)"
                 )
             })?;
-        Ok(ArrayHeader {
+        let h = ArrayHeader {
             dtype,
             shape: header.shape,
-        })
+            big_endian,
+            fortran_order: header.layout.is_fortran(),
+        };
+        Ok((h, f))
     }
 
-    /// Reads array `name`, whose header the caller has read and checked (its size is what
-    /// the data allocation will be).
-    pub fn read(&mut self, name: &str, header: &ArrayHeader) -> Result<AnyArray, String> {
-        let entry = self.entry(name)?;
-        let f = self
-            .zip
-            .by_name(&entry)
-            .map_err(|e| format!("cannot read: {e}"))?;
-        let data = match header.dtype {
-            Dtype::F32 => Data::F32(read_vec(f)?),
-            Dtype::F64 => Data::F64(read_vec(f)?),
-            Dtype::I8 => Data::I8(read_vec(f)?),
-            Dtype::I16 => Data::I16(read_vec(f)?),
-            Dtype::I32 => Data::I32(read_vec(f)?),
-            Dtype::I64 => Data::I64(read_vec(f)?),
-            Dtype::U8 => Data::U8(read_vec(f)?),
-            Dtype::U16 => Data::U16(read_vec(f)?),
-            Dtype::U32 => Data::U32(read_vec(f)?),
+    /// The elements of array `name` in logical (C) order, read a block at a time; the
+    /// caller has read and checked `header`, which the entry must still carry. A
+    /// Fortran-ordered array is read whole first (the caller's memory estimate counts it).
+    pub fn elements(
+        &mut self,
+        name: &str,
+        header: &ArrayHeader,
+    ) -> Result<ElementReader<Box<dyn Read + '_>>, String> {
+        let (h, f) = self.open_array(name)?;
+        if h != *header {
+            return Err(format!(
+                "header changed since it was checked (now {} {})",
+                h.dtype.name(),
+                fmt_shape(&h.shape)
+            ));
+        }
+        let size = h.dtype.size() as usize;
+        let elements = u64::try_from(h.elements()).unwrap_or(u64::MAX);
+        let r: Box<dyn Read + '_> = if h.fortran_order {
+            Box::new(FortranBytes::read(f, size, &h.shape)?)
+        } else {
+            Box::new(f)
         };
+        Ok(ElementReader::new(r, size, h.big_endian, elements))
+    }
+
+    /// Reads array `name` whole, whose header the caller has read and checked (its size
+    /// is what the data allocation will be).
+    pub fn read(&mut self, name: &str, header: &ArrayHeader) -> Result<AnyArray, String> {
+        let mut r = self.elements(name, header)?;
+        let n = usize::try_from(r.remaining()).unwrap_or(usize::MAX);
+        let data = match header.dtype {
+            Dtype::F32 => Data::F32(read_vec(&mut r, n)?),
+            Dtype::F64 => Data::F64(read_vec(&mut r, n)?),
+            Dtype::I8 => Data::I8(read_vec(&mut r, n)?),
+            Dtype::I16 => Data::I16(read_vec(&mut r, n)?),
+            Dtype::I32 => Data::I32(read_vec(&mut r, n)?),
+            Dtype::I64 => Data::I64(read_vec(&mut r, n)?),
+            Dtype::U8 => Data::U8(read_vec(&mut r, n)?),
+            Dtype::U16 => Data::U16(read_vec(&mut r, n)?),
+            Dtype::U32 => Data::U32(read_vec(&mut r, n)?),
+        };
+        r.finish()?;
         Ok(AnyArray {
             shape: header.shape.clone(),
             data,
@@ -213,21 +281,11 @@ impl<R: Read + Seek> Npz<R> {
     }
 }
 
-/// The elements of an npy stream in logical (row-major) order, whatever its layout.
-fn read_vec<T: ReadableElement + Clone, R: Read>(r: R) -> Result<Vec<T>, String> {
-    let a = ArrayD::<T>::read_npy(r).map_err(|e| match e {
-        ReadNpyError::Io(e) => format!("cannot read: {e}"),
-        e => format!("not a valid .npy array: {e}"),
-    })?;
-    Ok(if a.is_standard_layout() {
-        let (v, offset) = a.into_raw_vec_and_offset();
-        match offset {
-            Some(0) | None => v,
-            Some(o) => v.get(o..).map(<[T]>::to_vec).unwrap_or_default(),
-        }
-    } else {
-        a.iter().cloned().collect()
-    })
+/// The remaining `n` elements of `r`.
+fn read_vec<T: Element, R: Read>(r: &mut ElementReader<R>, n: usize) -> Result<Vec<T>, String> {
+    let mut v = Vec::with_capacity(n);
+    r.read_all(&mut v)?;
+    Ok(v)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -268,14 +326,6 @@ macro_rules! dispatch {
 }
 
 impl AnyArray {
-    /// An array from an ndarray (tests and callers holding data in memory).
-    pub fn from_f32(a: &ArrayD<f32>) -> AnyArray {
-        AnyArray {
-            shape: a.shape().to_vec(),
-            data: Data::F32(a.iter().copied().collect()),
-        }
-    }
-
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
@@ -284,12 +334,6 @@ impl AnyArray {
     pub fn weights(&self, bits: u32) -> Result<Vec<i32>, QuantError> {
         dispatch!(&self.data, a => float quant::quantize_weights_from(a, bits),
                   int quant::check_int_weights_from(a, bits))
-    }
-
-    /// Inputs per section 2 (float) or as is after the range check (integer).
-    pub fn inputs(&self, bits: u32) -> Result<QuantInputs, QuantError> {
-        dispatch!(&self.data, a => float quant::quantize_inputs_from(a, bits),
-                  int quant::check_int_inputs_from(a, bits))
     }
 }
 

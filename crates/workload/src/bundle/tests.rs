@@ -438,19 +438,22 @@ fn unknown_keys_reserved_names_and_chain() {
 
 #[test]
 fn memory_cap_is_checked_before_reading() {
-    // conv1: weights 18 + inputs 2*16 = 50 elements; fc1: 24 + 2*8 = 40; 12 bytes each.
+    // Weights whole and one sample, 12 bytes per element, plus two read buffers as large
+    // as the f32 input data (it is under a block):
+    // conv1: (18 + 16) * 12 = 408, data 2 * 16 * 4 = 128 -> 408 + 256 = 664;
+    // fc1: (24 + 8) * 12 = 384, data 2 * 8 * 4 = 64 -> 384 + 128 = 512.
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &manifest(), &tensors());
     let cap = |b: u64| OpenOptions {
         max_layer_bytes: b,
         ..p8()
     };
-    assert!(BundleWorkload::open(dir.path(), &cap(600)).is_ok());
-    let e = BundleWorkload::open(dir.path(), &cap(599))
+    assert!(BundleWorkload::open(dir.path(), &cap(664)).is_ok());
+    let e = BundleWorkload::open(dir.path(), &cap(663))
         .unwrap_err()
         .to_string();
     assert!(
-        e.ends_with("tensors.npz: conv1.input: layer conv1 needs about 600 B to load 2 sample(s), more than limits.max_layer_bytes = 599 B (raise it, e.g. --set limits.max_layer_bytes=1024)"),
+        e.ends_with("tensors.npz: conv1.input: layer conv1 needs about 664 B to load 2 sample(s), more than limits.max_layer_bytes = 663 B (raise it, e.g. --set limits.max_layer_bytes=1024)"),
         "{e}"
     );
 }

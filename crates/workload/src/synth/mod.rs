@@ -251,7 +251,7 @@ impl Workload for ZooWorkload {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
