@@ -136,16 +136,26 @@ pub struct WorkloadStats {
     pub act_zero_fraction: f64,
 }
 
+/// Input elements a summary quantizes at a time (whole samples; at least one).
+const SUMMARY_CHUNK_ELEMENTS: usize = 1 << 20;
+
 /// Zero fractions over the quantized tensors of every layer, element-weighted, loading
-/// one layer at a time with all held samples.
+/// one layer's weights at a time and streaming its inputs (all held samples) a chunk at
+/// a time, so that memory does not grow with the samples.
 pub fn summary(w: &dyn Workload, precision: Precision) -> anyhow::Result<WorkloadStats> {
     let (mut weights, mut wz, mut inputs, mut iz) = (0u64, 0u64, 0u64, 0u64);
     for i in 0..w.layers().len() {
-        let l = w.load_layer(i, precision, w.available_samples())?;
+        let l = w.load_weights(i, precision)?;
         weights += l.weights.len() as u64;
         wz += l.weights.iter().filter(|&&q| q == 0).count() as u64;
-        inputs += l.input.len() as u64;
-        iz += l.input.iter().filter(|&&q| q == 0).count() as u64;
+        drop(l);
+        let per = w.layers()[i].geom.input_elements().max(1);
+        let chunk = (SUMMARY_CHUNK_ELEMENTS / per).max(1);
+        w.stream_inputs(i, precision, w.available_samples(), chunk, &mut |c| {
+            inputs += c.len() as u64;
+            iz += c.iter().filter(|&&q| q == 0).count() as u64;
+            Ok(())
+        })?;
     }
     let frac = |z: u64, n: u64| if n == 0 { 0.0 } else { z as f64 / n as f64 };
     Ok(WorkloadStats {
@@ -270,5 +280,28 @@ mod tests {
         );
         let s = summary(by_dir.as_ref(), Precision::default()).unwrap();
         assert_eq!((s.weights, s.weight_zero_fraction), (8, 0.0));
+    }
+
+    #[test]
+    fn summary_streams_the_same_counts_as_whole_layers() {
+        // A summary chunk is 2^20 elements: 1,337 samples of conv1 (784 each), 364 of
+        // conv2 (2,880), 1,310 of ip1 (800), 2,097 of ip2 (500). With 1,500 samples the
+        // first three stream in chunks (two passes), ip2 in one.
+        let w = ZooWorkload::new("lenet5", SynthParams::default())
+            .unwrap()
+            .with_samples(1_500);
+        let p = Precision {
+            weight_bits: 8,
+            input_bits: 8,
+        };
+        let s = summary(&w, p).unwrap();
+        let (mut n, mut z) = (0u64, 0u64);
+        for i in 0..4 {
+            let l = w.load_layer(i, p, 1_500).unwrap();
+            n += l.input.len() as u64;
+            z += l.input.iter().filter(|&&q| q == 0).count() as u64;
+        }
+        assert_eq!(s.inputs, n);
+        assert_eq!(s.act_zero_fraction, z as f64 / n as f64);
     }
 }
