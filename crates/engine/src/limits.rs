@@ -282,8 +282,10 @@ pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: us
 }
 
 /// Input elements a run holds at once per layer: the samples streamed in one chunk are
-/// as many as fit in 4 Mi elements (16 MiB quantized), and at least one.
-pub const CHUNK_INPUT_ELEMENTS: u64 = 1 << 22;
+/// as many as fit in 1 Mi elements (4 MiB quantized), and at least one. Enough vectors
+/// for every thread (a 56 x 56 x 64 input fits 5 samples, 15,680 vectors), few enough
+/// that memory stops growing with the samples early.
+pub const CHUNK_INPUT_ELEMENTS: u64 = 1 << 20;
 
 /// Samples of a layer streamed per chunk when `samples` are replayed: all of them if
 /// they fit in [`CHUNK_INPUT_ELEMENTS`], else as many as fit, at least one.
@@ -580,16 +582,16 @@ mod tests {
     }
 
     #[test]
-    fn chunks_hold_at_most_4_mi_input_elements_and_at_least_one_sample() {
+    fn chunks_hold_at_most_1_mi_input_elements_and_at_least_one_sample() {
         // conv1_2 of vgg16: 64 x 224 x 224 = 3,211,264 elements a sample: one per chunk.
         let big = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [224, 224]);
         assert_eq!(chunk_samples(&big, 1000), 1);
-        // 128 x 112 x 112 = 1,605,632: 4,194,304 / 1,605,632 = 2.6 -> 2 samples.
-        let mid = ConvGeometry::conv(128, 128, 3, 1, 1, 1, [112, 112]);
-        assert_eq!(chunk_samples(&mid, 1000), 2);
-        // fc 1000 -> 10: 4194 samples fit; fewer requested are all held.
+        // 64 x 56 x 56 = 200,704: 1,048,576 / 200,704 = 5.2 -> 5 samples.
+        let mid = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [56, 56]);
+        assert_eq!(chunk_samples(&mid, 1000), 5);
+        // fc 1000 -> 10: 1048 samples fit; fewer requested are all held.
         let fc = ConvGeometry::fc(1000, 10);
-        assert_eq!(chunk_samples(&fc, 100_000), 4194);
+        assert_eq!(chunk_samples(&fc, 100_000), 1048);
         assert_eq!(chunk_samples(&fc, 7), 7);
         // A sample larger than the budget is still one chunk.
         let huge = ConvGeometry::conv(1024, 8, 1, 1, 0, 1, [128, 128]);
