@@ -2,7 +2,7 @@
 //!
 //! One layer is loaded, mapped and compressed at a time and shared by all modes, then
 //! dropped; memory does not grow with the network. Its inputs stream through every mode
-//! a chunk of samples at a time ([`engine::limits::chunk_samples`]), so memory does not
+//! a chunk of samples at a time ([`workload::chunk_samples`]), so memory does not
 //! grow with the samples replayed either. Engines parallelize inside a chunk.
 
 use crate::config::Resolved;
@@ -112,7 +112,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
         // The inputs stream a chunk of samples at a time through every mode at once.
         let per_sample = spec_l.geom.input_elements();
-        let chunk = engine::limits::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
+        let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
         let tick = |n: u64| bar.inc(n);
         w.stream_inputs(i, precision, spec.samples, chunk, &mut |input| {
             let samples = Samples::new(input, input.len() / per_sample.max(1));
@@ -187,7 +187,7 @@ fn check_limits(spec: &RunSpec) -> Result<()> {
         .map(|l| engine::limits::LayerRef {
             name: &l.name,
             geom: &l.geom,
-            held_samples: engine::limits::chunk_samples(&l.geom, spec.samples as u64),
+            held_samples: workload::chunk_samples(&l.geom, spec.samples as u64),
         })
         .collect();
     engine::limits::check_network(
@@ -298,12 +298,10 @@ mod tests {
         }
     }
 
-    fn run_on(w: &dyn Workload, engine: EngineKind, samples: usize) -> RunResult {
-        let sets = ["activation.granularity=bit".to_string()];
-        let cfg = crate::config::load(None, &sets).unwrap();
+    fn run_on(w: &dyn Workload, cfg: &Resolved, engine: EngineKind, samples: usize) -> RunResult {
         run(&RunSpec {
             workload: w,
-            cfg: &cfg,
+            cfg,
             modes: &Mode::ALL,
             engine,
             samples,
@@ -324,7 +322,7 @@ mod tests {
                 inner: zoo.clone(),
                 asked: AtomicUsize::new(0),
             };
-            let res = run_on(&w, engine, 3);
+            let res = run_on(&w, &cfg, engine, 3);
             // lenet5's inputs are small: the driver asks for all 3 samples in one chunk.
             assert_eq!(w.asked.load(Ordering::Relaxed), 3);
             for (i, l) in zoo.layers().iter().enumerate() {

@@ -281,21 +281,8 @@ pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: us
         .saturating_add(per_thread.saturating_mul(threads.max(1) as u128))
 }
 
-/// Input elements a run holds at once per layer: the samples streamed in one chunk are
-/// as many as fit in 1 Mi elements (4 MiB quantized), and at least one. Enough vectors
-/// for every thread (a 56 x 56 x 64 input fits 5 samples, 15,680 vectors), few enough
-/// that memory stops growing with the samples early.
-pub const CHUNK_INPUT_ELEMENTS: u64 = 1 << 20;
-
-/// Samples of a layer streamed per chunk when `samples` are replayed: all of them if
-/// they fit in [`CHUNK_INPUT_ELEMENTS`], else as many as fit, at least one.
-pub fn chunk_samples(geom: &ConvGeometry, samples: u64) -> u64 {
-    let per_sample = (geom.input_elements() as u64).max(1);
-    (CHUNK_INPUT_ELEMENTS / per_sample).clamp(1, samples.max(1))
-}
-
 /// One layer of [`check_network`]: its name, geometry and the samples of its input held
-/// in memory at once (a chunk, [`chunk_samples`]).
+/// in memory at once (a chunk, [`workload::chunk_samples`]).
 pub struct LayerRef<'a> {
     pub name: &'a str,
     pub geom: &'a ConvGeometry,
@@ -579,22 +566,5 @@ mod tests {
             e.to_string(),
             "fc: needs about 234.2 KiB to load, more than limits.max_layer_bytes = 234.2 KiB (raise it, e.g. --set limits.max_layer_bytes=262144)"
         );
-    }
-
-    #[test]
-    fn chunks_hold_at_most_1_mi_input_elements_and_at_least_one_sample() {
-        // conv1_2 of vgg16: 64 x 224 x 224 = 3,211,264 elements a sample: one per chunk.
-        let big = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [224, 224]);
-        assert_eq!(chunk_samples(&big, 1000), 1);
-        // 64 x 56 x 56 = 200,704: 1,048,576 / 200,704 = 5.2 -> 5 samples.
-        let mid = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [56, 56]);
-        assert_eq!(chunk_samples(&mid, 1000), 5);
-        // fc 1000 -> 10: 1048 samples fit; fewer requested are all held.
-        let fc = ConvGeometry::fc(1000, 10);
-        assert_eq!(chunk_samples(&fc, 100_000), 1048);
-        assert_eq!(chunk_samples(&fc, 7), 7);
-        // A sample larger than the budget is still one chunk.
-        let huge = ConvGeometry::conv(1024, 8, 1, 1, 0, 1, [128, 128]);
-        assert_eq!(chunk_samples(&huge, 3), 1);
     }
 }

@@ -26,5 +26,5 @@ pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, LayerWeights, QuantLayer};
 pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
-pub use source::{SampleSink, Workload};
+pub use source::{chunk_samples, SampleSink, Workload, CHUNK_INPUT_ELEMENTS};
 pub use synth::{Structure, SynthParams, ZooWorkload};

@@ -8,7 +8,7 @@ use anyhow::bail;
 
 use crate::bundle::BundleWorkload;
 use crate::quant::Precision;
-use crate::source::Workload;
+use crate::source::{chunk_samples, Workload};
 use crate::synth::{SynthParams, ZooWorkload};
 use crate::zoo;
 
@@ -136,9 +136,6 @@ pub struct WorkloadStats {
     pub act_zero_fraction: f64,
 }
 
-/// Input elements a summary quantizes at a time (whole samples; at least one).
-const SUMMARY_CHUNK_ELEMENTS: usize = 1 << 20;
-
 /// Zero fractions over the quantized tensors of every layer, element-weighted, loading
 /// one layer's weights at a time and streaming its inputs (all held samples) a chunk at
 /// a time, so that memory does not grow with the samples.
@@ -149,9 +146,9 @@ pub fn summary(w: &dyn Workload, precision: Precision) -> anyhow::Result<Workloa
         weights += l.weights.len() as u64;
         wz += l.weights.iter().filter(|&&q| q == 0).count() as u64;
         drop(l);
-        let per = w.layers()[i].geom.input_elements().max(1);
-        let chunk = (SUMMARY_CHUNK_ELEMENTS / per).max(1);
-        w.stream_inputs(i, precision, w.available_samples(), chunk, &mut |c| {
+        let held = w.available_samples();
+        let chunk = chunk_samples(&w.layers()[i].geom, held as u64) as usize;
+        w.stream_inputs(i, precision, held, chunk, &mut |c| {
             inputs += c.len() as u64;
             iz += c.iter().filter(|&&q| q == 0).count() as u64;
             Ok(())
@@ -284,7 +281,7 @@ mod tests {
 
     #[test]
     fn summary_streams_the_same_counts_as_whole_layers() {
-        // A summary chunk is 2^20 elements: 1,337 samples of conv1 (784 each), 364 of
+        // A summary chunk is 2^20 elements (chunk_samples): 1,337 samples of conv1 (784 each), 364 of
         // conv2 (2,880), 1,310 of ip1 (800), 2,097 of ip2 (500). With 1,500 samples the
         // first three stream in chunks (two passes), ip2 in one.
         let w = ZooWorkload::new("lenet5", SynthParams::default())

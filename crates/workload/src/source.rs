@@ -4,9 +4,22 @@
 //! never the whole network's; a layer's inputs are streamed a few samples at a time
 //! ([`Workload::stream_inputs`]), so that memory does not grow with the samples replayed.
 
-use crate::geometry::LayerSpec;
+use crate::geometry::{ConvGeometry, LayerSpec};
 use crate::layer::{LayerWeights, QuantLayer};
 use crate::quant::Precision;
+
+/// Input elements held at once when a layer's samples stream: a chunk is as many whole
+/// samples as fit in 1 Mi elements (4 MiB quantized), and at least one. Enough vectors
+/// for every thread (a 56 x 56 x 64 input fits 5 samples, 15,680 vectors), few enough
+/// that memory stops growing with the samples early.
+pub const CHUNK_INPUT_ELEMENTS: u64 = 1 << 20;
+
+/// Samples of a layer streamed per chunk when `samples` are replayed: all of them if
+/// they fit in [`CHUNK_INPUT_ELEMENTS`], else as many as fit, at least one.
+pub fn chunk_samples(geom: &ConvGeometry, samples: u64) -> u64 {
+    let per_sample = (geom.input_elements() as u64).max(1);
+    (CHUNK_INPUT_ELEMENTS / per_sample).clamp(1, samples.max(1))
+}
 
 /// Receives the quantized inputs of consecutive whole samples, `[n, C, H, W]` row-major.
 pub type SampleSink<'s> = dyn FnMut(&[i32]) -> anyhow::Result<()> + 's;
@@ -61,5 +74,27 @@ pub trait Workload: Send + Sync {
             samples,
             signed: w.signed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_hold_at_most_1_mi_input_elements_and_at_least_one_sample() {
+        // conv1_2 of vgg16: 64 x 224 x 224 = 3,211,264 elements a sample: one per chunk.
+        let big = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [224, 224]);
+        assert_eq!(chunk_samples(&big, 1000), 1);
+        // 64 x 56 x 56 = 200,704: 1,048,576 / 200,704 = 5.2 -> 5 samples.
+        let mid = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [56, 56]);
+        assert_eq!(chunk_samples(&mid, 1000), 5);
+        // fc 1000 -> 10: 1048 samples fit; fewer requested are all held.
+        let fc = ConvGeometry::fc(1000, 10);
+        assert_eq!(chunk_samples(&fc, 100_000), 1048);
+        assert_eq!(chunk_samples(&fc, 7), 7);
+        // A sample larger than the budget is still one chunk.
+        let huge = ConvGeometry::conv(1024, 8, 1, 1, 0, 1, [128, 128]);
+        assert_eq!(chunk_samples(&huge, 3), 1);
     }
 }
