@@ -224,7 +224,7 @@ pub struct ModeRun<'p> {
     prep: &'p Prepared<'p>,
     hw: &'p Hardware,
     mode: Mode,
-    vectors: u64,
+    /// Samples fed so far.
     samples: u64,
     state: State<'p>,
 }
@@ -261,7 +261,6 @@ impl<'p> ModeRun<'p> {
             prep,
             hw,
             mode,
-            vectors: 0,
             samples: 0,
             state,
         })
@@ -273,7 +272,6 @@ impl<'p> ModeRun<'p> {
             chunk.input.len(),
             chunk.samples * self.prep.geom().input_elements()
         );
-        self.vectors += chunk.vectors(self.prep.geom()) as u64;
         self.samples += chunk.samples as u64;
         match &mut self.state {
             State::Fast(r) => r.feed(chunk, progress),
@@ -289,7 +287,7 @@ impl<'p> ModeRun<'p> {
         let mut ev = statics::static_events(prep, self.hw, self.mode, self.samples);
         let (dynamic, w, stats) = match self.state {
             State::Fast(r) => {
-                let (c, w) = r.finish(self.vectors);
+                let (c, w) = r.finish(ev.vectors);
                 (c, w, None)
             }
             State::Reference(r) => {
