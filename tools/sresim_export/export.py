@@ -148,7 +148,7 @@ def no_layer_message(model_path, model, skipped):
     """Why nothing could be exported, in one line."""
     if skipped:
         name, op, why = skipped[0]
-        more = f" ({len(skipped) - 1} more, same kind of reason)" if len(skipped) > 1 else ""
+        more = f" (and {len(skipped) - 1} more node(s) not exported)" if len(skipped) > 1 else ""
         return f"{model_path}: no layer could be exported: {name} ({op}): {why}{more}"
     ops = {n.op_type for n in model.graph.node}
     if ops & {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}:
