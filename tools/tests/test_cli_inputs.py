@@ -100,9 +100,10 @@ def test_two_inputs_say_to_feed_the_other(two_inputs, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "the model has 2 inputs not given by --feed (x [N, 3, 6, 6] float; m [N, 3, 6, 6] float)" in r.stderr
     assert "--feed NAME=FILE.npy" in r.stderr
-    r = run_cli(path, "--input", str(tmp_path / "x.npy"), "--feed", f"q={tmp_path / 'm.npy'}", "--out", str(tmp_path / "b"))
+    x_in, out = ["--input", str(tmp_path / "x.npy")], ["--out", str(tmp_path / "b")]
+    r = run_cli(path, *x_in, "--feed", f"q={tmp_path / 'm.npy'}", *out)
     assert r.returncode == 2 and "--feed q=" in r.stderr and "no input q" in r.stderr
-    r = run_cli(path, "--input", str(tmp_path / "x.npy"), "--feed", f"m={tmp_path / 'm.npy'}", "--out", str(tmp_path / "b"))
+    r = run_cli(path, *x_in, "--feed", f"m={tmp_path / 'm.npy'}", *out)
     assert r.returncode == 0, r.stderr
     m, t = read_bundle(str(tmp_path / "b"))
     np.testing.assert_array_equal(t["conv.input"], x * mask)      # the mask was fed with every sample
