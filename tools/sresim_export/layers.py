@@ -164,10 +164,10 @@ def _layer(node, idx, name, a, inits, producers):
         axis = {"QLinearConv": 0, "QLinearMatMul": 1, "QGemm": 0 if a.get("transB", 0) else 1}[op]
         stored, why = quant.quantized_weight(ins[3], ins[4], ins[5] if len(ins) > 5 else "", inits,
                                              axis, f"{op} {name}")
-    elif op == "MatMul" and ins[1] not in inits and ins[0] in inits:
-        return None, "MatMul with a constant left operand is not mapped"
     else:
-        stored, why = quant.constant_weight(ins[1], inits, producers, 0)
+        stored, why = quant.constant_weight(ins[1], inits, producers)
+        if stored is None and op == "MatMul" and quant.constant_weight(ins[0], inits, producers)[0] is not None:
+            return None, "MatMul with a constant left operand is not mapped"
     if stored is None:
         kind = {"Conv": "conv", "ConvTranspose": "ConvTranspose", "QLinearConv": "conv"}.get(op, op)
         return None, f"{kind} weight is not a constant" if why == "weight is not a constant" else why

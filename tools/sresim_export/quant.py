@@ -64,7 +64,7 @@ def _attr(node, name, default):
     return default
 
 
-def constant_weight(name, inits, producers, axis_hint):
+def constant_weight(name, inits, producers):
     """The constant behind tensor `name`: an initializer, or a DequantizeLinear of
     constant integers. Returns (Stored, None) or (None, reason)."""
     if name in inits:
