@@ -136,6 +136,8 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     prov["asymmetric_padding_folded"] = folded
     if tconvs:
         prov["transposed_convs"] = tconvs
+    gone = {name for name, _, _ in dropped}
+    quantized = {name: how for name, how in quantized.items() if name not in gone}
     if quantized:
         prov["dequantized"] = quantized
     prov["not_exported"] = [{"node": n, "op": op, "reason": w} for n, op, w in skipped + dropped]
