@@ -1,4 +1,4 @@
-"""Workload bundle writer and reader (docs/interfaces.md, "Workload bundle").
+"""Workload bundle writer and reader (docs/exporting.md, "The bundle").
 
 A bundle is a directory holding `manifest.json` and `tensors.npz`. Every builder in
 tools/ writes bundles through `write_bundle`, so the checks below apply to all of them:
@@ -25,7 +25,7 @@ def safe_name(name: str) -> str:
 
 
 def conv_output_hw(h, w, kernel, stride, padding, dilation):
-    """Output size per docs/sre-model.md section 9 (symmetric padding)."""
+    """Conv output size with symmetric padding: (H + 2p - d(k-1) - 1) // stride + 1."""
     ho = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     wo = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
     return ho, wo
