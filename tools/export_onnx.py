@@ -17,18 +17,57 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from sresim_export import describe, export, write_bundle  # noqa: E402
+from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
 
-def _static_dims(model):
-    inits = {t.name for t in model.graph.initializer}
-    (inp,) = [i for i in model.graph.input if i.name not in inits]
-    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
-            for d in inp.type.tensor_type.shape.dim]
-    return dims[1:]
+def _plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _load_feeds(specs, model):
+    """--feed NAME=FILE.npy: {input name: array with its batch axis, in the input's dtype}."""
+    from onnx import helper
+
+    feeds = {}
+    by_name = {i.name: i for i in graph_inputs(model)}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--feed {spec}: expected NAME=FILE.npy")
+        if name not in by_name:
+            raise ValueError(f"--feed {spec}: the model has no input {name} (inputs: "
+                             f"{'; '.join(describe_input(i) for i in by_name.values())})")
+        arr = np.load(path)
+        want = dims(by_name[name])
+        if arr.ndim == len(want) - 1:
+            arr = arr[None]
+        if arr.ndim != len(want) or any(w is not None and w != g for w, g in zip(want, arr.shape)):
+            raise ValueError(f"--feed {spec}: shape {list(arr.shape)} does not fit input "
+                             f"{describe_input(by_name[name])}")
+        elem = by_name[name].type.tensor_type.elem_type
+        feeds[name] = arr.astype(helper.tensor_dtype_to_np_dtype(elem))
+    return feeds
+
+
+def _image_size(args, inp, sample_shape):
+    """The H x W images are resized to: --size, else the model's static size. A dynamic
+    size with image inputs is an error that says to pass --size."""
+    hw = sample_shape[1:3] if args.layout == "nchw" else sample_shape[0:2]
+    if args.size:
+        return tuple(args.size)
+    if len(sample_shape) == 3 and None not in hw:
+        return tuple(hw)
+    images = [p for p in args.input if os.path.splitext(p)[1].lower() != ".npy"]
+    if images and len(sample_shape) == 3:
+        raise ValueError(f"{args.model}: input {describe_input(inp)} has a dynamic height/width: "
+                         f"pass --size H W to resize the images (e.g. the size the model was "
+                         f"trained at), or give .npy inputs of the size wanted")
+    return None
 
 
 def main(argv=None):
@@ -49,28 +88,33 @@ def main(argv=None):
     ap.add_argument("--prune-keep-depthwise", action="store_true", help="do not prune depthwise convs")
     ap.add_argument("--no-fold-bn", action="store_true", help="keep BatchNormalization separate")
     ap.add_argument("--save-model", help="also save the folded/pruned ONNX model that was run")
+    ap.add_argument("--feed", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="a fixed array for another model input, fed with every sample (repeatable)")
     args = ap.parse_args(argv)
 
     try:
         model = onnx.load(args.model)
-        sample_shape = _static_dims(model)
-        if args.layout == "nchw":
-            size = args.size or (tuple(sample_shape[1:3]) if None not in sample_shape[1:3] else None)
-        else:
-            size = args.size or (tuple(sample_shape[0:2]) if None not in sample_shape[0:2] else None)
+        feeds = _load_feeds(args.feed, model)
+        inp = data_input(model, feeds, where=args.model)
+        sample_shape = dims(inp)[1:]
+        size = _image_size(args, inp, sample_shape)
         batch = load_inputs(args.input, sample_shape, size=size, grayscale=args.grayscale,
                             scale=args.scale, mean=args.mean, std=args.std, layout=args.layout)
         method = None if args.prune == "none" else args.prune
         if method and not 0 < args.sparsity < 1:
             raise ValueError("--sparsity must be in (0, 1) when pruning")
         desc = {"files": [os.path.basename(p) for p in args.input],
+                "input": inp.name,
                 "preprocess": {"size": list(size) if size else None, "layout": args.layout,
                                "grayscale": args.grayscale, "scale": args.scale,
                                "mean": args.mean, "std": args.std}}
+        if args.feed:
+            desc["fixed_inputs"] = {f.partition("=")[0]: os.path.basename(f.partition("=")[2])
+                                    for f in args.feed}
         exclude = {s for s in args.prune_exclude.split(",") if s}
         res = export(args.model, batch, desc, method, args.sparsity, exclude,
                      fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr),
-                     prune_depthwise=not args.prune_keep_depthwise)
+                     prune_depthwise=not args.prune_keep_depthwise, feeds=feeds)
         name = args.name or os.path.splitext(os.path.basename(args.model))[0]
         manifest = write_bundle(args.out, name, describe(res.provenance, name), res.layers, res.provenance)
         if args.save_model:
@@ -78,7 +122,8 @@ def main(argv=None):
     except Exception as e:  # one line for the user, no traceback
         print(f"error: {e}".splitlines()[0], file=sys.stderr)
         return 2
-    print(f"wrote {args.out}: {len(manifest['layers'])} layers, {manifest['samples']} samples")
+    print(f"wrote {args.out}: {_plural(len(manifest['layers']), 'layer')}, "
+          f"{_plural(manifest['samples'], 'sample')}")
     return 0
 
 

@@ -1,7 +1,12 @@
 """sresim_export: build sresim workload bundles from real networks.
 
 - bundle: the bundle writer/reader shared by every builder in tools/;
-- graph: finding Conv/Gemm/MatMul layers in an ONNX graph, BatchNorm folding;
+- graph: ONNX graph helpers, BatchNorm folding, conv padding;
+- layers: finding the crossbar-mapped layers (Conv, ConvTranspose, Gemm, MatMul and their
+  quantized forms) and the weight-bearing nodes that are not mapped;
+- tconv: a ConvTranspose as a conv over its zero-inserted input;
+- quant: dequantizing constant weights of quantized graphs;
+- capture: running the model in onnxruntime and capturing inner tensors;
 - prune: magnitude and SSL-like structured pruning;
 - inputs: images / .npy files -> model input batch;
 - export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime.

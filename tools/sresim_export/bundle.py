@@ -1,4 +1,4 @@
-"""Workload bundle writer and reader (docs/interfaces.md, "Workload bundle").
+"""Workload bundle writer and reader (docs/exporting.md, "The bundle").
 
 A bundle is a directory holding `manifest.json` and `tensors.npz`. Every builder in
 tools/ writes bundles through `write_bundle`, so the checks below apply to all of them:
@@ -25,7 +25,7 @@ def safe_name(name: str) -> str:
 
 
 def conv_output_hw(h, w, kernel, stride, padding, dilation):
-    """Output size per docs/sre-model.md section 9 (symmetric padding)."""
+    """Conv output size with symmetric padding: (H + 2p - d(k-1) - 1) // stride + 1."""
     ho = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
     wo = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
     return ho, wo
@@ -86,7 +86,8 @@ def write_bundle(out_dir, name, source, layers, provenance=None):
     """Writes `layers` (a list of (entry, tensors) pairs from conv_layer/fc_layer) as a
     bundle in `out_dir`. `source` is the one-line human-readable origin (manifest
     `source`); `provenance` is an optional dict with the details (manifest `provenance`).
-    Files are written to temporaries and renamed, so a reader never sees half a bundle."""
+    Files are written to temporaries and renamed, so a reader never sees half a bundle;
+    they get the mode a plain file would (0644 under the usual umask 022)."""
     if not layers:
         raise ValueError("a bundle needs at least one layer")
     entries, tensors = [], {}
@@ -111,11 +112,19 @@ def write_bundle(out_dir, name, source, layers, provenance=None):
     return manifest
 
 
+def _file_mode():
+    """0666 less the process umask: what open() would give a new file (mkstemp's is 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _atomic_write(out_dir, filename, write):
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{filename}.")
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
+        os.chmod(tmp, _file_mode())
         os.replace(tmp, os.path.join(out_dir, filename))
     except BaseException:
         if os.path.exists(tmp):

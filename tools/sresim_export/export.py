@@ -13,21 +13,29 @@ the smaller pad of each axis as `padding` and folds the extra rows/columns into 
 captured input as zeros (the input grows by that much); the layer output is unchanged.
 The layer entry then carries `onnx_pads` and `padding_folded_into_input`, and the
 provenance lists it.
+
+A ConvTranspose becomes a conv layer over its zero-inserted input (tconv.py). Its output
+is captured too, and the rebuilt conv is checked against it: a layer that does not
+reproduce onnxruntime's output is not exported. Quantized weights are dequantized
+(quant.py), and a QOperator layer's quantized input with the node's input scale and zero
+point. Every weight-bearing node that is not exported is printed as a `note:` and listed
+in `provenance.not_exported`.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import helper, numpy_helper
 
-from . import graph, prune as prune_mod
+from . import capture, graph, prune as prune_mod, tconv
 from .bundle import conv_layer, fc_layer
+from .layers import find_layers, write_weight
+from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 
 def sha256_file(path):
@@ -46,52 +54,17 @@ class ExportResult:
         self.provenance = {}
 
 
-def _graph_inputs(model):
-    inits = {t.name for t in model.graph.initializer}
-    return [i for i in model.graph.input if i.name not in inits]
-
-
-def _session(model):
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    opts.intra_op_num_threads = 1
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-
-
-def run_capture(model, batch, tensor_names):
-    """Runs `model` on each sample of `batch`; returns ({name: [N, ...]} for the requested
-    tensors, {graph output: [N, ...]})."""
-    model = copy.deepcopy(model)
-    (inp,) = _graph_inputs(model)
-    existing = {o.name for o in model.graph.output}
-    final = [o.name for o in model.graph.output]
-    for name in tensor_names:
-        if name not in existing and name != inp.name:
-            model.graph.output.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-            existing.add(name)
-    sess = _session(model)
-    out_names = [o.name for o in sess.get_outputs()]
-    collected = {n: [] for n in out_names}
-    for sample in batch:
-        values = sess.run(out_names, {inp.name: sample[None].astype(np.float32)})
-        for n, v in zip(out_names, values):
-            collected[n].append(np.asarray(v))
-    stacked = {n: np.concatenate(v, axis=0) for n, v in collected.items()}
-    stacked[inp.name] = np.asarray(batch, dtype=np.float32)
-    captured = {n: stacked[n] for n in tensor_names}
-    return captured, {n: stacked[n] for n in final}
-
-
 def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
-           prune_exclude=(), fold_bn=True, log=print, prune_depthwise=True):
+           prune_exclude=(), fold_bn=True, log=print, prune_depthwise=True, feeds=None):
     """Exports the model at `model_path` run on `batch` ([N, ...] float32, what the
-    model's single input takes). `input_desc` describes the inputs for the provenance.
+    model's data input takes; `feeds` gives fixed arrays to its other inputs, if any).
+    `input_desc` describes the inputs for the provenance.
     Pruning (`prune_method` "magnitude" or "ssl") skips the layers named in
     `prune_exclude`, and depthwise convs (groups == in_channels, one input channel per
     filter) unless `prune_depthwise`. Returns an ExportResult."""
     model = onnx.load(model_path)
+    feeds = dict(feeds or {})
+    capture.data_input(model, feeds, where=model_path)
     res = ExportResult()
     prov = {
         "model": {"file": os.path.basename(model_path), "sha256": sha256_file(model_path)},
@@ -100,53 +73,49 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
         "exporter": "tools/export_onnx.py",
         "onnx": onnx.__version__, "onnxruntime": ort.__version__,
     }
-    if len(_graph_inputs(model)) != 1:
-        raise ValueError(f"{model_path}: the model must have exactly one input, has "
-                         f"{[i.name for i in _graph_inputs(model)]}")
+    if feeds:
+        prov["fixed_inputs"] = {n: list(np.shape(v)) for n, v in feeds.items()}
     graph.constants_to_initializers(model)
     if fold_bn:
         prov["batchnorm_folded_into"] = graph.fold_batchnorm(model)
-    layers, skipped = graph.find_layers(model)
+    layers, skipped = find_layers(model)
     if not layers:
-        raise ValueError(f"{model_path}: no Conv, Gemm or MatMul layer with constant weights")
+        raise ValueError(no_layer_message(model_path, model, skipped))
 
     if prune_method:
-        unknown = set(prune_exclude) - {l.name for l in layers}
-        if unknown:
-            raise ValueError(f"--prune-exclude: no layer named {', '.join(sorted(unknown))} "
-                             f"(layers: {', '.join(l.name for l in layers)})")
-        owners = {}
-        for layer in layers:
-            owners.setdefault(layer.weight_init, []).append(layer.name)
-        per_layer = {}
-        for layer in layers:
-            depthwise = layer.kind == "conv" and layer.groups > 1 and layer.weight.shape[1] == 1
-            if layer.name in prune_exclude or (depthwise and not prune_depthwise):
-                per_layer[layer.name] = {"excluded": True, "sparsity": prune_mod.sparsity(layer.weight)}
-                continue
-            if len(owners[layer.weight_init]) > 1:
-                raise ValueError(f"{layer.name}: weight {layer.weight_init} is shared by "
-                                 f"{owners[layer.weight_init]}; exclude them from pruning")
-            before = prune_mod.sparsity(layer.weight)
-            layer.weight = prune_mod.prune(layer.weight, prune_method, sparsity, layer.groups)
-            graph.set_init(model, layer.weight_init, layer.weight.T if layer.transposed else layer.weight)
-            per_layer[layer.name] = {"before": round(before, 6),
-                                     "after": round(prune_mod.sparsity(layer.weight), 6)}
-        prov["pruning"] = {"method": prune_method, "target_sparsity": sparsity,
-                           "excluded": sorted(prune_exclude), "depthwise_pruned": prune_depthwise,
-                           "per_layer": per_layer, "fine_tuned": False}
+        prov["pruning"] = _prune(model, layers, prune_method, sparsity, prune_exclude, prune_depthwise)
     else:
         prov["pruning"] = None
 
-    captured, res.outputs = run_capture(model, batch, [l.input_tensor for l in layers])
-    folded, dropped = [], []
+    names = [l.input_tensor for l in layers] + [l.output_tensor for l in layers if l.output_tensor]
+    types = {l.input_tensor: helper.np_dtype_to_tensor_dtype(l.input_quant[2])
+             for l in layers if l.input_quant}
+    captured, res.outputs = capture.run_capture(model, batch, names, feeds, types)
+    inits = graph.initializers(model)
+    folded, dropped, tconvs, quantized = [], [], {}, {}
     for layer in layers:
         x = captured[layer.input_tensor]
+        if layer.input_quant:
+            scale, zero, _ = layer.input_quant
+            x = ((x.astype(np.int64) - zero) * scale).astype(np.float32)
+        if layer.stored.quantized is not None or layer.input_quant:
+            quantized[layer.name] = {"op": layer.op, "weight": layer.stored.how}
+            if layer.input_quant:
+                quantized[layer.name]["input"] = {"scale": layer.input_quant[0],
+                                                  "zero_point": layer.input_quant[1]}
         if layer.kind == "fc":
             if x.ndim != 2:
-                dropped.append((layer.name, f"fc input of shape {list(x.shape)} is not [N, in]"))
+                dropped.append((layer.name, layer.op, f"fc input of shape {list(x.shape)} is not [N, in]"))
                 continue
             res.layers.append(fc_layer(layer.name, layer.weight, x))
+            continue
+        if layer.layout == "tconv":
+            entry, why = _transposed(layer, x, captured[layer.output_tensor], inits)
+            if entry is None:
+                dropped.append((layer.name, layer.op, why))
+                continue
+            tconvs[layer.name] = entry[1]
+            res.layers.append(entry[0])
             continue
         t, l, b, r = graph.resolve_pads(layer, x.shape[2:])
         ph, pw = min(t, b), min(l, r)
@@ -160,13 +129,94 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 f"padding [{ph}, {pw}] kept, the rest folded into the captured input as zeros")
         res.layers.append(conv_layer(layer.name, layer.weight, x, layer.stride, (ph, pw),
                                      layer.dilation, layer.groups, extra))
-    for name, why in skipped + dropped:
-        log(f"note: {name} not exported: {why}")
+    for name, op, why in skipped + dropped:
+        log(f"note: {name} ({op}) not exported: {why}")
+    if not res.layers:
+        raise ValueError(no_layer_message(model_path, model, skipped + dropped))
     prov["asymmetric_padding_folded"] = folded
-    prov["not_exported"] = [{"node": n, "reason": w} for n, w in skipped + dropped]
+    if tconvs:
+        prov["transposed_convs"] = tconvs
+    gone = {name for name, _, _ in dropped}
+    quantized = {name: how for name, how in quantized.items() if name not in gone}
+    if quantized:
+        prov["dequantized"] = quantized
+    prov["not_exported"] = [{"node": n, "op": op, "reason": w} for n, op, w in skipped + dropped]
     res.model = model
     res.provenance = prov
     return res
+
+
+def no_layer_message(model_path, model, skipped):
+    """Why nothing could be exported, in one line."""
+    if skipped:
+        name, op, why = skipped[0]
+        more = f" (and {len(skipped) - 1} more node(s) not exported)" if len(skipped) > 1 else ""
+        return f"{model_path}: no layer could be exported: {name} ({op}): {why}{more}"
+    ops = {n.op_type for n in model.graph.node}
+    if ops & {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}:
+        return (f"{model_path}: no Conv, ConvTranspose, Gemm or MatMul layer with constant weights; "
+                f"the graph is quantized ({', '.join(sorted(ops & QUANT_OPS))}) and none of its "
+                f"weights is a DequantizeLinear of constants or a QLinearConv/QLinearMatMul/QGemm weight")
+    return f"{model_path}: no Conv, ConvTranspose, Gemm or MatMul layer with constant weights"
+
+
+QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+             "QLinearMatMul", "ConvInteger", "MatMulInteger"}
+
+
+def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
+    unknown = set(exclude) - {l.name for l in layers}
+    if unknown:
+        raise ValueError(f"--prune-exclude: no layer named {', '.join(sorted(unknown))} "
+                         f"(layers: {', '.join(l.name for l in layers)})")
+    owners = {}
+    for layer in layers:
+        owners.setdefault(layer.weight_init, []).append(layer.name)
+    per_layer = {}
+    for layer in layers:
+        depthwise = layer.kind == "conv" and layer.groups > 1 and layer.weight.shape[1] == 1
+        if layer.name in exclude or (depthwise and not prune_depthwise):
+            per_layer[layer.name] = {"excluded": True, "sparsity": prune_mod.sparsity(layer.weight)}
+            continue
+        if len(owners[layer.weight_init]) > 1:
+            raise ValueError(f"{layer.name}: weight {layer.weight_init} is shared by "
+                             f"{owners[layer.weight_init]}; exclude them from pruning")
+        before = prune_mod.sparsity(layer.weight)
+        layer.weight = prune_mod.prune(layer.weight, method, sparsity, layer.groups)
+        write_weight(model, layer)
+        per_layer[layer.name] = {"before": round(before, 6),
+                                 "after": round(prune_mod.sparsity(layer.weight), 6)}
+    return {"method": method, "target_sparsity": sparsity, "excluded": sorted(exclude),
+            "depthwise_pruned": prune_depthwise, "per_layer": per_layer, "fine_tuned": False}
+
+
+def _transposed(layer, x, y, inits):
+    """The conv layer entry of a ConvTranspose, checked against onnxruntime's output `y`;
+    ((entry, tensors), provenance) or (None, reason)."""
+    kernel = layer.weight.shape[2:]
+    xb, padding, info = tconv.conv_input(x, layer.attrs, kernel, y.shape[2:])
+    try:
+        entry = conv_layer(layer.name, layer.weight, xb, (1, 1), padding, layer.dilation, layer.groups)
+    except ValueError as e:
+        return None, f"transposed conv rebuilt as a conv: {e}"
+    want = y.astype(np.float64)
+    if layer.bias:
+        if layer.bias not in inits:
+            return None, "ConvTranspose bias is not a constant"
+        want = want - numpy_helper.to_array(inits[layer.bias]).astype(np.float64)[None, :, None, None]
+    got = tconv.conv2d(xb, layer.weight, (1, 1), padding, layer.dilation, layer.groups)
+    if got.shape != want.shape:
+        return None, f"transposed conv rebuilt as a conv gives {list(got.shape)}, onnxruntime {list(want.shape)}"
+    err = float(np.max(np.abs(got - want))) if want.size else 0.0
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    if err > 1e-4 * max(scale, 1.0):
+        return None, (f"transposed conv rebuilt as a conv differs from onnxruntime's output "
+                      f"by up to {err:.3g} (of {scale:.3g})")
+    a = layer.attrs
+    info = {"onnx": {k: a[k] for k in ("strides", "pads", "output_padding", "dilations", "group",
+                                        "auto_pad", "output_shape") if k in a},
+            **info, "max_abs_error_vs_onnxruntime": err}
+    return (entry, info), None
 
 
 def describe(prov, name):

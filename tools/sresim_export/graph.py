@@ -1,11 +1,7 @@
-"""Finding the crossbar-mapped layers of an ONNX graph.
+"""ONNX graph helpers: initializers, graph rewrites, conv padding.
 
-A layer is a 2-D Conv whose weight is a constant, a Gemm whose B is a constant, or a
-MatMul whose right operand is a constant 2-D matrix. For each one we record the node,
-the name of the tensor that enters it (captured later by running the model), the weight
-as the bundle stores it, and how to write a changed weight back into the model.
-
-Graph rewrites done before that (both keep the model's outputs, to float rounding):
+Graph rewrites done before the layers are found (layers.py); both keep the model's
+outputs, to float rounding:
 - Constant nodes holding a tensor become initializers (exporters from Paddle and some
   Keras converters store weights that way);
 - `fold_batchnorm`: a BatchNormalization that alone consumes a Conv's output is folded
@@ -14,28 +10,9 @@ Graph rewrites done before that (both keep the model's outputs, to float roundin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
-
-
-@dataclass
-class LayerRef:
-    name: str                 # node name (made unique), used as the bundle layer name
-    kind: str                 # "conv" or "fc"
-    node_index: int
-    input_tensor: str         # tensor entering the layer
-    weight_init: str          # initializer holding the weight
-    transposed: bool          # bundle weight = initializer.T (fc only)
-    weight: np.ndarray        # bundle layout: conv [Cout, Cin/G, R, S], fc [out, in]
-    stride: tuple = (1, 1)
-    pads: tuple = (0, 0, 0, 0)  # (top, left, bottom, right); see resolve_pads
-    auto_pad: str = "NOTSET"
-    dilation: tuple = (1, 1)
-    groups: int = 1
-    notes: list = field(default_factory=list)
+from onnx import numpy_helper
 
 
 def initializers(model):
@@ -139,10 +116,6 @@ def remove_unused_initializers(model):
     model.graph.input.extend(keep_inputs)
 
 
-def _attrs(node):
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-
 def _same_pads(size, kernel, stride, dilation, upper):
     out = -(-size // stride)
     total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
@@ -162,54 +135,3 @@ def resolve_pads(layer, input_hw):
     if layer.auto_pad == "VALID":
         return (0, 0, 0, 0)
     return tuple(int(p) for p in layer.pads)
-
-
-def find_layers(model):
-    """The crossbar-mapped layers in execution order, and the nodes that look like layers
-    but cannot be mapped (non-constant weight, 1-D/3-D conv), as (name, reason)."""
-    inits = initializers(model)
-    layers, skipped, used = [], [], set()
-    for idx, node in enumerate(model.graph.node):
-        if node.op_type not in ("Conv", "Gemm", "MatMul"):
-            continue
-        base = node.name or f"{node.op_type.lower()}_{idx}"
-        name, k = base, 1
-        while name in used:
-            k += 1
-            name = f"{base}_{k}"
-        used.add(name)
-        a = _attrs(node)
-        if node.op_type == "Conv":
-            if node.input[1] not in inits:
-                skipped.append((name, "conv weight is not a constant"))
-                continue
-            w = numpy_helper.to_array(inits[node.input[1]]).astype(np.float32)
-            if w.ndim != 4:
-                skipped.append((name, f"only 2-D convolutions are mapped (weight rank {w.ndim})"))
-                continue
-            auto = a.get("auto_pad", b"NOTSET")
-            auto = auto.decode() if isinstance(auto, bytes) else auto
-            pads = tuple(a.get("pads", [0, 0, 0, 0])) if auto == "NOTSET" else (0, 0, 0, 0)
-            layers.append(LayerRef(name, "conv", idx, node.input[0], node.input[1], False, w,
-                                   stride=tuple(a.get("strides", [1, 1])), pads=pads,
-                                   dilation=tuple(a.get("dilations", [1, 1])),
-                                   groups=int(a.get("group", 1)), auto_pad=auto))
-        elif node.op_type == "Gemm":
-            if node.input[1] not in inits:
-                skipped.append((name, "Gemm B is not a constant"))
-            elif a.get("transA", 0):
-                skipped.append((name, "Gemm with transA=1 is not mapped"))
-            else:
-                b = numpy_helper.to_array(inits[node.input[1]]).astype(np.float32)
-                trans = not a.get("transB", 0)
-                layers.append(LayerRef(name, "fc", idx, node.input[0], node.input[1], trans,
-                                       b.T if trans else b))
-        elif node.input[1] in inits:
-            b = numpy_helper.to_array(inits[node.input[1]]).astype(np.float32)
-            if b.ndim != 2:
-                skipped.append((name, f"MatMul weight of rank {b.ndim} is not mapped"))
-            else:
-                layers.append(LayerRef(name, "fc", idx, node.input[0], node.input[1], True, b.T))
-        elif node.input[0] in inits:
-            skipped.append((name, "MatMul with a constant left operand is not mapped"))
-    return layers, skipped

@@ -225,3 +225,32 @@ def test_nhwc_model_with_same_upper_padding(tmp_path):
     np.testing.assert_allclose(t["conv.input"], np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1))), atol=1e-6)
     relu = np.maximum(tiny_model.conv2d(x, w, None, (2, 2), (0, 0, 1, 1)), 0)
     np.testing.assert_allclose(t["fc.input"], relu.reshape(1, -1), atol=ATOL)
+
+
+def test_every_unmapped_weight_bearing_node_is_noted(tmp_path):
+    """x [N,6] -> fc (Gemm) -> Einsum with a constant -> MatMul(constant, activation) -> Relu:
+    the Gemm is exported; the Einsum and the left-constant MatMul are noted and listed, the
+    Relu (no weight) is not."""
+    from onnx import TensorProto, helper, numpy_helper
+    import onnx
+
+    rng = np.random.default_rng(7)
+    fc, e, left = (rng.standard_normal(s).astype(np.float32) for s in ((4, 6), (4, 3), (2, 1)))
+    nodes = [helper.make_node("Gemm", ["x", "fc"], ["a"], name="fc", transB=1),
+             helper.make_node("Einsum", ["a", "e"], ["b"], name="mix", equation="ij,jk->ik"),
+             helper.make_node("MatMul", ["left", "b"], ["c"], name="lm"),
+             helper.make_node("Relu", ["c"], ["y"])]
+    g = helper.make_graph(nodes, "n", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in (("fc", fc), ("e", e), ("left", left))])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", rng.standard_normal((1, 6)).astype(np.float32))
+    r = run_cli(str(tmp_path / "m.onnx"), "--input", str(tmp_path / "x.npy"), "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert "note: mix (Einsum) not exported: Einsum is not mapped" in r.stderr
+    assert "note: lm (MatMul) not exported: MatMul with a constant left operand is not mapped" in r.stderr
+    m, _ = read_bundle(str(tmp_path / "b"))
+    assert [l["name"] for l in m["layers"]] == ["fc"]
+    assert [(e["node"], e["op"]) for e in m["provenance"]["not_exported"]] == [("mix", "Einsum"), ("lm", "MatMul")]

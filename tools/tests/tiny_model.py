@@ -55,13 +55,14 @@ def build(path, p):
     onnx.save(model, path)
 
 
-def conv2d(x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0), groups=1):
+def conv2d(x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0), groups=1, dilation=(1, 1)):
     """Direct convolution. x [N,C,H,W], w [Cout,Cin/G,R,S], pads (top,left,bottom,right)."""
     t, l, bo, r = pads
     x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (t, bo), (l, r)))
     n, c, h, wd = x.shape
     cout, cg, kr, ks = w.shape
-    ho, wo = (h - kr) // stride[0] + 1, (wd - ks) // stride[1] + 1
+    dh, dw = dilation
+    ho, wo = (h - dh * (kr - 1) - 1) // stride[0] + 1, (wd - dw * (ks - 1) - 1) // stride[1] + 1
     out = np.zeros((n, cout, ho, wo))
     per = cout // groups
     for o in range(cout):
@@ -69,7 +70,8 @@ def conv2d(x, w, b=None, stride=(1, 1), pads=(0, 0, 0, 0), groups=1):
         xs = x[:, g * cg:(g + 1) * cg]
         for i in range(ho):
             for j in range(wo):
-                patch = xs[:, :, i * stride[0]:i * stride[0] + kr, j * stride[1]:j * stride[1] + ks]
+                patch = xs[:, :, i * stride[0]:i * stride[0] + dh * (kr - 1) + 1:dh,
+                           j * stride[1]:j * stride[1] + dw * (ks - 1) + 1:dw]
                 out[:, o, i, j] = np.sum(patch * w[o], axis=(1, 2, 3))
     if b is not None:
         out += b[None, :, None, None]

@@ -1,0 +1,142 @@
+"""What the exporter asks for when a model's input is not one fixed-size tensor: a dynamic
+size needs --size, a second input needs --feed; the summary line's counts; file modes."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.dirname(HERE)
+sys.path.insert(0, TOOLS)
+sys.path.insert(0, HERE)
+
+import tiny_model  # noqa: E402
+from sresim_export import bundle, read_bundle  # noqa: E402
+
+EXPORT = os.path.join(TOOLS, "export_onnx.py")
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, EXPORT, *args], capture_output=True, text=True)
+
+
+def save(path, nodes, inputs, inits):
+    g = helper.make_graph(nodes, "m", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+@pytest.fixture
+def fpn(tmp_path):
+    """A dynamic-size model that needs H, W even: a stride-2 branch upsampled and added back
+    (as a detector's feature pyramid does)."""
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((2, 3, 3, 3)).astype(np.float32) for _ in range(2))
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="full", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], name="half", pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Resize", ["b", "", "sc"], ["bu"], mode="nearest"),
+             helper.make_node("Add", ["a", "bu"], ["y"])]
+    path = str(tmp_path / "fpn.onnx")
+    save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+         {"w1": w1, "w2": w2, "sc": np.array([1, 1, 2, 2], np.float32)})
+    return path
+
+
+def image(path, h, w):
+    from PIL import Image
+
+    Image.fromarray(np.random.default_rng(1).integers(0, 256, (h, w, 3), dtype=np.uint8)).save(path)
+    return str(path)
+
+
+def test_dynamic_size_images_need_size(fpn, tmp_path):
+    img = image(tmp_path / "odd.png", 13, 21)
+    r = run_cli(fpn, "--input", img, "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "input x [N, 3, H, W] float has a dynamic height/width: pass --size H W" in r.stderr
+    assert not os.path.exists(tmp_path / "b")
+    r = run_cli(fpn, "--input", img, "--size", "8", "12", "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    m, _ = read_bundle(str(tmp_path / "b"))
+    assert [l["input_shape"] for l in m["layers"]] == [[3, 8, 12], [3, 8, 12]]
+
+
+def test_size_the_model_cannot_run_is_one_line(fpn, tmp_path):
+    np.save(tmp_path / "odd.npy", np.zeros((3, 13, 21), np.float32))
+    r = run_cli(fpn, "--input", str(tmp_path / "odd.npy"), "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: onnxruntime could not run the model on sample 0 (input x [1, 3, 13, 21])")
+    assert "pass --size H W" in r.stderr
+    assert not os.path.exists(tmp_path / "b")
+
+
+@pytest.fixture
+def two_inputs(tmp_path):
+    """y = conv(x * m): a data input and a mask input."""
+    w = np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Mul", ["x", "m"], ["xm"]),
+             helper.make_node("Conv", ["xm", "w"], ["y"], name="conv")]
+    path = str(tmp_path / "two.onnx")
+    save(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 6, 6]),
+                       helper.make_tensor_value_info("m", TensorProto.FLOAT, ["N", 3, 6, 6])], {"w": w})
+    return path, w
+
+
+def test_two_inputs_say_to_feed_the_other(two_inputs, tmp_path):
+    path, w = two_inputs
+    x = np.random.default_rng(3).random((2, 3, 6, 6)).astype(np.float32)
+    mask = (np.arange(108).reshape(3, 6, 6) % 3 == 0).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "m.npy", mask)
+    r = run_cli(path, "--input", str(tmp_path / "x.npy"), "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "the model has 2 inputs not given by --feed (x [N, 3, 6, 6] float; m [N, 3, 6, 6] float)" in r.stderr
+    assert "--feed NAME=FILE.npy" in r.stderr
+    x_in, out = ["--input", str(tmp_path / "x.npy")], ["--out", str(tmp_path / "b")]
+    r = run_cli(path, *x_in, "--feed", f"q={tmp_path / 'm.npy'}", *out)
+    assert r.returncode == 2 and "--feed q=" in r.stderr and "no input q" in r.stderr
+    r = run_cli(path, *x_in, "--feed", f"m={tmp_path / 'm.npy'}", *out)
+    assert r.returncode == 0, r.stderr
+    m, t = read_bundle(str(tmp_path / "b"))
+    np.testing.assert_array_equal(t["conv.input"], x * mask)      # the mask was fed with every sample
+    assert m["provenance"]["inputs"]["fixed_inputs"] == {"m": "m.npy"}
+    assert m["provenance"]["inputs"]["input"] == "x"
+    got = tiny_model.conv2d(t["conv.input"], t["conv.weight"])
+    assert got.shape == (2, 4, 4, 4)
+
+
+def test_summary_counts_are_singular_and_plural(two_inputs, tmp_path):
+    path, _ = two_inputs
+    np.save(tmp_path / "m.npy", np.ones((3, 6, 6), np.float32))
+    np.save(tmp_path / "one.npy", np.ones((3, 6, 6), np.float32))
+    np.save(tmp_path / "two.npy", np.ones((2, 3, 6, 6), np.float32))
+    feed = ["--feed", f"m={tmp_path / 'm.npy'}"]
+    r = run_cli(path, "--input", str(tmp_path / "one.npy"), *feed, "--out", str(tmp_path / "a"))
+    assert r.returncode == 0 and r.stdout == f"wrote {tmp_path / 'a'}: 1 layer, 1 sample\n"
+    r = run_cli(path, "--input", str(tmp_path / "two.npy"), *feed, "--out", str(tmp_path / "b"))
+    assert r.returncode == 0 and r.stdout == f"wrote {tmp_path / 'b'}: 1 layer, 2 samples\n"
+
+
+def test_bundle_files_are_0644_under_umask_022(tmp_path):
+    conv = bundle.conv_layer("c", np.ones((1, 1, 1, 1), np.float32), np.ones((1, 1, 2, 2), np.float32))
+    old = os.umask(0o022)
+    try:
+        bundle.write_bundle(str(tmp_path / "b"), "t", "s", [conv])
+    finally:
+        os.umask(old)
+    for f in ("manifest.json", "tensors.npz"):
+        assert stat.S_IMODE(os.stat(tmp_path / "b" / f).st_mode) == 0o644, f
+    old = os.umask(0o077)
+    try:
+        bundle.write_bundle(str(tmp_path / "p"), "t", "s", [conv])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "p" / "manifest.json").st_mode) == 0o600
