@@ -193,7 +193,10 @@ pub fn replace(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
 /// replaces, leaving its target alone).
 fn check_destination(p: &Path) -> Result<()> {
     match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => bail!("{}: is a directory, not a file: cannot replace it", p.display()),
+        Ok(m) if m.is_dir() => bail!(
+            "{}: is a directory, not a file: cannot replace it",
+            p.display()
+        ),
         Ok(m) if !m.is_file() && !m.file_type().is_symlink() => {
             bail!("{}: not a regular file: cannot replace it", p.display())
         }
