@@ -65,8 +65,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
     let Some(first) = inputs.first() else {
         bail!("merge: no input directory given");
     };
-    let meta = Meta::read(first)?;
     let out_dir = OutputDir::open(out)?;
+    let meta = Meta::read(first)?;
     let mut sources: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let already = out.join("sweep.json").exists();
     if already {
