@@ -88,9 +88,7 @@ fn write_bundle(dir: &Path, source: &str, scale: f32) {
 fn with_file_size_limit(kib: u64, args: &[&str]) -> Output {
     Command::new("bash")
         .arg("-c")
-        .arg(format!(
-            "trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""
-        ))
+        .arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""))
         .arg(BIN)
         .args(args)
         .output()
@@ -103,16 +101,23 @@ fn run_that_cannot_write_summary_json_keeps_the_old_layers_csv() {
     // A long `source` makes summary.json (which records it) far larger than layers.csv.
     let bundle = dir.path().join("b");
     write_bundle(&bundle, &"x".repeat(6000), 1.0);
-    let run = |out: &Path| vec!["run", "--workload", s(&bundle), "-q", "--out", s(out)]
-        .into_iter()
-        .map(String::from)
-        .collect::<Vec<_>>();
+    let run = |out: &Path| {
+        vec!["run", "--workload", s(&bundle), "-q", "--out", s(out)]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     let fresh = dir.path().join("fresh");
-    ok(&sresim(&run(&fresh).iter().map(String::as_str).collect::<Vec<_>>()));
+    ok(&sresim(
+        &run(&fresh).iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
     let size = |n: &str| std::fs::metadata(fresh.join(n)).unwrap().len();
     // layers.csv fits under the limit, summary.json does not.
     let kib = size("layers.csv").div_ceil(1024);
-    assert!(size("summary.json") > kib * 1024 + 1024, "summary.json too small");
+    assert!(
+        size("summary.json") > kib * 1024 + 1024,
+        "summary.json too small"
+    );
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
@@ -164,7 +169,10 @@ fn memory_that_cannot_write_a_file_changes_nothing_and_leaves_no_temporary() {
     };
     let fresh = dir.path().join("fresh");
     ok(&sresim(&args(&fresh).each_ref().map(String::as_str)));
-    let sizes: Vec<u64> = everything(&fresh).iter().map(|(_, b)| b.len() as u64).collect();
+    let sizes: Vec<u64> = everything(&fresh)
+        .iter()
+        .map(|(_, b)| b.len() as u64)
+        .collect();
     let largest = *sizes.iter().max().unwrap();
     assert!(largest > 2048, "{sizes:?}");
 
@@ -172,7 +180,10 @@ fn memory_that_cannot_write_a_file_changes_nothing_and_leaves_no_temporary() {
     ok(&sresim(&args(&out).each_ref().map(String::as_str)));
     std::fs::write(out.join("memory_summary.json"), "{\"old\": true}\n").unwrap();
     let before = everything(&out);
-    let o = with_file_size_limit((largest - 1) / 1024, &args(&out).each_ref().map(String::as_str));
+    let o = with_file_size_limit(
+        (largest - 1) / 1024,
+        &args(&out).each_ref().map(String::as_str),
+    );
     let e = fails(&o);
     assert!(e.contains("cannot write"), "{e}");
     assert_eq!(everything(&out), before, "the directory changed");
@@ -188,7 +199,13 @@ fn memory_leaves_another_writers_temporary_alone() {
     for name in ["memory_layers.csv", "memory_summary.json"] {
         std::fs::write(out.join(format!(".{name}.tmp")), "another writer's").unwrap();
     }
-    ok(&sresim(&["memory", "--workload", "resnet18", "--out", s(&out)]));
+    ok(&sresim(&[
+        "memory",
+        "--workload",
+        "resnet18",
+        "--out",
+        s(&out),
+    ]));
     for name in ["memory_layers.csv", "memory_summary.json"] {
         let tmp = std::fs::read_to_string(out.join(format!(".{name}.tmp"))).unwrap();
         assert_eq!(tmp, "another writer's");
@@ -222,7 +239,10 @@ fn a_second_writer_of_a_directory_in_use_is_refused() {
     );
     let t0 = Instant::now();
     while !out.exists() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the run never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never started"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
@@ -245,7 +265,14 @@ fn a_second_writer_of_a_directory_in_use_is_refused() {
     assert_eq!(out.read_dir().unwrap().count(), 0);
     drop(long);
     // The lock ends with the process that held it, however it ended.
-    ok(&sresim(&["run", "--workload", "lenet5", "-q", "--out", s(&out)]));
+    ok(&sresim(&[
+        "run",
+        "--workload",
+        "lenet5",
+        "-q",
+        "--out",
+        s(&out),
+    ]));
 }
 
 /// 2 x 2 points of the lenet5 zoo network, dense and sre.

@@ -11,9 +11,9 @@
 //!
 //! 1. every destination must be a regular file (or a symbolic link) or absent — a
 //!    directory or a FIFO where a result goes is refused before anything is written;
-//! 2. every new file is written completely to a temporary beside it (`.NAME.PID.N.tmp`,
+//! 2. every new file is written completely to a temporary beside it (`.NAME.tmp.PID.N`,
 //!    unique per process and per call) and synced to disk;
-//! 3. each existing destination gets a hard link `.NAME.PID.N.old` to its old content;
+//! 3. each existing destination gets a hard link `.NAME.old.PID.N` to its old content;
 //! 4. the temporaries are renamed over the destinations, the directory is synced, and
 //!    the old links removed.
 //!
@@ -112,10 +112,10 @@ fn lock(_path: &Path) -> Result<Option<File>> {
 /// Distinguishes the temporaries of one process's calls.
 static SERIAL: AtomicUsize = AtomicUsize::new(0);
 
-/// `.NAME.PID.N.SUFFIX` in `dir`.
-fn scratch(dir: &Path, name: &str, suffix: &str) -> PathBuf {
+/// `.NAME.KIND.PID.N` in `dir`.
+fn scratch(dir: &Path, name: &str, kind: &str) -> PathBuf {
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.{}.{n}.{suffix}", std::process::id()))
+    dir.join(format!(".{name}.{kind}.{}.{n}", std::process::id()))
 }
 
 /// Paths removed when dropped (the ones still there).
