@@ -35,8 +35,8 @@ pub struct OutputDir {
     path: PathBuf,
     /// The open directory that holds the lock (None where locks are not supported).
     _lock: Option<File>,
-    /// The directory did not exist before [`OutputDir::open`].
-    created: bool,
+    /// The directories [`OutputDir::open`] created, deepest first.
+    created: Vec<PathBuf>,
     /// Something was written into it.
     written: AtomicBool,
 }
@@ -46,7 +46,11 @@ impl OutputDir {
     /// holds the lock.
     pub fn open(path: &Path) -> Result<OutputDir> {
         let d = path.display();
-        let created = !path.exists();
+        let created: Vec<PathBuf> = path
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(path).map_err(|e| anyhow!("{d}: cannot create: {e}"))?;
         if !path.is_dir() {
             bail!("{d}: not a directory");
@@ -77,11 +81,15 @@ impl OutputDir {
 }
 
 impl Drop for OutputDir {
-    /// A directory that [`OutputDir::open`] created and nothing was written to is removed
-    /// again (only if it is still empty), so a command that fails leaves no trace.
+    /// The directories [`OutputDir::open`] created are removed again (each only if still
+    /// empty) when nothing was written, so a command that fails leaves no trace.
     fn drop(&mut self) {
-        if self.created && !self.written.load(Ordering::Relaxed) {
-            let _ = std::fs::remove_dir(&self.path);
+        if !self.written.load(Ordering::Relaxed) {
+            for dir in &self.created {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
         }
     }
 }

@@ -65,7 +65,7 @@ fn a_second_writer_of_a_locked_directory_is_refused() {
 fn a_directory_created_for_nothing_is_removed_again() {
     let t = tempfile::tempdir().unwrap();
     let unused = t.path().join("unused");
-    drop(OutputDir::open(&unused).unwrap());
+    drop(OutputDir::open(&unused.join("deeper")).unwrap());
     assert!(!unused.exists());
     // One that existed before stays, written or not.
     std::fs::create_dir(&unused).unwrap();
