@@ -5,7 +5,8 @@ use crate::{config, report, run};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
-use std::io::IsTerminal;
+use outdir::OutputDir;
+use std::io::{IsTerminal, Write};
 
 /// `sresim run`.
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -15,6 +16,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let pool = thread_pool(args.threads)?;
     let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
     let samples = args.samples.unwrap_or(w.available_samples());
+    // Locked from here to the end, so that a second writer is refused before it runs.
+    let out = args.out.as_deref().map(OutputDir::open).transpose()?;
     let result = pool.install(|| {
         run::run(&run::RunSpec {
             workload: w.as_ref(),
@@ -25,15 +28,21 @@ pub fn run(args: &RunArgs) -> Result<()> {
             progress: std::io::stderr().is_terminal(),
         })
     })?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &out {
         report::write_outputs(dir, &result, &cfg)?;
     }
     if !args.quiet {
-        print!("{}", report::summary_table(&result));
+        let mut o = std::io::stdout().lock();
+        write!(o, "{}", report::summary_table(&result))?;
         match &args.out {
-            Some(dir) => println!("wrote {0}/layers.csv and {0}/summary.json", dir.display()),
-            None => println!("(--out DIR writes layers.csv and summary.json)"),
+            Some(dir) => writeln!(
+                o,
+                "wrote {0}/layers.csv and {0}/summary.json",
+                dir.display()
+            )?,
+            None => writeln!(o, "(--out DIR writes layers.csv and summary.json)")?,
         }
+        o.flush()?;
     }
     Ok(())
 }
@@ -41,7 +50,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
 /// `sresim workloads`.
 pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
-    print!("{}", crate::workloads::listing(&cfg)?);
+    let mut o = std::io::stdout().lock();
+    write!(o, "{}", crate::workloads::listing(&cfg)?)?;
+    o.flush()?;
     Ok(())
 }
 
@@ -97,6 +108,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
     let mc = &cfg.config.memory;
     mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    let out = OutputDir::open(&cmd.args.out)?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
@@ -127,5 +139,5 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
             )
         }
     };
-    memory::run(&cmd.args, mc, compute)
+    memory::report::outputs(&cmd.args, mc, compute)?.write(&out, &mut std::io::stdout().lock())
 }

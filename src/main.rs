@@ -5,6 +5,7 @@
 
 use clap::Parser;
 use sresim::cli::{Cli, Command};
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -24,7 +25,7 @@ fn main() -> ExitCode {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
             let msg = first.trim_start_matches("error: ");
-            eprintln!("error: {msg} (see sresim --help)");
+            let _ = writeln!(std::io::stderr(), "error: {msg} (see sresim --help)");
             return ExitCode::from(2);
         }
     };
@@ -39,10 +40,21 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`sresim workloads | head -1`): stop quietly, with the
+        // status of a process ended by SIGPIPE, as a shell reports it.
+        Err(e) if broken_pipe(&e) => ExitCode::from(128 + 13),
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("error: {msg}");
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether a write to a closed pipe is anywhere in the error's chain.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

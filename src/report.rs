@@ -1,5 +1,5 @@
 //! Reports of a run: layers.csv and summary.json (docs/interfaces.md), replaced
-//! atomically, and the summary table printed on stdout.
+//! together (crate outdir), and the summary table printed on stdout.
 
 use crate::config::Resolved;
 use crate::run::{LayerResult, ModeTotal, RunResult};
@@ -10,8 +10,6 @@ use pipeline::cycle::CycleStats;
 use pipeline::Stage;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::io::Write;
-use std::path::Path;
 
 /// The contract columns of layers.csv, in order.
 pub const CONTRACT_COLUMNS: [&str; 17] = [
@@ -321,29 +319,11 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
     })
 }
 
-/// Writes `bytes` to `dir/name` through a temporary file and a rename.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let path = dir.join(name);
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("{}: cannot write", path.display()))
-}
-
-/// Writes layers.csv and summary.json into `dir` (created if needed).
-pub fn write_outputs(dir: &Path, res: &RunResult, cfg: &Resolved) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+/// Replaces layers.csv and summary.json in `dir` together.
+pub fn write_outputs(dir: &outdir::OutputDir, res: &RunResult, cfg: &Resolved) -> Result<()> {
     let csv = layers_csv(res)?;
     let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;
-    write_atomic(dir, "layers.csv", &csv)?;
-    write_atomic(dir, "summary.json", &json)
+    dir.replace(&[("layers.csv", &csv), ("summary.json", &json)])
 }
 
 fn human_time(ns: f64) -> String {

@@ -41,7 +41,9 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     let plan = Plan::new(Grid::load(&args.grid)?)?;
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
-    let done = store::prepare(&args.out, &plan, shard, args.resume)?;
+    // Locked until the sweep ends: a second sweep, run or merge into it is refused.
+    let dir = outdir::OutputDir::open(&args.out)?;
+    let done = store::prepare(&dir, &plan, shard, args.resume)?;
     let pending: Vec<usize> = owned
         .iter()
         .copied()
@@ -66,7 +68,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     bar.finish_and_clear();
     let owned_ids: Vec<String> = owned.iter().map(|&i| plan.points[i].id.clone()).collect();
     let meta = Meta::of(&plan, shard);
-    let complete = store::finish(&args.out, &meta, &owned_ids)?;
+    let complete = store::finish(&dir, &meta, &owned_ids)?;
     if complete != owned_ids.len() {
         return Err(anyhow!(
             "{}/points.csv: {} of {} points complete after the run (was the directory written to concurrently?)",

@@ -27,26 +27,35 @@ pub mod value;
 pub use args::{CompareArgs, MergeArgs, PlotArgs, SweepArgs};
 
 use anyhow::{bail, Result};
+use std::io::Write;
+
+/// Writes `lines` to stdout, returning any error (a closed pipe included).
+fn say(lines: &[String]) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    for l in lines {
+        writeln!(o, "{l}")?;
+    }
+    o.flush()?;
+    Ok(())
+}
 
 /// `sresim sweep`.
 pub fn sweep_command(args: &SweepArgs) -> Result<()> {
     let outcome = exec::sweep(args)?;
     if !args.quiet {
-        println!("{}", exec::describe(args, &outcome));
+        say(&[exec::describe(args, &outcome)])?;
     }
     Ok(())
 }
 
 /// `sresim merge`.
 pub fn merge_command(args: &MergeArgs) -> Result<()> {
-    println!("{}", shard::merge(&args.dirs, &args.out, args.partial)?);
-    Ok(())
+    say(&[shard::merge(&args.dirs, &args.out, args.partial)?])
 }
 
 /// `sresim plot`.
 pub fn plot_command(args: &PlotArgs) -> Result<()> {
-    println!("wrote {}", plot::plot(args)?.display());
-    Ok(())
+    say(&[format!("wrote {}", plot::plot(args)?.display())])
 }
 
 /// `sresim compare`: prints every difference and fails when there is one.
@@ -54,10 +63,8 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
     let old = table::Table::read(&args.old)?;
     let new = table::Table::read(&args.new)?;
     let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;
-    for line in &rep.lines {
-        println!("{line}");
-    }
-    println!("{}", rep.summary(args.tolerance));
+    say(&rep.lines)?;
+    say(&[rep.summary(args.tolerance)])?;
     if rep.differs() {
         bail!(
             "{} and {} differ beyond relative tolerance {}",

@@ -12,6 +12,7 @@ use crate::config::{self, Resolved};
 use crate::{report, run};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
+use std::io::Read;
 use std::path::Path;
 use workload::Workload;
 
@@ -44,7 +45,8 @@ impl Plan {
     /// Checks every fixed and axis value on its own, then every point, then opens each
     /// workload once (its layer count fixes the rows of a point). The fingerprint hashes
     /// the effective base config and energy table, the fixed keys, modes, samples, engine,
-    /// the axis columns in order and the sorted point ids.
+    /// the axis columns in order, the sorted point ids and the content of every bundle
+    /// (so a bundle rebuilt under the same name makes another grid).
     pub fn new(grid: Grid) -> Result<Plan> {
         let p = grid.path.display().to_string();
         let fixed: Vec<(String, &AxisValue)> =
@@ -72,6 +74,7 @@ impl Plan {
         let dir = grid.path.parent().unwrap_or(Path::new(""));
         let mut open_as = Vec::new();
         let mut layers = Vec::new();
+        let mut bundles = String::new();
         for w in &grid.workloads {
             let name = match near(dir, w) {
                 Some(path) if w.contains(['/', '\\']) => path.display().to_string(),
@@ -88,6 +91,9 @@ impl Plan {
                 }
             }
             layers.push(wl.layers().len());
+            if let Some(dir) = workload::resolve::bundle_dir(&name) {
+                bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
+            }
             open_as.push(name);
         }
         let modes = grid.modes.len();
@@ -118,6 +124,7 @@ impl Plan {
             keys.join(","),
             ids.join(",")
         );
+        text += &bundles;
         Ok(Plan {
             columns: columns(&keys),
             fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
@@ -168,6 +175,32 @@ impl Plan {
         }
         Ok(rows)
     }
+}
+
+/// The content hash of a bundle: 64-bit FNV-1a (as [`super::grid::fnv64`]) over the
+/// length and bytes of manifest.json, then of tensors.npz.
+fn bundle_hash(dir: &Path) -> Result<String> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    for name in ["manifest.json", "tensors.npz"] {
+        let path = dir.join(name);
+        let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
+        let mut f = std::fs::File::open(&path).map_err(cannot)?;
+        feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
+        loop {
+            let n = f.read(&mut buf).map_err(cannot)?;
+            if n == 0 {
+                break;
+            }
+            feed(&buf[..n]);
+        }
+    }
+    Ok(format!("{h:016x}"))
 }
 
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {

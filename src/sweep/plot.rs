@@ -212,11 +212,14 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
         Some(o) => o.clone(),
         None => t.path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
     };
-    crate::report::write_atomic(
-        out.parent().unwrap_or(std::path::Path::new(".")),
-        &out.file_name()
-            .map_or_else(|| "plot.svg".into(), |n| n.to_string_lossy().into_owned()),
-        text.as_bytes(),
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    outdir::replace(
+        parent.unwrap_or(std::path::Path::new(".")),
+        &[(
+            &out.file_name()
+                .map_or_else(|| "plot.svg".into(), |n| n.to_string_lossy().into_owned()),
+            text.as_bytes(),
+        )],
     )?;
     Ok(out)
 }

@@ -4,11 +4,13 @@
 //! sorted, is I modulo N: shard sizes differ by at most one, and the split depends only
 //! on the set of points, not on the order the grid file lists axes and values in.
 //! `merge` joins the directories of any shards of one grid (same fingerprint) into one
-//! directory whose points.csv is byte for byte that of an unsharded run.
+//! directory whose points.csv is byte for byte that of an unsharded run. The points the
+//! output directory already holds of the same grid are merged too, so a merge never
+//! leaves a directory with fewer points than it had.
 
 use super::store::{csv_bytes, scan, Meta};
-use crate::report::write_atomic;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
+use outdir::OutputDir;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -57,17 +59,33 @@ pub fn select(ids: &[&str], shard: Option<Shard>) -> Vec<usize> {
 }
 
 /// `sresim merge DIR... --out OUT`. Every input must be a finished sweep directory of the
-/// same grid; together they must cover every point unless `partial`.
+/// same grid; together with the points OUT already holds of it they must cover every
+/// point unless `partial`.
 pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
     let Some(first) = inputs.first() else {
         bail!("merge: no input directory given");
     };
+    let out_dir = OutputDir::open(out)?;
     let meta = Meta::read(first)?;
+    let mut sources: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let already = out.join("sweep.json").exists();
+    if already {
+        let m = Meta::read(out)?;
+        if m.fingerprint != meta.fingerprint {
+            bail!(
+                "{}/sweep.json: fingerprint: the directory holds another grid's sweep",
+                out.display()
+            );
+        }
+        if out.join("points.csv").exists() {
+            sources.push(out);
+        }
+    }
     let expected = meta.expected();
     let cols = meta.columns();
     let mut by_point: HashMap<String, Vec<Vec<String>>> = HashMap::new();
     let mut from: HashMap<String, &Path> = HashMap::new();
-    for dir in inputs {
+    for &dir in &sources {
         let m = Meta::read(dir)?;
         if m.fingerprint != meta.fingerprint {
             bail!(
@@ -137,16 +155,6 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
             missing[0]
         );
     }
-    if out.join("sweep.json").exists() {
-        let m = Meta::read(out)?;
-        if m.fingerprint != meta.fingerprint {
-            bail!(
-                "{}/sweep.json: fingerprint: the directory holds another grid's sweep",
-                out.display()
-            );
-        }
-    }
-    std::fs::create_dir_all(out).map_err(|e| anyhow!("{}: cannot create: {e}", out.display()))?;
     let merged = Meta {
         shard: None,
         ..meta.clone()
@@ -156,10 +164,17 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
         .filter(|id| by_point.contains_key(*id))
         .cloned()
         .collect();
-    write_atomic(out, "points.csv", &csv_bytes(&cols, &present, &by_point)?)?;
-    merged.write(out)?;
+    out_dir.replace(&[
+        ("points.csv", &csv_bytes(&cols, &present, &by_point)?),
+        ("sweep.json", &merged.json()?),
+    ])?;
+    let kept = if already {
+        " (with the points it held)"
+    } else {
+        ""
+    };
     Ok(format!(
-        "merged {} of {} points from {} directories into {}/points.csv",
+        "merged {} of {} points from {} directories into {}/points.csv{kept}",
         present.len(),
         order.len(),
         inputs.len(),

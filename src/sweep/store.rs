@@ -5,14 +5,15 @@
 //! then a flush and an fsync. A point is complete iff all its rows — (layers + 1) x modes,
 //! recorded per point in sweep.json — are present. On resume a torn trailing line and the
 //! rows of incomplete points are dropped (the file is rewritten through a rename), so no
-//! half-written row survives and no point is counted twice. When every point of the run
+//! half-written row survives and no point is counted twice; a points.csv cut anywhere,
+//! down to zero bytes, is repaired the same way (its header rewritten). When every point of the run
 //! is complete the file is rewritten in grid order, so the final bytes do not depend on
 //! the order in which points finished.
 
 use super::plan::{columns, Plan};
 use super::shard::Shard;
-use crate::report::write_atomic;
 use anyhow::{anyhow, bail, Context, Result};
+use outdir::OutputDir;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -87,8 +88,8 @@ impl Meta {
         Ok(meta)
     }
 
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        write_atomic(dir, "sweep.json", &serde_json::to_vec_pretty(self)?)
+    pub fn json(&self) -> Result<Vec<u8>> {
+        Ok(serde_json::to_vec_pretty(self)?)
     }
 
     pub fn columns(&self) -> Vec<String> {
@@ -112,6 +113,8 @@ pub struct Scan {
     pub order: Vec<String>,
     /// A trailing line without its newline was found (and ignored).
     pub torn: bool,
+    /// The file has no whole header line (it is empty, or cut inside the header).
+    pub headless: bool,
 }
 
 impl Scan {
@@ -132,6 +135,7 @@ pub fn scan(path: &Path, cols: &[String], expected: &HashMap<&str, usize>) -> Re
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut scan = Scan {
         torn: end < bytes.len(),
+        headless: end == 0,
         ..Scan::default()
     };
     if end == 0 {
@@ -183,34 +187,30 @@ pub fn csv_bytes(
 
 /// Makes `dir` ready for a run of `plan` and returns the ids of the points already
 /// complete. Without `resume`, a directory that holds a sweep is an error; with it, a
-/// directory of another grid or shard is.
+/// directory of another grid or shard is, and a damaged points.csv is repaired: complete
+/// points kept, a torn tail and incomplete points dropped, the header rewritten.
 pub fn prepare(
-    dir: &Path,
+    dir: &OutputDir,
     plan: &Plan,
     shard: Option<Shard>,
     resume: bool,
 ) -> Result<HashSet<String>> {
-    let d = dir.display();
+    let d = dir.path().display();
     let meta = Meta::of(plan, shard);
-    let csv_path = dir.join("points.csv");
-    let has_meta = dir.join("sweep.json").exists();
+    let csv_path = dir.path().join("points.csv");
+    let has_meta = dir.path().join("sweep.json").exists();
     if !resume && (has_meta || csv_path.exists()) {
         bail!("{d}: holds a sweep already (--resume continues it, or choose another --out)");
     }
+    let empty = csv_bytes(&meta.columns(), &[], &HashMap::new())?;
     if !has_meta {
         if csv_path.exists() {
             bail!("{d}: has points.csv but no sweep.json (not a sweep directory?)");
         }
-        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{d}: cannot create: {e}"))?;
-        meta.write(dir)?;
-        write_atomic(
-            dir,
-            "points.csv",
-            &csv_bytes(&meta.columns(), &[], &HashMap::new())?,
-        )?;
+        dir.replace(&[("sweep.json", &meta.json()?), ("points.csv", &empty)])?;
         return Ok(HashSet::new());
     }
-    let old = Meta::read(dir)?;
+    let old = Meta::read(dir.path())?;
     if old.fingerprint != meta.fingerprint {
         bail!(
             "{d}/sweep.json: fingerprint: {} belongs to another grid than {} ({}): refusing to mix them",
@@ -227,22 +227,15 @@ pub fn prepare(
         );
     }
     if !csv_path.exists() {
-        write_atomic(
-            dir,
-            "points.csv",
-            &csv_bytes(&meta.columns(), &[], &HashMap::new())?,
-        )?;
+        dir.replace(&[("points.csv", &empty)])?;
         return Ok(HashSet::new());
     }
     let expected = meta.expected();
     let scan = scan(&csv_path, &meta.columns(), &expected)?;
     let (complete, incomplete) = scan.split(&expected);
-    if scan.torn || !incomplete.is_empty() {
-        write_atomic(
-            dir,
-            "points.csv",
-            &csv_bytes(&meta.columns(), &complete, &scan.by_point)?,
-        )?;
+    if scan.torn || scan.headless || !incomplete.is_empty() {
+        let kept = csv_bytes(&meta.columns(), &complete, &scan.by_point)?;
+        dir.replace(&[("points.csv", &kept)])?;
     }
     Ok(complete.into_iter().collect())
 }
@@ -285,19 +278,18 @@ impl Appender {
 
 /// When every point of `owned` (ids in grid order) is complete, rewrites points.csv in
 /// that order. Returns how many of them are complete.
-pub fn finish(dir: &Path, meta: &Meta, owned: &[String]) -> Result<usize> {
-    let path = dir.join("points.csv");
+pub fn finish(dir: &OutputDir, meta: &Meta, owned: &[String]) -> Result<usize> {
+    let path = dir.path().join("points.csv");
     let expected = meta.expected();
     let scan = scan(&path, &meta.columns(), &expected)?;
     let (complete, _) = scan.split(&expected);
     let done: HashSet<&String> = complete.iter().collect();
     let n = owned.iter().filter(|id| done.contains(id)).count();
     if n == owned.len() && !scan.torn {
-        write_atomic(
-            dir,
+        dir.replace(&[(
             "points.csv",
             &csv_bytes(&meta.columns(), owned, &scan.by_point)?,
-        )?;
+        )])?;
     }
     Ok(n)
 }

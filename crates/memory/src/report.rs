@@ -11,10 +11,11 @@ use crate::units::{
 };
 use crate::zoo::{self, ZooOptions};
 use crate::{bundle, plot};
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `sresim memory`.
@@ -318,15 +319,6 @@ fn layer_rows<'a>(
     Ok(())
 }
 
-/// Writes `bytes` to `dir/name` through a temporary file and a rename.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let dst = dir.join(name);
-    std::fs::write(&tmp, bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, &dst).with_context(|| format!("{}: cannot replace", dst.display()))?;
-    Ok(())
-}
-
 struct Parsed {
     capacities: Vec<Capacity>,
     bandwidths: Vec<f64>,
@@ -368,9 +360,38 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     })
 }
 
+/// What a memory run writes: the files of `--out` and the table for stdout.
+pub struct Outputs {
+    /// memory_layers.csv, memory_summary.json and, when drawn, memory_vs_capacity.svg.
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    pub table: String,
+}
+
+impl Outputs {
+    /// Replaces the files in `dir` together, then prints the table.
+    pub fn write(&self, dir: &outdir::OutputDir, stdout: &mut dyn Write) -> anyhow::Result<()> {
+        let files: Vec<(&str, &[u8])> = self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
+        dir.replace(&files)?;
+        stdout.write_all(self.table.as_bytes())?;
+        stdout.flush()?;
+        Ok(())
+    }
+}
+
 /// Runs the model for every (capacity, bandwidth) of `args`, writes the outputs to
 /// `args.out` and prints a summary table.
 pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> anyhow::Result<()> {
+    let dir = outdir::OutputDir::open(&args.out)?;
+    outputs(args, cfg, compute)?.write(&dir, &mut std::io::stdout().lock())
+}
+
+/// Runs the model for every (capacity, bandwidth) of `args`: the files and the table,
+/// all computed before anything is written.
+pub fn outputs(
+    args: &MemoryArgs,
+    cfg: &MemoryConfig,
+    compute: ComputeSource,
+) -> anyhow::Result<Outputs> {
     let p = parse(args, cfg)?;
     let opts = ZooOptions {
         seq_len: args.seq_len,
@@ -430,20 +451,22 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> any
     };
     let json = serde_json::to_vec_pretty(&summary)?;
 
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("--out: cannot create {}", args.out.display()))?;
-    write_atomic(&args.out, "memory_layers.csv", &csv_bytes)?;
-    write_atomic(&args.out, "memory_summary.json", &json)?;
+    let mut files = vec![
+        ("memory_layers.csv", csv_bytes),
+        ("memory_summary.json", json),
+    ];
     let finite = p.capacities.iter().filter(|c| !c.is_infinite()).count();
     if args.plot || p.capacities.len() >= 2 {
-        let svg = plot::time_vs_capacity(&model, &points);
-        write_atomic(&args.out, "memory_vs_capacity.svg", svg?.as_bytes())?;
+        let svg = plot::time_vs_capacity(&model, &points)?;
+        files.push(("memory_vs_capacity.svg", svg.into_bytes()));
         if finite < 2 {
             eprintln!("warning: memory_vs_capacity.svg needs two finite capacities to draw a line");
         }
     }
-    print!("{}", table(&model, &summary, &points));
-    Ok(())
+    Ok(Outputs {
+        files,
+        table: table(&model, &summary, &points),
+    })
 }
 
 /// The readable summary printed on stdout.

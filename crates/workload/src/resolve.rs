@@ -59,30 +59,12 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
     if opts.samples == 0 {
         bail!("--samples: must be at least 1");
     }
-    let path = Path::new(name_or_path);
-    if path.is_dir() {
-        return Ok(Box::new(BundleWorkload::open(path, opts)?));
-    }
-    if path.is_file() && path.file_name().is_some_and(|f| f == "manifest.json") {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-        return Ok(Box::new(BundleWorkload::open(
-            dir.unwrap_or(Path::new(".")),
-            opts,
-        )?));
+    if let Some(dir) = bundle_dir(name_or_path) {
+        return Ok(Box::new(BundleWorkload::open(&dir, opts)?));
     }
     if zoo::layers(name_or_path).is_some() {
         let w = ZooWorkload::new(name_or_path, opts.synth)?.with_samples(opts.samples);
         return Ok(Box::new(w));
-    }
-    let plain =
-        !name_or_path.is_empty() && !name_or_path.contains(['/', '\\']) && name_or_path != "..";
-    if plain {
-        for root in bundle_roots() {
-            let dir = root.join(name_or_path);
-            if dir.join("manifest.json").is_file() {
-                return Ok(Box::new(BundleWorkload::open(&dir, opts)?));
-            }
-        }
     }
     let bundles: Vec<String> = list_bundles().into_iter().map(|(n, _)| n).collect();
     bail!(
@@ -95,6 +77,29 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
             bundles.join(", ")
         }
     )
+}
+
+/// The directory of the bundle [`resolve`] opens for `name_or_path`: an existing directory,
+/// the folder of a manifest.json, or (unless it names a built-in network) a bundle of
+/// that name under [`bundle_roots`]. None for a built-in network or an unknown name.
+pub fn bundle_dir(name_or_path: &str) -> Option<PathBuf> {
+    let path = Path::new(name_or_path);
+    if path.is_dir() {
+        return Some(path.to_path_buf());
+    }
+    if path.is_file() && path.file_name().is_some_and(|f| f == "manifest.json") {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        return Some(dir.unwrap_or(Path::new(".")).to_path_buf());
+    }
+    let plain =
+        !name_or_path.is_empty() && !name_or_path.contains(['/', '\\']) && name_or_path != "..";
+    if zoo::layers(name_or_path).is_some() || !plain {
+        return None;
+    }
+    bundle_roots()
+        .into_iter()
+        .map(|root| root.join(name_or_path))
+        .find(|dir| dir.join("manifest.json").is_file())
 }
 
 /// The bundles under [`bundle_roots`]: (folder name, directory), sorted by name; a name
