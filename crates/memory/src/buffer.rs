@@ -55,13 +55,20 @@ impl Policy {
     }
 }
 
-/// One off-chip transfer: `bytes` of tile `tile` read or written, charged to step `step`.
-/// Their sum per step is the step's [`StepTraffic`].
+/// One off-chip transfer: `bytes` of tile `tile` from byte `offset` on, read or written,
+/// charged to step `step`. Their sum per step is the step's [`StepTraffic`].
+///
+/// The buffer counts resident bytes, so which bytes is a convention, kept consistent: the
+/// resident part of a tile is its first bytes, dirty ones before clean ones. A read miss
+/// fetches the bytes after the resident part, a write that finds no room writes its last
+/// bytes through, an eviction takes the resident part's last bytes (clean ones first), and
+/// the final write-back writes the dirty first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Transfer {
     pub step: u32,
     pub tile: u32,
     pub write: bool,
+    pub offset: u64,
     pub bytes: u64,
     /// A read miss on data that could have been fetched during the previous step.
     pub prefetchable: bool,
@@ -155,6 +162,7 @@ impl<F: FnMut(Transfer)> Sim<'_, F> {
                     step: step as u32,
                     tile: t as u32,
                     write: true,
+                    offset: self.dirty[t],
                     bytes: d,
                     prefetchable: false,
                 });
@@ -264,6 +272,7 @@ pub fn simulate_observed(
                     step: a.step,
                     tile: a.tile,
                     write: false,
+                    offset: held,
                     bytes: missing,
                     prefetchable: a.prefetchable,
                 });
@@ -294,6 +303,7 @@ pub fn simulate_observed(
                     step: a.step,
                     tile: a.tile,
                     write: true,
+                    offset: held + got,
                     bytes: through,
                     prefetchable: false,
                 });
@@ -311,6 +321,7 @@ pub fn simulate_observed(
                     step: w as u32,
                     tile: t as u32,
                     write: true,
+                    offset: 0,
                     bytes: d,
                     prefetchable: false,
                 });

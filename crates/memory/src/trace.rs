@@ -5,10 +5,8 @@
 //!
 //! Layout: tensors live-in first, then the others, each in tensor order, contiguous and
 //! aligned to [`TENSOR_ALIGN`] bytes from address 0; a tile sits at its offset within its
-//! tensor. The buffer counts how many bytes of a tile are on chip, not which, so a transfer
-//! of n bytes of a tile takes the tile's last n bytes (the resident part is taken to be the
-//! tile's first bytes). A transfer is split from its first byte into [`REQUEST_BYTES`]
-//! requests; the last one covers the remainder and ends at the end of the tile.
+//! tensor, and a transfer at its offset within the tile ([`Transfer`]). A transfer is split
+//! from its first byte into [`REQUEST_BYTES`] requests; the last one covers the remainder.
 //!
 //! Timing: steps run one after another, each starting when the previous one ends (the
 //! point's step times). A step's own requests issue back to back at the point's bandwidth
@@ -144,17 +142,11 @@ impl TracePoint {
     }
 
     /// The requests of step `s`, each with whether it was prefetched during step `s - 1`.
-    fn step_requests(
-        &self,
-        list: &AccessList,
-        layout: &AddressLayout,
-        s: usize,
-        mut f: impl FnMut(Request, bool),
-    ) {
+    fn step_requests(&self, layout: &AddressLayout, s: usize, mut f: impl FnMut(Request, bool)) {
         let mut prefetch_left = self.times[s].prefetched_bytes;
         for tr in self.step_transfers(s) {
-            let end = layout.tile_range(list, tr.tile).end;
-            let mut addr = end - tr.bytes;
+            let mut addr = layout.tile_addr[tr.tile as usize] + tr.offset;
+            let end = addr + tr.bytes;
             while addr < end {
                 let bytes = REQUEST_BYTES.min(end - addr);
                 let prefetched = tr.prefetchable && !tr.write && prefetch_left > 0;
@@ -175,13 +167,7 @@ impl TracePoint {
     }
 
     /// Every request of the point in issue order, with its cycle at `clock_hz`.
-    pub fn requests(
-        &self,
-        list: &AccessList,
-        layout: &AddressLayout,
-        clock_hz: f64,
-        mut emit: impl FnMut(Request),
-    ) {
+    pub fn requests(&self, layout: &AddressLayout, clock_hz: f64, mut emit: impl FnMut(Request)) {
         let n = self.times.len();
         let mut start = 0.0f64;
         let mut last = 0u64;
@@ -193,7 +179,7 @@ impl TracePoint {
         };
         for s in 0..n {
             let mut sent = 0u64;
-            self.step_requests(list, layout, s, |r, prefetched| {
+            self.step_requests(layout, s, |r, prefetched| {
                 if !prefetched {
                     issue(r, start + sent as f64 / bw);
                     sent += r.bytes;
@@ -202,7 +188,7 @@ impl TracePoint {
             if s + 1 < n {
                 let tail = start + self.times[s].memory_s;
                 let mut sent = 0u64;
-                self.step_requests(list, layout, s + 1, |r, prefetched| {
+                self.step_requests(layout, s + 1, |r, prefetched| {
                     if prefetched {
                         issue(r, tail + sent as f64 / bw);
                         sent += r.bytes;
