@@ -95,8 +95,13 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
 /// same network (one sample, scaled by the batch).
 pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
-    let mc = &cfg.config.memory;
+    let mut mc = cfg.config.memory.clone();
+    if let Some(p) = &cmd.policy {
+        mc.policy = memory::buffer::Policy::parse(p).map_err(|e| anyhow!("--policy: {e}"))?;
+    }
+    let mc = &mc;
     mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    let mut exports = crate::memory_out::Exports::prepare(cmd)?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
@@ -127,5 +132,12 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
             )
         }
     };
-    memory::run(&cmd.args, mc, compute)
+    if !exports.is_empty() {
+        exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
+    }
+    memory::run(&cmd.args, mc, compute)?;
+    for line in exports.commit()? {
+        println!("wrote {line}");
+    }
+    Ok(())
 }
