@@ -5,7 +5,7 @@ use crate::{config, report, run};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// `sresim run`.
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -137,7 +137,8 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     }
     memory::run(&cmd.args, mc, compute)?;
     for line in exports.commit()? {
-        println!("wrote {line}");
+        // The files are in place; a closed stdout does not undo them.
+        let _ = writeln!(std::io::stdout(), "wrote {line}");
     }
     Ok(())
 }

@@ -189,6 +189,9 @@ impl Exports {
                 None
             }
             Some(path) => {
+                if path.as_os_str().is_empty() {
+                    bail!("--dump-trace: no file named");
+                }
                 let capacity = one(&cmd.args.capacity, "--capacity")?;
                 let capacity =
                     memory::parse_capacity(capacity).map_err(|e| anyhow!("--capacity: {e}"))?;
@@ -217,6 +220,9 @@ impl Exports {
         let lists = match &cmd.dump_access_list {
             None => None,
             Some(dir) => {
+                if dir.as_os_str().is_empty() {
+                    bail!("--dump-access-list: no directory named");
+                }
                 if dir.exists() && !dir.is_dir() {
                     bail!("--dump-access-list: {} is not a directory", dir.display());
                 }
