@@ -246,8 +246,6 @@ pub fn simulate_observed(
             Policy::Fifo if held > 0 && !a.write => sim.key[t],
             Policy::Fifo => u64::MAX - 2 - i as u64,
         };
-        // Belady makes room only from data read later than this tile; LRU and FIFO from any.
-        let room_key = if policy == Policy::Belady { k } else { 0 };
         // Resident bytes stay resident at the new preference; eviction may not take them
         // while this access is placed, so their heap entries are made stale (no preference
         // is ever u64::MAX - 1) until the end of it.
@@ -277,7 +275,7 @@ pub fn simulate_observed(
                     prefetchable: a.prefetchable,
                 });
                 if a.next_read != NEVER {
-                    let got = sim.make_room(missing, room_key, s);
+                    let got = sim.make_room(missing, k, s);
                     sim.free -= got;
                     sim.clean[t] += got;
                 }
@@ -293,7 +291,7 @@ pub fn simulate_observed(
             sim.last_scope[t] = Scope::IntraLayer;
             sim.last_step[t] = a.step;
             sim.last_writer[t] = a.step;
-            let got = sim.make_room(b - held, room_key, s);
+            let got = sim.make_room(b - held, k, s);
             sim.free -= got;
             sim.dirty[t] += got;
             let through = b - held - got;
