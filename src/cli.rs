@@ -46,6 +46,24 @@ pub struct MemoryCmd {
     /// Override a config key, e.g. --set memory.optimizer=adam (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Buffer policy of the reported figures: belady, lru or fifo (default: memory.policy
+    /// of the config, belady).
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Write access_list.csv and prefetch_list.csv (the model's lists) to this directory.
+    #[arg(long, value_name = "DIR")]
+    pub dump_access_list: Option<PathBuf>,
+    /// Write the off-chip requests of the one point (one --capacity, one --bandwidth) as a
+    /// DRAM trace to this file.
+    #[arg(long, value_name = "FILE")]
+    pub dump_trace: Option<PathBuf>,
+    /// Trace format: dramsim3 (`0xADDR READ|WRITE CYCLE`, the default) or ramulator2
+    /// (`LD|ST 0xADDR`).
+    #[arg(long)]
+    pub trace_format: Option<String>,
+    /// Clock of the DRAMsim3 issue cycles in MHz (default 1000).
+    #[arg(long)]
+    pub trace_clock_mhz: Option<f64>,
 }
 
 #[derive(Debug, Clone, Args)]

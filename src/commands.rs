@@ -106,8 +106,13 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
 /// same network (one sample, scaled by the batch).
 pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
-    let mc = &cfg.config.memory;
+    let mut mc = cfg.config.memory.clone();
+    if let Some(p) = &cmd.policy {
+        mc.policy = memory::buffer::Policy::parse(p).map_err(|e| anyhow!("--policy: {e}"))?;
+    }
+    let mc = &mc;
     mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    let mut exports = crate::memory_out::Exports::prepare(cmd)?;
     let out = OutputDir::open(&cmd.args.out)?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
@@ -139,5 +144,13 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
             )
         }
     };
-    memory::report::outputs(&cmd.args, mc, compute)?.write(&out, &mut std::io::stdout().lock())
+    if !exports.is_empty() {
+        exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
+    }
+    memory::report::outputs(&cmd.args, mc, compute)?.write(&out, &mut std::io::stdout().lock())?;
+    for line in exports.commit()? {
+        // The files are in place; a closed stdout does not undo them.
+        let _ = writeln!(std::io::stdout(), "wrote {line}");
+    }
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! The software-managed on-chip buffer, simulated over an access list.
 //!
-//! Belady: when room is needed, evict the resident data whose next read is farthest in the
+//! Belady (the default policy): when room is needed, evict the resident data whose next read is farthest in the
 //! future, but only data read later than the incoming tile; what does not fit then bypasses
 //! the buffer (read straight into the compute, or written through). Room is counted in
 //! bytes and a tile may be held in part (some rows of a panel), so the policy is Belady's
@@ -8,7 +8,8 @@
 //! read traffic. Data that is dead (overwritten next, or never read again) goes first, and
 //! dead dirty data is dropped without a write-back unless it is live-out. LRU, for
 //! comparison, evicts the least recently used data and knows only which data is dead, as a
-//! framework that frees tensors does.
+//! framework that frees tensors does. FIFO evicts the data that came on chip first (a hit
+//! does not renew it) and knows which data is dead too, as a ring-buffer scratchpad does.
 //!
 //! Traffic: a read fetches the bytes of the tile that are not resident; dirty bytes are
 //! written back when evicted while still to be read or live-out, and live-out dirty bytes are
@@ -19,14 +20,58 @@
 
 use crate::access::{AccessList, Scope, NEVER};
 use crate::units::Capacity;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BinaryHeap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Which resident data the buffer evicts when it needs room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
+    /// The data read farthest in the future (the compiler knows the whole access list).
+    #[default]
     Belady,
+    /// The least recently used data; dead data first.
     Lru,
+    /// The data that came on chip first; dead data first.
+    Fifo,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 3] = [Policy::Belady, Policy::Lru, Policy::Fifo];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Belady => "belady",
+            Policy::Lru => "lru",
+            Policy::Fifo => "fifo",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Policy, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("'{s}' is not a buffer policy (belady, lru or fifo)"))
+    }
+}
+
+/// One off-chip transfer: `bytes` of tile `tile` from byte `offset` on, read or written,
+/// charged to step `step`. Their sum per step is the step's [`StepTraffic`].
+///
+/// The buffer counts resident bytes, so which bytes is a convention, kept consistent: the
+/// resident part of a tile is its first bytes, dirty ones before clean ones. A read miss
+/// fetches the bytes after the resident part, a write that finds no room writes its last
+/// bytes through, an eviction takes the resident part's last bytes (clean ones first), and
+/// the final write-back writes the dirty first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Transfer {
+    pub step: u32,
+    pub tile: u32,
+    pub write: bool,
+    pub offset: u64,
+    pub bytes: u64,
+    /// A read miss on data that could have been fetched during the previous step.
+    pub prefetchable: bool,
 }
 
 /// Off-chip traffic caused by one step.
@@ -72,8 +117,9 @@ impl SimResult {
     }
 }
 
-struct Sim<'a> {
+struct Sim<'a, F> {
     list: &'a AccessList,
+    observe: F,
     free: u64,
     /// Resident bytes of each tile that match off-chip memory, and that do not.
     clean: Vec<u64>,
@@ -88,7 +134,7 @@ struct Sim<'a> {
     out: Vec<StepTraffic>,
 }
 
-impl Sim<'_> {
+impl<F: FnMut(Transfer)> Sim<'_, F> {
     fn resident(&self, t: usize) -> u64 {
         self.clean[t] + self.dirty[t]
     }
@@ -112,6 +158,14 @@ impl Sim<'_> {
         if d > 0 {
             if self.next[t] != NEVER || self.list.live_out[t] {
                 self.out[step].write_bytes += d;
+                (self.observe)(Transfer {
+                    step: step as u32,
+                    tile: t as u32,
+                    write: true,
+                    offset: self.dirty[t],
+                    bytes: d,
+                    prefetchable: false,
+                });
             } else {
                 self.credit(t, d);
             }
@@ -152,9 +206,21 @@ impl Sim<'_> {
 
 /// Simulates the buffer of `capacity` over `list` with `policy`.
 pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimResult {
+    simulate_observed(list, capacity, policy, |_| {})
+}
+
+/// [`simulate`], handing every off-chip transfer to `observe` as it happens (the write-backs
+/// of live-out data at the end come last, each charged to the step that last wrote it).
+pub fn simulate_observed(
+    list: &AccessList,
+    capacity: Capacity,
+    policy: Policy,
+    observe: impl FnMut(Transfer),
+) -> SimResult {
     let n = list.tiles.len();
     let mut sim = Sim {
         list,
+        observe,
         free: capacity.limit(),
         clean: vec![0; n],
         dirty: vec![0; n],
@@ -171,15 +237,18 @@ pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimRes
         let t = a.tile as usize;
         let s = a.step as usize;
         let b = list.tiles[t].bytes;
+        let held = sim.resident(t);
         let k = match policy {
             Policy::Belady => a.next_read as u64,
-            Policy::Lru if a.next_read == NEVER => u64::MAX,
+            _ if a.next_read == NEVER => u64::MAX,
             Policy::Lru => u64::MAX - 2 - i as u64,
+            // A read hit keeps the time the data came on chip; a fetch or a write renews it.
+            Policy::Fifo if held > 0 && !a.write => sim.key[t],
+            Policy::Fifo => u64::MAX - 2 - i as u64,
         };
         // Resident bytes stay resident at the new preference; eviction may not take them
         // while this access is placed, so their heap entries are made stale (no preference
         // is ever u64::MAX - 1) until the end of it.
-        let held = sim.resident(t);
         sim.key[t] = u64::MAX - 1;
         sim.next[t] = a.next_read;
         if !a.write {
@@ -197,6 +266,14 @@ pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimRes
                 if a.prefetchable {
                     sim.out[s].prefetchable_read_bytes += missing;
                 }
+                (sim.observe)(Transfer {
+                    step: a.step,
+                    tile: a.tile,
+                    write: false,
+                    offset: held,
+                    bytes: missing,
+                    prefetchable: a.prefetchable,
+                });
                 if a.next_read != NEVER {
                     let got = sim.make_room(missing, k, s);
                     sim.free -= got;
@@ -217,7 +294,18 @@ pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimRes
             let got = sim.make_room(b - held, k, s);
             sim.free -= got;
             sim.dirty[t] += got;
-            sim.out[s].write_bytes += b - held - got;
+            let through = b - held - got;
+            sim.out[s].write_bytes += through;
+            if through > 0 {
+                (sim.observe)(Transfer {
+                    step: a.step,
+                    tile: a.tile,
+                    write: true,
+                    offset: held + got,
+                    bytes: through,
+                    prefetchable: false,
+                });
+            }
         }
         sim.touch(t, k);
     }
@@ -227,6 +315,14 @@ pub fn simulate(list: &AccessList, capacity: Capacity, policy: Policy) -> SimRes
             if list.live_out[t] {
                 let w = sim.last_writer[t] as usize;
                 sim.out[w].write_bytes += d;
+                (sim.observe)(Transfer {
+                    step: w as u32,
+                    tile: t as u32,
+                    write: true,
+                    offset: 0,
+                    bytes: d,
+                    prefetchable: false,
+                });
             } else {
                 sim.credit(t, d);
             }

@@ -1,6 +1,7 @@
 //! The `[memory]` table of a config file: compute throughput, element widths, optimizer,
 //! mode, prefetching and the tile size of the access list.
 
+use crate::buffer::Policy;
 use serde::{Deserialize, Serialize};
 
 /// Optimizer of the training step; decides how many state tensors each weight carries.
@@ -101,6 +102,8 @@ pub struct MemoryConfig {
     pub tile_bytes: u64,
     /// Which compute figures the caller should pass (`peak` or `simulated`).
     pub compute: ComputeKind,
+    /// Buffer policy of the reported figures: `belady`, `lru` or `fifo`.
+    pub policy: Policy,
 }
 
 impl Default for MemoryConfig {
@@ -115,6 +118,7 @@ impl Default for MemoryConfig {
             prefetch: true,
             tile_bytes: 512 * 1024,
             compute: ComputeKind::Peak,
+            policy: Policy::Belady,
         }
     }
 }

@@ -5,7 +5,9 @@
 //! step of [`step`] (forward, loss, backward in reverse, weight update; each step lists the
 //! tensors it reads and writes) -> the tile-level access list and prefetch list of
 //! [`access`] -> the Belady-managed buffer of [`buffer`] (traffic, reuse scope of every
-//! hit) -> per-step timing in [`exec`] -> CSV, JSON, plot and table in [`report`].
+//! hit) -> per-step timing in [`exec`] -> CSV, JSON, plot and table in [`report`]. The
+//! lists and a point's off-chip requests are exported record by record by [`export`] and
+//! [`trace`] (the caller writes them).
 //! docs/memory.md states the model and every assumption.
 
 pub mod access;
@@ -14,11 +16,13 @@ pub mod builder;
 pub mod bundle;
 pub mod config;
 pub mod exec;
+pub mod export;
 pub mod graph;
 pub mod model;
 pub mod plot;
 pub mod report;
 pub mod step;
+pub mod trace;
 pub mod units;
 pub mod zoo;
 

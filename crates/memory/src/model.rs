@@ -17,7 +17,8 @@ pub struct Model {
     pub compute: Vec<f64>,
 }
 
-/// The buffer simulated at one capacity (shared by every bandwidth).
+/// The buffer simulated at one capacity with the configured policy (shared by every
+/// bandwidth).
 pub struct CapacityResult {
     pub capacity: Capacity,
     pub sim: SimResult,
@@ -74,7 +75,7 @@ impl Model {
     }
 
     pub fn simulate(&self, capacity: Capacity) -> CapacityResult {
-        let sim = buffer::simulate(&self.list, capacity, Policy::Belady);
+        let sim = buffer::simulate(&self.list, capacity, self.config.policy);
         let lru_traffic = buffer::simulate(&self.list, capacity, Policy::Lru).traffic();
         CapacityResult {
             capacity,

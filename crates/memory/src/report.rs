@@ -152,6 +152,8 @@ struct Summary<'a> {
     optimizer: &'a str,
     tile_bytes: u64,
     prefetch: bool,
+    /// Buffer policy of every figure but `lru_traffic_bytes`.
+    policy: &'a str,
     compute_source: &'a str,
     peak_macs_per_s: f64,
     elementwise_ops_per_s: f64,
@@ -438,6 +440,7 @@ pub fn outputs(
         optimizer: p.cfg.optimizer.as_str(),
         tile_bytes: p.cfg.tile_bytes,
         prefetch: p.cfg.prefetch,
+        policy: p.cfg.policy.as_str(),
         compute_source: compute.name(),
         peak_macs_per_s: p.cfg.peak_macs_per_s,
         elementwise_ops_per_s: p.cfg.elementwise_ops_per_s,

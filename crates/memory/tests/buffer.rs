@@ -108,11 +108,14 @@ proptest! {
         prop_assert_eq!(simulate(&l, Capacity::INFINITE, Policy::Belady).traffic(), l.compulsory_bytes());
         prop_assert_eq!(traffic(&l, 0, Policy::Belady), l.total_bytes());
         prop_assert_eq!(traffic(&l, 0, Policy::Lru), l.total_bytes());
+        prop_assert_eq!(traffic(&l, 0, Policy::Fifo), l.total_bytes());
+        prop_assert_eq!(simulate(&l, Capacity::INFINITE, Policy::Fifo).traffic(), l.compulsory_bytes());
+        prop_assert_eq!(simulate(&l, Capacity::INFINITE, Policy::Lru).traffic(), l.compulsory_bytes());
     }
 
     #[test]
     fn every_byte_is_traffic_or_saved(l in lists(8, 40, false, true), cap in 0u64..40) {
-        for p in [Policy::Belady, Policy::Lru] {
+        for p in Policy::ALL {
             let r = simulate(&l, Capacity::bytes(cap), p);
             let saved: u64 = r.saved_by_scope().iter().sum();
             prop_assert_eq!(r.traffic() + saved, l.total_bytes());
@@ -140,8 +143,20 @@ proptest! {
     }
 
     #[test]
-    fn belady_is_never_beaten_by_lru_on_reads(l in lists(8, 40, false, false), cap in 0u64..40) {
-        prop_assert!(traffic(&l, cap, Policy::Belady) <= traffic(&l, cap, Policy::Lru));
+    fn belady_is_never_beaten_by_lru_or_fifo_on_reads(l in lists(8, 40, false, false), cap in 0u64..40) {
+        let b = traffic(&l, cap, Policy::Belady);
+        prop_assert!(b <= traffic(&l, cap, Policy::Lru));
+        prop_assert!(b <= traffic(&l, cap, Policy::Fifo));
+    }
+
+    /// With writes Belady can move more bytes in total (`belady_does_not_weigh_write_backs`),
+    /// but never fetches more.
+    #[test]
+    fn belady_never_fetches_more_than_lru_or_fifo(l in lists(8, 40, false, true), cap in 0u64..40) {
+        let b = simulate(&l, Capacity::bytes(cap), Policy::Belady).read_bytes();
+        for p in [Policy::Lru, Policy::Fifo] {
+            prop_assert!(b <= simulate(&l, Capacity::bytes(cap), p).read_bytes(), "{:?}", p);
+        }
     }
 
     #[test]
@@ -210,4 +225,27 @@ fn belady_does_not_weigh_write_backs() {
     let l = from_raw(&[4, 4, 4], &[false; 3], &seq);
     assert_eq!(traffic(&l, 8, Policy::Belady), 16);
     assert_eq!(traffic(&l, 8, Policy::Lru), 12);
+}
+
+#[test]
+fn fifo_evicts_the_oldest_data_even_when_it_is_hot() {
+    // Tiles a, b, c of 1 byte, buffer of 2 bytes: a b a c a b a c a (next reads: a@2, b@5,
+    // a@4, c@7, a@6, b never, a@8, c never, a never).
+    // LRU: c evicts b (used at 1, a at 2); b misses again (dead: bypasses); a, c hit:
+    //   misses a b c b = 4 bytes.
+    // FIFO: c evicts a (on chip since 0, b since 1); a misses and evicts b (the oldest now);
+    //   b misses (dead: bypasses); a, c, a hit: misses a b c a b = 5 bytes.
+    // Belady: c is read farthest (@7) and bypasses; a, b hit; c misses again: 4 bytes.
+    let seq: Vec<(u32, bool)> = [0, 1, 0, 2, 0, 1, 0, 2, 0]
+        .iter()
+        .map(|&t| (t, false))
+        .collect();
+    let l = from_raw(&[1, 1, 1], &[false; 3], &seq);
+    assert_eq!(traffic(&l, 2, Policy::Lru), 4);
+    assert_eq!(traffic(&l, 2, Policy::Fifo), 5);
+    assert_eq!(traffic(&l, 2, Policy::Belady), 4);
+    assert_eq!(Policy::parse(" FIFO "), Ok(Policy::Fifo));
+    assert!(Policy::parse("random")
+        .unwrap_err()
+        .contains("belady, lru or fifo"));
 }

@@ -1,0 +1,415 @@
+//! The exports of `sresim memory` (docs/memory.md, "Exports"): `--dump-access-list DIR`
+//! writes access_list.csv and prefetch_list.csv, `--dump-trace FILE` the off-chip requests
+//! of the one point as a DRAMsim3 or Ramulator 2 trace. The model hands out records one at
+//! a time (`memory::export`, `memory::trace`); they are streamed into temporary files beside
+//! their targets, which replace the targets only once every file is complete.
+
+use crate::cli::MemoryCmd;
+use anyhow::{anyhow, bail, Context, Result};
+use memory::export::{access_records, prefetch_records};
+use memory::trace::{AddressLayout, Request, TracePoint};
+use memory::{Capacity, ComputeSource, MemoryConfig, Model};
+use serde::Serialize;
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// Line format of `--dump-trace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// `0xADDR READ|WRITE CYCLE` (DRAMsim3's trace-based CPU).
+    DramSim3,
+    /// `LD|ST 0xADDR` (Ramulator 2's LoadStoreTrace front end).
+    Ramulator2,
+}
+
+impl TraceFormat {
+    pub fn parse(s: &str) -> Result<TraceFormat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "dramsim3" => Ok(TraceFormat::DramSim3),
+            "ramulator2" => Ok(TraceFormat::Ramulator2),
+            _ => bail!("--trace-format: '{s}' is not a trace format (dramsim3 or ramulator2)"),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceFormat::DramSim3 => "dramsim3",
+            TraceFormat::Ramulator2 => "ramulator2",
+        }
+    }
+
+    fn line(self, w: &mut impl Write, r: &Request) -> std::io::Result<()> {
+        match self {
+            TraceFormat::DramSim3 => {
+                let op = if r.write { "WRITE" } else { "READ" };
+                writeln!(w, "{:#x} {op} {}", r.addr, r.cycle)
+            }
+            TraceFormat::Ramulator2 => {
+                let op = if r.write { "ST" } else { "LD" };
+                writeln!(w, "{op} {:#x}", r.addr)
+            }
+        }
+    }
+}
+
+/// A temporary file in the directory of `target`, renamed onto it by [`Pending::commit`]
+/// and removed if dropped before.
+struct Pending {
+    tmp: NamedTempFile,
+    target: PathBuf,
+}
+
+impl Pending {
+    fn new(flag: &str, target: &Path) -> Result<Pending> {
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+        let prefix = format!(".{}.", name.unwrap_or_default());
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix).suffix(".tmp");
+        // Readable like the other outputs (a temporary file is private by default).
+        #[cfg(unix)]
+        b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        let tmp = b.tempfile_in(dir).map_err(|e| {
+            let why = if dir.is_dir() {
+                std::io::Error::from(e.kind()).to_string()
+            } else {
+                format!("no directory {}", dir.display())
+            };
+            anyhow!("{flag}: cannot write {}: {why}", target.display())
+        })?;
+        Ok(Pending {
+            tmp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    fn commit(self) -> Result<()> {
+        let t = self.target;
+        self.tmp
+            .persist(&t)
+            .map_err(|e| anyhow!("{}: cannot replace: {}", t.display(), e.error))?;
+        Ok(())
+    }
+}
+
+/// `--dump-access-list DIR`: the two list files, and the directories this run created for
+/// them, deepest first (removed again if the run fails).
+struct Lists {
+    access: Option<Pending>,
+    prefetch: Option<Pending>,
+    created: Vec<PathBuf>,
+}
+
+impl Drop for Lists {
+    fn drop(&mut self) {
+        self.access.take();
+        self.prefetch.take();
+        for d in self.created.drain(..) {
+            let _ = fs::remove_dir(d);
+        }
+    }
+}
+
+struct Trace {
+    file: Pending,
+    format: TraceFormat,
+    clock_hz: f64,
+    capacity: Capacity,
+    bandwidth: f64,
+    requests: u64,
+    policy: &'static str,
+}
+
+/// The exports a `sresim memory` command asked for, checked and opened, not yet written.
+pub struct Exports {
+    lists: Option<Lists>,
+    trace: Option<Trace>,
+}
+
+#[derive(Serialize)]
+struct AccessRow<'a> {
+    index: usize,
+    step: usize,
+    layer: &'a str,
+    phase: &'a str,
+    tensor: &'a str,
+    tile: u32,
+    offset_bytes: u64,
+    bytes: u64,
+    kind: &'a str,
+    next_read_index: Option<u32>,
+    live_in: bool,
+    live_out: bool,
+    scope_if_hit: &'a str,
+    tile_id: u32,
+    address: u64,
+    prefetchable: bool,
+}
+
+#[derive(Serialize)]
+struct PrefetchRow<'a> {
+    step: usize,
+    tensor: &'a str,
+    tile: u32,
+    bytes: u64,
+    for_step: usize,
+    tile_id: u32,
+    address: u64,
+}
+
+/// Exactly one value of a list flag, for `--dump-trace`.
+fn one<'a>(values: &'a [String], flag: &str) -> Result<&'a str> {
+    match values {
+        [v] => Ok(v),
+        _ => bail!(
+            "--dump-trace: needs exactly one {flag} (one point), got {}: {}",
+            values.len(),
+            values.join(",")
+        ),
+    }
+}
+
+impl Exports {
+    /// Checks the export flags and opens their temporary files, before anything is
+    /// computed; a bad value or an unwritable path is an error naming the flag.
+    pub fn prepare(cmd: &MemoryCmd) -> Result<Exports> {
+        let trace = match &cmd.dump_trace {
+            None => {
+                if cmd.trace_format.is_some() {
+                    bail!("--trace-format: needs --dump-trace FILE");
+                }
+                if cmd.trace_clock_mhz.is_some() {
+                    bail!("--trace-clock-mhz: needs --dump-trace FILE");
+                }
+                None
+            }
+            Some(path) => {
+                if path.as_os_str().is_empty() {
+                    bail!("--dump-trace: no file named");
+                }
+                let capacity = one(&cmd.args.capacity, "--capacity")?;
+                let capacity =
+                    memory::parse_capacity(capacity).map_err(|e| anyhow!("--capacity: {e}"))?;
+                let bandwidth = one(&cmd.args.bandwidth, "--bandwidth")?;
+                let bandwidth =
+                    memory::parse_bandwidth(bandwidth).map_err(|e| anyhow!("--bandwidth: {e}"))?;
+                let format = TraceFormat::parse(cmd.trace_format.as_deref().unwrap_or("dramsim3"))?;
+                let mhz = cmd.trace_clock_mhz.unwrap_or(1000.0);
+                if !(mhz.is_finite() && mhz > 0.0) {
+                    bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
+                }
+                if path.is_dir() {
+                    bail!("--dump-trace: {} is a directory", path.display());
+                }
+                Some(Trace {
+                    file: Pending::new("--dump-trace", path)?,
+                    format,
+                    clock_hz: mhz * 1e6,
+                    capacity,
+                    bandwidth,
+                    requests: 0,
+                    policy: "",
+                })
+            }
+        };
+        let lists = match &cmd.dump_access_list {
+            None => None,
+            Some(dir) => {
+                if dir.as_os_str().is_empty() {
+                    bail!("--dump-access-list: no directory named");
+                }
+                if dir.exists() && !dir.is_dir() {
+                    bail!("--dump-access-list: {} is not a directory", dir.display());
+                }
+                let mut l = Lists {
+                    access: None,
+                    prefetch: None,
+                    created: dir
+                        .ancestors()
+                        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+                        .map(Path::to_path_buf)
+                        .collect(),
+                };
+                fs::create_dir_all(dir).map_err(|e| {
+                    anyhow!("--dump-access-list: cannot create {}: {e}", dir.display())
+                })?;
+                let flag = "--dump-access-list";
+                l.access = Some(Pending::new(flag, &dir.join("access_list.csv"))?);
+                l.prefetch = Some(Pending::new(flag, &dir.join("prefetch_list.csv"))?);
+                Some(l)
+            }
+        };
+        Ok(Exports { lists, trace })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_none() && self.trace.is_none()
+    }
+
+    /// Streams the records of `model` into the temporary files.
+    pub fn write(&mut self, model: &Model) -> Result<()> {
+        let live_in: Vec<bool> = model.step.tensors.iter().map(|t| t.live_in).collect();
+        let layout = AddressLayout::new(&model.list, &live_in);
+        if let Some(l) = &mut self.lists {
+            if let Some(p) = &mut l.access {
+                write_access_list(model, &layout, p)?;
+            }
+            if let Some(p) = &mut l.prefetch {
+                write_prefetch_list(model, &layout, p)?;
+            }
+        }
+        if let Some(t) = &mut self.trace {
+            let point = TracePoint::of(model, t.capacity, t.bandwidth);
+            let target = t.file.target.display().to_string();
+            let mut w = BufWriter::with_capacity(1 << 20, t.file.tmp.as_file_mut());
+            let mut result = Ok(());
+            let mut count = 0u64;
+            point.requests(&layout, t.clock_hz, |r| {
+                if result.is_ok() {
+                    result = t.format.line(&mut w, &r);
+                    count += 1;
+                }
+            });
+            result
+                .and_then(|_| w.flush())
+                .with_context(|| format!("--dump-trace: cannot write {target}"))?;
+            t.requests = count;
+            t.policy = model.config.policy.as_str();
+        }
+        Ok(())
+    }
+
+    /// Renames every temporary file onto its target; returns what was written, one line each.
+    pub fn commit(mut self) -> Result<Vec<String>> {
+        let mut done = Vec::new();
+        if let Some(mut l) = self.lists.take() {
+            for p in [l.access.take(), l.prefetch.take()].into_iter().flatten() {
+                done.push(p.target.display().to_string());
+                p.commit()?;
+            }
+            l.created.clear();
+        }
+        if let Some(t) = self.trace.take() {
+            done.push(format!(
+                "{} ({} {} requests of {} B at {} and {}, {} policy)",
+                t.file.target.display(),
+                t.requests,
+                t.format.as_str(),
+                memory::trace::REQUEST_BYTES,
+                t.capacity,
+                memory::units::format_bandwidth(t.bandwidth),
+                t.policy,
+            ));
+            t.file.commit()?;
+        }
+        Ok(done)
+    }
+}
+
+/// A CSV writer on `p` that has written `header` (also when no row follows).
+fn csv_with_header<'a>(
+    p: &'a mut Pending,
+    header: &[&str],
+) -> Result<csv::Writer<&'a mut fs::File>> {
+    let target = p.target.display().to_string();
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(p.tmp.as_file_mut());
+    w.write_record(header)
+        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+    Ok(w)
+}
+
+fn write_access_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -> Result<()> {
+    let target = p.target.display().to_string();
+    let header = [
+        "index",
+        "step",
+        "layer",
+        "phase",
+        "tensor",
+        "tile",
+        "offset_bytes",
+        "bytes",
+        "kind",
+        "next_read_index",
+        "live_in",
+        "live_out",
+        "scope_if_hit",
+        "tile_id",
+        "address",
+        "prefetchable",
+    ];
+    let mut w = csv_with_header(p, &header)?;
+    for r in access_records(&model.step, &model.list) {
+        w.serialize(AccessRow {
+            index: r.index,
+            step: r.step,
+            layer: r.layer,
+            phase: r.phase,
+            tensor: r.tensor,
+            tile: r.tile,
+            offset_bytes: r.offset_bytes,
+            bytes: r.bytes,
+            kind: if r.write { "write" } else { "read" },
+            next_read_index: r.next_read,
+            live_in: r.live_in,
+            live_out: r.live_out,
+            scope_if_hit: r.scope_if_hit.map_or("", |s| s.as_str()),
+            tile_id: r.tile_id,
+            address: layout.tile_addr[r.tile_id as usize],
+            prefetchable: r.prefetchable,
+        })
+        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+    }
+    w.flush()
+        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+    Ok(())
+}
+
+fn write_prefetch_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -> Result<()> {
+    let target = p.target.display().to_string();
+    let header = [
+        "step", "tensor", "tile", "bytes", "for_step", "tile_id", "address",
+    ];
+    let mut w = csv_with_header(p, &header)?;
+    for r in prefetch_records(&model.step, &model.list) {
+        w.serialize(PrefetchRow {
+            step: r.step,
+            tensor: r.tensor,
+            tile: r.tile,
+            bytes: r.bytes,
+            for_step: r.step + 1,
+            tile_id: r.tile_id,
+            address: layout.tile_addr[r.tile_id as usize],
+        })
+        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+    }
+    w.flush()
+        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+    Ok(())
+}
+
+/// The model `memory::run` evaluates for the same flags (network, batch, mode, sequence
+/// length), built again for the exports.
+pub fn model(cmd: &MemoryCmd, cfg: &MemoryConfig, compute: &ComputeSource) -> Result<Model> {
+    let a = &cmd.args;
+    if a.batch == 0 {
+        bail!("--batch: must be positive");
+    }
+    if a.seq_len == Some(0) {
+        bail!("--seq-len: must be positive");
+    }
+    let mut cfg = cfg.clone();
+    if let Some(m) = &a.mode {
+        cfg.mode = memory::Mode::parse(m).map_err(|e| anyhow!("--mode: {e}"))?;
+    }
+    let opts = memory::zoo::ZooOptions { seq_len: a.seq_len };
+    let graph = memory::report::load_network(&a.workload, a.batch, opts)?;
+    Ok(Model::new(&graph, &cfg, compute))
+}
