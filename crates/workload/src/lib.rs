@@ -5,7 +5,8 @@
 //! configured precision ([`quant`], docs/sre-model.md section 2), quantized layers and
 //! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
 //! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
-//! bundles of real tensors ([`bundle`]), and the `--workload` lookup ([`resolve`]).
+//! bundles of real tensors ([`bundle`]), the `--workload` lookup ([`resolve`]) and the
+//! `--layers` subset of a workload ([`select`]).
 //! Layers are loaded one at a time and their inputs streamed a few samples at a time;
 //! nothing is held for the whole network or the whole trace.
 
@@ -17,6 +18,7 @@ pub mod geometry;
 pub mod layer;
 pub mod quant;
 pub mod resolve;
+pub mod select;
 pub mod source;
 pub mod synth;
 pub mod zoo;
@@ -26,5 +28,6 @@ pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, LayerWeights, QuantLayer};
 pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
+pub use select::{LayerSelector, Selected};
 pub use source::{chunk_samples, SampleSink, Workload, CHUNK_INPUT_ELEMENTS};
 pub use synth::{Structure, SynthParams, ZooWorkload};
