@@ -73,6 +73,10 @@ pub struct RunArgs {
     /// Replay the first N input samples (default: all the workload holds).
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Run only these layers of the workload: names or globs, comma-separated, e.g.
+    /// --layers conv2,'fc*' (each layer as in a run of the whole workload).
+    #[arg(long, value_name = "NAME,...")]
+    pub layers: Option<String>,
     /// Override a config key, e.g. --set ou.rows=16 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,

@@ -6,6 +6,7 @@ use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
 use std::io::IsTerminal;
+use workload::LayerSelector;
 
 /// `sresim run`.
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -13,7 +14,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
     let pool = thread_pool(args.threads)?;
+    let selector = args
+        .layers
+        .as_deref()
+        .map(LayerSelector::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--layers: {e}"))?;
     let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
+    let total_layers = w.layers().len();
+    let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
+    for note in w.notes() {
+        eprintln!("note: {note}");
+    }
     let samples = args.samples.unwrap_or(w.available_samples());
     let result = pool.install(|| {
         run::run(&run::RunSpec {
@@ -29,6 +41,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         report::write_outputs(dir, &result, &cfg)?;
     }
     if !args.quiet {
+        if selector.is_some() {
+            let names: Vec<&str> = w.layers().iter().map(|l| l.name.as_str()).collect();
+            println!(
+                "--layers: {} of {total_layers} layers: {}",
+                names.len(),
+                names.join(", ")
+            );
+        }
         print!("{}", report::summary_table(&result));
         match &args.out {
             Some(dir) => println!("wrote {0}/layers.csv and {0}/summary.json", dir.display()),

@@ -79,6 +79,7 @@ impl Plan {
             };
             let wl = open(&grid, &name, &base_cfg, &base_synth)
                 .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
+            let wl = crate::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
                     bail!(
@@ -118,6 +119,10 @@ impl Plan {
             keys.join(","),
             ids.join(",")
         );
+        if let Some(sel) = &grid.layers {
+            // Only when present, so that grids without it keep their fingerprints.
+            text += &format!("layers: {}\n", sel.patterns().join(","));
+        }
         Ok(Plan {
             columns: columns(&keys),
             fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
@@ -138,7 +143,7 @@ impl Plan {
         let wi = g.workloads.iter().position(|w| *w == pt.workload);
         let name = &self.open_as[wi.expect("a point's workload is in the grid")];
         let result = (|| {
-            let w = open(g, name, &cfg, &synth)?;
+            let w = open_selected(g, name, &cfg, &synth)?;
             let samples = g.samples.unwrap_or(w.available_samples());
             run::run(&run::RunSpec {
                 workload: w.as_ref(),
@@ -172,6 +177,17 @@ impl Plan {
 
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {
     crate::workloads::open(Some(name), synth, grid.samples, cfg)
+}
+
+/// [`open`], restricted to the grid's `layers`.
+fn open_selected(
+    grid: &Grid,
+    name: &str,
+    cfg: &Resolved,
+    synth: &SynthArgs,
+) -> Result<Box<dyn Workload>> {
+    let w = open(grid, name, cfg, synth)?;
+    crate::workloads::select(w, grid.layers.as_ref(), "layers")
 }
 
 /// The config and generator parameters of a list of assignments.

@@ -427,7 +427,10 @@ fn unknown_keys_reserved_names_and_chain() {
     // The unchanged bundle chains: no note.
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &manifest(), &tensors());
-    assert!(BundleWorkload::open(dir.path(), &p8()).unwrap().notes().is_empty());
+    assert!(BundleWorkload::open(dir.path(), &p8())
+        .unwrap()
+        .notes()
+        .is_empty());
     // Sizes beyond 2^31 - 1 and geometry whose products overflow are refused.
     let (e, _) = open_err(|m, _| m["layers"][0]["out_channels"] = json!(1u64 << 40));
     assert!(
