@@ -116,7 +116,8 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
 pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
     let mc = &cfg.config.memory;
-    mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    mc.validate()
+        .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
