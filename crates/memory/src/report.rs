@@ -38,10 +38,11 @@ pub struct MemoryArgs {
     /// Tokens per sequence (bert) or time steps (gnmt).
     #[arg(long)]
     pub seq_len: Option<usize>,
-    /// Output directory.
-    #[arg(long, default_value = "out/memory")]
-    pub out: PathBuf,
-    /// Write memory_vs_capacity.svg (always written for two or more capacities).
+    /// Directory that receives memory_layers.csv, memory_summary.json and the plot
+    /// (replaced atomically). Without it nothing is written.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
     #[arg(long)]
     pub plot: bool,
 }
@@ -55,7 +56,7 @@ impl Default for MemoryArgs {
             bandwidth: vec!["900GB/s".into()],
             mode: None,
             seq_len: None,
-            out: PathBuf::from("out/memory"),
+            out: None,
             plot: false,
         }
     }
@@ -347,6 +348,9 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     if args.bandwidth.is_empty() {
         bail!("--bandwidth: give at least one bandwidth");
     }
+    if args.plot && args.out.is_none() {
+        bail!("--plot: needs --out DIR, the directory the plot is written to");
+    }
     let capacities = args
         .capacity
         .iter()
@@ -430,19 +434,39 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> any
     };
     let json = serde_json::to_vec_pretty(&summary)?;
 
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("--out: cannot create {}", args.out.display()))?;
-    write_atomic(&args.out, "memory_layers.csv", &csv_bytes)?;
-    write_atomic(&args.out, "memory_summary.json", &json)?;
     let finite = p.capacities.iter().filter(|c| !c.is_infinite()).count();
-    if args.plot || p.capacities.len() >= 2 {
-        let svg = plot::time_vs_capacity(&model, &points);
-        write_atomic(&args.out, "memory_vs_capacity.svg", svg?.as_bytes())?;
-        if finite < 2 {
-            eprintln!("warning: memory_vs_capacity.svg needs two finite capacities to draw a line");
+    let wrote = match &args.out {
+        None => None,
+        Some(out) => {
+            std::fs::create_dir_all(out)
+                .with_context(|| format!("--out: cannot create {}", out.display()))?;
+            let mut files = vec!["memory_layers.csv", "memory_summary.json"];
+            write_atomic(out, files[0], &csv_bytes)?;
+            write_atomic(out, files[1], &json)?;
+            if args.plot || p.capacities.len() >= 2 {
+                let svg = plot::time_vs_capacity(&model, &points);
+                write_atomic(out, "memory_vs_capacity.svg", svg?.as_bytes())?;
+                files.push("memory_vs_capacity.svg");
+                if finite < 2 {
+                    eprintln!("warning: memory_vs_capacity.svg needs two finite capacities to draw a line");
+                }
+            }
+            Some((out, files))
         }
-    }
+    };
     print!("{}", table(&model, &summary, &points));
+    match wrote {
+        Some((out, files)) => {
+            let paths: Vec<String> = files
+                .iter()
+                .map(|f| out.join(f).display().to_string())
+                .collect();
+            println!("wrote {}", paths.join(", "));
+        }
+        None => println!(
+            "(--out DIR writes memory_layers.csv, memory_summary.json and memory_vs_capacity.svg)"
+        ),
+    }
     Ok(())
 }
 
@@ -451,8 +475,20 @@ fn table(m: &Model, s: &Summary, points: &[Point]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} ({}, batch {}, {} B/element, {}): {} steps, {} tiles, {} accesses",
-        s.network, s.mode, s.batch, s.bytes_per_element, s.optimizer, s.steps, s.tiles, s.accesses
+        "{} ({}, batch {}, {} B/element{}): {} steps, {} tiles, {} accesses",
+        s.network,
+        s.mode,
+        s.batch,
+        s.bytes_per_element,
+        // Inference updates no weight: no optimizer to name.
+        if s.mode == Mode::Training.as_str() {
+            format!(", {}", s.optimizer)
+        } else {
+            String::new()
+        },
+        s.steps,
+        s.tiles,
+        s.accesses
     );
     let _ = writeln!(
         o,
