@@ -10,7 +10,7 @@ use workload::LayerSelector;
 
 /// `sresim run`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let cfg = config::load(args.config.as_deref(), &args.sets)?;
+    let cfg = config::load_cli(args.config.as_deref(), &args.sets)?;
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
     let pool = thread_pool(args.threads)?;
@@ -114,7 +114,7 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
 /// `memory.compute = "simulated"`, the crossbar layers' times from an sre-mode run of the
 /// same network (one sample, scaled by the batch).
 pub fn memory(cmd: &MemoryCmd) -> Result<()> {
-    let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
+    let cfg = config::load_cli(cmd.config.as_deref(), &cmd.sets)?;
     let mc = &cfg.config.memory;
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;

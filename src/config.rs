@@ -294,7 +294,16 @@ fn load_table(
             let (source, key) = culprit(&table, &defaults, sets, &origin);
             anyhow!("{source}: {key}{}", one_line(&e))
         })?;
-    resolve(config, origin.clone(), base_dir).map_err(|e| blame_sets(e, &origin, sets))
+    resolve(config, origin, base_dir)
+}
+
+/// [`load`] for a command line: a value that fails a check names the `--set` that gave it
+/// ([`blame_sets`]). Grids call [`load`], whose messages name the grid's key instead.
+pub fn load_cli(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
+    load(path, sets).map_err(|e| {
+        let origin = path.map_or_else(|| "default config".to_string(), |p| p.display().to_string());
+        blame_sets(e, &origin, sets)
+    })
 }
 
 /// Names `--set` as the source of a value that fails a check: `--set K=V: K: ...` when
@@ -523,7 +532,7 @@ mod tests {
         assert_eq!(r.opts.sync, Sync::None);
         assert_eq!(r.hw.adc_bits, AdcBits::Fixed(6));
         assert_eq!(r.energy.dac_per_row_pj, 1.0);
-        let err = |s: &str| load(None, &[s.to_string()]).unwrap_err().to_string();
+        let err = |s: &str| load_cli(None, &[s.to_string()]).unwrap_err().to_string();
         assert!(err("ou.height=3").contains("ou.height: unknown key"));
         // A value that parses but fails a check names the --set, not the config file.
         assert_eq!(

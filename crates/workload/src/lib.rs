@@ -2,7 +2,7 @@
 //!
 //! This crate owns everything about the network being replayed and nothing about the
 //! machine: layer geometry ([`geometry`]), quantization of real-valued tensors to the
-//! configured precision ([`quant`], docs/sre-model.md section 2), quantized layers and
+//! configured precision ([`quant`], docs/model.md §2), quantized layers and
 //! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
 //! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
 //! bundles of real tensors ([`bundle`]), the `--workload` lookup ([`resolve`]) and the
