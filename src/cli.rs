@@ -85,7 +85,8 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Do not print the summary table.
+    /// Print neither the summary table nor the progress bar (errors and notes still go
+    /// to stderr).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -34,7 +34,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
             modes: &modes,
             engine,
             samples,
-            progress: std::io::stderr().is_terminal(),
+            // -q hides the bar as well as the table.
+            progress: !args.quiet && std::io::stderr().is_terminal(),
         })
     })?;
     if let Some(dir) = &args.out {

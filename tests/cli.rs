@@ -301,3 +301,26 @@ fn memory_writes_only_with_out_and_says_what() {
         "error: --plot: needs --out DIR, the directory the plot is written to\n"
     );
 }
+
+/// On a terminal, `run` draws a progress bar on stderr for a run longer than a moment;
+/// `-q` draws none and prints nothing. `script` gives the run a terminal.
+#[test]
+fn quiet_hides_the_progress_bar_on_a_terminal() {
+    let on_tty = |extra: &str| {
+        let cmd = format!("{BIN} run --workload resnet18 --modes dense,sre {extra}");
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .expect("script (util-linux) runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let loud = on_tty("");
+    assert!(
+        loud.contains("% ") && loud.contains("(eta "),
+        "no bar: {loud}"
+    );
+    assert!(loud.contains("resnet18 (21 layers"), "{loud}");
+    let quiet = on_tty("-q");
+    assert_eq!(quiet, "", "-q printed something");
+}
