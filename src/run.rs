@@ -80,11 +80,14 @@ pub struct RunSpec<'a> {
 }
 
 /// Progress units of preparing one weight (loading, quantizing, mapping, compressing),
-/// in MACs of one mode: what preparing a weight costs against simulating one MAC in one
-/// mode with the fast engine, measured on vgg16 (docs/perf.md). It keeps the bar honest
-/// on a layer like vgg16's fc6, whose 103 M weights take longer to prepare than its one
+/// and of setting up one mode per weight, in MACs of one mode: what that costs against
+/// simulating one MAC in one mode with the fast engine, measured on vgg16 (docs/perf.md:
+/// about 64 ns and 6.6 ns a weight against 0.10 ns a MAC). They keep the bar honest on a
+/// layer like vgg16's fc6, whose 103 M weights take far longer to prepare than its one
 /// vector per sample takes to simulate.
-pub const PREPARE_UNITS_PER_WEIGHT: u64 = 1000;
+pub const PREPARE_UNITS_PER_WEIGHT: u64 = 600;
+/// See [`PREPARE_UNITS_PER_WEIGHT`].
+pub const MODE_UNITS_PER_WEIGHT: u64 = 64;
 
 /// How a run's work is counted for progress: preparing a layer's weights, then each input
 /// vector in each mode, weighted by its MACs (vectors of different layers differ by
@@ -92,7 +95,8 @@ pub const PREPARE_UNITS_PER_WEIGHT: u64 = 1000;
 /// each, fc6 one of 103 M).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayerWork {
-    /// Units of preparing the weights (counted half after loading, half after mapping).
+    /// Units of preparing the weights and the modes (counted half after loading, half
+    /// after mapping).
     pub prepare: u64,
     /// Units of one input vector in one mode (its MACs).
     pub per_vector: u64,
@@ -104,7 +108,8 @@ impl LayerWork {
     pub fn of(geom: &workload::ConvGeometry, samples: usize, modes: usize) -> LayerWork {
         let vectors = geom.vectors_per_sample() as u64;
         LayerWork {
-            prepare: (geom.weight_elements() as u64).saturating_mul(PREPARE_UNITS_PER_WEIGHT),
+            prepare: (geom.weight_elements() as u64)
+                .saturating_mul(PREPARE_UNITS_PER_WEIGHT + MODE_UNITS_PER_WEIGHT * modes as u64),
             per_vector: geom.macs_per_sample() as u64 / vectors.max(1),
             vectors: vectors
                 .saturating_mul(samples as u64)
@@ -439,7 +444,10 @@ mod tests {
         let lw = LayerWork::of(&fc, 3, 2);
         assert_eq!(lw.per_vector, 400_000);
         assert_eq!(lw.vectors, 6);
-        assert_eq!(lw.total(), 400_000 * PREPARE_UNITS_PER_WEIGHT + 6 * 400_000);
+        assert_eq!(
+            lw.total(),
+            400_000 * (PREPARE_UNITS_PER_WEIGHT + 2 * MODE_UNITS_PER_WEIGHT) + 6 * 400_000
+        );
     }
 
     /// Streaming samples one by one gives, layer by layer and mode by mode, exactly the
