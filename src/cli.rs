@@ -91,6 +91,10 @@ pub struct RunArgs {
     /// Replay the first N input samples (default: all the workload holds).
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Run only these layers of the workload: names or globs, comma-separated, e.g.
+    /// --layers conv2,'fc*' (each layer as in a run of the whole workload).
+    #[arg(long, value_name = "NAME,...")]
+    pub layers: Option<String>,
     /// Override a config key, e.g. --set ou.rows=16 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
@@ -99,7 +103,8 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Do not print the summary table.
+    /// Print neither the summary table nor the progress bar (errors and notes still go
+    /// to stderr).
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -7,14 +7,26 @@ use crossbar::Mode;
 use engine::EngineKind;
 use outdir::OutputDir;
 use std::io::{IsTerminal, Write};
+use workload::LayerSelector;
 
 /// `sresim run`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let cfg = config::load(args.config.as_deref(), &args.sets)?;
+    let cfg = config::load_cli(args.config.as_deref(), &args.sets)?;
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
     let pool = thread_pool(args.threads)?;
+    let selector = args
+        .layers
+        .as_deref()
+        .map(LayerSelector::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--layers: {e}"))?;
     let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
+    let total_layers = w.layers().len();
+    let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
+    for note in w.notes() {
+        eprintln!("note: {note}");
+    }
     let samples = args.samples.unwrap_or(w.available_samples());
     // Locked from here to the end, so that a second writer is refused before it runs.
     let out = args.out.as_deref().map(OutputDir::open).transpose()?;
@@ -25,7 +37,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
             modes: &modes,
             engine,
             samples,
-            progress: std::io::stderr().is_terminal(),
+            // -q hides the bar as well as the table.
+            progress: !args.quiet && std::io::stderr().is_terminal(),
         })
     })?;
     if let Some(dir) = &out {
@@ -33,6 +46,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     if !args.quiet {
         let mut o = std::io::stdout().lock();
+        if selector.is_some() {
+            let names: Vec<&str> = w.layers().iter().map(|l| l.name.as_str()).collect();
+            writeln!(
+                o,
+                "--layers: {} of {total_layers} layers: {}",
+                names.len(),
+                names.join(", ")
+            )?;
+        }
         write!(o, "{}", report::summary_table(&result))?;
         match &args.out {
             Some(dir) => writeln!(
@@ -105,15 +127,16 @@ pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
 /// `memory.compute = "simulated"`, the crossbar layers' times from an sre-mode run of the
 /// same network (one sample, scaled by the batch).
 pub fn memory(cmd: &MemoryCmd) -> Result<()> {
-    let cfg = config::load(cmd.config.as_deref(), &cmd.sets)?;
+    let cfg = config::load_cli(cmd.config.as_deref(), &cmd.sets)?;
     let mut mc = cfg.config.memory.clone();
     if let Some(p) = &cmd.policy {
         mc.policy = memory::buffer::Policy::parse(p).map_err(|e| anyhow!("--policy: {e}"))?;
     }
     let mc = &mc;
-    mc.validate().map_err(|e| anyhow!("{}: {e}", cfg.origin))?;
+    mc.validate()
+        .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
     let mut exports = crate::memory_out::Exports::prepare(cmd)?;
-    let out = OutputDir::open(&cmd.args.out)?;
+    let out = cmd.args.out.as_deref().map(OutputDir::open).transpose()?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
@@ -147,7 +170,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     if !exports.is_empty() {
         exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
     }
-    memory::report::outputs(&cmd.args, mc, compute)?.write(&out, &mut std::io::stdout().lock())?;
+    memory::report::outputs(&cmd.args, mc, compute)?.write(out.as_ref(), &mut std::io::stdout().lock())?;
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");

@@ -297,6 +297,38 @@ fn load_table(
     resolve(config, origin, base_dir)
 }
 
+/// [`load`] for a command line: a value that fails a check names the `--set` that gave it
+/// ([`blame_sets`]). Grids call [`load`], whose messages name the grid's key instead.
+pub fn load_cli(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
+    load(path, sets).map_err(|e| {
+        let origin = path.map_or_else(|| "default config".to_string(), |p| p.display().to_string());
+        blame_sets(e, &origin, sets)
+    })
+}
+
+/// Names `--set` as the source of a value that fails a check: `--set K=V: K: ...` when
+/// the key the message names was set on the command line, `<origin> with --set ...: `
+/// when it was not but some key was (a set can clash with a key it does not name, e.g.
+/// crossbar.rows under the default ou.rows).
+pub fn blame_sets(e: anyhow::Error, origin: &str, sets: &[String]) -> anyhow::Error {
+    let msg = e.to_string();
+    let Some(rest) = msg.strip_prefix(&format!("{origin}: ")) else {
+        return e;
+    };
+    if sets.is_empty() {
+        return e;
+    }
+    let key = rest.split(':').next().unwrap_or("").trim();
+    let names_key = |s: &&String| s.split_once('=').is_some_and(|(k, _)| k.trim() == key);
+    match sets.iter().rev().find(names_key) {
+        Some(s) => anyhow!("--set {s}: {rest}"),
+        None => {
+            let all: Vec<String> = sets.iter().map(|s| format!("--set {s}")).collect();
+            anyhow!("{origin} with {}: {rest}", all.join(" "))
+        }
+    }
+}
+
 /// Which key makes `table` fail to deserialize (serde's message does not say): the first
 /// key that fails when put alone over the defaults. Returns where it came from (the
 /// file or `--set KEY=VALUE`) and `key: ` (empty if no single key is to blame).
@@ -500,8 +532,28 @@ mod tests {
         assert_eq!(r.opts.sync, Sync::None);
         assert_eq!(r.hw.adc_bits, AdcBits::Fixed(6));
         assert_eq!(r.energy.dac_per_row_pj, 1.0);
-        let err = |s: &str| load(None, &[s.to_string()]).unwrap_err().to_string();
+        let err = |s: &str| load_cli(None, &[s.to_string()]).unwrap_err().to_string();
         assert!(err("ou.height=3").contains("ou.height: unknown key"));
+        // A value that parses but fails a check names the --set, not the config file.
+        assert_eq!(
+            err("ou.rows=300"),
+            "--set ou.rows=300: ou.rows: OU height 300 exceeds crossbar.rows 128"
+        );
+        assert!(err("pipeline.queue_depth=0").starts_with(
+            "--set pipeline.queue_depth=0: pipeline.queue_depth: '0' is not a queue depth"
+        ));
+        assert!(err("timing.cycle_ns=0").starts_with("--set timing.cycle_ns=0: timing.cycle_ns:"));
+        // A set that clashes with a default it does not name: both are named.
+        assert_eq!(
+            err("crossbar.rows=8"),
+            "default config with --set crossbar.rows=8: ou.rows: OU height 9 exceeds crossbar.rows 8"
+        );
+        // Without sets, the file is the source.
+        let e = load_str("[ou]\nrows = 300\n", "c.toml", None, &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("c.toml: ou.rows: OU height 300"),
+            "{e}"
+        );
         assert!(err("ou.rows=200").contains("ou.rows: OU height 200 exceeds"));
         assert!(err("crossbar.cell_bits=0").contains("crossbar.cell_bits"));
         assert!(err("timing.sync=sometimes").contains("sometimes"));

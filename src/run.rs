@@ -79,7 +79,84 @@ pub struct RunSpec<'a> {
     pub progress: bool,
 }
 
+/// Progress units of preparing one weight (loading, quantizing, mapping, compressing),
+/// and of setting up one mode per weight, in MACs of one mode: what that costs against
+/// simulating one MAC in one mode with the fast engine, measured on vgg16 (docs/perf.md:
+/// about 64 ns and 6.6 ns a weight against 0.10 ns a MAC). They keep the bar honest on a
+/// layer like vgg16's fc6, whose 103 M weights take far longer to prepare than its one
+/// vector per sample takes to simulate.
+pub const PREPARE_UNITS_PER_WEIGHT: u64 = 600;
+/// See [`PREPARE_UNITS_PER_WEIGHT`].
+pub const MODE_UNITS_PER_WEIGHT: u64 = 64;
+
+/// How a run's work is counted for progress: preparing a layer's weights, then each input
+/// vector in each mode, weighted by its MACs (vectors of different layers differ by
+/// orders of magnitude in work; vgg16's conv layers have 50,176 vectors of 1.7 M MACs
+/// each, fc6 one of 103 M).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerWork {
+    /// Units of preparing the weights and the modes (counted half after loading, half
+    /// after mapping).
+    pub prepare: u64,
+    /// Units of one input vector in one mode (its MACs).
+    pub per_vector: u64,
+    /// Input vectors of the layer over the samples replayed, in all modes.
+    pub vectors: u64,
+}
+
+impl LayerWork {
+    pub fn of(geom: &workload::ConvGeometry, samples: usize, modes: usize) -> LayerWork {
+        let vectors = geom.vectors_per_sample() as u64;
+        LayerWork {
+            prepare: (geom.weight_elements() as u64)
+                .saturating_mul(PREPARE_UNITS_PER_WEIGHT + MODE_UNITS_PER_WEIGHT * modes as u64),
+            per_vector: geom.macs_per_sample() as u64 / vectors.max(1),
+            vectors: vectors
+                .saturating_mul(samples as u64)
+                .saturating_mul(modes as u64),
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.prepare
+            .saturating_add(self.per_vector.saturating_mul(self.vectors))
+    }
+}
+
+/// The progress units of a whole run of `layers` (see [`LayerWork`]).
+pub fn work(layers: &[workload::LayerSpec], samples: usize, modes: usize) -> u64 {
+    layers
+        .iter()
+        .map(|l| LayerWork::of(&l.geom, samples, modes).total())
+        .fold(0, u64::saturating_add)
+}
+
+/// Where a run reports its progress, in the units of [`work`].
+pub trait Progress: Sync {
+    /// The run starts on layer `name`.
+    fn layer(&self, _name: &str) {}
+    /// `units` more are done.
+    fn inc(&self, units: u64);
+}
+
+/// No progress report.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn inc(&self, _: u64) {}
+}
+
 pub fn run(spec: &RunSpec) -> Result<RunResult> {
+    let w = spec.workload;
+    let total = work(w.layers(), spec.samples, spec.modes.len());
+    let bar = Bar::new(total, spec.progress);
+    let result = run_with(spec, &bar);
+    bar.finish();
+    result
+}
+
+/// [`run`], reporting progress to `progress` (spec.progress is not looked at).
+pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
     let w = spec.workload;
     if spec.samples == 0 || spec.samples > w.available_samples() {
         bail!(
@@ -91,19 +168,15 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
     }
     let cfg = spec.cfg;
     check_limits(spec)?;
-    let work: u64 = w
-        .layers()
-        .iter()
-        .map(|l| (l.geom.vectors_per_sample() * spec.samples) as u64)
-        .sum::<u64>()
-        * spec.modes.len() as u64;
-    let bar = Bar::new(work, spec.progress);
     let mut layers = Vec::new();
     let precision = cfg.precision();
     for (i, spec_l) in w.layers().iter().enumerate() {
-        bar.message(&spec_l.name);
+        progress.layer(&spec_l.name);
+        let lw = LayerWork::of(&spec_l.geom, spec.samples, spec.modes.len());
         let weights = w.load_weights(i, precision)?;
+        progress.inc(lw.prepare / 2);
         let prep = Prepared::from_weights(&weights, &cfg.hw, &cfg.opts);
+        progress.inc(lw.prepare - lw.prepare / 2);
         let mut runs = spec
             .modes
             .iter()
@@ -113,7 +186,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         // The inputs stream a chunk of samples at a time through every mode at once.
         let per_sample = spec_l.geom.input_elements();
         let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
-        let tick = |n: u64| bar.inc(n);
+        let tick = |n: u64| progress.inc(n.saturating_mul(lw.per_vector));
         w.stream_inputs(i, precision, spec.samples, chunk, &mut |input| {
             let samples = Samples::new(input, input.len() / per_sample.max(1));
             for r in runs.iter_mut() {
@@ -143,7 +216,6 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             });
         }
     }
-    bar.finish();
     let totals = spec
         .modes
         .iter()
@@ -230,7 +302,9 @@ impl Bar {
             shown: false.into(),
         }
     }
+}
 
+impl Progress for Bar {
     fn inc(&self, n: u64) {
         use std::sync::atomic::Ordering;
         if let Some(pb) = &self.pb {
@@ -243,12 +317,14 @@ impl Bar {
         }
     }
 
-    fn message(&self, m: &str) {
+    fn layer(&self, m: &str) {
         if let Some(pb) = &self.pb {
             pb.set_message(m.to_string());
         }
     }
+}
 
+impl Bar {
     fn finish(&self) {
         if let Some(pb) = &self.pb {
             pb.finish_and_clear();
@@ -308,6 +384,70 @@ mod tests {
             progress: false,
         })
         .unwrap()
+    }
+
+    /// Records the units reported and, at the start of each layer, the units so far.
+    #[derive(Default)]
+    struct Recorder {
+        units: std::sync::atomic::AtomicU64,
+        starts: std::sync::Mutex<Vec<(String, u64)>>,
+    }
+
+    impl Progress for Recorder {
+        fn layer(&self, name: &str) {
+            let so_far = self.units.load(Ordering::Relaxed);
+            self.starts.lock().unwrap().push((name.to_string(), so_far));
+        }
+        fn inc(&self, units: u64) {
+            self.units.fetch_add(units, Ordering::Relaxed);
+        }
+    }
+
+    /// Progress is counted in work units, exactly: each layer starts when the work of the
+    /// layers before it is done, and the run ends at `work` (100%, never beyond), in every
+    /// engine.
+    #[test]
+    fn progress_counts_every_units_of_work_once() {
+        let zoo = ZooWorkload::new("lenet5", SynthParams::default())
+            .unwrap()
+            .with_samples(2);
+        let cfg = crate::config::load(None, &[]).unwrap();
+        let modes = [Mode::Dense, Mode::Sre];
+        for engine in [EngineKind::Fast, EngineKind::Cycle, EngineKind::Reference] {
+            // The reference engine is slow: one sample is enough for it.
+            let n = if engine == EngineKind::Reference {
+                1
+            } else {
+                2
+            };
+            let rec = Recorder::default();
+            let spec = RunSpec {
+                workload: &zoo,
+                cfg: &cfg,
+                modes: &modes,
+                engine,
+                samples: n,
+                progress: false,
+            };
+            run_with(&spec, &rec).unwrap();
+            let layers = zoo.layers();
+            assert_eq!(rec.units.into_inner(), work(layers, n, 2), "{engine}");
+            let starts = rec.starts.into_inner().unwrap();
+            for (i, (name, so_far)) in starts.iter().enumerate() {
+                assert_eq!(name, &layers[i].name);
+                assert_eq!(*so_far, work(&layers[..i], n, 2), "{engine} {name}");
+            }
+        }
+        // A vector counts its MACs: an fc layer's one vector of 800 x 500 weighs as much as
+        // 800 x 500 MACs, in each mode and sample; preparing counts every weight.
+        let fc = workload::ConvGeometry::fc(800, 500);
+        let lw = LayerWork::of(&fc, 3, 2);
+        assert_eq!(lw.per_vector, 400_000);
+        assert_eq!(lw.vectors, 6);
+        assert_eq!(
+            lw.total(),
+            400_000 * (PREPARE_UNITS_PER_WEIGHT + 2 * MODE_UNITS_PER_WEIGHT) + 6 * 400_000
+        );
     }
 
     /// Streaming samples one by one gives, layer by layer and mode by mode, exactly the

@@ -3,11 +3,11 @@
 
 use crate::cli::SynthArgs;
 use crate::config::Resolved;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use std::fmt::Write as _;
 use workload::bundle::BundleWorkload;
 use workload::resolve::OpenOptions;
-use workload::Workload;
+use workload::{LayerSelector, Selected, Workload};
 
 /// The default workload of `sresim run`.
 pub const DEFAULT_WORKLOAD: &str = "lenet5-mnist";
@@ -38,6 +38,21 @@ pub fn open(
     match name {
         None => Ok(Box::new(embedded_default(&opts)?)),
         Some(n) => workload::resolve::resolve(n, &opts),
+    }
+}
+
+/// `w` restricted to the layers `patterns` select (`--layers`, a grid's `layers`); None
+/// keeps every layer. `what` names the source of the patterns in errors.
+pub fn select(
+    w: Box<dyn Workload>,
+    patterns: Option<&LayerSelector>,
+    what: &str,
+) -> Result<Box<dyn Workload>> {
+    match patterns {
+        None => Ok(w),
+        Some(sel) => Ok(Box::new(
+            Selected::new(w, sel).map_err(|e| anyhow!("{what}: {e}"))?,
+        )),
     }
 }
 

@@ -248,3 +248,79 @@ fn bad_flags_and_bundles_are_one_line_errors() {
         assert!(!out.exists(), "{args:?} wrote output");
     }
 }
+
+/// `sresim memory` follows `run`: without --out it writes nothing and says how to get the
+/// files; with --out it names what it wrote. Inference names no optimizer.
+#[test]
+fn memory_writes_only_with_out_and_says_what() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = |extra: &[&str]| {
+        let mut a = vec!["memory", "--workload", "resnet18", "--batch", "1"];
+        a.extend(extra);
+        let o = Command::new(BIN)
+            .args(&a)
+            .current_dir(dir.path())
+            .output()
+            .expect("binary runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let text = memory(&["--mode", "inference"]);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("resnet18 (inference, batch 1, "),
+        "{first}"
+    );
+    assert!(!first.contains("momentum"), "{first}");
+    assert!(text.ends_with("(--out DIR writes memory_layers.csv, memory_summary.json and memory_vs_capacity.svg)\n"), "{text}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "wrote a file"
+    );
+    let text = memory(&["--capacity", "1MiB,4MiB", "--out", "m"]);
+    assert!(
+        text.lines().next().unwrap().contains(", momentum)"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "wrote m/memory_layers.csv, m/memory_summary.json, m/memory_vs_capacity.svg\n"
+        ),
+        "{text}"
+    );
+    for f in [
+        "memory_layers.csv",
+        "memory_summary.json",
+        "memory_vs_capacity.svg",
+    ] {
+        assert!(dir.path().join("m").join(f).is_file(), "{f}");
+    }
+    let o = sresim(&["memory", "--plot"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: --plot: needs --out DIR, the directory the plot is written to\n"
+    );
+}
+
+/// On a terminal, `run` draws a progress bar on stderr for a run longer than a moment;
+/// `-q` draws none and prints nothing. `script` gives the run a terminal.
+#[test]
+fn quiet_hides_the_progress_bar_on_a_terminal() {
+    let on_tty = |extra: &str| {
+        let cmd = format!("{BIN} run --workload resnet18 --modes dense,sre {extra}");
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .expect("script (util-linux) runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let loud = on_tty("");
+    assert!(
+        loud.contains("% ") && loud.contains("(eta "),
+        "no bar: {loud}"
+    );
+    assert!(loud.contains("resnet18 (21 layers"), "{loud}");
+    let quiet = on_tty("-q");
+    assert_eq!(quiet, "", "-q printed something");
+}

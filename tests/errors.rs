@@ -27,8 +27,6 @@
 //! | manifest_groups_not_dividing | `"groups": 3` on 4 channels | layers[1].groups |
 //! | manifest_input_shape_channels | input_shape C != in_channels | layers[0].input_shape |
 //! | manifest_kernel_exceeds_input | 9x9 kernel on a padded 8x8 input | layers[1].kernel |
-//! | manifest_chain_channels | conv2 takes 3 channels nobody makes | layers[1].in_channels |
-//! | manifest_chain_features | fc on 35 features | layers[2].in_features |
 //! | manifest_reserved_name | a layer named TOTAL | layers[2].name |
 //! | manifest_duplicate_name | two layers named conv1 | layers[1].name |
 //! | manifest_samples_mismatch | `"samples": 3` over N = 2 | b/manifest.json, samples |
@@ -292,17 +290,6 @@ fn cases() -> Vec<Case> {
         }),
         case("manifest_kernel_exceeds_input", &["b/manifest.json", "layers[1].kernel: dilated kernel 9 exceeds padded input 8"], |d| {
             bundle(d, |m, _| m["layers"][1]["kernel"] = json!([9, 9]))
-        }),
-        case("manifest_chain_channels", &["b/manifest.json", "layers[1].in_channels: 3 channels are produced by no earlier layer"], |d| {
-            bundle(d, |m, _| {
-                let l = layer(m, 1);
-                l.insert("in_channels".into(), json!(3));
-                l.insert("groups".into(), json!(1));
-                l.insert("input_shape".into(), json!([3, 6, 6]));
-            })
-        }),
-        case("manifest_chain_features", &["b/manifest.json", "layers[2].in_features: 35 is not a multiple"], |d| {
-            bundle(d, |m, _| m["layers"][2]["in_features"] = json!(35))
         }),
         case("manifest_reserved_name", &["b/manifest.json", "layers[2].name", "TOTAL"], |d| {
             bundle(d, |m, _| m["layers"][2]["name"] = json!("TOTAL"))

@@ -1,5 +1,6 @@
 //! `sresim sweep`: the points of a grid (or of one shard) in parallel, each appended to
-//! points.csv as it finishes, with a progress bar of points done and the time left.
+//! points.csv as it finishes, with a progress bar of the work done (weighted as a run's
+//! bar is, [`crate::run::work`]), the points done and the time left.
 //! `--jobs` points run at a time (default: the thread count), each parallel inside on the
 //! one rayon pool of `--threads` workers.
 
@@ -54,15 +55,20 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .build()
         .map_err(|e| anyhow!("--threads: {e}"))?;
     let bar = progress(
-        pending.len() as u64,
+        pending.iter().map(|&i| plan.work[i]).sum(),
         !args.quiet && std::io::stderr().is_terminal(),
     );
+    let points_done = AtomicUsize::new(0);
+    bar.set_message(format!("0/{} points", pending.len()));
     let out = Appender::open(&args.out)?;
     let jobs = args.jobs.unwrap_or(pool.current_num_threads()).max(1);
     run_points(&pending, jobs, |i| {
-        let rows = pool.install(|| plan.run_point(i))?;
+        // The bar advances with the work inside each point (layers, vectors), so that its
+        // time left holds from the first seconds, not only when whole points finish.
+        let rows = pool.install(|| plan.run_point_with(i, &BarProgress(&bar)))?;
         out.append(&rows)?;
-        bar.inc(1);
+        let done = points_done.fetch_add(1, Ordering::Relaxed) + 1;
+        bar.set_message(format!("{done}/{} points", pending.len()));
         Ok(())
     })?;
     bar.finish_and_clear();
@@ -132,6 +138,15 @@ pub fn describe(args: &SweepArgs, o: &Outcome) -> String {
     )
 }
 
+/// The sweep's bar as the progress of a point's run.
+struct BarProgress<'a>(&'a ProgressBar);
+
+impl crate::run::Progress for BarProgress<'_> {
+    fn inc(&self, units: u64) {
+        self.0.inc(units);
+    }
+}
+
 fn progress(total: u64, enabled: bool) -> ProgressBar {
     if !enabled {
         return ProgressBar::hidden();
@@ -139,7 +154,7 @@ fn progress(total: u64, enabled: bool) -> ProgressBar {
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     pb.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} points (eta {eta})",
+            "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg} (eta {eta})",
         )
         .expect("valid template"),
     );

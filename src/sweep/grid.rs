@@ -5,6 +5,7 @@
 //! workloads = ["lenet5-mnist"]       # required
 //! modes = ["dense", "sre"]           # optional, default all five
 //! samples = 1                        # optional, default all a workload holds
+//! layers = ["conv2", "fc*"]          # optional, default every layer (names or globs)
 //! engine = "fast"                    # optional
 //! [set]                              # optional: fixed for every point, not a column
 //! "synth.structure" = "ssl"
@@ -22,6 +23,7 @@ use crossbar::Mode;
 use engine::EngineKind;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use workload::LayerSelector;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,6 +32,7 @@ struct RawGrid {
     workloads: Vec<String>,
     modes: Option<Vec<String>>,
     samples: Option<i64>,
+    layers: Option<Vec<String>>,
     engine: Option<String>,
     set: Option<Ordered>,
     axes: Option<Ordered>,
@@ -53,6 +56,8 @@ pub struct Grid {
     pub workloads: Vec<String>,
     pub modes: Vec<Mode>,
     pub samples: Option<usize>,
+    /// Only these layers of every workload (`layers = [...]`), as `run --layers`.
+    pub layers: Option<LayerSelector>,
     pub engine: EngineKind,
     /// Fixed assignments for every point.
     pub set: Vec<(String, AxisValue)>,
@@ -129,6 +134,12 @@ impl Grid {
             Some(n) if n >= 1 => Some(n as usize),
             Some(n) => bail!("{p}: samples: {n} is not a positive number of samples"),
         };
+        let layers = match raw.layers {
+            None => None,
+            Some(list) => {
+                Some(LayerSelector::from_patterns(&list).map_err(|e| anyhow!("{p}: layers: {e}"))?)
+            }
+        };
         let engine = match raw.engine {
             None => EngineKind::Fast,
             Some(e) => e.parse().map_err(|err| anyhow!("{p}: engine: {err}"))?,
@@ -183,6 +194,7 @@ impl Grid {
             workloads,
             modes,
             samples,
+            layers,
             engine,
             set,
             axes,

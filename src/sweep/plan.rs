@@ -26,6 +26,8 @@ pub struct Plan {
     pub columns: Vec<String>,
     /// Rows each point writes: (layers + 1 TOTAL) x modes.
     pub rows: Vec<usize>,
+    /// Work of each point, in the progress units of [`run::work`].
+    pub work: Vec<u64>,
     /// Identifies the grid's content (see [`Plan::new`]).
     pub fingerprint: String,
     /// What each workload of the grid is opened as (a bundle path next to the grid, or
@@ -75,6 +77,7 @@ impl Plan {
         let mut open_as = Vec::new();
         let mut layers = Vec::new();
         let mut bundles = String::new();
+        let mut work = Vec::new();
         for w in &grid.workloads {
             let name = match near(dir, w) {
                 Some(path) if w.contains(['/', '\\']) => path.display().to_string(),
@@ -82,6 +85,7 @@ impl Plan {
             };
             let wl = open(&grid, &name, &base_cfg, &base_synth)
                 .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
+            let wl = crate::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
                     bail!(
@@ -94,16 +98,20 @@ impl Plan {
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
             }
+            let samples = grid.samples.unwrap_or(wl.available_samples());
+            work.push(run::work(wl.layers(), samples, grid.modes.len()));
             open_as.push(name);
         }
         let modes = grid.modes.len();
+        let workload_of = |pt: &Point| {
+            let i = grid.workloads.iter().position(|w| *w == pt.workload);
+            i.expect("a point's workload is in the grid")
+        };
         let rows = points
             .iter()
-            .map(|pt| {
-                let i = grid.workloads.iter().position(|w| *w == pt.workload);
-                (layers[i.expect("a point's workload is in the grid")] + 1) * modes
-            })
+            .map(|pt| (layers[workload_of(pt)] + 1) * modes)
             .collect();
+        let work = points.iter().map(|pt| work[workload_of(pt)]).collect();
         let mut text = format!(
             "sresim sweep grid v1\nbase config:\n{}\nenergy table:\n{}\n",
             toml::to_string(&base_cfg.config)?,
@@ -125,18 +133,32 @@ impl Plan {
             ids.join(",")
         );
         text += &bundles;
+        if let Some(sel) = &grid.layers {
+            // Only when present, so that grids without it keep their fingerprints.
+            text += &format!("layers: {}\n", sel.patterns().join(","));
+        }
         Ok(Plan {
             columns: columns(&keys),
             fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
             grid,
             points,
             rows,
+            work,
             open_as,
         })
     }
 
     /// Runs point `i`: its rows, in the order of layers.csv.
     pub fn run_point(&self, i: usize) -> Result<Vec<Vec<String>>> {
+        self.run_point_with(i, &run::NoProgress)
+    }
+
+    /// [`Plan::run_point`], reporting progress in the units of [`Plan::work`].
+    pub fn run_point_with(
+        &self,
+        i: usize,
+        progress: &dyn run::Progress,
+    ) -> Result<Vec<Vec<String>>> {
         let pt = &self.points[i];
         let g = &self.grid;
         let context = || format!("{}: point {} ({})", g.path.display(), pt.id, g.describe(pt));
@@ -145,16 +167,17 @@ impl Plan {
         let wi = g.workloads.iter().position(|w| *w == pt.workload);
         let name = &self.open_as[wi.expect("a point's workload is in the grid")];
         let result = (|| {
-            let w = open(g, name, &cfg, &synth)?;
+            let w = open_selected(g, name, &cfg, &synth)?;
             let samples = g.samples.unwrap_or(w.available_samples());
-            run::run(&run::RunSpec {
+            let spec = run::RunSpec {
                 workload: w.as_ref(),
                 cfg: &cfg,
                 modes: &g.modes,
                 engine: g.engine,
                 samples,
                 progress: false,
-            })
+            };
+            run::run_with(&spec, progress)
         })()
         .map_err(|e| anyhow!("{}: {e:#}", context()))?;
         let prefix: Vec<String> = [pt.id.clone(), pt.workload.clone()]
@@ -205,6 +228,17 @@ fn bundle_hash(dir: &Path) -> Result<String> {
 
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {
     crate::workloads::open(Some(name), synth, grid.samples, cfg)
+}
+
+/// [`open`], restricted to the grid's `layers`.
+fn open_selected(
+    grid: &Grid,
+    name: &str,
+    cfg: &Resolved,
+    synth: &SynthArgs,
+) -> Result<Box<dyn Workload>> {
+    let w = open(grid, name, cfg, synth)?;
+    crate::workloads::select(w, grid.layers.as_ref(), "layers")
 }
 
 /// The config and generator parameters of a list of assignments.

@@ -1,6 +1,6 @@
 //! Crossbar geometry and the mapping of a layer's weights onto crossbars.
 //!
-//! This crate owns docs/sre-model.md sections 1 and 3: the hardware parameters
+//! This crate owns docs/model.md §1 and §3: the hardware parameters
 //! ([`Hardware`]), the five designs being compared ([`Mode`]), cell slicing of a weight
 //! magnitude ([`cell`]), the physical column order of both layouts, column blocks and
 //! column groups ([`LayerMap`]), and the dense row tiling. Compression lives in the

@@ -1,6 +1,6 @@
 //! Events and energy.
 //!
-//! This crate owns docs/sre-model.md section 8: the vocabulary of countable events of a
+//! This crate owns docs/model.md §8: the vocabulary of countable events of a
 //! layer in one mode ([`Events`]), energy tables loaded from TOML ([`EnergyTable`], the
 //! default is configs/energy/isaac-32nm.toml, embedded), and the accounting that turns
 //! events into a per-component energy breakdown ([`Breakdown`]).

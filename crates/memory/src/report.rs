@@ -39,10 +39,11 @@ pub struct MemoryArgs {
     /// Tokens per sequence (bert) or time steps (gnmt).
     #[arg(long)]
     pub seq_len: Option<usize>,
-    /// Output directory.
-    #[arg(long, default_value = "out/memory")]
-    pub out: PathBuf,
-    /// Write memory_vs_capacity.svg (always written for two or more capacities).
+    /// Directory that receives memory_layers.csv, memory_summary.json and the plot
+    /// (replaced atomically). Without it nothing is written.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
     #[arg(long)]
     pub plot: bool,
 }
@@ -56,7 +57,7 @@ impl Default for MemoryArgs {
             bandwidth: vec!["900GB/s".into()],
             mode: None,
             seq_len: None,
-            out: PathBuf::from("out/memory"),
+            out: None,
             plot: false,
         }
     }
@@ -341,6 +342,9 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     if args.bandwidth.is_empty() {
         bail!("--bandwidth: give at least one bandwidth");
     }
+    if args.plot && args.out.is_none() {
+        bail!("--plot: needs --out DIR, the directory the plot is written to");
+    }
     let capacities = args
         .capacity
         .iter()
@@ -370,11 +374,33 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    /// Replaces the files in `dir` together, then prints the table.
-    pub fn write(&self, dir: &outdir::OutputDir, stdout: &mut dyn Write) -> anyhow::Result<()> {
-        let files: Vec<(&str, &[u8])> = self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
-        dir.replace(&files)?;
+    /// Replaces the files in `dir` together (none without `--out`), then prints the
+    /// table and what was written.
+    pub fn write(
+        &self,
+        dir: Option<&outdir::OutputDir>,
+        stdout: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        if let Some(dir) = dir {
+            let files: Vec<(&str, &[u8])> =
+                self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
+            dir.replace(&files)?;
+        }
         stdout.write_all(self.table.as_bytes())?;
+        match dir {
+            Some(dir) => {
+                let paths: Vec<String> = self
+                    .files
+                    .iter()
+                    .map(|(n, _)| dir.path().join(n).display().to_string())
+                    .collect();
+                writeln!(stdout, "wrote {}", paths.join(", "))?;
+            }
+            None => writeln!(
+                stdout,
+                "(--out DIR writes memory_layers.csv, memory_summary.json and memory_vs_capacity.svg)"
+            )?,
+        }
         stdout.flush()?;
         Ok(())
     }
@@ -383,8 +409,8 @@ impl Outputs {
 /// Runs the model for every (capacity, bandwidth) of `args`, writes the outputs to
 /// `args.out` and prints a summary table.
 pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> anyhow::Result<()> {
-    let dir = outdir::OutputDir::open(&args.out)?;
-    outputs(args, cfg, compute)?.write(&dir, &mut std::io::stdout().lock())
+    let dir = args.out.as_deref().map(outdir::OutputDir::open).transpose()?;
+    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }
 
 /// Runs the model for every (capacity, bandwidth) of `args`: the files and the table,
@@ -477,8 +503,20 @@ fn table(m: &Model, s: &Summary, points: &[Point]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} ({}, batch {}, {} B/element, {}): {} steps, {} tiles, {} accesses",
-        s.network, s.mode, s.batch, s.bytes_per_element, s.optimizer, s.steps, s.tiles, s.accesses
+        "{} ({}, batch {}, {} B/element{}): {} steps, {} tiles, {} accesses",
+        s.network,
+        s.mode,
+        s.batch,
+        s.bytes_per_element,
+        // Inference updates no weight: no optimizer to name.
+        if s.mode == Mode::Training.as_str() {
+            format!(", {}", s.optimizer)
+        } else {
+            String::new()
+        },
+        s.steps,
+        s.tiles,
+        s.accesses
     );
     let _ = writeln!(
         o,

@@ -201,7 +201,7 @@ fn run_writes_csv_json_and_plot() {
         batch: 2,
         capacity: vec!["512KiB".into(), "4MiB".into(), "inf".into()],
         bandwidth: vec!["900GB/s".into(), "1.5TB/s".into()],
-        out: dir.path().to_path_buf(),
+        out: Some(dir.path().to_path_buf()),
         ..MemoryArgs::default()
     };
     run(&args, &MemoryConfig::default(), ComputeSource::Peak).unwrap();
@@ -222,13 +222,35 @@ fn run_writes_csv_json_and_plot() {
     assert!(t(0) >= t(2) && t(2) >= t(4));
     let svg = std::fs::read_to_string(dir.path().join("memory_vs_capacity.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("1.5 TB/s"));
+    // The sampled finite capacities are the x tick labels, in each of the two panels,
+    // and the only vertical grid lines (no minor lines crowding the log axis).
+    for tick in ["512 KiB", "4 MiB"] {
+        assert_eq!(
+            svg.matches(&format!(">\n{tick}\n</text>")).count(),
+            2,
+            "{tick}"
+        );
+    }
+    let vertical = svg
+        .lines()
+        .filter(|l| l.starts_with("<line"))
+        .filter(|l| {
+            let attr = |k: &str| {
+                l.split(&format!(" {k}=\""))
+                    .nth(1)
+                    .map(|r| r.split('"').next())
+            };
+            attr("x1") == attr("x2")
+        })
+        .count();
+    assert_eq!(vertical, 2 * 2);
 }
 
 #[test]
 fn bad_arguments_are_one_line_errors_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let base = MemoryArgs {
-        out: dir.path().to_path_buf(),
+        out: Some(dir.path().to_path_buf()),
         ..MemoryArgs::default()
     };
     let cfg = MemoryConfig::default();

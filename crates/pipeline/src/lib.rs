@@ -1,6 +1,6 @@
 //! Timing of the SRE pipeline.
 //!
-//! This crate owns docs/sre-model.md section 7: the stages an OU passes through and the
+//! This crate owns docs/model.md §7: the stages an OU passes through and the
 //! pipeline depth of each mode ([`depth`]), the initiation interval of one OU ([`ii`]),
 //! the issue time of a run of OUs ([`issue_rows`]), the barrier policies that turn
 //! per-crossbar issue times into a layer's busy time W ([`Barrier`]), and a layer's

@@ -1,6 +1,6 @@
 //! Where the SRE finds work to skip.
 //!
-//! This crate owns docs/sre-model.md section 4 and the row-selection half of sections 5
+//! This crate owns docs/model.md §4 and the row-selection half of §5
 //! and 6: row masks ([`RowMask`]), weight compression of each column group into packed
 //! rows with an index table ([`Compression`]), the index decoder that maps a compacted
 //! row back to its input ([`CompressedGroup::decode`]), and dynamic OU formation, which

@@ -115,7 +115,7 @@ impl ConvGeometry {
         Ok(())
     }
 
-    /// [Ho, Wo] per docs/sre-model.md section 9.
+    /// [Ho, Wo] per docs/model.md §9.
     pub fn output_hw(&self) -> [usize; 2] {
         let mut o = [0; 2];
         for (d, od) in o.iter_mut().enumerate() {

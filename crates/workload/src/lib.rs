@@ -2,10 +2,11 @@
 //!
 //! This crate owns everything about the network being replayed and nothing about the
 //! machine: layer geometry ([`geometry`]), quantization of real-valued tensors to the
-//! configured precision ([`quant`], docs/sre-model.md section 2), quantized layers and
+//! configured precision ([`quant`], docs/model.md §2), quantized layers and
 //! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
 //! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
-//! bundles of real tensors ([`bundle`]), and the `--workload` lookup ([`resolve`]).
+//! bundles of real tensors ([`bundle`]), the `--workload` lookup ([`resolve`]) and the
+//! `--layers` subset of a workload ([`select`]).
 //! Layers are loaded one at a time and their inputs streamed a few samples at a time;
 //! nothing is held for the whole network or the whole trace.
 
@@ -17,6 +18,7 @@ pub mod geometry;
 pub mod layer;
 pub mod quant;
 pub mod resolve;
+pub mod select;
 pub mod source;
 pub mod synth;
 pub mod zoo;
@@ -26,5 +28,6 @@ pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, LayerWeights, QuantLayer};
 pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
+pub use select::{LayerSelector, Selected};
 pub use source::{chunk_samples, SampleSink, Workload, CHUNK_INPUT_ELEMENTS};
 pub use synth::{Structure, SynthParams, ZooWorkload};

@@ -1,4 +1,4 @@
-//! Quantization per docs/sre-model.md section 2 and range checks per section 9.
+//! Quantization per docs/model.md §2 and range checks per §9.
 
 use thiserror::Error;
 

@@ -35,6 +35,12 @@ pub trait Workload: Send + Sync {
     /// How many input samples the workload holds (the upper bound of `--samples`).
     fn available_samples(&self) -> usize;
 
+    /// Observations about the workload that refuse nothing, one line each, for the user
+    /// to read as `note: ...` (e.g. bundle layers whose channels do not chain).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Layer `index`'s quantized weights and the signedness of its whole input tensor
     /// (all held samples, section 2): what a run needs before the first input vector.
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights>;

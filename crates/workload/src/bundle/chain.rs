@@ -14,6 +14,10 @@
 //!
 //! Spatial sizes are not compared (pooling and padding folded into the input change them).
 //! Counts above [`MAX_CHECKED`] are not checked. docs/errors.md states the rule.
+//!
+//! A bundle is a set of layer traces, each simulated on its own, so a layer that breaks
+//! the rule (a selection of layers, layers of several networks, a channel split, a
+//! space-to-depth or a slice) refuses nothing: the first one found becomes a `note:`.
 
 use super::manifest::ManifestLayer;
 use crate::geometry::LayerKind;
@@ -82,7 +86,8 @@ fn input_count(l: &ManifestLayer) -> usize {
     l.spec.geom.in_channels
 }
 
-/// Checks every layer after the first against the rule above.
+/// Checks every layer after the first against the rule above; the first that breaks it is
+/// described in the `Err` (a note for the caller, never a refusal).
 pub fn check(layers: &[ManifestLayer]) -> Result<(), String> {
     let Some(first) = layers.first() else {
         return Ok(());

@@ -60,6 +60,9 @@ pub struct Manifest {
     /// Optional `samples` key: must agree with the inputs' N when present.
     pub samples: Option<usize>,
     pub layers: Vec<ManifestLayer>,
+    /// Observations that refuse nothing (printed as `note: ...`): a layer whose input
+    /// channels no earlier layer produces ([`super::chain`]).
+    pub notes: Vec<String>,
 }
 
 type Obj = Map<String, Value>;
@@ -280,12 +283,19 @@ impl Manifest {
             }
             layers.push(l);
         }
-        super::chain::check(&layers)?;
+        // Each layer is simulated on its own: a bundle of layers that do not chain (a
+        // selection, several networks, channel splits) is valid, so this is only a note.
+        let notes = super::chain::check(&layers)
+            .err()
+            .map(|e| format!("{e}; each layer is simulated on its own"))
+            .into_iter()
+            .collect();
         Ok(Manifest {
             name,
             source,
             samples,
             layers,
+            notes,
         })
     }
 }

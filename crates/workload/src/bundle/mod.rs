@@ -342,6 +342,14 @@ impl Workload for BundleWorkload {
     fn name(&self) -> &str {
         &self.manifest.name
     }
+    fn notes(&self) -> Vec<String> {
+        let label = &self.manifest_label;
+        self.manifest
+            .notes
+            .iter()
+            .map(|n| format!("{label}: {n}"))
+            .collect()
+    }
     fn source(&self) -> &str {
         &self.manifest.source
     }

@@ -403,21 +403,34 @@ fn unknown_keys_reserved_names_and_chain() {
     );
     let (e, _) = open_err(|m, _| m["layers"][1]["name"] = json!("TOTAL"));
     assert!(e.contains("layers[1].name: \"TOTAL\" is reserved"), "{e}");
-    // conv1 makes 2 channels from 1: an fc on 9 inputs fits no flattened map of 1 or 2
-    // channels... 9 = 1 x 9 fits the 1-channel network input, so use 2 -> 3 channels.
-    let (e, _) = open_err(|m, t| {
-        m["layers"][0]["input_shape"] = json!([2, 4, 4]);
-        m["layers"][0]["in_channels"] = json!(2);
-        m["layers"][1]["in_features"] = json!(9);
-        t[0].1 = seq(&[2, 2, 3, 3], |_| 1.0);
-        t[1].1 = seq(&[2, 2, 4, 4], |_| 1.0);
-        t[2].1 = seq(&[3, 9], |_| 1.0);
-        t[3].1 = seq(&[2, 9], |_| 1.0);
-    });
-    assert!(
-        e.ends_with("layers[1].in_features: 9 is not a multiple of any channel count earlier layers produce (expected C*H*W of an earlier output, C from: 2)"),
-        "{e}"
+    // conv1 makes 2 channels from 2: an fc on 9 inputs fits no flattened map of 2
+    // channels (9 = 1 x 9 would fit a 1-channel network input). The layers do not chain,
+    // which refuses nothing: the bundle opens, with a note naming the field.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut m, mut t) = (manifest(), tensors());
+    m["layers"][0]["input_shape"] = json!([2, 4, 4]);
+    m["layers"][0]["in_channels"] = json!(2);
+    m["layers"][1]["in_features"] = json!(9);
+    t[0].1 = seq(&[2, 2, 3, 3], |_| 1.0);
+    t[1].1 = seq(&[2, 2, 4, 4], |_| 1.0);
+    t[2].1 = seq(&[3, 9], |_| 1.0);
+    t[3].1 = seq(&[2, 9], |_| 1.0);
+    write(dir.path(), &m, &t);
+    let w = BundleWorkload::open(dir.path(), &p8()).unwrap();
+    assert_eq!(
+        w.notes(),
+        [format!(
+            "{}/manifest.json: layers[1].in_features: 9 is not a multiple of any channel count earlier layers produce (expected C*H*W of an earlier output, C from: 2); each layer is simulated on its own",
+            dir.path().display()
+        )]
     );
+    // The unchanged bundle chains: no note.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &manifest(), &tensors());
+    assert!(BundleWorkload::open(dir.path(), &p8())
+        .unwrap()
+        .notes()
+        .is_empty());
     // Sizes beyond 2^31 - 1 and geometry whose products overflow are refused.
     let (e, _) = open_err(|m, _| m["layers"][0]["out_channels"] = json!(1u64 << 40));
     assert!(

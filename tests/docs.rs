@@ -1,0 +1,221 @@
+//! The documentation stands alone: every relative link in every Markdown file of the
+//! repository resolves to a file or directory of the repository, and every repository
+//! path a Markdown file or a source comment names (`docs/model.md`,
+//! `configs/sweeps/ou-size.toml`) exists.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every file under `dir` whose name ends with one of `exts`, outside build output and
+/// version control.
+fn files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            let skip = [
+                "target",
+                ".git",
+                "node_modules",
+                "__pycache__",
+                ".pytest_cache",
+            ];
+            if !skip.contains(&name.as_str()) && !name.starts_with('.') {
+                files(&p, exts, out);
+            }
+        } else if exts.iter().any(|x| name.ends_with(x)) {
+            out.push(p);
+        }
+    }
+}
+
+/// The text of a Markdown file without fenced code blocks and inline code spans (links
+/// there are examples, not links), one entry per line with its 1-based number.
+fn prose(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut kept = String::new();
+        for (k, part) in line.split('`').enumerate() {
+            if k % 2 == 0 {
+                kept.push_str(part);
+            }
+        }
+        out.push((i + 1, kept));
+    }
+    out
+}
+
+/// The targets of the inline links `[text](target)` and `![alt](target)` of a line.
+fn link_targets(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("](") {
+        let after = &rest[i + 2..];
+        let end = after.find(')').unwrap_or(after.len());
+        let target = after[..end].split_whitespace().next().unwrap_or("");
+        out.push(target.trim_matches(|c| c == '<' || c == '>').to_string());
+        rest = &after[end.min(after.len())..];
+    }
+    out
+}
+
+fn is_external(t: &str) -> bool {
+    t.is_empty() || t.starts_with('#') || t.contains("://") || t.starts_with("mailto:")
+}
+
+#[test]
+fn every_relative_markdown_link_resolves() {
+    let root = root();
+    let mut mds = Vec::new();
+    files(&root, &[".md"], &mut mds);
+    assert!(mds.len() >= 10, "found only {} Markdown files", mds.len());
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for md in &mds {
+        let text = std::fs::read_to_string(md).unwrap();
+        for (n, line) in prose(&text) {
+            for t in link_targets(&line) {
+                if is_external(&t) {
+                    continue;
+                }
+                checked += 1;
+                let path = t.split('#').next().unwrap();
+                let resolved = md.parent().unwrap().join(path);
+                let inside = resolved
+                    .canonicalize()
+                    .is_ok_and(|p| p.starts_with(root.canonicalize().unwrap()));
+                if !inside {
+                    let rel = md.strip_prefix(&root).unwrap().display();
+                    broken.push(format!("{rel}:{n}: ({t})"));
+                }
+            }
+        }
+    }
+    assert!(checked >= 20, "checked only {checked} links");
+    assert!(
+        broken.is_empty(),
+        "links that resolve to nothing in the repository:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// Paths written out in prose or comments, relative to the repository root: a top-level
+/// directory of the repository, then a path ending in a file extension.
+fn named_paths(text: &str, tops: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let (start, c) = chars[k];
+        let boundary = k == 0 || !is_path_char(chars[k - 1].1);
+        if boundary && is_path_char(c) {
+            let mut j = k;
+            while j < chars.len() && is_path_char(chars[j].1) {
+                j += 1;
+            }
+            let end = chars.get(j).map_or(text.len(), |x| x.0);
+            let word = text[start..end].trim_end_matches(['.', '/']);
+            let top = word.split('/').next().unwrap_or("");
+            let ext = ["md", "toml", "sh", "rs", "py", "json", "npz"];
+            let has_ext = word.rsplit_once('.').is_some_and(|(_, e)| ext.contains(&e));
+            if word.contains('/') && tops.iter().any(|t| t == top) && has_ext && !word.contains('*')
+            {
+                out.push(word.to_string());
+            }
+            k = j;
+        } else {
+            k += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn every_repository_path_named_in_docs_and_comments_exists() {
+    let root = root();
+    let tops: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && n != "target")
+        .collect();
+    let mut sources = Vec::new();
+    files(&root, &[".md", ".rs", ".toml", ".sh"], &mut sources);
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for f in &sources {
+        let skip = ["tests/corpus", "fuzz/corpus", "tests/docs.rs"];
+        if skip.iter().any(|s| f.starts_with(root.join(s))) {
+            continue;
+        }
+        // A path in a crate's file may be relative to that crate (`tests/model.rs`).
+        let krate = f
+            .ancestors()
+            .find(|d| d.join("Cargo.toml").is_file())
+            .unwrap_or(&root)
+            .to_path_buf();
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let lines: Vec<(usize, String)> = if f.extension().is_some_and(|e| e == "md") {
+            // Example output in code blocks names made-up paths (workloads/x/...).
+            let mut fenced = false;
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| {
+                    if l.trim_start().starts_with("```") {
+                        fenced = !fenced;
+                    }
+                    !fenced
+                })
+                .map(|(i, l)| (i, l.to_string()))
+                .collect()
+        } else {
+            text.lines().map(str::to_string).enumerate().collect()
+        };
+        for (n, line) in lines {
+            for p in named_paths(&line, &tops) {
+                checked += 1;
+                if !root.join(&p).exists() && !krate.join(&p).exists() {
+                    let rel = f.strip_prefix(&root).unwrap().display();
+                    missing.push(format!("{rel}:{}: {p}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "checked only {checked} paths");
+    assert!(
+        missing.is_empty(),
+        "paths that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_scanners_find_what_they_should() {
+    assert_eq!(
+        link_targets("see [a](docs/a.md#x) and ![b](<img.svg>) and [c](https://x.org)"),
+        ["docs/a.md#x", "img.svg", "https://x.org"]
+    );
+    let p = prose("a [x](y.md) `[z](w.md)`\n```\n[q](r.md)\n```\n");
+    assert_eq!(p, [(1, "a [x](y.md) ".to_string())]);
+    let tops = ["docs".to_string(), "configs".to_string()];
+    assert_eq!(
+        named_paths(
+            "per docs/model.md §2, configs/sweeps/ou-size.toml; out/x.md, docs/, mydocs/a.md",
+            &tops
+        ),
+        ["docs/model.md", "configs/sweeps/ou-size.toml"]
+    );
+}
