@@ -17,8 +17,8 @@ mod schedule;
 mod spec;
 
 pub use area::{AreaTable, ISAAC_AREA_TOML};
-pub use place::{place, Placed, Placement};
-pub use schedule::{schedule, Timing};
+pub use place::{place, LayerPlace, Placed, Placement};
+pub use schedule::{schedule, LayerTiming, Timing};
 pub use spec::{
     builtin_preset, AutoWord, ChipSpec, Count, DataMovement, Overflow, Replication, Schedule,
     ISAAC_PRESET_TOML, PP_SIM_PRESET_TOML,

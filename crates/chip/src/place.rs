@@ -39,6 +39,7 @@ impl LayerPlace {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Placement {
     pub chips: u64,
+    pub crossbars_per_unit: u32,
     pub layers: Vec<LayerPlace>,
     /// 1 unless time-multiplexed.
     pub segments: u32,
@@ -194,6 +195,7 @@ fn lay_out(
     let placed = per_seg.iter().map(|s| s.1).max().unwrap_or(0);
     Placement {
         chips,
+        crossbars_per_unit: cpu,
         layers: out,
         segments: cur + 1,
         tiles_used,

@@ -45,8 +45,9 @@ pub struct Timing {
     pub layers: Vec<LayerTiming>,
     /// The run's samples, first input row to last output row.
     pub run_cycles: u64,
-    /// One image alone.
+    /// One image alone, in cycles and ns.
     pub latency_cycles: u64,
+    pub latency_ns: f64,
     /// Steady state: the slowest stage (pipelined) or the run (otherwise), per image.
     pub cycles_per_image: f64,
     pub images_per_s: f64,
@@ -296,6 +297,7 @@ pub fn schedule(
     Timing {
         run_cycles,
         latency_cycles,
+        latency_ns: latency_cycles as f64 * ctx.cycle_ns,
         cycles_per_image,
         images_per_s,
         network_bytes: links.iter().filter(|l| l.hops > 0).map(|l| l.bytes).sum(),

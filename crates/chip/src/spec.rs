@@ -195,6 +195,13 @@ impl ChipSpec {
         Ok(spec)
     }
 
+    /// The keys of a description (of a preset file and of `[chip]`).
+    pub fn keys() -> Vec<String> {
+        toml::Table::try_from(ChipSpec::probe())
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// A well-formed description used to know the keys and their types.
     fn probe() -> ChipSpec {
         ChipSpec {
