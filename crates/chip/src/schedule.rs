@@ -160,18 +160,29 @@ fn link(spec: &ChipSpec, ctx: &Context, shapes: &[LayerShape], p: &Placement, i:
     }
 }
 
+/// A placed mode with its links, ready to be timed.
+struct Run<'a> {
+    spec: &'a ChipSpec,
+    ctx: &'a Context,
+    shapes: &'a [LayerShape],
+    modes: &'a [LayerMode],
+    p: &'a Placement,
+    links: &'a [Link],
+    write_cycles: u64,
+}
+
 /// Rows of `images` images through every layer; returns per-layer timing (start, end,
 /// stall) and the end of the run.
-fn simulate(
-    spec: &ChipSpec,
-    ctx: &Context,
-    shapes: &[LayerShape],
-    modes: &[LayerMode],
-    p: &Placement,
-    links: &[Link],
-    write_cycles: u64,
-    images: u64,
-) -> (Vec<LayerTiming>, u64) {
+fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
+    let Run {
+        spec,
+        ctx,
+        shapes,
+        modes,
+        p,
+        links,
+        write_cycles,
+    } = *r;
     let pipelined = spec.schedule == Schedule::Pipelined;
     let mut out = Vec::with_capacity(shapes.len());
     let mut prev_arrival: Vec<u64> = Vec::new();
@@ -253,17 +264,17 @@ pub fn schedule(
         .map(|i| link(spec, ctx, shapes, p, i))
         .collect();
     let write_cycles = (ctx.xbar_rows as f64 * spec.write_ns_per_row / ctx.cycle_ns).ceil() as u64;
-    let (mut layers, run_cycles) = simulate(
+    let run = Run {
         spec,
         ctx,
         shapes,
         modes,
         p,
-        &links,
+        links: &links,
         write_cycles,
-        ctx.samples,
-    );
-    let (one, _) = simulate(spec, ctx, shapes, modes, p, &links, write_cycles, 1);
+    };
+    let (mut layers, run_cycles) = simulate(&run, ctx.samples);
+    let (one, _) = simulate(&run, 1);
     let latency_cycles = one.last().map_or(0, |l| l.end);
     for (l, lk) in layers.iter_mut().zip(&links) {
         l.network_bytes = lk.bytes;
