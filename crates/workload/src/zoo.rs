@@ -314,7 +314,10 @@ mod tests {
         assert_eq!(d[3].geom.output_hw(), [2, 1]);
         // 96*3*121 + 256*96*25 + 512*256*9 + 1024*512*9 + 1024*1024*9 + 3072*25600
         // + 4096*3072 + 1000*4096
-        assert_eq!(sum("overfeat-fast", ConvGeometry::weight_elements), 111_306_784);
+        assert_eq!(
+            sum("overfeat-fast", ConvGeometry::weight_elements),
+            111_306_784
+        );
         assert_eq!(
             sum("overfeat-fast", ConvGeometry::macs_per_sample),
             2_346_166_048
