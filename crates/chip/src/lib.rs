@@ -65,7 +65,7 @@ pub struct LayerShape {
 pub struct LayerMode {
     /// Crossbars of one copy of the layer (dense tiling or compacted).
     pub crossbars: u64,
-    /// Input vectors over all samples (the most copies that can be busy).
+    /// Input vectors over all samples (the most copies that can work at once in the run).
     pub vectors: u64,
     /// W: busy cycles with one copy.
     pub busy_cycles: u64,

@@ -4,8 +4,9 @@
 //! A compute unit holds crossbars of one layer only (all its copies packed together);
 //! layers take consecutive units in network order, so consecutive layers may share a
 //! tile. `replication = balance` gives one more copy to the layer whose busy time per
-//! copy is the longest, again and again, until that layer's next copy does not fit or it
-//! has as many copies as input vectors (ISAAC's balancing). With `overflow = reprogram`
+//! copy is the longest, again and again, until that layer's next copy does not fit
+//! (ISAAC's balancing). Copies share a layer's input vectors; when images stream, copies
+//! beyond the vectors of one image serve the next images. With `overflow = reprogram`
 //! a mode too large for the chip(s) is cut into consecutive segments that each fit; a
 //! layer larger than the chip(s) fits neither way.
 
@@ -120,9 +121,16 @@ pub fn place(spec: &ChipSpec, layers: &[LayerMode]) -> Placed {
     Placed::Fits(lay_out(spec, chips, layers, &replicas, &seg))
 }
 
-/// Busy cycles of a layer with `r` copies: its input vectors split evenly among them.
+/// Busy cycles per image of a layer with `r` copies in a stream of images (steady state):
+/// its input vectors split evenly among them.
 pub fn busy_with(busy: u64, r: u64) -> u64 {
     busy.div_ceil(r.max(1))
+}
+
+/// Busy cycles of a layer with `r` copies over a run of `vectors` input vectors: at most
+/// one copy per vector can work.
+pub fn busy_in_run(busy: u64, r: u64, vectors: u64) -> u64 {
+    busy_with(busy, r.min(vectors.max(1)))
 }
 
 /// Gives copies to the slowest layer while its next copy fits in `spare` units.
@@ -137,9 +145,6 @@ fn balance(layers: &[LayerMode], replicas: &mut [u64], mut spare: u64, cpu: u32)
     while let Some((_, std::cmp::Reverse(i))) = heap.pop() {
         let l = &layers[i];
         let r = replicas[i];
-        if r >= l.vectors {
-            break;
-        }
         let more = units_of(l.crossbars, r + 1, cpu) - units_of(l.crossbars, r, cpu);
         if more > spare {
             break;

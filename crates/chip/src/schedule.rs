@@ -15,8 +15,12 @@
 //! - pipelined: an output row starts as soon as the input rows its kernel window needs
 //!   have arrived and the layer's previous row has issued; rows of image n+1 follow those
 //!   of image n.
+//!
+//! Copies: within the run a layer's busy time is `ceil(W / min(copies, vectors))`; in
+//! the steady state of a stream of images, copies beyond one image's vectors serve the
+//! next images, so a stage takes `ceil(W / copies)` per run's worth of images.
 
-use crate::place::{busy_with, Placement};
+use crate::place::{busy_in_run, busy_with, Placement};
 use crate::{ChipSpec, Context, DataMovement, LayerMode, LayerShape, Schedule};
 use serde::Serialize;
 
@@ -196,7 +200,7 @@ fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
             // A new segment is written once the previous one has finished.
             t0 = run_end + if p.segments > 1 { write_cycles } else { 0 };
         }
-        let busy = busy_with(m.busy_cycles, place.replicas);
+        let busy = busy_in_run(m.busy_cycles, place.replicas, m.vectors);
         let depth = m.cycles.saturating_sub(m.busy_cycles);
         let rows_run = ctx.samples * shape.out_rows;
         let rows = images * shape.out_rows;
@@ -284,10 +288,11 @@ pub fn schedule(
     }
     let samples = ctx.samples.max(1) as f64;
     let cycles_per_image = if spec.schedule == Schedule::Pipelined && p.segments == 1 {
-        layers
+        modes
             .iter()
+            .zip(&p.layers)
             .zip(&links)
-            .map(|(l, lk)| l.busy_cycles.max(lk.transfer))
+            .map(|((m, l), lk)| busy_with(m.busy_cycles, l.replicas).max(lk.transfer))
             .max()
             .unwrap_or(0) as f64
             / samples
