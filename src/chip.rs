@@ -81,9 +81,11 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
 }
 
 /// A layer's shape as the chip sees it: rows of its input and output, and the bytes of
-/// one image's output at the activation width.
-pub fn shape(l: &LayerSpec, input_bits: u32) -> LayerShape {
+/// one image it hands on at the activation width: the next layer's input (after any
+/// pooling, which the producing tile does), or its own output for the last layer.
+pub fn shape(l: &LayerSpec, next: Option<&LayerSpec>, input_bits: u32) -> LayerShape {
     let g = &l.geom;
+    let elements = next.map_or(g.output_elements(), |n| n.geom.input_elements());
     LayerShape {
         name: l.name.clone(),
         out_rows: g.output_hw()[0] as u64,
@@ -92,7 +94,7 @@ pub fn shape(l: &LayerSpec, input_bits: u32) -> LayerShape {
         stride_rows: g.stride[0] as u64,
         pad_rows: g.padding[0] as u64,
         dilation_rows: g.dilation[0] as u64,
-        out_bytes: (g.output_elements() as u64 * input_bits as u64).div_ceil(8),
+        out_bytes: (elements as u64 * input_bits as u64).div_ceil(8),
     }
 }
 
@@ -104,7 +106,11 @@ pub fn evaluate(
     hw: &crossbar::Hardware,
     cycle_ns: f64,
 ) -> Result<Vec<ModeChip>> {
-    let shapes: Vec<LayerShape> = layers.iter().map(|l| shape(l, hw.input_bits)).collect();
+    let shapes: Vec<LayerShape> = layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| shape(l, layers.get(i + 1), hw.input_bits))
+        .collect();
     let modes: Vec<(String, Vec<LayerMode>, f64)> = res
         .modes
         .iter()

@@ -56,7 +56,8 @@ pub struct LayerShape {
     pub stride_rows: u64,
     pub pad_rows: u64,
     pub dilation_rows: u64,
-    /// Bytes of one image's output (all channels, at the activation width).
+    /// Bytes of one image it hands to the next layer (all channels, at the activation
+    /// width, after any pooling between the two).
     pub out_bytes: u64,
 }
 
