@@ -161,7 +161,8 @@ pub fn evaluate(
             let per_image_pj = (energy - t.static_pj) / ctx.samples.max(1) as f64;
             let power = per_image_pj * 1e-12 * t.images_per_s + static_w;
             m.energy_pj = Some(energy);
-            m.images_per_s_per_mm2 = Some(t.images_per_s / m.area_chips_mm2.max(f64::MIN_POSITIVE));
+            m.images_per_s_per_mm2 =
+                (m.area_chips_mm2 > 0.0).then(|| t.images_per_s / m.area_chips_mm2);
             m.power_w = Some(power);
             m.images_per_s_per_w = (power > 0.0).then(|| t.images_per_s / power);
             m.timing = Some(t);

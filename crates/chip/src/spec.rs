@@ -23,6 +23,10 @@ pub fn builtin_preset(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The most crossbars a chip, or a fixed count of chips, may hold (2^26: 4,161 isaac
+/// chips).
+pub const MAX_CROSSBARS: u64 = 1 << 26;
+
 /// `chip.replication`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -277,6 +281,23 @@ impl ChipSpec {
                 return Err(err(key, format!("{v} is not a finite non-negative number")));
             }
         }
+        // Bounded so that every product fits and balancing (a step per crossbar at most)
+        // stays fast.
+        let per_chip = [
+            self.mesh_y,
+            self.tiles_per_router,
+            self.units_per_tile,
+            self.crossbars_per_unit,
+        ]
+        .iter()
+        .try_fold(self.mesh_x as u64, |a, &b| a.checked_mul(b as u64))
+        .filter(|&n| n <= MAX_CROSSBARS);
+        let Some(per_chip) = per_chip else {
+            return Err(err(
+                "crossbars_per_unit",
+                "mesh_x x mesh_y x tiles_per_router x units_per_tile x crossbars_per_unit is more than 2^26 crossbars a chip".into(),
+            ));
+        };
         if let Count::Chips(n) = self.count {
             if n == 0 {
                 return Err(err(
@@ -284,8 +305,14 @@ impl ChipSpec {
                     "0 (expected \"auto\" or a number >= 1)".into(),
                 ));
             }
-            if n > 1 << 20 {
-                return Err(err("count", format!("{n} chips is more than 2^20")));
+            match n.checked_mul(per_chip) {
+                Some(t) if t <= MAX_CROSSBARS => {}
+                _ => {
+                    return Err(err(
+                        "count",
+                        format!("{n} chips of {per_chip} crossbars is more than 2^26 crossbars"),
+                    ))
+                }
             }
         }
         Ok(())
@@ -334,6 +361,11 @@ mod tests {
         assert!(e("schedule", Value::String("soon".into())).starts_with("chip.schedule: "));
         assert!(e("count", Value::String("many".into())).starts_with("chip.count: "));
         assert!(e("count", Value::Integer(0)).starts_with("chip.count: 0"));
+        assert_eq!(
+            e("count", Value::Integer(5000)),
+            "chip.count: 5000 chips of 16128 crossbars is more than 2^26 crossbars"
+        );
+        assert!(e("mesh_x", Value::Integer(4_000_000_000)).starts_with("chip.crossbars_per_unit: "));
         assert!(e("mesh_x", Value::Integer(-3)).starts_with("chip.mesh_x: "));
         let ok = over("count", Value::String("auto".into())).unwrap();
         assert_eq!(ok.count, Count::Auto(AutoWord::Auto));
