@@ -41,6 +41,9 @@ pub struct Config {
     /// Resource limits checked before a run (docs/errors.md).
     #[serde(default)]
     pub limits: LimitsCfg,
+    /// The chip around the crossbars (docs/chip.md); absent: today's unbounded model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chip: Option<crate::chip::ChipCfg>,
 }
 
 /// `[limits]`: what a run may take before it is refused with an error.
@@ -220,6 +223,8 @@ pub struct Resolved {
     pub energy: EnergyTable,
     pub cycle_ns: f64,
     pub static_mw_per_crossbar: f64,
+    /// The `[chip]` table, resolved (None without one).
+    pub chip: Option<crate::chip::ResolvedChip>,
 }
 
 impl Resolved {
@@ -365,8 +370,24 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
             (None, v) if prefix == "energy." && energy_key(&k) => {
                 base.insert(k, v);
             }
+            // [chip] has no default: absent, a run keeps the unbounded model.
+            (None, Value::Table(u)) if prefix.is_empty() && k == "chip" => {
+                let mut t = Table::new();
+                merge_chip(&mut t, u, origin)?;
+                base.insert(k, Value::Table(t));
+            }
             (None, _) => bail!("{origin}: {key}: unknown key"),
         }
+    }
+    Ok(())
+}
+
+fn merge_chip(base: &mut Table, user: Table, origin: &str) -> Result<()> {
+    for (k, v) in user {
+        if !crate::chip::is_key(&k) {
+            bail!("{origin}: chip.{k}: unknown key (see configs/chip/isaac.toml)");
+        }
+        base.insert(k, v);
     }
     Ok(())
 }
@@ -385,6 +406,7 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     let parts: Vec<&str> = key.split('.').collect();
     let known = match parts.as_slice() {
         ["energy", k] => energy_key(k) || *k == "table",
+        ["chip", k] => crate::chip::is_key(k),
         [section, k] => defaults
             .get(*section)
             .and_then(Value::as_table)
@@ -395,6 +417,9 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
         bail!("--set {key}: unknown key (see configs/default.toml)");
     }
     let value = parse_value(raw.trim());
+    if parts[0] == "chip" && !table.contains_key("chip") {
+        table.insert("chip".into(), Value::Table(Table::new()));
+    }
     table
         .get_mut(parts[0])
         .and_then(Value::as_table_mut)
@@ -450,7 +475,13 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         bail!("{origin}: power.static_mw_per_crossbar: {static_mw} is not a non-negative power");
     }
     let energy = load_energy(&config.energy, &origin, base_dir.as_deref())?;
+    let chip = config
+        .chip
+        .as_ref()
+        .map(|c| crate::chip::resolve(c, &origin, base_dir.as_deref()))
+        .transpose()?;
     Ok(Resolved {
+        chip,
         opts: SimOptions {
             sync: config.timing.sync,
             granularity: config.activation.granularity,

@@ -268,8 +268,25 @@ pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
 /// layers.csv as bytes: [`header`], then [`layers_rows`].
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header())?;
-    for row in layers_rows(res) {
+    let Some(chip) = &res.chip else {
+        w.write_record(header())?;
+        for row in layers_rows(res) {
+            w.write_record(row)?;
+        }
+        return w.into_inner().context("csv buffer");
+    };
+    // With a [chip] table, its columns follow all others.
+    let mut h = header();
+    h.extend(crate::chip::CHIP_COLUMNS);
+    w.write_record(h)?;
+    let per_mode = res.modes.len().max(1);
+    for (i, mut row) in layers_rows(res).into_iter().enumerate() {
+        let (layer, m) = if i < res.layers.len() {
+            (Some(i / per_mode), i % per_mode)
+        } else {
+            (None, i - res.layers.len())
+        };
+        row.extend(crate::chip::values(&chip[m], layer));
         w.write_record(row)?;
     }
     w.into_inner().context("csv buffer")
@@ -305,7 +322,7 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
             )
         })
         .collect();
-    json!({
+    let mut s = json!({
         "sresim_version": env!("CARGO_PKG_VERSION"),
         "network": res.network,
         "source": res.source,
@@ -316,7 +333,11 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
         "config": cfg.config,
         "energy_table": cfg.energy,
         "modes": modes,
-    })
+    });
+    if let (Some(c), Some(figures), Some(o)) = (&cfg.chip, &res.chip, s.as_object_mut()) {
+        o.insert("chip".into(), crate::chip::json(c, figures));
+    }
+    s
 }
 
 /// Replaces layers.csv and summary.json in `dir` together.
@@ -383,6 +404,9 @@ pub fn summary_table(res: &RunResult) -> String {
             sv,
             t.events.crossbars
         );
+    }
+    if let Some(chip) = &res.chip {
+        s.push_str(&crate::chip::table(chip));
     }
     s
 }

@@ -54,6 +54,8 @@ pub struct RunResult {
     /// Layer-major, then in `modes` order.
     pub layers: Vec<LayerResult>,
     pub totals: Vec<ModeTotal>,
+    /// Chip figures per mode, in `modes` order (only with a `[chip]` table).
+    pub chip: Option<Vec<chip::ModeChip>>,
 }
 
 impl RunResult {
@@ -238,7 +240,7 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
             t
         })
         .collect();
-    Ok(RunResult {
+    let mut res = RunResult {
         network: w.name().to_string(),
         source: w.source().to_string(),
         samples: spec.samples,
@@ -246,7 +248,18 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
         modes: spec.modes.to_vec(),
         layers,
         totals,
-    })
+        chip: None,
+    };
+    if let Some(c) = &cfg.chip {
+        res.chip = Some(crate::chip::evaluate(
+            c,
+            &res,
+            w.layers(),
+            &cfg.hw,
+            cfg.cycle_ns,
+        )?);
+    }
+    Ok(res)
 }
 
 /// Refuses, before anything is loaded or simulated, a network whose counts could overflow

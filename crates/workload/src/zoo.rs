@@ -17,6 +17,8 @@ pub fn names() -> &'static [&'static str] {
         "resnet18",
         "resnet20",
         "mobilenetv2",
+        "deepid",
+        "overfeat-fast",
     ]
 }
 
@@ -30,6 +32,8 @@ pub fn layers(name: &str) -> Option<Vec<LayerSpec>> {
         "resnet18" => resnet18(),
         "resnet20" => resnet20(),
         "mobilenetv2" => mobilenetv2(),
+        "deepid" => deepid(),
+        "overfeat-fast" => overfeat_fast(),
         _ => return None,
     })
 }
@@ -224,6 +228,42 @@ pub fn mobilenetv2() -> Vec<LayerSpec> {
     layers
 }
 
+/// DeepID as PP_sim's ModelConfig.py gives it: 1x39x31, all convs VALID and stride 1,
+/// each of the first three followed by a 2/2 pool; a plain chain (no skip to fc1).
+pub fn deepid() -> Vec<LayerSpec> {
+    // 39x31 -> conv 4x4 36x28 -> 18x14 -> conv 3x3 16x12 -> 8x6 -> conv 3x3 6x4 -> 3x2
+    // -> conv 2x2 2x1; 80 * 2 * 1 = 160.
+    let g = |cin, cout, k, hw| ConvGeometry::conv(cin, cout, k, 1, 0, 1, hw);
+    vec![
+        conv("conv1", g(1, 20, 4, [39, 31])),
+        conv("conv2", g(20, 40, 3, [18, 14])),
+        conv("conv3", g(40, 60, 3, [8, 6])),
+        conv("conv4", g(60, 80, 2, [3, 2])),
+        fc("fc1", 160, 160),
+        fc("fc2", 160, 100),
+    ]
+}
+
+/// OverFeat "fast" as PP_sim's ModelConfig.py gives it: 3x221x221, conv1 11x11/4 and
+/// conv2 5x5 VALID, conv3-5 3x3 SAME, 2/2 pools after conv1, conv2 and conv5.
+pub fn overfeat_fast() -> Vec<LayerSpec> {
+    let c1 = (221 - 11) / 4 + 1; // 53
+    let p1 = pool_floor(c1, 2, 2, 0); // 26
+    let c2 = p1 - 5 + 1; // 22
+    let p2 = pool_floor(c2, 2, 2, 0); // 11
+    let p5 = pool_floor(p2, 2, 2, 0); // 5
+    vec![
+        conv("conv1", sq(3, 96, 11, 4, 0, 1, 221)),
+        conv("conv2", sq(96, 256, 5, 1, 0, 1, p1)),
+        conv("conv3", sq(256, 512, 3, 1, 1, 1, p2)),
+        conv("conv4", sq(512, 1024, 3, 1, 1, 1, p2)),
+        conv("conv5", sq(1024, 1024, 3, 1, 1, 1, p2)),
+        fc("fc6", 1024 * p5 * p5, 3072),
+        fc("fc7", 3072, 4096),
+        fc("fc8", 4096, 1000),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +295,38 @@ mod tests {
         assert_eq!(count("resnet18"), 21); // 1 + 8 blocks * 2 + 3 downsample + fc
         assert_eq!(count("resnet20"), 22); // 1 + 9 blocks * 2 + 2 shortcut + fc
         assert_eq!(count("mobilenetv2"), 53); // 1 + 2 + 16 * 3 + 1 + fc
+        assert_eq!(count("deepid"), 6);
+        assert_eq!(count("overfeat-fast"), 8);
+    }
+
+    /// PP_sim's two other networks, weights counted by hand from their ModelConfig.py
+    /// geometry (no biases), and MACs per sample.
+    #[test]
+    fn pp_sim_networks_by_hand() {
+        let sum = |n, f: fn(&ConvGeometry) -> usize| -> usize {
+            layers(n).unwrap().iter().map(|s| f(&s.geom)).sum()
+        };
+        // 20*16 + 40*20*9 + 60*40*9 + 80*60*4 + 160*160 + 100*160
+        assert_eq!(sum("deepid", ConvGeometry::weight_elements), 89_920);
+        // 320*36*28 + 7200*16*12 + 21600*6*4 + 19200*2*1 + 25600 + 16000
+        assert_eq!(sum("deepid", ConvGeometry::macs_per_sample), 2_303_360);
+        let d = deepid();
+        assert_eq!(d[3].geom.output_hw(), [2, 1]);
+        // 96*3*121 + 256*96*25 + 512*256*9 + 1024*512*9 + 1024*1024*9 + 3072*25600
+        // + 4096*3072 + 1000*4096
+        assert_eq!(
+            sum("overfeat-fast", ConvGeometry::weight_elements),
+            111_306_784
+        );
+        assert_eq!(
+            sum("overfeat-fast", ConvGeometry::macs_per_sample),
+            2_346_166_048
+        );
+        let o = overfeat_fast();
+        assert_eq!(o[0].geom.output_hw(), [53, 53]);
+        assert_eq!(o[1].geom.output_hw(), [22, 22]);
+        assert_eq!(o[4].geom.output_hw(), [11, 11]);
+        assert_eq!(o[5].geom.in_channels, 25_600);
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! The chip around the crossbars (docs/chip.md).
+//!
+//! The engines say what one layer costs in one mode with every crossbar it needs; this
+//! crate puts the layers of a network on a chip of finite size ([`ChipSpec`]): which
+//! compute units and tiles hold each layer and how many copies (`replication`), whether
+//! a mode fits at all (or is time-multiplexed with ReRAM writes: `overflow`), how long
+//! a run takes when activations move through eDRAM and the mesh and layers run one after
+//! another or as a row-by-row pipeline (`schedule`), and the area of what is occupied.
+//!
+//! A model crate: it reads no file and knows no command line. The driver passes each
+//! layer's shape ([`LayerShape`]) and, per mode, what the engines counted
+//! ([`LayerMode`]); [`evaluate`] returns the chip figures of every mode.
+
+mod area;
+mod place;
+mod schedule;
+mod spec;
+
+pub use area::{AreaTable, ISAAC_AREA_TOML};
+pub use place::{place, LayerPlace, Placed, Placement};
+pub use schedule::{schedule, LayerTiming, Timing};
+pub use spec::{
+    builtin_preset, AutoWord, ChipSpec, Count, DataMovement, Overflow, Replication, Schedule,
+    ISAAC_PRESET_TOML, PP_SIM_PRESET_TOML,
+};
+
+use serde::Serialize;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ChipError {
+    #[error("chip.{key}: {msg}")]
+    Key { key: String, msg: String },
+    #[error("area table: {key}{msg}")]
+    Area { key: String, msg: String },
+    #[error("no mode fits the chip: {needed} crossbars needed by the smallest mode ({mode}), {available} available on {chips} chip(s) of {per_chip}")]
+    NoModeFits {
+        mode: String,
+        needed: u64,
+        available: u64,
+        chips: u64,
+        per_chip: u64,
+    },
+}
+
+/// A layer's shape as the chip sees it: output rows, which input rows each needs, and
+/// how many bytes it hands to the next layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerShape {
+    pub name: String,
+    /// Output rows per image (Ho; 1 for fc).
+    pub out_rows: u64,
+    /// Input rows per image (H; 1 for fc).
+    pub in_rows: u64,
+    pub kernel_rows: u64,
+    pub stride_rows: u64,
+    pub pad_rows: u64,
+    pub dilation_rows: u64,
+    /// Bytes of one image it hands to the next layer (all channels, at the activation
+    /// width, after any pooling between the two).
+    pub out_bytes: u64,
+}
+
+/// What the engines counted for one layer in one mode, over the run's samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LayerMode {
+    /// Crossbars of one copy of the layer (dense tiling or compacted).
+    pub crossbars: u64,
+    /// Input vectors over all samples (the most copies that can work at once in the run).
+    pub vectors: u64,
+    /// W: busy cycles with one copy.
+    pub busy_cycles: u64,
+    /// W + L - 1, or 0.
+    pub cycles: u64,
+}
+
+/// The hardware around the chip that the chip needs to know.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Context {
+    pub xbar_rows: u32,
+    pub xbar_cols: u32,
+    pub cycle_ns: f64,
+    /// Images streamed in the run.
+    pub samples: u64,
+}
+
+/// Chip figures of one mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModeChip {
+    pub mode: String,
+    /// Chips used (a fixed `chip.count`, or what the mode needs under "auto").
+    pub chips: u64,
+    /// Placement (None when the mode fits neither way).
+    pub placement: Option<Placement>,
+    pub timing: Option<Timing>,
+    /// Why the figures are empty, or how the mode was made to fit.
+    pub note: Option<String>,
+    /// Area of the tiles the mode occupies and of the whole chip(s), mm^2.
+    pub area_occupied_mm2: Option<f64>,
+    pub area_chips_mm2: f64,
+    /// Energy of the run: the engines' dynamic energy plus network, off-chip, write and
+    /// static energy, pJ.
+    pub energy_pj: Option<f64>,
+    pub images_per_s_per_mm2: Option<f64>,
+    pub power_w: Option<f64>,
+    pub images_per_s_per_w: Option<f64>,
+}
+
+/// Chip figures of every mode, in the order given.
+pub fn evaluate(
+    spec: &ChipSpec,
+    area: &AreaTable,
+    ctx: &Context,
+    layers: &[LayerShape],
+    modes: &[(String, Vec<LayerMode>, f64)],
+) -> Result<Vec<ModeChip>, ChipError> {
+    let mut out = Vec::with_capacity(modes.len());
+    for (mode, per_layer, dynamic_pj) in modes {
+        let placed = place(spec, per_layer);
+        let chip_mm2 = area.chip_mm2(spec, ctx.xbar_rows, ctx.xbar_cols);
+        let tile_mm2 = area.tile_mm2(spec, ctx.xbar_rows, ctx.xbar_cols);
+        let (placement, note) = match placed {
+            Placed::Fits(p) => (Some(p), None),
+            Placed::Reprogrammed(p) => {
+                let n = format!(
+                    "time-multiplexed in {} segments with ReRAM writes",
+                    p.segments
+                );
+                (Some(p), Some(n))
+            }
+            Placed::DoesNotFit { needed, available, chips } => (
+                None,
+                Some(format!(
+                    "does not fit: {needed} crossbars needed, {available} available on {chips} chip(s)"
+                )),
+            ),
+        };
+        let chips = placement
+            .as_ref()
+            .map_or_else(|| place::chips_for(spec, per_layer), |p| p.chips);
+        let timing = placement
+            .as_ref()
+            .map(|p| schedule(spec, ctx, layers, per_layer, p));
+        let mut m = ModeChip {
+            mode: mode.clone(),
+            chips,
+            area_chips_mm2: chips as f64 * chip_mm2,
+            area_occupied_mm2: placement.as_ref().map(|p| p.tiles_used as f64 * tile_mm2),
+            placement,
+            note,
+            energy_pj: None,
+            images_per_s_per_mm2: None,
+            power_w: None,
+            images_per_s_per_w: None,
+            timing: None,
+        };
+        if let Some(t) = timing {
+            let powered_tiles = chips * spec.tiles_per_chip();
+            let static_w = spec.static_mw_per_tile * 1e-3 * powered_tiles as f64;
+            let energy = dynamic_pj + t.network_pj + t.offchip_pj + t.write_pj + t.static_pj;
+            let per_image_pj = (energy - t.static_pj) / ctx.samples.max(1) as f64;
+            let power = per_image_pj * 1e-12 * t.images_per_s + static_w;
+            m.energy_pj = Some(energy);
+            m.images_per_s_per_mm2 =
+                (m.area_chips_mm2 > 0.0).then(|| t.images_per_s / m.area_chips_mm2);
+            m.power_w = Some(power);
+            m.images_per_s_per_w = (power > 0.0).then(|| t.images_per_s / power);
+            m.timing = Some(t);
+        }
+        out.push(m);
+    }
+    if !out.is_empty() && out.iter().all(|m| m.placement.is_none()) {
+        // The mode closest to fitting: the fewest crossbars at once (its largest layer
+        // when it may be time-multiplexed).
+        let needed_of = |l: &[LayerMode]| match spec.overflow {
+            Overflow::Reprogram => l.iter().map(|x| x.crossbars).max().unwrap_or(0),
+            Overflow::None => l.iter().map(|x| x.crossbars).sum(),
+        };
+        let (i, needed) = modes
+            .iter()
+            .enumerate()
+            .map(|(i, (_, l, _))| (i, needed_of(l)))
+            .min_by_key(|&(_, n)| n)
+            .unwrap_or((0, 0));
+        let chips = out[i].chips;
+        let per_chip = spec.crossbars_per_chip();
+        return Err(ChipError::NoModeFits {
+            mode: modes[i].0.clone(),
+            needed,
+            available: chips * per_chip,
+            chips,
+            per_chip,
+        });
+    }
+    Ok(out)
+}
