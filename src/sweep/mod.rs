@@ -15,6 +15,7 @@ pub mod args;
 pub mod compare;
 pub mod exec;
 pub mod grid;
+pub mod index;
 pub mod ordered;
 pub mod plan;
 pub mod plot;
