@@ -22,6 +22,7 @@ pub mod plot;
 pub mod shard;
 pub mod store;
 pub mod svg;
+pub mod synth;
 pub mod table;
 pub mod value;
 

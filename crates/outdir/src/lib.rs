@@ -226,7 +226,12 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
     }
     let names: Vec<String> = dst
         .iter()
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     let mut links = Scratch::default();
     let mut olds = Vec::with_capacity(dst.len());

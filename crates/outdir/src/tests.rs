@@ -94,7 +94,11 @@ fn staged_files_replace_together_and_vanish_when_dropped() {
     a.write_all(b"new a").unwrap();
     let mut b = stage(t.path(), "b").unwrap();
     b.write_all(b"new b").unwrap();
-    assert_eq!(entries(t.path()).len(), 4, "two temporaries beside the files");
+    assert_eq!(
+        entries(t.path()).len(),
+        4,
+        "two temporaries beside the files"
+    );
     drop(b);
     let now = entries(t.path());
     assert_eq!(now.len(), 3, "b's temporary removed: {now:?}");
