@@ -21,7 +21,9 @@ pub fn meta(points: usize, rows: usize) -> Meta {
         sresim_version: env!("CARGO_PKG_VERSION").into(),
         grid: "synthetic.toml".into(),
         fingerprint: format!("synthetic-{points}x{rows}"),
-        axes: ["ou.rows", "ou.cols", "synth.seed"].map(String::from).to_vec(),
+        axes: ["ou.rows", "ou.cols", "synth.seed"]
+            .map(String::from)
+            .to_vec(),
         modes: ["dense", "sre"].map(String::from).to_vec(),
         shard: None,
         points: (0..points)
