@@ -237,3 +237,52 @@ impl<W: Write> RowWriter<W> {
         self.w.into_inner().map_err(|e| anyhow!("{}", e.error()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_group_rows_by_point_and_a_torn_tail_is_left_out() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("points.csv");
+        std::fs::write(&path, "point,v\na,1\na,2\nb,3\na,\"4,5\"\nb,6\nb,7").unwrap();
+        let cols = ["point", "v"].map(String::from);
+        let ids = lookup(["b", "a"].into_iter());
+        let ix = index(&path, &cols, &ids).unwrap();
+        assert!(ix.torn && !ix.headless);
+        let pts: Vec<(u32, u32)> = ix.runs.iter().map(|r| (r.point, r.rows)).collect();
+        assert_eq!(pts, [(1, 2), (0, 1), (1, 1), (0, 1)], "b,7 is torn");
+        let rows = |runs: &[Run]| {
+            let mut rd = RunReader::open(&path).unwrap();
+            let mut v = Vec::new();
+            for r in runs {
+                rd.read(r, &mut v).unwrap();
+            }
+            v.iter()
+                .map(|r| String::from_utf8(r[1].to_vec()).unwrap())
+                .collect::<Vec<_>>()
+        };
+        // First appearance: a then b; grid order: b (0) then a (1).
+        assert_eq!(
+            rows(&ix.grouped(|_| true, false)),
+            ["1", "2", "4,5", "3", "6"]
+        );
+        assert_eq!(
+            rows(&ix.grouped(|_| true, true)),
+            ["3", "6", "1", "2", "4,5"]
+        );
+        assert_eq!(rows(&ix.grouped(|t| t.rows == 2, true)), ["3", "6"]);
+        std::fs::write(&path, "point,v\nc,1\n").unwrap();
+        let e = index(&path, &cols, &ids).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: point 'c' is not a point of this grid"),
+            "{e}"
+        );
+        std::fs::write(&path, "point,w\n").unwrap();
+        assert!(index(&path, &cols, &ids).is_err());
+        std::fs::write(&path, "poi").unwrap();
+        let ix = index(&path, &cols, &ids).unwrap();
+        assert!(ix.headless && ix.torn && ix.runs.is_empty());
+    }
+}

@@ -254,4 +254,64 @@ mod tests {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
     }
+
+    /// The lines of a points.csv: its header, then its points' blocks of lines.
+    fn blocks(path: &Path) -> (String, Vec<Vec<String>>) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut lines = text.lines().map(|l| format!("{l}\n"));
+        let header = lines.next().unwrap();
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for l in lines {
+            let id = l.split(',').next().unwrap().to_string();
+            match out.last_mut() {
+                Some(b) if b[0].starts_with(&format!("{id},")) => b.push(l),
+                _ => out.push(vec![l]),
+            }
+        }
+        (header, out)
+    }
+
+    #[test]
+    fn inputs_in_any_order_merge_to_the_same_bytes_and_conflicts_are_named() {
+        let t = tempfile::tempdir().unwrap();
+        let shards = super::super::synth::write_shards(t.path(), 40, 3, 3).unwrap();
+        let sorted = t.path().join("sorted");
+        merge(&shards, &sorted, false).unwrap();
+        // Shard 1 as a run killed before it sorted its file: points in reverse, the first
+        // one's rows split around the others.
+        let p1 = shards[1].join("points.csv");
+        let (header, mut b) = blocks(&p1);
+        b.reverse();
+        let first = b.remove(0);
+        let mut text = header + &first[..1].concat();
+        text += &b.concat().concat();
+        text += &first[1..].concat();
+        std::fs::write(&p1, &text).unwrap();
+        let shuffled = t.path().join("shuffled");
+        merge(&shards, &shuffled, false).unwrap();
+        for f in ["points.csv", "sweep.json"] {
+            assert_eq!(
+                std::fs::read(sorted.join(f)).unwrap(),
+                std::fs::read(shuffled.join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        // The merged directory as an input beside a shard whose point changed.
+        let p0 = shards[0].join("points.csv");
+        let text = std::fs::read_to_string(&p0).unwrap();
+        let (_, b0) = blocks(&p0);
+        let id = b0[1][0].split(',').next().unwrap().to_string();
+        let changed = text.replacen(&b0[1][2], &b0[1][2].replacen(",resnet18,", ",other,", 1), 1);
+        std::fs::write(&p0, changed).unwrap();
+        let e = merge(&shards[..1], &sorted, true).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("point {id}: rows differ from those in")),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(sorted.join("points.csv")).unwrap(),
+            std::fs::read(shuffled.join("points.csv")).unwrap(),
+            "a failed merge changes nothing"
+        );
+    }
 }
