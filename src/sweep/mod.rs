@@ -15,12 +15,14 @@ pub mod args;
 pub mod compare;
 pub mod exec;
 pub mod grid;
+pub mod index;
 pub mod ordered;
 pub mod plan;
 pub mod plot;
 pub mod shard;
 pub mod store;
 pub mod svg;
+pub mod synth;
 pub mod table;
 pub mod value;
 

@@ -8,11 +8,14 @@
 //! output directory already holds of the same grid are merged too, so a merge never
 //! leaves a directory with fewer points than it had.
 
-use super::store::{csv_bytes, scan, Meta};
-use anyhow::{bail, Result};
+use super::index::{index, lookup, RowWriter, Run, RunReader};
+use super::store::Meta;
+use anyhow::{anyhow, bail, Result};
 use outdir::OutputDir;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -61,17 +64,21 @@ pub fn select(ids: &[&str], shard: Option<Shard>) -> Vec<usize> {
 /// `sresim merge DIR... --out OUT`. Every input must be a finished sweep directory of the
 /// same grid; together with the points OUT already holds of it they must cover every
 /// point unless `partial`.
+///
+/// Streamed: each input's points.csv is indexed in one pass (checking its header, ids and
+/// that every point is complete), then the points are merged k-way in grid order into a
+/// temporary renamed over OUT/points.csv, a point held by several inputs compared as it
+/// goes. Memory: sweep.json's point list, and some 30 bytes per point of the inputs.
 pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
     let Some(first) = inputs.first() else {
         bail!("merge: no input directory given");
     };
     let out_dir = OutputDir::open(out)?;
-    let meta = Meta::read(first)?;
+    let mut meta = Meta::read(first)?;
     let mut sources: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let already = out.join("sweep.json").exists();
     if already {
-        let m = Meta::read(out)?;
-        if m.fingerprint != meta.fingerprint {
+        if Meta::read_fingerprint(out)? != meta.fingerprint {
             bail!(
                 "{}/sweep.json: fingerprint: the directory holds another grid's sweep",
                 out.display()
@@ -81,67 +88,59 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
             sources.push(out);
         }
     }
-    let expected = meta.expected();
     let cols = meta.columns();
-    let mut by_point: HashMap<String, Vec<Vec<String>>> = HashMap::new();
-    let mut from: HashMap<String, &Path> = HashMap::new();
+    let ids = lookup(meta.points.iter().map(|p| p.id.as_str()));
+    let mut runs: Vec<Vec<Run>> = Vec::with_capacity(sources.len());
+    let mut covered = vec![false; meta.points.len()];
     for &dir in &sources {
-        let m = Meta::read(dir)?;
-        if m.fingerprint != meta.fingerprint {
+        let fp = Meta::read_fingerprint(dir)?;
+        if fp != meta.fingerprint {
             bail!(
                 "{}/sweep.json: fingerprint: {} differs from {} of {}: the outputs belong to different grids",
                 dir.display(),
-                m.fingerprint,
+                fp,
                 meta.fingerprint,
                 first.display()
             );
         }
         let path = dir.join("points.csv");
-        let s = scan(&path, &cols, &expected)?;
-        let (_, incomplete) = s.split(&expected);
-        if s.torn || !incomplete.is_empty() {
+        let ix = index(&path, &cols, &ids)?;
+        let totals = ix.totals();
+        let unfinished = ix
+            .grouped(
+                |t| meta.points[t.point as usize].rows != t.rows as usize,
+                false,
+            )
+            .first()
+            .map(|r| format!("point {}", meta.points[r.point as usize].id));
+        if ix.torn || unfinished.is_some() {
             bail!(
                 "{}: {} has an unfinished point (run `sresim sweep --resume` on that directory first)",
                 path.display(),
-                incomplete.first().map_or("a torn last line".into(), |id| format!("point {id}"))
+                unfinished.unwrap_or("a torn last line".into())
             );
         }
-        for id in s.order {
-            let rows = &s.by_point[&id];
-            match by_point.get(&id) {
-                Some(prev) if prev != rows => bail!(
-                    "{}: point {id}: rows differ from those in {}",
-                    path.display(),
-                    from[&id].display()
-                ),
-                Some(_) => {}
-                None => {
-                    by_point.insert(id.clone(), rows.clone());
-                    from.insert(id, dir);
-                }
-            }
+        for t in &totals {
+            covered[t.point as usize] = true;
         }
+        runs.push(ix.grouped(|_| true, true));
     }
-    let order: Vec<String> = meta.points.iter().map(|p| p.id.clone()).collect();
-    let missing: Vec<&String> = order
-        .iter()
-        .filter(|id| !by_point.contains_key(*id))
-        .collect();
+    let order: Vec<&str> = meta.points.iter().map(|p| p.id.as_str()).collect();
+    let missing: Vec<usize> = (0..order.len()).filter(|&i| !covered[i]).collect();
     if !missing.is_empty() && !partial {
-        let ids: Vec<&str> = order.iter().map(String::as_str).collect();
         let shards = meta
             .shard
             .map(|s| {
                 let absent: Vec<String> = (0..s.count)
                     .filter(|&i| {
                         let own = select(
-                            &ids,
+                            &order,
                             Some(Shard {
                                 index: i,
                                 count: s.count,
                             }),
                         );
-                        own.iter().all(|&j| !by_point.contains_key(&order[j]))
+                        own.iter().all(|&j| !covered[j])
                     })
                     .map(|i| format!("{i}/{}", s.count))
                     .collect();
@@ -152,22 +151,19 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
             "merge: {} of {} points are missing, e.g. {}{shards}; --partial merges what is there",
             missing.len(),
             order.len(),
-            missing[0]
+            order[missing[0]]
         );
     }
-    let merged = Meta {
-        shard: None,
-        ..meta.clone()
-    };
-    let present: Vec<String> = order
-        .iter()
-        .filter(|id| by_point.contains_key(*id))
-        .cloned()
-        .collect();
-    out_dir.replace(&[
-        ("points.csv", &csv_bytes(&cols, &present, &by_point)?),
-        ("sweep.json", &merged.json()?),
-    ])?;
+    let present = covered.iter().filter(|&&c| c).count();
+    let csv = out_dir.stage("points.csv")?;
+    let csv = kway(csv, &cols, &sources, &runs, &order)?;
+    let total = order.len();
+    drop((order, ids, runs));
+    let mut json = out_dir.stage("sweep.json")?;
+    meta.shard = None;
+    serde_json::to_writer_pretty(&mut json, &meta)
+        .map_err(|e| anyhow!("{}/sweep.json: cannot write: {e}", out.display()))?;
+    out_dir.replace_staged(vec![csv, json])?;
     let kept = if already {
         " (with the points it held)"
     } else {
@@ -175,11 +171,69 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
     };
     Ok(format!(
         "merged {} of {} points from {} directories into {}/points.csv{kept}",
-        present.len(),
-        order.len(),
+        present,
+        total,
         inputs.len(),
         out.display()
     ))
+}
+
+/// Writes the header `cols` and the rows of every point of the `runs` of `sources` (each
+/// grouped by point in grid order) in grid order; a point several sources hold must have
+/// the same rows in each.
+fn kway<W: Write>(
+    out: W,
+    cols: &[String],
+    sources: &[&Path],
+    runs: &[Vec<Run>],
+    ids: &[&str],
+) -> Result<W> {
+    let mut readers = sources
+        .iter()
+        .map(|d| RunReader::open(&d.join("points.csv")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut next = vec![0usize; sources.len()];
+    let mut heap: BinaryHeap<Reverse<(u32, usize)>> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(s, r)| r.first().map(|r| Reverse((r.point, s))))
+        .collect();
+    let mut w = RowWriter::new(out, cols)?;
+    let (mut rows, mut other) = (Vec::new(), Vec::new());
+    let mut first = 0;
+    let mut current = None;
+    while let Some(Reverse((point, s))) = heap.pop() {
+        let fresh = current != Some(point);
+        if fresh {
+            if current.is_some() {
+                w.rows(&rows)?;
+            }
+            rows.clear();
+            current = Some(point);
+            first = s;
+        } else {
+            other.clear();
+        }
+        let dst = if fresh { &mut rows } else { &mut other };
+        let mine = &runs[s];
+        while let Some(r) = mine.get(next[s]).filter(|r| r.point == point) {
+            readers[s].read(r, dst)?;
+            next[s] += 1;
+        }
+        if !fresh && other != rows {
+            bail!(
+                "{}: point {}: rows differ from those in {}",
+                sources[s].join("points.csv").display(),
+                ids[point as usize],
+                sources[first].display()
+            );
+        }
+        if let Some(r) = mine.get(next[s]) {
+            heap.push(Reverse((r.point, s)));
+        }
+    }
+    w.rows(&rows)?;
+    w.finish()
 }
 
 #[cfg(test)]
@@ -199,5 +253,65 @@ mod tests {
         for bad in ["2/2", "1", "a/3", "0/0", "-1/2"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    /// The lines of a points.csv: its header, then its points' blocks of lines.
+    fn blocks(path: &Path) -> (String, Vec<Vec<String>>) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut lines = text.lines().map(|l| format!("{l}\n"));
+        let header = lines.next().unwrap();
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for l in lines {
+            let id = l.split(',').next().unwrap().to_string();
+            match out.last_mut() {
+                Some(b) if b[0].starts_with(&format!("{id},")) => b.push(l),
+                _ => out.push(vec![l]),
+            }
+        }
+        (header, out)
+    }
+
+    #[test]
+    fn inputs_in_any_order_merge_to_the_same_bytes_and_conflicts_are_named() {
+        let t = tempfile::tempdir().unwrap();
+        let shards = super::super::synth::write_shards(t.path(), 40, 3, 3).unwrap();
+        let sorted = t.path().join("sorted");
+        merge(&shards, &sorted, false).unwrap();
+        // Shard 1 as a run killed before it sorted its file: points in reverse, the first
+        // one's rows split around the others.
+        let p1 = shards[1].join("points.csv");
+        let (header, mut b) = blocks(&p1);
+        b.reverse();
+        let first = b.remove(0);
+        let mut text = header + &first[..1].concat();
+        text += &b.concat().concat();
+        text += &first[1..].concat();
+        std::fs::write(&p1, &text).unwrap();
+        let shuffled = t.path().join("shuffled");
+        merge(&shards, &shuffled, false).unwrap();
+        for f in ["points.csv", "sweep.json"] {
+            assert_eq!(
+                std::fs::read(sorted.join(f)).unwrap(),
+                std::fs::read(shuffled.join(f)).unwrap(),
+                "{f}"
+            );
+        }
+        // The merged directory as an input beside a shard whose point changed.
+        let p0 = shards[0].join("points.csv");
+        let text = std::fs::read_to_string(&p0).unwrap();
+        let (_, b0) = blocks(&p0);
+        let id = b0[1][0].split(',').next().unwrap().to_string();
+        let changed = text.replacen(&b0[1][2], &b0[1][2].replacen(",resnet18,", ",other,", 1), 1);
+        std::fs::write(&p0, changed).unwrap();
+        let e = merge(&shards[..1], &sorted, true).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("point {id}: rows differ from those in")),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(sorted.join("points.csv")).unwrap(),
+            std::fs::read(shuffled.join("points.csv")).unwrap(),
+            "a failed merge changes nothing"
+        );
     }
 }

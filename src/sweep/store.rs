@@ -10,12 +10,13 @@
 //! is complete the file is rewritten in grid order, so the final bytes do not depend on
 //! the order in which points finished.
 
+use super::index::{index, lookup, Index, RowWriter, Run, RunReader, Total};
 use super::plan::{columns, Plan};
 use super::shard::Shard;
 use anyhow::{anyhow, bail, Context, Result};
 use outdir::OutputDir;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -72,20 +73,23 @@ impl Meta {
         }
     }
 
+    /// Reads `dir/sweep.json` (streamed: the text is never held whole).
     pub fn read(dir: &Path) -> Result<Meta> {
-        let path = dir.join("sweep.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-        let meta: Meta = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("{}: not a sweep description: {e}", path.display()))?;
-        if meta.format != FORMAT {
-            bail!(
-                "{}: format: '{}' is not {FORMAT}",
-                path.display(),
-                meta.format
-            );
-        }
+        let meta: Meta = read_json(dir)?;
+        check_format(dir, &meta.format)?;
         Ok(meta)
+    }
+
+    /// The fingerprint of `dir/sweep.json`, its points skipped over.
+    pub fn read_fingerprint(dir: &Path) -> Result<String> {
+        #[derive(Deserialize)]
+        struct Head {
+            format: String,
+            fingerprint: String,
+        }
+        let head: Head = read_json(dir)?;
+        check_format(dir, &head.format)?;
+        Ok(head.fingerprint)
     }
 
     pub fn json(&self) -> Result<Vec<u8>> {
@@ -95,93 +99,30 @@ impl Meta {
     pub fn columns(&self) -> Vec<String> {
         columns(&self.axes)
     }
-
-    /// Rows expected of each point, by id.
-    pub fn expected(&self) -> HashMap<&str, usize> {
-        self.points
-            .iter()
-            .map(|p| (p.id.as_str(), p.rows))
-            .collect()
-    }
 }
 
-/// The rows of a points.csv, grouped by point in file order.
-#[derive(Debug, Default)]
-pub struct Scan {
-    pub by_point: HashMap<String, Vec<Vec<String>>>,
-    /// Point ids in the order they first appear.
-    pub order: Vec<String>,
-    /// A trailing line without its newline was found (and ignored).
-    pub torn: bool,
-    /// The file has no whole header line (it is empty, or cut inside the header).
-    pub headless: bool,
+fn read_json<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T> {
+    let path = dir.join("sweep.json");
+    let file =
+        std::fs::File::open(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file))
+        .map_err(|e| anyhow!("{}: not a sweep description: {e}", path.display()))
 }
 
-impl Scan {
-    /// The ids whose row count is the expected one; the others are incomplete.
-    pub fn split(&self, expected: &HashMap<&str, usize>) -> (Vec<String>, Vec<String>) {
-        self.order
-            .iter()
-            .cloned()
-            .partition(|id| expected.get(id.as_str()) == Some(&self.by_point[id].len()))
+fn check_format(dir: &Path, format: &str) -> Result<()> {
+    if format != FORMAT {
+        bail!(
+            "{}: format: '{format}' is not {FORMAT}",
+            dir.join("sweep.json").display()
+        );
     }
+    Ok(())
 }
 
-/// Reads `path` (which must have the header `cols`), ignoring a torn last line; rows of
-/// points that `expected` does not know are an error.
-pub fn scan(path: &Path, cols: &[String], expected: &HashMap<&str, usize>) -> Result<Scan> {
-    let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
-    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut scan = Scan {
-        torn: end < bytes.len(),
-        headless: end == 0,
-        ..Scan::default()
-    };
-    if end == 0 {
-        return Ok(scan);
-    }
-    let mut rd = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_reader(&bytes[..end]);
-    let header: Vec<String> = rd
-        .headers()
-        .map_err(|e| anyhow!("{p}: {e}"))?
-        .iter()
-        .map(String::from)
-        .collect();
-    if header != cols {
-        bail!("{p}: header: the columns are not those of this grid (the axes differ)");
-    }
-    for rec in rd.records() {
-        let rec = rec.map_err(|e| anyhow!("{p}: {e}"))?;
-        let row: Vec<String> = rec.iter().map(String::from).collect();
-        let id = row[0].clone();
-        if !expected.contains_key(id.as_str()) {
-            let line = rec.position().map_or(0, |q| q.line());
-            bail!("{p}: line {line}: point '{id}' is not a point of this grid");
-        }
-        if !scan.by_point.contains_key(&id) {
-            scan.order.push(id.clone());
-        }
-        scan.by_point.entry(id).or_default().push(row);
-    }
-    Ok(scan)
-}
-
-/// points.csv as bytes: the header, then the rows of `ids` in that order.
-pub fn csv_bytes(
-    cols: &[String],
-    ids: &[String],
-    by_point: &HashMap<String, Vec<Vec<String>>>,
-) -> Result<Vec<u8>> {
+/// points.csv with no rows: its header.
+pub fn header_bytes(cols: &[String]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(cols)?;
-    for id in ids {
-        for row in by_point.get(id).into_iter().flatten() {
-            w.write_record(row)?;
-        }
-    }
     w.into_inner().context("csv buffer")
 }
 
@@ -202,7 +143,7 @@ pub fn prepare(
     if !resume && (has_meta || csv_path.exists()) {
         bail!("{d}: holds a sweep already (--resume continues it, or choose another --out)");
     }
-    let empty = csv_bytes(&meta.columns(), &[], &HashMap::new())?;
+    let empty = header_bytes(&meta.columns())?;
     if !has_meta {
         if csv_path.exists() {
             bail!("{d}: has points.csv but no sweep.json (not a sweep directory?)");
@@ -230,14 +171,28 @@ pub fn prepare(
         dir.replace(&[("points.csv", &empty)])?;
         return Ok(HashSet::new());
     }
-    let expected = meta.expected();
-    let scan = scan(&csv_path, &meta.columns(), &expected)?;
-    let (complete, incomplete) = scan.split(&expected);
-    if scan.torn || scan.headless || !incomplete.is_empty() {
-        let kept = csv_bytes(&meta.columns(), &complete, &scan.by_point)?;
-        dir.replace(&[("points.csv", &kept)])?;
+    let ids = lookup(meta.points.iter().map(|p| p.id.as_str()));
+    let ix = index(&csv_path, &meta.columns(), &ids)?;
+    let totals = ix.totals();
+    let whole = |t: &Total| meta.points[t.point as usize].rows == t.rows as usize;
+    let complete = totals
+        .iter()
+        .filter(|t| whole(t))
+        .map(|t| meta.points[t.point as usize].id.clone())
+        .collect();
+    if ix.torn || ix.headless || !totals.iter().all(whole) {
+        rewrite(dir, &meta.columns(), &ix, &ix.grouped(whole, false))?;
     }
-    Ok(complete.into_iter().collect())
+    Ok(complete)
+}
+
+/// Replaces points.csv by the header `cols` and the rows of `runs` of the file `ix` indexes.
+pub fn rewrite(dir: &OutputDir, cols: &[String], ix: &Index, runs: &[Run]) -> Result<()> {
+    let mut from = RunReader::open(&ix.path)?;
+    let staged = dir.stage("points.csv")?;
+    let mut w = RowWriter::new(staged, cols)?;
+    w.copy(&mut from, runs)?;
+    dir.replace_staged(vec![w.finish()?])
 }
 
 /// Appends whole points to points.csv.
@@ -280,16 +235,26 @@ impl Appender {
 /// that order. Returns how many of them are complete.
 pub fn finish(dir: &OutputDir, meta: &Meta, owned: &[String]) -> Result<usize> {
     let path = dir.path().join("points.csv");
-    let expected = meta.expected();
-    let scan = scan(&path, &meta.columns(), &expected)?;
-    let (complete, _) = scan.split(&expected);
-    let done: HashSet<&String> = complete.iter().collect();
-    let n = owned.iter().filter(|id| done.contains(id)).count();
-    if n == owned.len() && !scan.torn {
-        dir.replace(&[(
-            "points.csv",
-            &csv_bytes(&meta.columns(), owned, &scan.by_point)?,
-        )])?;
+    let ids = lookup(meta.points.iter().map(|p| p.id.as_str()));
+    let ix = index(&path, &meta.columns(), &ids)?;
+    let mut mine = vec![false; meta.points.len()];
+    for id in owned {
+        if let Some(&i) = ids.get(id.as_str()) {
+            mine[i as usize] = true;
+        }
+    }
+    let n = ix
+        .totals()
+        .iter()
+        .filter(|t| mine[t.point as usize] && meta.points[t.point as usize].rows == t.rows as usize)
+        .count();
+    if n == owned.len() && !ix.torn {
+        rewrite(
+            dir,
+            &meta.columns(),
+            &ix,
+            &ix.grouped(|t| mine[t.point as usize], true),
+        )?;
     }
     Ok(n)
 }

@@ -74,6 +74,17 @@ impl OutputDir {
         replace(&self.path, files)
     }
 
+    /// Starts the new content of one of its files; see [`stage`].
+    pub fn stage(&self, name: &str) -> Result<Staged> {
+        stage(&self.path, name)
+    }
+
+    /// Replaces the staged files all together; see [`replace_staged`].
+    pub fn replace_staged(&self, staged: Vec<Staged>) -> Result<()> {
+        self.written.store(true, Ordering::Relaxed);
+        replace_staged(&self.path, staged)
+    }
+
     /// Marks the directory as holding results written another way (e.g. appended).
     pub fn mark_written(&self) {
         self.written.store(true, Ordering::Relaxed);
@@ -149,20 +160,82 @@ enum Old {
 /// Replaces `files` (name, content) of `dir` all together or not at all (see the module
 /// documentation). Names are plain file names.
 pub fn replace(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
-    let dst: Vec<PathBuf> = files.iter().map(|(n, _)| dir.join(n)).collect();
-    for (p, (name, _)) in dst.iter().zip(files) {
-        debug_assert!(!name.contains(['/', '\\']), "{name} is not a file name");
-        check_destination(p)?;
+    let mut staged = Vec::with_capacity(files.len());
+    for (name, _) in files {
+        staged.push(stage(dir, name)?);
     }
+    for (s, (_, bytes)) in staged.iter_mut().zip(files) {
+        s.write_all(bytes)
+            .map_err(|e| anyhow!("{}: cannot write: {e}", s.dst.display()))?;
+    }
+    replace_staged(dir, staged)
+}
+
+/// The new content of one file of a directory, written (streamed) into a temporary beside
+/// it; [`replace_staged`] puts it in place. Dropped without that, the temporary is removed.
+pub struct Staged {
+    dst: PathBuf,
+    file: std::io::BufWriter<File>,
+    tmp: Scratch,
+}
+
+impl Write for Staged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Starts the new content of `dir/name` (step 2 of the module documentation, without its
+/// sync): the destination is checked and a temporary created for it.
+pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
+    debug_assert!(!name.contains(['/', '\\']), "{name} is not a file name");
+    let dst = dir.join(name);
+    check_destination(&dst)?;
+    let tmp = scratch(dir, name, "tmp");
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
+    Ok(Staged {
+        dst,
+        file: std::io::BufWriter::with_capacity(1 << 16, file),
+        tmp: Scratch(vec![tmp]),
+    })
+}
+
+/// Replaces the files of `staged` (all of `dir`) all together or not at all: each is
+/// flushed and synced, then steps 3-4 of the module documentation.
+pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
+    let mut dst = Vec::with_capacity(staged.len());
     let mut temps = Scratch::default();
-    for (p, (name, bytes)) in dst.iter().zip(files) {
-        let tmp = scratch(dir, name, "tmp");
-        temps.0.push(tmp.clone());
-        write_synced(&tmp, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+    for mut s in staged {
+        let p = s.dst.clone();
+        s.file
+            .flush()
+            .and_then(|()| s.file.get_ref().sync_all())
+            .map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+        temps.0.append(&mut s.tmp.0);
+        dst.push(p);
     }
+    let names: Vec<String> = dst
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
     let mut links = Scratch::default();
-    let mut olds = Vec::with_capacity(files.len());
-    for (p, (name, _)) in dst.iter().zip(files) {
+    let mut olds = Vec::with_capacity(dst.len());
+    for (p, name) in dst.iter().zip(&names) {
         olds.push(if std::fs::symlink_metadata(p).is_err() {
             Old::Absent
         } else {
@@ -212,13 +285,6 @@ fn check_destination(p: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => bail!("{}: cannot read: {e}", p.display()),
     }
-}
-
-/// Creates `path` (which must not exist), writes `bytes` and syncs them to disk.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = File::options().write(true).create_new(true).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }
 
 /// Makes the renames durable (a directory sync; not available everywhere, so best effort).

@@ -85,3 +85,24 @@ fn temporaries_are_unique_per_call() {
     let pid = std::process::id().to_string();
     assert!(a.to_string_lossy().contains(&pid));
 }
+
+#[test]
+fn staged_files_replace_together_and_vanish_when_dropped() {
+    let t = tempfile::tempdir().unwrap();
+    replace(t.path(), &[("a", b"old a"), ("b", b"old b")]).unwrap();
+    let mut a = stage(t.path(), "a").unwrap();
+    a.write_all(b"new a").unwrap();
+    let mut b = stage(t.path(), "b").unwrap();
+    b.write_all(b"new b").unwrap();
+    assert_eq!(
+        entries(t.path()).len(),
+        4,
+        "two temporaries beside the files"
+    );
+    drop(b);
+    let now = entries(t.path());
+    assert_eq!(now.len(), 3, "b's temporary removed: {now:?}");
+    assert_eq!(now[1..], pairs(&[("a", "old a"), ("b", "old b")])[..]);
+    replace_staged(t.path(), vec![a]).unwrap();
+    assert_eq!(entries(t.path()), pairs(&[("a", "new a"), ("b", "old b")]));
+}
