@@ -12,18 +12,29 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &args.sets)?;
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
+    if args.dump_outputs && args.out.is_none() {
+        return Err(anyhow!(
+            "--dump-outputs: needs --out DIR to write outputs.npz into"
+        ));
+    }
     let pool = thread_pool(args.threads)?;
+    let func = args
+        .functional
+        .then(|| crate::functional::options(&cfg, args.dump_outputs));
     let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
     let samples = args.samples.unwrap_or(w.available_samples());
     let result = pool.install(|| {
-        run::run(&run::RunSpec {
-            workload: w.as_ref(),
-            cfg: &cfg,
-            modes: &modes,
-            engine,
-            samples,
-            progress: std::io::stderr().is_terminal(),
-        })
+        run::run_with(
+            &run::RunSpec {
+                workload: w.as_ref(),
+                cfg: &cfg,
+                modes: &modes,
+                engine,
+                samples,
+                progress: std::io::stderr().is_terminal(),
+            },
+            func.as_ref(),
+        )
     })?;
     if let Some(dir) = &args.out {
         report::write_outputs(dir, &result, &cfg)?;

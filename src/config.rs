@@ -41,6 +41,9 @@ pub struct Config {
     /// Resource limits checked before a run (docs/errors.md).
     #[serde(default)]
     pub limits: LimitsCfg,
+    /// Non-ideal devices of the functional datapath (docs/functional.md).
+    #[serde(default)]
+    pub device: crate::functional::DeviceCfg,
 }
 
 /// `[limits]`: what a run may take before it is refused with an error.
@@ -100,6 +103,13 @@ pub enum AdcBitsCfg {
 pub struct AdcCfg {
     pub bits: AdcBitsCfg,
     pub per_crossbar: u32,
+    /// Cell levels per ADC count of the functional datapath (docs/functional.md).
+    #[serde(default = "one")]
+    pub step: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -220,6 +230,8 @@ pub struct Resolved {
     pub energy: EnergyTable,
     pub cycle_ns: f64,
     pub static_mw_per_crossbar: f64,
+    /// `[device]`, validated (the ideal device by default).
+    pub device: functional::Device,
 }
 
 impl Resolved {
@@ -288,6 +300,7 @@ fn load_table(
     for set in sets {
         apply_set(&mut table, &defaults, set)?;
     }
+    crate::functional::apply_preset(&mut table, &defaults, &origin, base_dir.as_deref())?;
     let config: Config = Value::Table(table.clone())
         .try_into()
         .map_err(|e: toml::de::Error| {
@@ -406,6 +419,9 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         layout: config.mapping.layout,
     };
     hw.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    if config.adc.step == 0 {
+        bail!("{origin}: adc.step: 0 is not a positive number of cell levels per ADC count");
+    }
     let cycle_ns = config.timing.cycle_ns;
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
         bail!("{origin}: timing.cycle_ns: {cycle_ns} is not a positive number of ns");
@@ -418,7 +434,9 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         bail!("{origin}: power.static_mw_per_crossbar: {static_mw} is not a non-negative power");
     }
     let energy = load_energy(&config.energy, &origin, base_dir.as_deref())?;
+    let device = crate::functional::resolve_device(&config.device, &origin, base_dir.as_deref())?;
     Ok(Resolved {
+        device,
         opts: SimOptions {
             sync: config.timing.sync,
             granularity: config.activation.granularity,

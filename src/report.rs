@@ -85,6 +85,16 @@ pub fn header() -> Vec<&'static str> {
         .collect()
 }
 
+/// The header of `res`'s layers.csv: [`header`], then, in a functional run only, the
+/// functional columns.
+pub fn header_for(res: &RunResult) -> Vec<&'static str> {
+    let mut h = header();
+    if res.functional {
+        h.extend(crate::functional::COLUMNS);
+    }
+    h
+}
+
 /// The [`CYCLE_COLUMNS`] of one row.
 fn cycle_values(st: Option<&CycleStats>) -> Vec<String> {
     let Some(st) = st else {
@@ -262,15 +272,24 @@ fn total_row(res: &RunResult, t: &ModeTotal) -> Vec<String> {
 /// The records of layers.csv (without the header): one per (layer, mode), then one TOTAL
 /// record per mode.
 pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
-    let layers = res.layers.iter().map(|r| layer_row(res, r));
-    let totals = res.totals.iter().map(|t| total_row(res, t));
+    let func = |mut row: Vec<String>, f: Option<&crate::functional::FuncResult>| {
+        if res.functional {
+            row.extend(crate::functional::values(f));
+        }
+        row
+    };
+    let layers = res
+        .layers
+        .iter()
+        .map(|r| func(layer_row(res, r), r.functional.as_ref()));
+    let totals = res.totals.iter().map(|t| func(total_row(res, t), None));
     layers.chain(totals).collect()
 }
 
 /// layers.csv as bytes: [`header`], then [`layers_rows`].
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header())?;
+    w.write_record(header_for(res))?;
     for row in layers_rows(res) {
         w.write_record(row)?;
     }
@@ -342,6 +361,11 @@ pub fn write_outputs(dir: &Path, res: &RunResult, cfg: &Resolved) -> Result<()> 
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let csv = layers_csv(res)?;
     let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;
+    // Everything is built before the first file is replaced.
+    let npz = crate::functional::outputs_npz(res)?;
+    if let Some(npz) = &npz {
+        write_atomic(dir, "outputs.npz", npz)?;
+    }
     write_atomic(dir, "layers.csv", &csv)?;
     write_atomic(dir, "summary.json", &json)
 }

@@ -30,6 +30,8 @@ pub struct LayerResult {
     pub signed: bool,
     /// Per-stage counters of the cycle engine (None for the other engines).
     pub pipeline: Option<CycleStats>,
+    /// The functional datapath's figures (None unless `--functional`).
+    pub functional: Option<crate::functional::FuncResult>,
 }
 
 /// Per-mode sums over layers.
@@ -54,6 +56,8 @@ pub struct RunResult {
     /// Layer-major, then in `modes` order.
     pub layers: Vec<LayerResult>,
     pub totals: Vec<ModeTotal>,
+    /// Whether the functional datapath ran (`--functional`).
+    pub functional: bool,
 }
 
 impl RunResult {
@@ -80,6 +84,12 @@ pub struct RunSpec<'a> {
 }
 
 pub fn run(spec: &RunSpec) -> Result<RunResult> {
+    run_with(spec, None)
+}
+
+/// [`run`], and with `func` the functional datapath of every mode beside the counts
+/// (which it leaves unchanged).
+pub fn run_with(spec: &RunSpec, func: Option<&functional::FuncOptions>) -> Result<RunResult> {
     let w = spec.workload;
     if spec.samples == 0 || spec.samples > w.available_samples() {
         bail!(
@@ -91,6 +101,15 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
     }
     let cfg = spec.cfg;
     check_limits(spec)?;
+    if let Some(f) = func {
+        let label = &cfg.config.device.error_table;
+        functional::check_table(&f.device, &cfg.hw, spec.modes, label)
+            .map_err(anyhow::Error::msg)?;
+        for l in w.layers() {
+            functional::check_layer(l, &cfg.hw)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
+        }
+    }
     let work: u64 = w
         .layers()
         .iter()
@@ -110,6 +129,10 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             .map(|&mode| ModeRun::new(&prep, &cfg.hw, &cfg.opts, mode, spec.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
+        let flayer = func.map(|f| functional::Layer::new(&prep, &cfg.hw, &cfg.opts, f));
+        let mut frun = flayer
+            .as_ref()
+            .map(|l| functional::LayerRun::new(l, spec.modes));
         // The inputs stream a chunk of samples at a time through every mode at once.
         let per_sample = spec_l.geom.input_elements();
         let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
@@ -119,8 +142,19 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             for r in runs.iter_mut() {
                 r.feed(samples, Some(&tick));
             }
+            if let Some(f) = frun.as_mut() {
+                f.feed(samples);
+            }
             Ok(())
         })?;
+        let mut fouts = frun.map(|f| f.finish()).unwrap_or_default().into_iter();
+        let shape = match spec_l.kind {
+            LayerKind::Fc => vec![spec.samples, spec_l.geom.out_channels],
+            LayerKind::Conv => {
+                let [ho, wo] = spec_l.geom.output_hw();
+                vec![spec.samples, spec_l.geom.out_channels, ho, wo]
+            }
+        };
         for (&mode, r) in spec.modes.iter().zip(runs) {
             let (events, stats) = r.finish();
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
@@ -140,6 +174,11 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
                 input_cycles: prep.plan.cycles,
                 signed: weights.signed,
                 pipeline: stats,
+                functional: fouts.next().map(|f| crate::functional::FuncResult {
+                    metrics: f.metrics,
+                    outputs: f.outputs,
+                    shape: shape.clone(),
+                }),
             });
         }
     }
@@ -174,6 +213,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         modes: spec.modes.to_vec(),
         layers,
         totals,
+        functional: func.is_some(),
     })
 }
 

@@ -14,12 +14,15 @@
 
 mod adc;
 mod datapath;
+mod device;
 mod exact;
 mod metrics;
 mod program;
+mod rng;
 mod run;
 
 pub use adc::Adc;
+pub use device::{Device, ErrorTable};
 pub use exact::{exact_product, fits_i64};
 pub use metrics::Metrics;
 pub use program::{index_decoder, Decoder, Program};
@@ -30,7 +33,7 @@ use thiserror::Error;
 use workload::LayerSpec;
 
 /// The settings of a functional run that are not hardware geometry.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FuncOptions {
     /// `adc.step`: cell levels per ADC count (1: every level distinct).
     pub adc_step: u64,
@@ -39,6 +42,8 @@ pub struct FuncOptions {
     /// The index decoder compacted rows are routed with (the model's, or a wrong one in
     /// a mutation test).
     pub decoder: Decoder,
+    /// `[device]`: the ideal device by default.
+    pub device: Device,
 }
 
 impl Default for FuncOptions {
@@ -47,6 +52,7 @@ impl Default for FuncOptions {
             adc_step: 1,
             keep_outputs: false,
             decoder: index_decoder,
+            device: Device::default(),
         }
     }
 }
@@ -61,6 +67,30 @@ pub enum FuncError {
         ib: u32,
         kb: u32,
     },
+}
+
+/// Refuses an error table that says nothing of the widest read a mode makes: every OU
+/// of `ou.rows` (the ideal mode's whole tile of `crossbar.rows`) may open that many
+/// wordlines. `label` names the table's file.
+pub fn check_table(
+    device: &Device,
+    hw: &Hardware,
+    modes: &[crossbar::Mode],
+    label: &str,
+) -> Result<(), String> {
+    let Some(t) = &device.error_table else {
+        return Ok(());
+    };
+    for &m in modes {
+        let h = hw.ou_height(m);
+        if h > t.max_open {
+            return Err(format!(
+                "{label}: open_wordlines: the table stops at {} wordlines, but {m} reads open up to {h}",
+                t.max_open
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a layer whose exact product could exceed an i64.

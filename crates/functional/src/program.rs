@@ -5,9 +5,11 @@
 //! Two programs per layer: the dense tiling (dense, activation, ideal) and the compacted
 //! one (weight, sre). Cells are written from the index table (`CompressedGroup::rows`);
 //! inputs are routed at read time through the index decoder, a separate function, so a
-//! wrong decode shows up as a wrong value.
+//! wrong decode shows up as a wrong value. Stuck-at faults are applied as cells are
+//! written: a fault is a property of the cell, the same in every mode.
 
-use crossbar::{LayerMap, Polarity};
+use crate::device::Device;
+use crossbar::{LayerMap, PhysCol, Polarity};
 use sparsity::{CompressedGroup, Compression};
 
 /// The index decoder the datapath routes compacted rows with: the logical row that
@@ -24,10 +26,13 @@ pub fn index_decoder(g: &CompressedGroup, phys: u32) -> u32 {
 pub(crate) struct Column {
     /// Output it adds to: g * (Cout/G) + n.
     pub out: u32,
+    pub slice: u32,
     /// Weight of its code in the shift-and-add: 2^(slice * cell_bits).
     pub shift: u32,
     /// Negative polarity array: its codes are subtracted.
     pub neg: bool,
+    /// Index of the column in its polarity array (the read key's physical column).
+    pub phys: u32,
     /// cell_bits planes of `words` words: bit i of plane c is bit c of the cell level at
     /// physical row i.
     pub planes: Box<[u64]>,
@@ -45,6 +50,10 @@ pub(crate) struct Route {
 #[derive(Debug, Clone)]
 pub(crate) struct Tile {
     pub route: usize,
+    /// Row tile index within its block (dense or compacted).
+    pub t: u32,
+    /// The logical row whose cells physical row i holds (the index table's view).
+    pub written: Vec<u32>,
     /// Column groups, each a list of columns (an OU reads one group; ideal reads all).
     pub groups: Vec<Vec<Column>>,
 }
@@ -58,37 +67,87 @@ pub struct Program {
     pub(crate) words: usize,
 }
 
-fn column(
-    map: &LayerMap,
-    weights: &[i32],
-    group: u32,
-    pol: Polarity,
-    col: crossbar::PhysCol,
-    logical: &[u32],
-    words: usize,
-) -> Column {
-    let cb = map.cell_bits as usize;
-    let mut planes = vec![0u64; cb * words].into_boxed_slice();
-    for (i, &k) in logical.iter().enumerate() {
-        let mut c = map.cell_at(weights, group, pol, col, k);
-        while c != 0 {
-            let b = c.trailing_zeros() as usize;
-            planes[b * words + i / 64] |= 1u64 << (i % 64);
-            c &= c - 1;
+/// How cells are written: the device's stuck-at faults, keyed by the layer's name.
+#[derive(Clone, Copy)]
+pub(crate) struct Writer<'a> {
+    pub map: &'a LayerMap,
+    pub weights: &'a [i32],
+    pub device: &'a Device,
+    pub layer: u64,
+    pub words: usize,
+}
+
+impl Writer<'_> {
+    fn column(
+        &self,
+        group: u32,
+        pol: Polarity,
+        phys: u32,
+        col: PhysCol,
+        logical: &[u32],
+    ) -> Column {
+        let map = self.map;
+        let (cb, words) = (map.cell_bits as usize, self.words);
+        let top = (1u32 << map.cell_bits) - 1;
+        let out = group * map.cols_per_group + col.n;
+        let mut planes = vec![0u64; cb * words].into_boxed_slice();
+        for (i, &k) in logical.iter().enumerate() {
+            let c = map.cell_at(self.weights, group, pol, col, k);
+            let key = [
+                self.layer,
+                pol as u64,
+                k as u64,
+                out as u64,
+                col.slice as u64,
+            ];
+            let mut c = self.device.programmed(key, c, top);
+            while c != 0 {
+                let b = c.trailing_zeros() as usize;
+                planes[b * words + i / 64] |= 1u64 << (i % 64);
+                c &= c - 1;
+            }
+        }
+        Column {
+            out,
+            slice: col.slice,
+            shift: col.slice * map.cell_bits,
+            neg: pol == Polarity::Neg,
+            phys,
+            planes,
         }
     }
-    Column {
-        out: group * map.cols_per_group + col.n,
-        shift: col.slice * map.cell_bits,
-        neg: pol == Polarity::Neg,
-        planes,
+
+    /// The physical columns of column group `cg_i` with their index in the polarity array.
+    fn group_cols(&self, cg_i: usize) -> impl Iterator<Item = (u32, PhysCol)> + '_ {
+        let map = self.map;
+        let cg = &map.col_groups[cg_i];
+        let block = &map.blocks[cg.block as usize];
+        // Blocks of one (group, polarity) are consecutive: the column's offset in the
+        // polarity array is the used columns of the blocks before it plus its place.
+        let first_block = map
+            .blocks
+            .iter()
+            .position(|b| b.group == block.group && b.polarity == block.polarity)
+            .unwrap_or(0);
+        let before: u32 = map.blocks[first_block..cg.block as usize]
+            .iter()
+            .map(|b| b.used_cols)
+            .sum();
+        let in_block: u32 = map.col_groups[block.col_groups.start..cg_i]
+            .iter()
+            .map(|g| g.width())
+            .sum();
+        cg.cols
+            .iter()
+            .enumerate()
+            .map(move |(j, &c)| (before + in_block + j as u32, c))
     }
 }
 
 impl Program {
     /// The dense tiling: row tile t of every block holds logical rows t*X .. t*X+X.
-    pub fn dense(map: &LayerMap, weights: &[i32]) -> Self {
-        let words = (map.xbar_rows as usize).div_ceil(64);
+    pub(crate) fn dense(w: &Writer) -> Self {
+        let map = w.map;
         let tiles_per_block = map.dense_row_tiles();
         let mut routes = Vec::new();
         for group in 0..map.groups {
@@ -103,37 +162,35 @@ impl Program {
         for block in &map.blocks {
             for t in 0..tiles_per_block {
                 let route = (block.group * tiles_per_block + t) as usize;
-                let rows = &routes[route].rows;
-                let groups = map.col_groups[block.col_groups.clone()]
-                    .iter()
-                    .map(|cg| {
-                        cg.cols
-                            .iter()
-                            .map(|&c| {
-                                column(map, weights, block.group, block.polarity, c, rows, words)
-                            })
+                let rows = routes[route].rows.clone();
+                let groups = block
+                    .col_groups
+                    .clone()
+                    .map(|cg_i| {
+                        w.group_cols(cg_i)
+                            .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &rows))
                             .collect()
                     })
                     .collect();
-                tiles.push(Tile { route, groups });
+                tiles.push(Tile {
+                    route,
+                    t,
+                    written: rows,
+                    groups,
+                });
             }
         }
         Program {
             routes,
             tiles,
-            words,
+            words: w.words,
         }
     }
 
     /// The compacted tiling: physical row i of compacted tile t of a column group holds
     /// logical row C_g[t*X + i] (the index table); the decoder routes its input.
-    pub fn compacted(
-        map: &LayerMap,
-        weights: &[i32],
-        comp: &Compression,
-        decoder: Decoder,
-    ) -> Self {
-        let words = (map.xbar_rows as usize).div_ceil(64);
+    pub(crate) fn compacted(w: &Writer, comp: &Compression, decoder: Decoder) -> Self {
+        let map = w.map;
         let x = map.xbar_rows;
         let mut routes = Vec::new();
         let mut tiles = Vec::new();
@@ -146,13 +203,10 @@ impl Program {
                         continue;
                     }
                     let first = (t * x) as usize;
-                    let written = &g.rows[first..first + n as usize];
-                    let cols = map.col_groups[cg_i]
-                        .cols
-                        .iter()
-                        .map(|&c| {
-                            column(map, weights, block.group, block.polarity, c, written, words)
-                        })
+                    let written = g.rows[first..first + n as usize].to_vec();
+                    let cols = w
+                        .group_cols(cg_i)
+                        .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &written))
                         .collect();
                     routes.push(Route {
                         group: block.group,
@@ -160,6 +214,8 @@ impl Program {
                     });
                     tiles.push(Tile {
                         route: routes.len() - 1,
+                        t,
+                        written,
                         groups: vec![cols],
                     });
                 }
@@ -168,13 +224,7 @@ impl Program {
         Program {
             routes,
             tiles,
-            words,
+            words: w.words,
         }
-    }
-
-    /// Bytes the bit-planes of a tiling of `cells` mapped cells take (an estimate for
-    /// the memory check).
-    pub fn estimate_bytes(k: u64, total_cols: u64, cell_bits: u32) -> u128 {
-        k as u128 * total_cols as u128 * cell_bits as u128 / 8 + total_cols as u128 * 64
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_product, twos_correction};
-use crate::program::Program;
+use crate::program::{Program, Writer};
 use crate::{Adc, FuncOptions, Metrics};
 use crossbar::{Hardware, Mode};
 use engine::input::Pass;
@@ -16,7 +16,9 @@ pub struct Layer<'p> {
     prep: &'p Prepared<'p>,
     hw: &'p Hardware,
     sim: SimOptions,
-    opts: FuncOptions,
+    opts: &'p FuncOptions,
+    /// The layer's name as a key word of its draws.
+    name: u64,
     dense: OnceLock<Program>,
     compacted: OnceLock<Program>,
 }
@@ -26,13 +28,14 @@ impl<'p> Layer<'p> {
         prep: &'p Prepared<'p>,
         hw: &'p Hardware,
         sim: &SimOptions,
-        opts: FuncOptions,
+        opts: &'p FuncOptions,
     ) -> Self {
         Layer {
             prep,
             hw,
             sim: *sim,
             opts,
+            name: crate::rng::name_word(&prep.spec.name),
             dense: OnceLock::new(),
             compacted: OnceLock::new(),
         }
@@ -41,11 +44,18 @@ impl<'p> Layer<'p> {
     /// The tiling `mode` reads.
     pub fn program(&self, mode: Mode) -> &Program {
         let p = self.prep;
+        let w = Writer {
+            map: &p.map,
+            weights: p.weights,
+            device: &self.opts.device,
+            layer: self.name,
+            words: (p.map.xbar_rows as usize).div_ceil(64),
+        };
         if mode.compacted() {
             self.compacted
-                .get_or_init(|| Program::compacted(&p.map, p.weights, p.comp(), self.opts.decoder))
+                .get_or_init(|| Program::compacted(&w, p.comp(), self.opts.decoder))
         } else {
-            self.dense.get_or_init(|| Program::dense(&p.map, p.weights))
+            self.dense.get_or_init(|| Program::dense(&w))
         }
     }
 
@@ -58,6 +68,9 @@ impl<'p> Layer<'p> {
             ou_rows: self.hw.ou_rows,
             adc: Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step),
             k: self.prep.map.k as usize,
+            cell_bits: self.hw.cell_bits as usize,
+            device: &self.opts.device,
+            layer: self.name,
         }
     }
 
@@ -152,6 +165,8 @@ impl<'l> LayerRun<'l> {
     fn compute(&self, chunk: Samples, range: std::ops::Range<usize>) -> Vec<i64> {
         let prep = self.layer.prep;
         let geom = prep.geom();
+        // Vectors are numbered over the layer's samples, whatever the chunking.
+        let first_vector = self.samples * geom.vectors_per_sample();
         let outs = self.layer.outputs();
         let k = prep.map.k as usize;
         let groups = prep.map.groups as usize;
@@ -169,6 +184,7 @@ impl<'l> LayerRun<'l> {
                 for (i, row) in block.chunks_mut(stride).enumerate() {
                     let v = range.start + p * piece + i;
                     chunk.fill_vector(geom, v, &mut vector);
+                    let index = (first_vector + v) as u64;
                     let (exact, rest) = row.split_at_mut(outs);
                     exact_product(prep.weights, &vector, k, groups, exact);
                     for ((dp, s), y) in self
@@ -177,7 +193,7 @@ impl<'l> LayerRun<'l> {
                         .zip(&mut scratch)
                         .zip(rest.chunks_mut(outs))
                     {
-                        dp.vector(&vector, s);
+                        dp.vector(&vector, index, s);
                         if twos_digits {
                             twos_correction(
                                 prep.weights,

@@ -23,7 +23,7 @@ fn fc(weights: Vec<i32>, input: Vec<i32>) -> QuantLayer {
 fn run(l: &QuantLayer, hw: &Hardware, f: FuncOptions) -> Vec<ModeOutput> {
     let opts = SimOptions::default();
     let prep = Prepared::new(l, hw, &opts);
-    let layer = Layer::new(&prep, hw, &opts, f);
+    let layer = Layer::new(&prep, hw, &opts, &f);
     let mut r = LayerRun::new(&layer, &Mode::ALL);
     r.feed(Samples::new(&l.input, l.samples));
     r.finish()
@@ -95,7 +95,7 @@ fn a_wrong_index_decode_is_caught() {
         decoder: shifted,
         ..keep()
     };
-    for r in run(&l, &hw, wrong) {
+    for r in run(&l, &hw, wrong.clone()) {
         let want = if r.mode.compacted() { 9 } else { 7 };
         assert_eq!(r.outputs.unwrap(), vec![want], "{}", r.mode);
     }
