@@ -86,7 +86,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub functional: bool,
     /// With --functional: write every layer's integer outputs to DIR/outputs.npz.
-    #[arg(long, requires = "functional")]
+    #[arg(long)]
     pub dump_outputs: bool,
     /// Do not print the summary table.
     #[arg(long, short = 'q')]

@@ -12,6 +12,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &args.sets)?;
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
+    if args.dump_outputs && !args.functional {
+        return Err(anyhow!(
+            "--dump-outputs: needs --functional (the outputs are the functional datapath's)"
+        ));
+    }
     if args.dump_outputs && args.out.is_none() {
         return Err(anyhow!(
             "--dump-outputs: needs --out DIR to write outputs.npz into"

@@ -325,21 +325,19 @@ impl Datapath<'_> {
             }
             open += nz.count_ones();
         }
+        let base = dev.read_base(
+            self.layer,
+            route.group,
+            tile.t,
+            at.vector,
+            at.pass,
+            at.cycle,
+        );
         for col in cols {
             let sum = self.ideal_sum(col, wl, wh, digit_bits, &r.digits);
-            let key = [
-                self.layer,
-                route.group as u64,
-                col.neg as u64,
-                tile.t as u64,
-                col.phys as u64,
-                ou_index,
-                at.vector,
-                at.pass,
-                at.cycle as u64,
-            ];
+            let key = Device::read_hash(base, col.neg, col.phys, ou_index);
             let s = if let Some(t) = &dev.error_table {
-                dev.table_sum(t, sum, open, &key)
+                dev.table_sum(t, sum, open, key)
             } else if !dev.analog() {
                 sum as f64
             } else {
@@ -348,7 +346,7 @@ impl Datapath<'_> {
                 } else {
                     sum as f64
                 };
-                dev.analog_sum(current, open, drive, g_off, &key)
+                dev.analog_sum(current, open, drive, g_off, key)
             };
             Self::add(col, self.adc.convert_real(s), at.weight, &mut r.acc);
         }

@@ -7,7 +7,7 @@
 //! with an error table, a draw of the observed sum from the table's row. Every draw is a
 //! counter-based function of the seed and its key ([`crate::rng`]).
 
-use crate::rng::{hash, normal, uniform};
+use crate::rng::{hash, mix, normal, uniform};
 use std::collections::HashMap;
 
 /// The `[device]` settings; [`Device::default`] is the ideal device.
@@ -144,23 +144,46 @@ impl Device {
         g * (self.sigma * z).exp()
     }
 
-    /// S' of a read of current `current` with `open` wordlines driven and `drive` =
-    /// sum of the digits applied (the reference column's off current is drive * g_off).
-    /// `read` = (layer, group, polarity, tile, column, OU, vector, pass, cycle).
+    /// The part of a read's key shared by the columns of one OU: (layer, conv group, row
+    /// tile, vector, pass, cycle).
     #[inline]
-    pub fn analog_sum(
+    pub fn read_base(
         &self,
-        current: f64,
-        open: u32,
-        drive: u64,
-        g_off: f64,
-        read: &[u64; 9],
-    ) -> f64 {
+        layer: u64,
+        group: u32,
+        tile: u32,
+        vector: u64,
+        pass: u64,
+        cycle: u32,
+    ) -> u64 {
+        hash(
+            self.seed,
+            &[
+                READ,
+                layer,
+                group as u64,
+                tile as u64,
+                vector,
+                pass,
+                cycle as u64,
+            ],
+        )
+    }
+
+    /// The hash of a read's whole key: [`Device::read_base`], then (polarity, physical
+    /// column, OU index).
+    #[inline]
+    pub fn read_hash(base: u64, neg: bool, column: u32, ou: u64) -> u64 {
+        mix(mix(base ^ ((neg as u64) << 32 | column as u64)) ^ ou)
+    }
+
+    /// S' of a read of current `current` with `open` wordlines driven and `drive` =
+    /// sum of the digits applied (the reference column's off current is drive * g_off);
+    /// `read` is the read's hash ([`Device::read_hash`]).
+    #[inline]
+    pub fn analog_sum(&self, current: f64, open: u32, drive: u64, g_off: f64, read: u64) -> f64 {
         let noisy = if self.read_noise > 0.0 && current > 0.0 {
-            let mut key = [0u64; 10];
-            key[0] = READ;
-            key[1..].copy_from_slice(read);
-            current + self.read_noise * current.sqrt() * normal(hash(self.seed, &key))
+            current + self.read_noise * current.sqrt() * normal(read)
         } else {
             current
         };
@@ -170,14 +193,11 @@ impl Device {
 
     /// The table's draw for an ideal sum `s` read with `open` wordlines.
     #[inline]
-    pub fn table_sum(&self, t: &ErrorTable, s: u64, open: u32, read: &[u64; 9]) -> f64 {
+    pub fn table_sum(&self, t: &ErrorTable, s: u64, open: u32, read: u64) -> f64 {
         let Some(rows) = t.rows.get(&(open, s)) else {
             return s as f64;
         };
-        let mut key = [0u64; 10];
-        key[0] = READ;
-        key[1..].copy_from_slice(read);
-        let u = uniform(hash(self.seed, &key));
+        let u = uniform(read);
         rows.iter()
             .find(|(cum, _)| u < *cum)
             .or(rows.last())
@@ -326,20 +346,20 @@ mod tests {
             ..Device::default()
         };
         // 3 wordlines open: 0.7 * 10 - 0 = 7.
-        assert!((d.analog_sum(10.0, 3, 4, 0.0, &[0; 9]) - 7.0).abs() < 1e-12);
-        assert_eq!(d.analog_sum(10.0, 20, 4, 0.0, &[0; 9]), 0.0);
+        assert!((d.analog_sum(10.0, 3, 4, 0.0, 0) - 7.0).abs() < 1e-12);
+        assert_eq!(d.analog_sum(10.0, 20, 4, 0.0, 0), 0.0);
         let off = Device::default();
         // reference column: 4 digits x g_off 0.5 removed.
-        assert_eq!(off.analog_sum(12.0, 3, 4, 0.5, &[0; 9]), 10.0);
+        assert_eq!(off.analog_sum(12.0, 3, 4, 0.5, 0), 10.0);
         let noisy = Device {
             read_noise: 0.5,
             ..Device::default()
         };
-        let key = [1, 2, 3, 4, 5, 6, 7, 8, 9];
-        let a = noisy.analog_sum(9.0, 2, 0, 0.0, &key);
-        assert_eq!(a, noisy.analog_sum(9.0, 2, 0, 0.0, &key));
+        let key = Device::read_hash(noisy.read_base(1, 2, 3, 4, 5, 6), false, 7, 8);
+        let a = noisy.analog_sum(9.0, 2, 0, 0.0, key);
+        assert_eq!(a, noisy.analog_sum(9.0, 2, 0, 0.0, key));
         assert_ne!(a, 9.0);
-        assert_eq!(noisy.analog_sum(0.0, 0, 0, 0.0, &key), 0.0);
+        assert_eq!(noisy.analog_sum(0.0, 0, 0, 0.0, key), 0.0);
         // stuck-at: p0 = 1 -> every cell 0; p1 = 1 -> every cell at the top level.
         let s0 = Device {
             stuck_at_0: 1.0,

@@ -18,7 +18,7 @@ mod device;
 mod exact;
 mod metrics;
 mod program;
-mod rng;
+pub mod rng;
 mod run;
 
 pub use adc::Adc;
