@@ -183,7 +183,7 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
     };
     let header = "open_wordlines,ideal_sum,observed_sum,probability\n";
     let short = write("short.csv", &format!("{header}9,1,1,0.5\n9,1,2,0.4\n"));
-    let field = write("field.csv", &format!("{header}9,1,1,1\n9,2,x,1\n"));
+    write("field.csv", &format!("{header}9,1,1,1\n9,2,x,1\n"));
     let narrow = write("narrow.csv", &format!("{header}4,1,1,1\n"));
     let cfg = write("c.toml", "[device]\nerror_table = \"field.csv\"\n");
     let cases: Vec<(Vec<String>, String)> = vec![
