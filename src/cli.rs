@@ -103,6 +103,13 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Also compute the values of every OU read (docs/functional.md): layers.csv gains
+    /// the functional columns; counts, cycles and energy are unchanged.
+    #[arg(long)]
+    pub functional: bool,
+    /// With --functional: write every layer's integer outputs to DIR/outputs.npz.
+    #[arg(long)]
+    pub dump_outputs: bool,
     /// Print neither the summary table nor the progress bar (errors and notes still go
     /// to stderr).
     #[arg(long, short = 'q')]

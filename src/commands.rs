@@ -14,6 +14,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let cfg = config::load_cli(args.config.as_deref(), &args.sets)?;
     let modes = parse_modes(&args.modes)?;
     let engine: EngineKind = args.engine.parse().map_err(|e| anyhow!("--engine: {e}"))?;
+    if args.dump_outputs && !args.functional {
+        return Err(anyhow!(
+            "--dump-outputs: needs --functional (the outputs are the functional datapath's)"
+        ));
+    }
+    if args.dump_outputs && args.out.is_none() {
+        return Err(anyhow!(
+            "--dump-outputs: needs --out DIR to write outputs.npz into"
+        ));
+    }
     let pool = thread_pool(args.threads)?;
     let selector = args
         .layers
@@ -21,6 +31,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map(LayerSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--layers: {e}"))?;
+    let func = args
+        .functional
+        .then(|| crate::functional::options(&cfg, args.dump_outputs));
     let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
     let total_layers = w.layers().len();
     let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
@@ -31,15 +44,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // Locked from here to the end, so that a second writer is refused before it runs.
     let out = args.out.as_deref().map(OutputDir::open).transpose()?;
     let result = pool.install(|| {
-        run::run(&run::RunSpec {
-            workload: w.as_ref(),
-            cfg: &cfg,
-            modes: &modes,
-            engine,
-            samples,
-            // -q hides the bar as well as the table.
-            progress: !args.quiet && std::io::stderr().is_terminal(),
-        })
+        run::run_functional(
+            &run::RunSpec {
+                workload: w.as_ref(),
+                cfg: &cfg,
+                modes: &modes,
+                engine,
+                samples,
+                // -q hides the bar as well as the table.
+                progress: !args.quiet && std::io::stderr().is_terminal(),
+            },
+            func.as_ref(),
+        )
     })?;
     if let Some(dir) = &out {
         report::write_outputs(dir, &result, &cfg)?;

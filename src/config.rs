@@ -44,6 +44,9 @@ pub struct Config {
     /// The chip around the crossbars (docs/chip.md); absent: today's unbounded model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chip: Option<crate::chip::ChipCfg>,
+    /// Non-ideal devices of the functional datapath (docs/functional.md).
+    #[serde(default)]
+    pub device: crate::functional::DeviceCfg,
 }
 
 /// `[limits]`: what a run may take before it is refused with an error.
@@ -103,6 +106,13 @@ pub enum AdcBitsCfg {
 pub struct AdcCfg {
     pub bits: AdcBitsCfg,
     pub per_crossbar: u32,
+    /// Cell levels per ADC count of the functional datapath (docs/functional.md).
+    #[serde(default = "one")]
+    pub step: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -225,6 +235,8 @@ pub struct Resolved {
     pub static_mw_per_crossbar: f64,
     /// The `[chip]` table, resolved (None without one).
     pub chip: Option<crate::chip::ResolvedChip>,
+    /// `[device]`, validated (the ideal device by default).
+    pub device: functional::Device,
 }
 
 impl Resolved {
@@ -293,6 +305,7 @@ fn load_table(
     for set in sets {
         apply_set(&mut table, &defaults, set)?;
     }
+    crate::functional::apply_preset(&mut table, &defaults, &origin, base_dir.as_deref())?;
     let config: Config = Value::Table(table.clone())
         .try_into()
         .map_err(|e: toml::de::Error| {
@@ -463,6 +476,9 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         layout: config.mapping.layout,
     };
     hw.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    if config.adc.step == 0 {
+        bail!("{origin}: adc.step: 0 is not a positive number of cell levels per ADC count");
+    }
     let cycle_ns = config.timing.cycle_ns;
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
         bail!("{origin}: timing.cycle_ns: {cycle_ns} is not a positive number of ns");
@@ -480,8 +496,10 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         .as_ref()
         .map(|c| crate::chip::resolve(c, &origin, base_dir.as_deref()))
         .transpose()?;
+    let device = crate::functional::resolve_device(&config.device, &origin, base_dir.as_deref())?;
     Ok(Resolved {
         chip,
+        device,
         opts: SimOptions {
             sync: config.timing.sync,
             granularity: config.activation.granularity,

@@ -83,6 +83,16 @@ pub fn header() -> Vec<&'static str> {
         .collect()
 }
 
+/// The header of `res`'s layers.csv: [`header`], then, in a functional run only, the
+/// functional columns.
+pub fn header_for(res: &RunResult) -> Vec<&'static str> {
+    let mut h = header();
+    if res.functional {
+        h.extend(crate::functional::COLUMNS);
+    }
+    h
+}
+
 /// The [`CYCLE_COLUMNS`] of one row.
 fn cycle_values(st: Option<&CycleStats>) -> Vec<String> {
     let Some(st) = st else {
@@ -260,8 +270,17 @@ fn total_row(res: &RunResult, t: &ModeTotal) -> Vec<String> {
 /// The records of layers.csv (without the header): one per (layer, mode), then one TOTAL
 /// record per mode.
 pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
-    let layers = res.layers.iter().map(|r| layer_row(res, r));
-    let totals = res.totals.iter().map(|t| total_row(res, t));
+    let func = |mut row: Vec<String>, f: Option<&crate::functional::FuncResult>| {
+        if res.functional {
+            row.extend(crate::functional::values(f));
+        }
+        row
+    };
+    let layers = res
+        .layers
+        .iter()
+        .map(|r| func(layer_row(res, r), r.functional.as_ref()));
+    let totals = res.totals.iter().map(|t| func(total_row(res, t), None));
     layers.chain(totals).collect()
 }
 
@@ -269,14 +288,14 @@ pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let Some(chip) = &res.chip else {
-        w.write_record(header())?;
+        w.write_record(header_for(res))?;
         for row in layers_rows(res) {
             w.write_record(row)?;
         }
         return w.into_inner().context("csv buffer");
     };
     // With a [chip] table, its columns follow all others.
-    let mut h = header();
+    let mut h = header_for(res);
     h.extend(crate::chip::CHIP_COLUMNS);
     w.write_record(h)?;
     let per_mode = res.modes.len().max(1);
@@ -344,7 +363,16 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
 pub fn write_outputs(dir: &outdir::OutputDir, res: &RunResult, cfg: &Resolved) -> Result<()> {
     let csv = layers_csv(res)?;
     let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;
-    dir.replace(&[("layers.csv", &csv), ("summary.json", &json)])
+    // Everything is built before the first file is replaced.
+    let npz = crate::functional::outputs_npz(res)?;
+    match &npz {
+        Some(npz) => dir.replace(&[
+            ("outputs.npz", npz),
+            ("layers.csv", &csv),
+            ("summary.json", &json),
+        ]),
+        None => dir.replace(&[("layers.csv", &csv), ("summary.json", &json)]),
+    }
 }
 
 fn human_time(ns: f64) -> String {

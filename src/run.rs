@@ -30,6 +30,8 @@ pub struct LayerResult {
     pub signed: bool,
     /// Per-stage counters of the cycle engine (None for the other engines).
     pub pipeline: Option<CycleStats>,
+    /// The functional datapath's figures (None unless `--functional`).
+    pub functional: Option<crate::functional::FuncResult>,
 }
 
 /// Per-mode sums over layers.
@@ -56,6 +58,8 @@ pub struct RunResult {
     pub totals: Vec<ModeTotal>,
     /// Chip figures per mode, in `modes` order (only with a `[chip]` table).
     pub chip: Option<Vec<chip::ModeChip>>,
+    /// Whether the functional datapath ran (`--functional`).
+    pub functional: bool,
 }
 
 impl RunResult {
@@ -149,16 +153,30 @@ impl Progress for NoProgress {
 }
 
 pub fn run(spec: &RunSpec) -> Result<RunResult> {
+    run_functional(spec, None)
+}
+
+/// [`run`], and with `func` the functional datapath of every mode beside the counts
+/// (which it leaves unchanged).
+pub fn run_functional(spec: &RunSpec, func: Option<&functional::FuncOptions>) -> Result<RunResult> {
     let w = spec.workload;
     let total = work(w.layers(), spec.samples, spec.modes.len());
     let bar = Bar::new(total, spec.progress);
-    let result = run_with(spec, &bar);
+    let result = run_inner(spec, &bar, func);
     bar.finish();
     result
 }
 
 /// [`run`], reporting progress to `progress` (spec.progress is not looked at).
 pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
+    run_inner(spec, progress, None)
+}
+
+fn run_inner(
+    spec: &RunSpec,
+    progress: &dyn Progress,
+    func: Option<&functional::FuncOptions>,
+) -> Result<RunResult> {
     let w = spec.workload;
     if spec.samples == 0 || spec.samples > w.available_samples() {
         bail!(
@@ -170,6 +188,15 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
     }
     let cfg = spec.cfg;
     check_limits(spec)?;
+    if let Some(f) = func {
+        let label = &cfg.config.device.error_table;
+        functional::check_table(&f.device, &cfg.hw, spec.modes, label)
+            .map_err(anyhow::Error::msg)?;
+        for l in w.layers() {
+            functional::check_layer(l, &cfg.hw)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
+        }
+    }
     let mut layers = Vec::new();
     let precision = cfg.precision();
     for (i, spec_l) in w.layers().iter().enumerate() {
@@ -185,6 +212,10 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
             .map(|&mode| ModeRun::new(&prep, &cfg.hw, &cfg.opts, mode, spec.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
+        let flayer = func.map(|f| functional::Layer::new(&prep, &cfg.hw, &cfg.opts, f));
+        let mut frun = flayer
+            .as_ref()
+            .map(|l| functional::LayerRun::new(l, spec.modes));
         // The inputs stream a chunk of samples at a time through every mode at once.
         let per_sample = spec_l.geom.input_elements();
         let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
@@ -194,8 +225,19 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
             for r in runs.iter_mut() {
                 r.feed(samples, Some(&tick));
             }
+            if let Some(f) = frun.as_mut() {
+                f.feed(samples);
+            }
             Ok(())
         })?;
+        let mut fouts = frun.map(|f| f.finish()).unwrap_or_default().into_iter();
+        let shape = match spec_l.kind {
+            LayerKind::Fc => vec![spec.samples, spec_l.geom.out_channels],
+            LayerKind::Conv => {
+                let [ho, wo] = spec_l.geom.output_hw();
+                vec![spec.samples, spec_l.geom.out_channels, ho, wo]
+            }
+        };
         for (&mode, r) in spec.modes.iter().zip(runs) {
             let (events, stats) = r.finish();
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
@@ -215,6 +257,11 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
                 input_cycles: prep.plan.cycles,
                 signed: weights.signed,
                 pipeline: stats,
+                functional: fouts.next().map(|f| crate::functional::FuncResult {
+                    metrics: f.metrics,
+                    outputs: f.outputs,
+                    shape: shape.clone(),
+                }),
             });
         }
     }
@@ -249,6 +296,7 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
         layers,
         totals,
         chip: None,
+        functional: func.is_some(),
     };
     if let Some(c) = &cfg.chip {
         res.chip = Some(crate::chip::evaluate(

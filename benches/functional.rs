@@ -1,0 +1,109 @@
+//! The functional datapath's bitline reads per second, noise-free and with read noise,
+//! against loops that do only the same popcounts (noise-free) or the same random draws
+//! (noisy): docs/perf.md records the ratios.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use crossbar::{Hardware, Mode};
+use engine::{EngineKind, Prepared, Samples, SimOptions};
+use functional::rng::{hash, normal};
+use functional::{Device, FuncOptions, Layer, LayerRun};
+use std::hint::black_box;
+use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
+
+/// A 64 -> 64 3x3 conv on 14 x 14, half the weights and inputs zero, 8-bit inputs.
+fn layer() -> QuantLayer {
+    let geom = ConvGeometry::conv(64, 64, 3, 1, 1, 1, [14, 14]);
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let weights = (0..geom.weight_elements())
+        .map(|_| {
+            if next() % 2 == 0 {
+                0
+            } else {
+                (next() % 2001) as i32 - 1000
+            }
+        })
+        .collect();
+    let input = (0..geom.input_elements())
+        .map(|_| {
+            if next() % 2 == 0 {
+                0
+            } else {
+                (next() % 256) as i32
+            }
+        })
+        .collect();
+    QuantLayer {
+        spec: LayerSpec {
+            name: "conv".into(),
+            kind: LayerKind::Conv,
+            geom,
+        },
+        weights,
+        input,
+        samples: 1,
+        signed: false,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let l = layer();
+    let hw = Hardware::default();
+    let opts = SimOptions::default();
+    let prep = Prepared::new(&l, &hw, &opts);
+    let mode = Mode::Dense;
+    let reads = engine::simulate(&prep, &hw, &opts, mode, EngineKind::Fast, None)
+        .expect("counts")
+        .adc_conversions;
+    let run = |device: Device| {
+        let f = FuncOptions {
+            device,
+            ..FuncOptions::default()
+        };
+        let layer = Layer::new(&prep, &hw, &opts, &f);
+        let mut r = LayerRun::new(&layer, &[mode]);
+        r.feed(Samples::new(&l.input, 1));
+        r.finish()
+    };
+    let mut g = c.benchmark_group("functional");
+    g.sample_size(10);
+    println!("dense reads per run: {reads}");
+    g.bench_function("dense noise-free", |b| b.iter(|| run(Device::default())));
+    let noisy = Device {
+        read_noise: 0.02,
+        ..Device::default()
+    };
+    g.bench_function("dense read noise", |b| b.iter(|| run(noisy.clone())));
+    // The bounds: per read, the two cell-plane popcounts of one word (2-bit cells,
+    // 1-bit digits), or one keyed normal draw.
+    let words: Vec<u64> = (0..4096u64).map(|i| hash(3, &[i])).collect();
+    g.bench_function("popcount bound", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for r in 0..reads as usize {
+                let x = words[r & 4095];
+                let (p0, p1) = (words[(r * 7) & 4095], words[(r * 13) & 4095]);
+                sum += (x & p0).count_ones() as u64 + (((x & p1).count_ones() as u64) << 1);
+            }
+            black_box(sum)
+        })
+    });
+    g.bench_function("draw bound", |b| {
+        b.iter(|| {
+            let mut sum = 0.0;
+            for r in 0..reads {
+                sum += normal(hash(5, &[r]));
+            }
+            black_box(sum)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

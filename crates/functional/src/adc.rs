@@ -1,0 +1,66 @@
+//! The ADC of functional-model.md section 2: a bitline sum to a code.
+
+/// code = clamp(round(S / step), 0, 2^bits - 1) * step, round half away from zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adc {
+    /// Positive integer, in cell levels (1: every level distinct).
+    pub step: u64,
+    /// Largest count, 2^bits - 1.
+    pub max_count: u64,
+}
+
+impl Adc {
+    pub fn new(bits: u32, step: u64) -> Self {
+        Adc {
+            step,
+            max_count: (1u64 << bits) - 1,
+        }
+    }
+
+    /// The code of an ideal (integer, non-negative) bitline sum.
+    #[inline]
+    pub fn convert(&self, s: u64) -> u64 {
+        let count = if self.step == 1 {
+            s
+        } else {
+            // round(s / step) half away from zero, for s >= 0.
+            (2 * s as u128 + self.step as u128) as u64 / (2 * self.step)
+        };
+        count.min(self.max_count) * self.step
+    }
+
+    /// The code of a real bitline sum (a non-ideal device): negative sums read 0.
+    #[inline]
+    pub fn convert_real(&self, s: f64) -> u64 {
+        let count = (s / self.step as f64).round();
+        if count.is_nan() || count <= 0.0 {
+            0
+        } else {
+            (count.min(self.max_count as f64) as u64) * self.step
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_half_away_and_clips() {
+        // 3 bits: counts 0..=7. step 1: identity below 7.
+        let a = Adc::new(3, 1);
+        assert_eq!([0, 5, 7, 8, 100].map(|s| a.convert(s)), [0, 5, 7, 7, 7]);
+        // step 2: 3 -> round(1.5) = 2 -> 4; 5 -> round(2.5) = 3 -> 6; 1 -> round(.5) = 1 -> 2
+        let b = Adc::new(3, 2);
+        assert_eq!(
+            [0, 1, 2, 3, 5, 14, 15, 40].map(|s| b.convert(s)),
+            [0, 2, 2, 4, 6, 14, 14, 14]
+        );
+        assert_eq!(
+            [-3.0, 2.9, 3.0, 1e30].map(|s| b.convert_real(s)),
+            [0, 2, 4, 14]
+        );
+        let c = Adc::new(32, 1);
+        assert_eq!(c.convert(u32::MAX as u64 + 5), u32::MAX as u64);
+    }
+}

@@ -1,0 +1,394 @@
+//! One input vector through one mode's OU reads (functional-model.md sections 2-4).
+//!
+//! Per pass, the pass value u of every routed row is cut into bit-planes over the
+//! physical rows of its tile. Per input cycle, the digit planes of that cycle and the
+//! OUs of the mode (fixed slices of the tile, the next ou.rows driven rows, or the whole
+//! tile) give each bitline sum S_j = sum over the OU's rows of d * c as popcounts of
+//! digit plane x cell plane. A non-ideal device turns S_j into S'_j ([`Device`]); the
+//! ADC turns it into a code; the shift-and-add weighs the code by its cycle, slice,
+//! polarity and pass.
+
+use crate::adc::Adc;
+use crate::device::Device;
+use crate::program::{Column, Program, Tile};
+use crossbar::Mode;
+use engine::input::Pass;
+use engine::{Granularity, PassPlan};
+
+/// What one mode's datapath needs besides the program.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Datapath<'a> {
+    pub program: &'a Program,
+    pub plan: &'a PassPlan,
+    pub mode: Mode,
+    pub granularity: Granularity,
+    pub ou_rows: u32,
+    pub adc: Adc,
+    /// Rows of each conv group's matrix.
+    pub k: usize,
+    pub cell_bits: usize,
+    pub device: &'a Device,
+    /// The layer's name as a key word of its draws.
+    pub layer: u64,
+}
+
+/// Per-thread buffers of the datapath.
+pub(crate) struct Scratch {
+    /// Bit b of the pass values of every route: planes[(route * B + b) * words + w].
+    planes: Vec<u64>,
+    reads: Reads,
+}
+
+/// What the reads of one tile use and write.
+struct Reads {
+    /// The digit planes of one cycle restricted to one OU.
+    digits: Vec<u64>,
+    /// Y of the vector, shift-and-added so far.
+    acc: Vec<i128>,
+}
+
+impl Scratch {
+    pub fn new(dp: &Datapath, outputs: usize) -> Self {
+        let b = dp.plan.applied_bits as usize;
+        let w = dp.program.words;
+        Scratch {
+            planes: vec![0; dp.program.routes.len() * b * w],
+            reads: Reads {
+                digits: vec![0; dp.plan.dac_bits as usize * w],
+                acc: vec![0; outputs],
+            },
+        }
+    }
+
+    /// Y of the last vector read.
+    pub fn acc(&mut self) -> &mut [i128] {
+        &mut self.reads.acc
+    }
+}
+
+/// The signed weight of input cycle c in the shift-and-add: 2^(c*dac.bits), or
+/// -2^(B-1) for the sign cycle of a two's-complement pass read one bit at a time, and
+/// negated in the negative pass of sign-magnitude.
+fn cycle_weight(plan: &PassPlan, pass: Pass, c: u32) -> i128 {
+    let w = 1i128 << (c * plan.dac_bits);
+    match pass {
+        Pass::TwosComplement { bits } if plan.dac_bits == 1 && c == bits - 1 => -w,
+        Pass::Negative => -w,
+        _ => w,
+    }
+}
+
+/// Where a read happens: the fields of its random key besides the column.
+#[derive(Clone, Copy)]
+struct At {
+    vector: u64,
+    pass: u64,
+    cycle: u32,
+    weight: i128,
+}
+
+impl Datapath<'_> {
+    /// Y of input vector number `index` of the layer (`vector`: groups * K inputs) into
+    /// the scratch's accumulator (groups * Cout/G outputs), before the two's-complement
+    /// correction of multi-bit digits.
+    pub fn vector(&self, vector: &[i32], index: u64, s: &mut Scratch) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has been checked to support popcnt.
+            unsafe { self.vector_popcnt(vector, index, s) };
+            return;
+        }
+        self.vector_any(vector, index, s)
+    }
+
+    /// [`Self::vector`] compiled with the popcnt instruction (most of the work is popcounts).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn vector_popcnt(&self, vector: &[i32], index: u64, s: &mut Scratch) {
+        self.vector_any(vector, index, s)
+    }
+
+    #[inline(always)]
+    fn vector_any(&self, vector: &[i32], index: u64, s: &mut Scratch) {
+        s.reads.acc.iter_mut().for_each(|a| *a = 0);
+        let plan = self.plan;
+        let bits = plan.applied_bits as usize;
+        let words = self.program.words;
+        for (p, &pass) in plan.passes.iter().enumerate() {
+            s.planes.iter_mut().for_each(|p| *p = 0);
+            for (r, route) in self.program.routes.iter().enumerate() {
+                let inputs = &vector[route.group as usize * self.k..][..self.k];
+                let planes = &mut s.planes[r * bits * words..][..bits * words];
+                for (i, &row) in route.rows.iter().enumerate() {
+                    let mut u = pass.value(inputs[row as usize]);
+                    while u != 0 {
+                        let b = u.trailing_zeros() as usize;
+                        planes[b * words + i / 64] |= 1u64 << (i % 64);
+                        u &= u - 1;
+                    }
+                }
+            }
+            for c in 0..plan.cycles {
+                let at = At {
+                    vector: index,
+                    pass: p as u64,
+                    cycle: c,
+                    weight: cycle_weight(plan, pass, c),
+                };
+                for tile in &self.program.tiles {
+                    let route = &self.program.routes[tile.route];
+                    let planes = &s.planes[tile.route * bits * words..][..bits * words];
+                    self.tile_cycle(tile, route, planes, at, &mut s.reads);
+                }
+            }
+        }
+    }
+
+    /// Every OU read of one tile in one input cycle.
+    #[inline(always)]
+    fn tile_cycle(
+        &self,
+        tile: &Tile,
+        route: &crate::program::Route,
+        planes: &[u64],
+        at: At,
+        r: &mut Reads,
+    ) {
+        let n = route.rows.len();
+        let words = self.program.words;
+        let dac = self.plan.dac_bits as usize;
+        let bits = self.plan.applied_bits as usize;
+        let first = at.cycle as usize * dac;
+        let digit_bits = dac.min(bits - first);
+        let digit =
+            |w: usize| (0..digit_bits).fold(0u64, |a, d| a | planes[(first + d) * words + w]);
+        // A read carries current only where some row's digit is non-zero.
+        if (0..words).all(|w| digit(w) == 0) {
+            return;
+        }
+        let ou = self.ou_rows as usize;
+        let mut read = |lo: usize, hi: usize, ou_index: u64| {
+            if lo >= hi {
+                return;
+            }
+            // The digit planes of this cycle restricted to rows [lo, hi).
+            let (wl, wh) = (lo / 64, (hi - 1) / 64);
+            let mut any = 0u64;
+            for w in wl..=wh {
+                let mut m = !0u64;
+                if w == wl {
+                    m &= !0u64 << (lo % 64);
+                }
+                if w == wh {
+                    m &= !0u64 >> (63 - (hi - 1) % 64);
+                }
+                for d in 0..digit_bits {
+                    let v = planes[(first + d) * words + w] & m;
+                    r.digits[d * words + w] = v;
+                    any |= v;
+                }
+            }
+            if any == 0 {
+                return;
+            }
+            // Every column group of a tile sees the same OUs (a compacted tile holds
+            // one group); ideal reads all used columns of the block at once.
+            for cols in &tile.groups {
+                if self.device.is_ideal() {
+                    self.read_ideal(cols, wl, wh, digit_bits, at.weight, r);
+                } else {
+                    self.read_device(tile, route, cols, wl, wh, digit_bits, at, ou_index, r);
+                }
+            }
+        };
+        match self.mode {
+            Mode::Ideal => read(0, n, 0),
+            Mode::Dense | Mode::Weight => {
+                for (j, lo) in (0..n).step_by(ou).enumerate() {
+                    read(lo, (lo + ou).min(n), j as u64);
+                }
+            }
+            Mode::Activation | Mode::Sre => {
+                // The next ou.rows driven rows form an OU; the undriven rows between
+                // them have a zero digit and add nothing to the physical span read.
+                let driven = |w: usize| match self.granularity {
+                    Granularity::Value => (0..bits).fold(0u64, |a, b| a | planes[b * words + w]),
+                    Granularity::Bit => digit(w),
+                };
+                let (mut count, mut lo, mut j) = (0, 0, 0);
+                for w in 0..words {
+                    let mut m = driven(w);
+                    while m != 0 {
+                        let i = w * 64 + m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        if count == 0 {
+                            lo = i;
+                        }
+                        count += 1;
+                        if count == ou {
+                            read(lo, i + 1, j);
+                            count = 0;
+                            j += 1;
+                        }
+                    }
+                }
+                if count > 0 {
+                    read(lo, n, j);
+                }
+            }
+        }
+    }
+
+    /// The integer bitline sum of `col` over the rows whose digits are in `digits`.
+    #[inline(always)]
+    fn ideal_sum(
+        &self,
+        col: &Column,
+        wl: usize,
+        wh: usize,
+        digit_bits: usize,
+        digits: &[u64],
+    ) -> u64 {
+        let words = self.program.words;
+        let mut sum = 0u64;
+        for w in wl..=wh {
+            for d in 0..digit_bits {
+                let x = digits[d * words + w];
+                if x == 0 {
+                    continue;
+                }
+                for cb in 0..self.cell_bits {
+                    let n = (x & col.planes[cb * words + w]).count_ones() as u64;
+                    sum += n << (d + cb);
+                }
+            }
+        }
+        sum
+    }
+
+    #[inline(always)]
+    fn add(col: &Column, code: u64, weight: i128, acc: &mut [i128]) {
+        if code != 0 {
+            let v = weight * ((code as i128) << col.shift);
+            let a = &mut acc[col.out as usize];
+            if col.neg {
+                *a -= v;
+            } else {
+                *a += v;
+            }
+        }
+    }
+
+    /// One read of `cols` with ideal cells (stuck-at faults are in the planes).
+    #[inline(always)]
+    fn read_ideal(
+        &self,
+        cols: &[Column],
+        wl: usize,
+        wh: usize,
+        digit_bits: usize,
+        weight: i128,
+        r: &mut Reads,
+    ) {
+        for col in cols {
+            let sum = self.ideal_sum(col, wl, wh, digit_bits, &r.digits);
+            Self::add(col, self.adc.convert(sum), weight, &mut r.acc);
+        }
+    }
+
+    /// One read of `cols` through the device model (functional-model.md section 4).
+    #[allow(clippy::too_many_arguments)]
+    fn read_device(
+        &self,
+        tile: &Tile,
+        route: &crate::program::Route,
+        cols: &[Column],
+        wl: usize,
+        wh: usize,
+        digit_bits: usize,
+        at: At,
+        ou_index: u64,
+        r: &mut Reads,
+    ) {
+        let dev = self.device;
+        let words = self.program.words;
+        let top = (1u32 << self.cell_bits) - 1;
+        let g_off = dev.g_off(top);
+        // Rows open (non-zero digit) and the digits applied, shared by every column.
+        let (mut open, mut drive) = (0u32, 0u64);
+        for w in wl..=wh {
+            let mut nz = 0u64;
+            for d in 0..digit_bits {
+                let x = r.digits[d * words + w];
+                nz |= x;
+                drive += (x.count_ones() as u64) << d;
+            }
+            open += nz.count_ones();
+        }
+        let base = dev.read_base(
+            self.layer,
+            route.group,
+            tile.t,
+            at.vector,
+            at.pass,
+            at.cycle,
+        );
+        for col in cols {
+            let sum = self.ideal_sum(col, wl, wh, digit_bits, &r.digits);
+            let key = Device::read_hash(base, col.neg, col.phys, ou_index);
+            let s = if let Some(t) = &dev.error_table {
+                dev.table_sum(t, sum, open, key)
+            } else if !dev.analog() {
+                sum as f64
+            } else {
+                let current = if dev.per_cell() {
+                    self.cell_current(tile, col, wl, wh, digit_bits, g_off, &r.digits)
+                } else {
+                    sum as f64
+                };
+                dev.analog_sum(current, open, drive, g_off, key)
+            };
+            Self::add(col, self.adc.convert_real(s), at.weight, &mut r.acc);
+        }
+    }
+
+    /// I = sum over the open rows of d * G, each cell's conductance drawn from its key.
+    #[allow(clippy::too_many_arguments)]
+    fn cell_current(
+        &self,
+        tile: &Tile,
+        col: &Column,
+        wl: usize,
+        wh: usize,
+        digit_bits: usize,
+        g_off: f64,
+        digits: &[u64],
+    ) -> f64 {
+        let words = self.program.words;
+        let mut current = 0.0;
+        for w in wl..=wh {
+            let mut nz = (0..digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
+            while nz != 0 {
+                let b = nz.trailing_zeros() as usize;
+                nz &= nz - 1;
+                let i = w * 64 + b;
+                let bit = |plane: u64| (plane >> b & 1) as u32;
+                let d: u32 = (0..digit_bits)
+                    .map(|x| bit(digits[x * words + w]) << x)
+                    .sum();
+                let level: u32 = (0..self.cell_bits)
+                    .map(|c| bit(col.planes[c * words + w]) << c)
+                    .sum();
+                let cell = [
+                    self.layer,
+                    col.neg as u64,
+                    tile.written[i] as u64,
+                    col.out as u64,
+                    col.slice as u64,
+                ];
+                current += d as f64 * self.device.conductance(cell, level, g_off);
+            }
+        }
+        current
+    }
+}

@@ -1,0 +1,375 @@
+//! Non-ideal devices (functional-model.md section 4): what a read of real cells returns.
+//!
+//! In one read, in this order: stuck-at faults (when the cells are programmed), the
+//! conductance of each cell g(c) = c + g_off with lognormal variation, the bitline
+//! current I, read noise growing with sqrt(I), IR-drop attenuation growing with the
+//! wordlines open, and the reference column that removes the nominal off current; or,
+//! with an error table, a draw of the observed sum from the table's row. Every draw is a
+//! counter-based function of the seed and its key ([`crate::rng`]).
+
+use crate::rng::{hash, mix, normal, uniform};
+use std::collections::HashMap;
+
+/// The `[device]` settings; [`Device::default`] is the ideal device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    /// R > 1: a cell at level c conducts c + L / (R - 1); None: no off current.
+    pub on_off_ratio: Option<f64>,
+    /// Lognormal programming variation: G = g(c) * exp(sigma * z).
+    pub sigma: f64,
+    pub stuck_at_0: f64,
+    pub stuck_at_1: f64,
+    /// Read noise: I + read_noise * sqrt(I) * z' per bitline per read.
+    pub read_noise: f64,
+    /// Attenuation max(0, 1 - ir_drop * open).
+    pub ir_drop: f64,
+    pub error_table: Option<ErrorTable>,
+    pub seed: u64,
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device {
+            on_off_ratio: None,
+            sigma: 0.0,
+            stuck_at_0: 0.0,
+            stuck_at_1: 0.0,
+            read_noise: 0.0,
+            ir_drop: 0.0,
+            error_table: None,
+            seed: 1,
+        }
+    }
+}
+
+/// Key words that tell the kinds of draws apart.
+const STUCK: u64 = 1;
+const VARIATION: u64 = 2;
+const READ: u64 = 3;
+
+impl Device {
+    /// The first invalid setting as `key: message`.
+    pub fn validate(&self) -> Result<(), String> {
+        let prob = |key: &str, p: f64| {
+            if (0.0..=1.0).contains(&p) {
+                Ok(())
+            } else {
+                Err(format!("{key}: {p} is not a probability in [0, 1]"))
+            }
+        };
+        let non_neg = |key: &str, x: f64| {
+            if x.is_finite() && x >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{key}: {x} is not a finite number >= 0"))
+            }
+        };
+        if let Some(r) = self.on_off_ratio {
+            if !(r.is_finite() && r > 1.0) {
+                return Err(format!(
+                    "device.on_off_ratio: {r} is not a ratio > 1 (0 leaves it unset)"
+                ));
+            }
+        }
+        non_neg("device.sigma", self.sigma)?;
+        prob("device.stuck_at_0", self.stuck_at_0)?;
+        prob("device.stuck_at_1", self.stuck_at_1)?;
+        if self.stuck_at_0 + self.stuck_at_1 > 1.0 {
+            return Err(format!(
+                "device.stuck_at_1: stuck_at_0 + stuck_at_1 = {} exceeds 1",
+                self.stuck_at_0 + self.stuck_at_1
+            ));
+        }
+        non_neg("device.read_noise", self.read_noise)?;
+        non_neg("device.ir_drop", self.ir_drop)
+    }
+
+    /// Whether reads are exact (no setting changes a value).
+    pub fn is_ideal(&self) -> bool {
+        self.stuck_at_0 == 0.0
+            && self.stuck_at_1 == 0.0
+            && !self.analog()
+            && self.error_table.is_none()
+    }
+
+    /// Whether reads need the analog path (anything but stuck-at faults, no table).
+    pub fn analog(&self) -> bool {
+        self.error_table.is_none()
+            && (self.on_off_ratio.is_some()
+                || self.sigma > 0.0
+                || self.read_noise > 0.0
+                || self.ir_drop > 0.0)
+    }
+
+    /// Whether each cell's conductance must be computed (variation or off current).
+    pub fn per_cell(&self) -> bool {
+        self.error_table.is_none() && (self.on_off_ratio.is_some() || self.sigma > 0.0)
+    }
+
+    /// g_off = L / (R - 1), 0 without an on/off ratio.
+    pub fn g_off(&self, top: u32) -> f64 {
+        self.on_off_ratio.map_or(0.0, |r| top as f64 / (r - 1.0))
+    }
+
+    /// The level a cell holds after stuck-at faults. `cell` = (layer, polarity, k, n, s).
+    #[inline]
+    pub fn programmed(&self, cell: [u64; 5], level: u32, top: u32) -> u32 {
+        if self.stuck_at_0 == 0.0 && self.stuck_at_1 == 0.0 {
+            return level;
+        }
+        let u = uniform(hash(
+            self.seed,
+            &[STUCK, cell[0], cell[1], cell[2], cell[3], cell[4]],
+        ));
+        if u < self.stuck_at_0 {
+            0
+        } else if u < self.stuck_at_0 + self.stuck_at_1 {
+            top
+        } else {
+            level
+        }
+    }
+
+    /// The conductance of a programmed cell at `level`.
+    #[inline]
+    pub fn conductance(&self, cell: [u64; 5], level: u32, g_off: f64) -> f64 {
+        let g = level as f64 + g_off;
+        if self.sigma == 0.0 || g == 0.0 {
+            return g;
+        }
+        let z = normal(hash(
+            self.seed,
+            &[VARIATION, cell[0], cell[1], cell[2], cell[3], cell[4]],
+        ));
+        g * (self.sigma * z).exp()
+    }
+
+    /// The part of a read's key shared by the columns of one OU: (layer, conv group, row
+    /// tile, vector, pass, cycle).
+    #[inline]
+    pub fn read_base(
+        &self,
+        layer: u64,
+        group: u32,
+        tile: u32,
+        vector: u64,
+        pass: u64,
+        cycle: u32,
+    ) -> u64 {
+        hash(
+            self.seed,
+            &[
+                READ,
+                layer,
+                group as u64,
+                tile as u64,
+                vector,
+                pass,
+                cycle as u64,
+            ],
+        )
+    }
+
+    /// The hash of a read's whole key: [`Device::read_base`], then (polarity, physical
+    /// column, OU index).
+    #[inline]
+    pub fn read_hash(base: u64, neg: bool, column: u32, ou: u64) -> u64 {
+        mix(mix(base ^ ((neg as u64) << 32 | column as u64)) ^ ou)
+    }
+
+    /// S' of a read of current `current` with `open` wordlines driven and `drive` =
+    /// sum of the digits applied (the reference column's off current is drive * g_off);
+    /// `read` is the read's hash ([`Device::read_hash`]).
+    #[inline]
+    pub fn analog_sum(&self, current: f64, open: u32, drive: u64, g_off: f64, read: u64) -> f64 {
+        let noisy = if self.read_noise > 0.0 && current > 0.0 {
+            current + self.read_noise * current.sqrt() * normal(read)
+        } else {
+            current
+        };
+        let att = (1.0 - self.ir_drop * open as f64).max(0.0);
+        att * noisy - drive as f64 * g_off
+    }
+
+    /// The table's draw for an ideal sum `s` read with `open` wordlines.
+    #[inline]
+    pub fn table_sum(&self, t: &ErrorTable, s: u64, open: u32, read: u64) -> f64 {
+        let Some(rows) = t.rows.get(&(open, s)) else {
+            return s as f64;
+        };
+        let u = uniform(read);
+        rows.iter()
+            .find(|(cum, _)| u < *cum)
+            .or(rows.last())
+            .map_or(s as f64, |&(_, o)| o)
+    }
+}
+
+/// A DL-RSim-style error table: per (open wordlines, ideal sum), the distribution of
+/// the observed sum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorTable {
+    /// (open, ideal) -> (cumulative probability, observed sum), in file order.
+    rows: HashMap<(u32, u64), Vec<(f64, f64)>>,
+    /// The largest open_wordlines the table describes.
+    pub max_open: u32,
+}
+
+impl ErrorTable {
+    /// Parses CSV `open_wordlines,ideal_sum,observed_sum,probability`; errors name the
+    /// file (`label`), the line and the field.
+    pub fn parse(text: &str, label: &str) -> Result<Self, String> {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let want = ["open_wordlines", "ideal_sum", "observed_sum", "probability"];
+        let header = r.headers().map_err(|e| format!("{label}: line 1: {e}"))?;
+        if header.iter().collect::<Vec<_>>() != want {
+            return Err(format!("{label}: line 1: header is not {}", want.join(",")));
+        }
+        let mut rows: HashMap<(u32, u64), Vec<(f64, f64)>> = HashMap::new();
+        let mut order: Vec<(u32, u64, u64)> = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                format!("{label}: line {line}: {e}")
+            })?;
+            let line = rec.position().map_or(0, |p| p.line());
+            let at = |i: usize| format!("{label}: line {line}: {}", want[i]);
+            if rec.len() != 4 {
+                return Err(format!(
+                    "{label}: line {line}: {} fields, expected 4",
+                    rec.len()
+                ));
+            }
+            let open: u32 = rec[0]
+                .parse()
+                .map_err(|_| format!("{}: '{}' is not a count of wordlines", at(0), &rec[0]))?;
+            let ideal: u64 = rec[1]
+                .parse()
+                .map_err(|_| format!("{}: '{}' is not a non-negative integer", at(1), &rec[1]))?;
+            let observed: f64 = rec[2]
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| format!("{}: '{}' is not a finite number", at(2), &rec[2]))?;
+            let p: f64 = rec[3]
+                .parse()
+                .ok()
+                .filter(|p| (0.0..=1.0).contains(p))
+                .ok_or_else(|| {
+                    format!("{}: '{}' is not a probability in [0, 1]", at(3), &rec[3])
+                })?;
+            let entry = rows.entry((open, ideal)).or_default();
+            if entry.is_empty() {
+                order.push((open, ideal, line));
+            }
+            let cum = entry.last().map_or(0.0, |e| e.0) + p;
+            entry.push((cum, observed));
+        }
+        for (open, ideal, line) in order {
+            let total = rows[&(open, ideal)].last().map_or(0.0, |e| e.0);
+            if (total - 1.0).abs() > 1e-6 {
+                return Err(format!(
+                    "{label}: line {line}: probability: the rows of open_wordlines {open}, ideal_sum {ideal} sum to {total}, not 1"
+                ));
+            }
+        }
+        let max_open = rows.keys().map(|k| k.0).max().unwrap_or(0);
+        Ok(ErrorTable { rows, max_open })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_parse_and_name_the_line_and_field_at_fault() {
+        let ok = "open_wordlines,ideal_sum,observed_sum,probability\n2,1,1,0.75\n2,1,2,0.25\n";
+        let t = ErrorTable::parse(ok, "t.csv").unwrap();
+        assert_eq!(t.max_open, 2);
+        let bad = |body: &str| {
+            ErrorTable::parse(
+                &format!("open_wordlines,ideal_sum,observed_sum,probability\n{body}"),
+                "t.csv",
+            )
+            .unwrap_err()
+        };
+        assert_eq!(
+            bad("2,1,1,0.5\n2,1,2,0.25\n"),
+            "t.csv: line 2: probability: the rows of open_wordlines 2, ideal_sum 1 sum to 0.75, not 1"
+        );
+        assert_eq!(
+            bad("2,1,1,1.5\n"),
+            "t.csv: line 2: probability: '1.5' is not a probability in [0, 1]"
+        );
+        assert_eq!(
+            bad("2,x,1,1\n"),
+            "t.csv: line 2: ideal_sum: 'x' is not a non-negative integer"
+        );
+        assert_eq!(
+            bad("2,1,1,1\n3,1\n").split(':').take(2).collect::<Vec<_>>(),
+            ["t.csv", " line 3"]
+        );
+        assert!(ErrorTable::parse("a,b\n", "t.csv")
+            .unwrap_err()
+            .starts_with("t.csv: line 1: header"));
+    }
+
+    #[test]
+    fn settings_are_validated_with_their_key() {
+        let bad = |f: fn(&mut Device)| {
+            let mut d = Device::default();
+            f(&mut d);
+            d.validate().unwrap_err()
+        };
+        assert!(Device::default().validate().is_ok());
+        assert!(
+            bad(|d| d.stuck_at_0 = 1.5).starts_with("device.stuck_at_0: 1.5 is not a probability")
+        );
+        assert!(bad(|d| d.sigma = -0.1).starts_with("device.sigma: -0.1"));
+        assert!(bad(|d| d.on_off_ratio = Some(1.0)).starts_with("device.on_off_ratio"));
+        assert!(bad(|d| {
+            d.stuck_at_0 = 0.6;
+            d.stuck_at_1 = 0.6
+        })
+        .starts_with("device.stuck_at_1: stuck_at_0 + stuck_at_1"));
+        assert!(bad(|d| d.read_noise = f64::NAN).starts_with("device.read_noise"));
+    }
+
+    #[test]
+    fn a_read_attenuates_adds_noise_and_removes_the_off_current() {
+        let d = Device {
+            ir_drop: 0.1,
+            ..Device::default()
+        };
+        // 3 wordlines open: 0.7 * 10 - 0 = 7.
+        assert!((d.analog_sum(10.0, 3, 4, 0.0, 0) - 7.0).abs() < 1e-12);
+        assert_eq!(d.analog_sum(10.0, 20, 4, 0.0, 0), 0.0);
+        let off = Device::default();
+        // reference column: 4 digits x g_off 0.5 removed.
+        assert_eq!(off.analog_sum(12.0, 3, 4, 0.5, 0), 10.0);
+        let noisy = Device {
+            read_noise: 0.5,
+            ..Device::default()
+        };
+        let key = Device::read_hash(noisy.read_base(1, 2, 3, 4, 5, 6), false, 7, 8);
+        let a = noisy.analog_sum(9.0, 2, 0, 0.0, key);
+        assert_eq!(a, noisy.analog_sum(9.0, 2, 0, 0.0, key));
+        assert_ne!(a, 9.0);
+        assert_eq!(noisy.analog_sum(0.0, 0, 0, 0.0, key), 0.0);
+        // stuck-at: p0 = 1 -> every cell 0; p1 = 1 -> every cell at the top level.
+        let s0 = Device {
+            stuck_at_0: 1.0,
+            ..Device::default()
+        };
+        let s1 = Device {
+            stuck_at_1: 1.0,
+            ..Device::default()
+        };
+        assert_eq!(s0.programmed([1, 0, 2, 3, 0], 2, 3), 0);
+        assert_eq!(s1.programmed([1, 0, 2, 3, 0], 0, 3), 3);
+    }
+}

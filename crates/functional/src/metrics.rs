@@ -1,0 +1,64 @@
+//! How far a mode's outputs are from the exact product (functional-model.md section 5),
+//! reduced as outputs stream, in the outputs' order (so the figures do not depend on
+//! threads or on how samples were chunked).
+
+/// Sums over every output of a (layer, mode).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    pub outputs: u64,
+    /// Outputs equal to the exact product.
+    pub exact: u64,
+    /// Sum of (Y - Y_exact)^2.
+    pub sq_err: f64,
+    /// Sum of Y_exact^2.
+    pub sq_exact: f64,
+    pub max_abs_err: u64,
+}
+
+impl Metrics {
+    #[inline]
+    pub fn add(&mut self, y: i64, exact: i64) {
+        let e = (y as i128 - exact as i128).unsigned_abs();
+        self.outputs += 1;
+        self.exact += (e == 0) as u64;
+        let ef = e as f64;
+        self.sq_err += ef * ef;
+        let x = exact as f64;
+        self.sq_exact += x * x;
+        self.max_abs_err = self.max_abs_err.max(e.min(u64::MAX as u128) as u64);
+    }
+
+    /// Fraction of outputs equal to the exact product (None without outputs).
+    pub fn exact_frac(&self) -> Option<f64> {
+        (self.outputs > 0).then(|| self.exact as f64 / self.outputs as f64)
+    }
+
+    /// ||Y - Y_exact|| / ||Y_exact|| (None when the exact output is all zero).
+    pub fn rel_rmse(&self) -> Option<f64> {
+        (self.sq_exact > 0.0).then(|| (self.sq_err / self.sq_exact).sqrt())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_of_a_few_outputs() {
+        let mut m = Metrics::default();
+        for (y, x) in [(3, 3), (5, 4), (-2, 0), (0, 0)] {
+            m.add(y, x);
+        }
+        assert_eq!((m.outputs, m.exact, m.max_abs_err), (4, 2, 2));
+        assert_eq!(m.exact_frac(), Some(0.5));
+        // errors 0,1,2,0 -> 5; exact 9 + 16 = 25 -> sqrt(5/25)
+        assert_eq!(m.rel_rmse(), Some((5.0f64 / 25.0).sqrt()));
+        let mut z = Metrics::default();
+        z.add(1, 0);
+        assert_eq!(z.rel_rmse(), None);
+        assert_eq!(Metrics::default().exact_frac(), None);
+        let mut big = Metrics::default();
+        big.add(i64::MAX, i64::MIN);
+        assert_eq!(big.max_abs_err, u64::MAX);
+    }
+}

@@ -1,0 +1,230 @@
+//! Programming the crossbars (functional-model.md section 1): the cells of every row
+//! tile as bit-planes over its physical rows, and the route that tells which logical
+//! row (input) drives each physical row.
+//!
+//! Two programs per layer: the dense tiling (dense, activation, ideal) and the compacted
+//! one (weight, sre). Cells are written from the index table (`CompressedGroup::rows`);
+//! inputs are routed at read time through the index decoder, a separate function, so a
+//! wrong decode shows up as a wrong value. Stuck-at faults are applied as cells are
+//! written: a fault is a property of the cell, the same in every mode.
+
+use crate::device::Device;
+use crossbar::{LayerMap, PhysCol, Polarity};
+use sparsity::{CompressedGroup, Compression};
+
+/// The index decoder the datapath routes compacted rows with: the logical row that
+/// drives physical row `phys` of a column group.
+pub type Decoder = fn(&CompressedGroup, u32) -> u32;
+
+/// The decoder of the model: `C_g[phys]`.
+pub fn index_decoder(g: &CompressedGroup, phys: u32) -> u32 {
+    g.decode(phys)
+}
+
+/// One physical column of a column group, programmed in one row tile.
+#[derive(Debug, Clone)]
+pub(crate) struct Column {
+    /// Output it adds to: g * (Cout/G) + n.
+    pub out: u32,
+    pub slice: u32,
+    /// Weight of its code in the shift-and-add: 2^(slice * cell_bits).
+    pub shift: u32,
+    /// Negative polarity array: its codes are subtracted.
+    pub neg: bool,
+    /// Index of the column in its polarity array (the read key's physical column).
+    pub phys: u32,
+    /// cell_bits planes of `words` words: bit i of plane c is bit c of the cell level at
+    /// physical row i.
+    pub planes: Box<[u64]>,
+}
+
+/// The logical rows that drive the physical rows of a row tile, in physical order.
+#[derive(Debug, Clone)]
+pub(crate) struct Route {
+    /// Conv group whose input vector the rows index.
+    pub group: u32,
+    pub rows: Vec<u32>,
+}
+
+/// One crossbar row tile: its route and the column groups programmed on it.
+#[derive(Debug, Clone)]
+pub(crate) struct Tile {
+    pub route: usize,
+    /// Row tile index within its block (dense or compacted).
+    pub t: u32,
+    /// The logical row whose cells physical row i holds (the index table's view).
+    pub written: Vec<u32>,
+    /// Column groups, each a list of columns (an OU reads one group; ideal reads all).
+    pub groups: Vec<Vec<Column>>,
+}
+
+/// Every crossbar of one tiling of a layer.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub(crate) routes: Vec<Route>,
+    pub(crate) tiles: Vec<Tile>,
+    /// Words of a bit-plane: ceil(crossbar.rows / 64).
+    pub(crate) words: usize,
+}
+
+/// How cells are written: the device's stuck-at faults, keyed by the layer's name.
+#[derive(Clone, Copy)]
+pub(crate) struct Writer<'a> {
+    pub map: &'a LayerMap,
+    pub weights: &'a [i32],
+    pub device: &'a Device,
+    pub layer: u64,
+    pub words: usize,
+}
+
+impl Writer<'_> {
+    fn column(
+        &self,
+        group: u32,
+        pol: Polarity,
+        phys: u32,
+        col: PhysCol,
+        logical: &[u32],
+    ) -> Column {
+        let map = self.map;
+        let (cb, words) = (map.cell_bits as usize, self.words);
+        let top = (1u32 << map.cell_bits) - 1;
+        let out = group * map.cols_per_group + col.n;
+        let mut planes = vec![0u64; cb * words].into_boxed_slice();
+        for (i, &k) in logical.iter().enumerate() {
+            let c = map.cell_at(self.weights, group, pol, col, k);
+            let key = [
+                self.layer,
+                pol as u64,
+                k as u64,
+                out as u64,
+                col.slice as u64,
+            ];
+            let mut c = self.device.programmed(key, c, top);
+            while c != 0 {
+                let b = c.trailing_zeros() as usize;
+                planes[b * words + i / 64] |= 1u64 << (i % 64);
+                c &= c - 1;
+            }
+        }
+        Column {
+            out,
+            slice: col.slice,
+            shift: col.slice * map.cell_bits,
+            neg: pol == Polarity::Neg,
+            phys,
+            planes,
+        }
+    }
+
+    /// The physical columns of column group `cg_i` with their index in the polarity array.
+    fn group_cols(&self, cg_i: usize) -> impl Iterator<Item = (u32, PhysCol)> + '_ {
+        let map = self.map;
+        let cg = &map.col_groups[cg_i];
+        let block = &map.blocks[cg.block as usize];
+        // Blocks of one (group, polarity) are consecutive: the column's offset in the
+        // polarity array is the used columns of the blocks before it plus its place.
+        let first_block = map
+            .blocks
+            .iter()
+            .position(|b| b.group == block.group && b.polarity == block.polarity)
+            .unwrap_or(0);
+        let before: u32 = map.blocks[first_block..cg.block as usize]
+            .iter()
+            .map(|b| b.used_cols)
+            .sum();
+        let in_block: u32 = map.col_groups[block.col_groups.start..cg_i]
+            .iter()
+            .map(|g| g.width())
+            .sum();
+        cg.cols
+            .iter()
+            .enumerate()
+            .map(move |(j, &c)| (before + in_block + j as u32, c))
+    }
+}
+
+impl Program {
+    /// The dense tiling: row tile t of every block holds logical rows t*X .. t*X+X.
+    pub(crate) fn dense(w: &Writer) -> Self {
+        let map = w.map;
+        let tiles_per_block = map.dense_row_tiles();
+        let mut routes = Vec::new();
+        for group in 0..map.groups {
+            for t in 0..tiles_per_block {
+                routes.push(Route {
+                    group,
+                    rows: map.dense_tile_range(t).collect(),
+                });
+            }
+        }
+        let mut tiles = Vec::new();
+        for block in &map.blocks {
+            for t in 0..tiles_per_block {
+                let route = (block.group * tiles_per_block + t) as usize;
+                let rows = routes[route].rows.clone();
+                let groups = block
+                    .col_groups
+                    .clone()
+                    .map(|cg_i| {
+                        w.group_cols(cg_i)
+                            .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &rows))
+                            .collect()
+                    })
+                    .collect();
+                tiles.push(Tile {
+                    route,
+                    t,
+                    written: rows,
+                    groups,
+                });
+            }
+        }
+        Program {
+            routes,
+            tiles,
+            words: w.words,
+        }
+    }
+
+    /// The compacted tiling: physical row i of compacted tile t of a column group holds
+    /// logical row C_g[t*X + i] (the index table); the decoder routes its input.
+    pub(crate) fn compacted(w: &Writer, comp: &Compression, decoder: Decoder) -> Self {
+        let map = w.map;
+        let x = map.xbar_rows;
+        let mut routes = Vec::new();
+        let mut tiles = Vec::new();
+        for (bi, block) in map.blocks.iter().enumerate() {
+            for t in 0..comp.block_tiles[bi] {
+                for cg_i in block.col_groups.clone() {
+                    let g = &comp.groups[cg_i];
+                    let n = g.tile_rows(t, x);
+                    if n == 0 {
+                        continue;
+                    }
+                    let first = (t * x) as usize;
+                    let written = g.rows[first..first + n as usize].to_vec();
+                    let cols = w
+                        .group_cols(cg_i)
+                        .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &written))
+                        .collect();
+                    routes.push(Route {
+                        group: block.group,
+                        rows: (0..n).map(|i| decoder(g, t * x + i)).collect(),
+                    });
+                    tiles.push(Tile {
+                        route: routes.len() - 1,
+                        t,
+                        written,
+                        groups: vec![cols],
+                    });
+                }
+            }
+        }
+        Program {
+            routes,
+            tiles,
+            words: w.words,
+        }
+    }
+}

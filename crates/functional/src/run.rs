@@ -1,0 +1,219 @@
+//! A layer's samples through every mode's datapath, a chunk at a time.
+
+use crate::datapath::{Datapath, Scratch};
+use crate::exact::{exact_product, twos_correction};
+use crate::program::{Program, Writer};
+use crate::{Adc, FuncOptions, Metrics};
+use crossbar::{Hardware, Mode};
+use engine::input::Pass;
+use engine::{Prepared, Samples, SimOptions};
+use rayon::prelude::*;
+use std::sync::OnceLock;
+
+/// A layer's two programs (dense and compacted tilings), built on first use and shared
+/// by the modes that read them.
+pub struct Layer<'p> {
+    prep: &'p Prepared<'p>,
+    hw: &'p Hardware,
+    sim: SimOptions,
+    opts: &'p FuncOptions,
+    /// The layer's name as a key word of its draws.
+    name: u64,
+    dense: OnceLock<Program>,
+    compacted: OnceLock<Program>,
+}
+
+impl<'p> Layer<'p> {
+    pub fn new(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        sim: &SimOptions,
+        opts: &'p FuncOptions,
+    ) -> Self {
+        Layer {
+            prep,
+            hw,
+            sim: *sim,
+            opts,
+            name: crate::rng::name_word(&prep.spec.name),
+            dense: OnceLock::new(),
+            compacted: OnceLock::new(),
+        }
+    }
+
+    /// The tiling `mode` reads.
+    pub fn program(&self, mode: Mode) -> &Program {
+        let p = self.prep;
+        let w = Writer {
+            map: &p.map,
+            weights: p.weights,
+            device: &self.opts.device,
+            layer: self.name,
+            words: (p.map.xbar_rows as usize).div_ceil(64),
+        };
+        if mode.compacted() {
+            self.compacted
+                .get_or_init(|| Program::compacted(&w, p.comp(), self.opts.decoder))
+        } else {
+            self.dense.get_or_init(|| Program::dense(&w))
+        }
+    }
+
+    fn datapath(&self, mode: Mode) -> Datapath<'_> {
+        Datapath {
+            program: self.program(mode),
+            plan: &self.prep.plan,
+            mode,
+            granularity: self.sim.granularity,
+            ou_rows: self.hw.ou_rows,
+            adc: Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step),
+            k: self.prep.map.k as usize,
+            cell_bits: self.hw.cell_bits as usize,
+            device: &self.opts.device,
+            layer: self.name,
+        }
+    }
+
+    /// Outputs of one input vector: groups * Cout/G.
+    fn outputs(&self) -> usize {
+        (self.prep.map.groups * self.prep.map.cols_per_group) as usize
+    }
+}
+
+/// What a functional run found for one (layer, mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeOutput {
+    pub mode: Mode,
+    pub metrics: Metrics,
+    /// Every output, `[N, Cout, Ho*Wo]` row-major, when kept.
+    pub outputs: Option<Vec<i64>>,
+}
+
+/// A layer in every requested mode, fed a chunk of samples at a time, in order.
+pub struct LayerRun<'l> {
+    layer: &'l Layer<'l>,
+    paths: Vec<Datapath<'l>>,
+    results: Vec<ModeOutput>,
+    /// Samples fed so far.
+    samples: usize,
+}
+
+/// Outputs computed at once before they are reduced in order: bounds the memory of a
+/// chunk whatever its size.
+const BATCH_OUTPUTS: usize = 1 << 18;
+
+impl<'l> LayerRun<'l> {
+    pub fn new(layer: &'l Layer<'l>, modes: &[Mode]) -> Self {
+        let keep = layer.opts.keep_outputs;
+        LayerRun {
+            layer,
+            paths: modes.iter().map(|&m| layer.datapath(m)).collect(),
+            results: modes
+                .iter()
+                .map(|&mode| ModeOutput {
+                    mode,
+                    metrics: Metrics::default(),
+                    outputs: keep.then(Vec::new),
+                })
+                .collect(),
+            samples: 0,
+        }
+    }
+
+    /// Computes every vector of `chunk` in every mode and reduces it.
+    pub fn feed(&mut self, chunk: Samples) {
+        let prep = self.layer.prep;
+        let geom = prep.geom();
+        let outs = self.layer.outputs();
+        let per_sample = geom.vectors_per_sample();
+        let vectors = chunk.vectors(geom);
+        if let Some(o) = self.results[0].outputs.as_ref() {
+            let need = o.len() + chunk.samples * per_sample * outs;
+            for r in &mut self.results {
+                if let Some(o) = r.outputs.as_mut() {
+                    o.resize(need, 0);
+                }
+            }
+        }
+        let batch = (BATCH_OUTPUTS / outs.max(1)).max(1);
+        for start in (0..vectors).step_by(batch) {
+            let end = (start + batch).min(vectors);
+            let ys = self.compute(chunk, start..end);
+            // In vector order: the sums do not depend on threads or chunking.
+            let modes = self.paths.len();
+            for (i, row) in ys.chunks(outs * (modes + 1)).enumerate() {
+                let (exact, rest) = row.split_at(outs);
+                let v = self.samples * per_sample + start + i;
+                let (n, pos) = (v / per_sample.max(1), v % per_sample.max(1));
+                for (m, r) in self.results.iter_mut().enumerate() {
+                    let y = &rest[m * outs..][..outs];
+                    for (&a, &b) in y.iter().zip(exact) {
+                        r.metrics.add(a, b);
+                    }
+                    if let Some(o) = r.outputs.as_mut() {
+                        for (c, &a) in y.iter().enumerate() {
+                            o[(n * outs + c) * per_sample + pos] = a;
+                        }
+                    }
+                }
+            }
+        }
+        self.samples += chunk.samples;
+    }
+
+    /// Per vector of `range`: the exact product, then every mode's Y.
+    fn compute(&self, chunk: Samples, range: std::ops::Range<usize>) -> Vec<i64> {
+        let prep = self.layer.prep;
+        let geom = prep.geom();
+        // Vectors are numbered over the layer's samples, whatever the chunking.
+        let first_vector = self.samples * geom.vectors_per_sample();
+        let outs = self.layer.outputs();
+        let k = prep.map.k as usize;
+        let groups = prep.map.groups as usize;
+        let stride = outs * (self.paths.len() + 1);
+        let twos_digits =
+            prep.plan.dac_bits > 1 && matches!(prep.plan.passes[0], Pass::TwosComplement { .. });
+        let mut ys = vec![0i64; range.len() * stride];
+        let piece = (range.len() / (rayon::current_num_threads() * 4)).clamp(1, 64);
+        ys.par_chunks_mut(stride * piece)
+            .enumerate()
+            .for_each(|(p, block)| {
+                let mut vector = vec![0i32; k * groups];
+                let mut scratch: Vec<Scratch> =
+                    self.paths.iter().map(|d| Scratch::new(d, outs)).collect();
+                for (i, row) in block.chunks_mut(stride).enumerate() {
+                    let v = range.start + p * piece + i;
+                    chunk.fill_vector(geom, v, &mut vector);
+                    let index = (first_vector + v) as u64;
+                    let (exact, rest) = row.split_at_mut(outs);
+                    exact_product(prep.weights, &vector, k, groups, exact);
+                    for ((dp, s), y) in self
+                        .paths
+                        .iter()
+                        .zip(&mut scratch)
+                        .zip(rest.chunks_mut(outs))
+                    {
+                        dp.vector(&vector, index, s);
+                        if twos_digits {
+                            twos_correction(
+                                prep.weights,
+                                &vector,
+                                k,
+                                prep.plan.applied_bits,
+                                s.acc(),
+                            );
+                        }
+                        for (o, &a) in y.iter_mut().zip(s.acc().iter()) {
+                            *o = a.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+                        }
+                    }
+                }
+            });
+        ys
+    }
+
+    /// Every mode's metrics (and outputs, when kept), in the order of the modes given.
+    pub fn finish(self) -> Vec<ModeOutput> {
+        self.results
+    }
+}

@@ -1,0 +1,213 @@
+//! Non-ideal devices (functional-model.md section 4): hand-computed reads, and runs that
+//! do not depend on threads or on how samples are chunked.
+
+mod cases;
+#[path = "../../engine/tests/common/mod.rs"]
+mod common;
+
+use cases::{arb_case, run_modes};
+use crossbar::{AdcBits, Hardware, Mode};
+use functional::{Device, ErrorTable, FuncOptions};
+use proptest::prelude::*;
+use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
+
+fn fc(weights: Vec<i32>, input: Vec<i32>) -> QuantLayer {
+    let k = input.len();
+    QuantLayer {
+        spec: LayerSpec {
+            name: "fc".into(),
+            kind: LayerKind::Fc,
+            geom: ConvGeometry::fc(k, weights.len() / k),
+        },
+        signed: input.iter().any(|&x| x < 0),
+        weights,
+        input,
+        samples: 1,
+    }
+}
+
+fn with(device: Device) -> FuncOptions {
+    FuncOptions {
+        keep_outputs: true,
+        device,
+        ..FuncOptions::default()
+    }
+}
+
+fn outputs(l: &QuantLayer, hw: &Hardware, device: Device) -> Vec<(Mode, Vec<i64>)> {
+    run_modes(l, hw, &engine::SimOptions::default(), with(device), 1)
+        .into_iter()
+        .map(|r| (r.mode, r.outputs.unwrap()))
+        .collect()
+}
+
+/// 2-bit cells, 3-bit weights (one slice), 2-bit inputs a bit per cycle, one row per OU.
+fn small_hw() -> Hardware {
+    Hardware {
+        xbar_rows: 4,
+        xbar_cols: 4,
+        cell_bits: 2,
+        ou_rows: 1,
+        ou_cols: 1,
+        weight_bits: 3,
+        input_bits: 2,
+        ..Hardware::default()
+    }
+}
+
+/// w = [2], x = [1]: one read of S = 2 with one wordline open. IR drop 0.5 halves it
+/// to 1; 0.75 leaves 0.5, which rounds half away from zero to 1; 1.0 leaves nothing.
+#[test]
+fn ir_drop_attenuates_by_open_wordlines() {
+    let l = fc(vec![2], vec![1]);
+    for (ir, want) in [(0.0, 2), (0.5, 1), (0.75, 1), (1.0, 0), (0.9, 0)] {
+        let d = Device {
+            ir_drop: ir,
+            ..Device::default()
+        };
+        for (mode, y) in outputs(&l, &small_hw(), d) {
+            assert_eq!(y, vec![want], "ir_drop {ir} {mode}");
+        }
+    }
+    // Two rows in one OU (ou.rows 2), both open: 1 - 0.25 * 2 = 0.5 of S = 2 + 2.
+    let l = fc(vec![2, 2], vec![1, 1]);
+    let hw = Hardware {
+        ou_rows: 2,
+        ..small_hw()
+    };
+    let d = Device {
+        ir_drop: 0.25,
+        ..Device::default()
+    };
+    for (mode, y) in outputs(&l, &hw, d) {
+        assert_eq!(y, vec![2], "{mode}");
+    }
+}
+
+#[test]
+fn stuck_cells_and_the_off_current() {
+    let l = fc(vec![2, 0, -1, 3], vec![1, 2, 3, 1]);
+    let hw = small_hw();
+    // Everything stuck at 0: nothing conducts.
+    let s0 = Device {
+        stuck_at_0: 1.0,
+        ..Device::default()
+    };
+    assert!(outputs(&l, &hw, s0).iter().all(|(_, y)| y == &vec![0]));
+    // Everything stuck at the top level 3: the dense tiling programs every cell of both
+    // arrays (pos - neg cancels), the compacted one only the rows a group holds.
+    let s1 = Device {
+        stuck_at_1: 1.0,
+        ..Device::default()
+    };
+    for (mode, y) in outputs(&l, &hw, s1) {
+        // compacted: pos rows {0, 3} -> 3 * (1 + 1); neg row {2} -> 3 * 3.
+        let want = if mode.compacted() { 6 - 9 } else { 0 };
+        assert_eq!(y, vec![want], "{mode}");
+    }
+    // An off current the reference column removes exactly.
+    let off = Device {
+        on_off_ratio: Some(10.0),
+        ..Device::default()
+    };
+    for (mode, y) in outputs(&l, &hw, off) {
+        assert_eq!(y, vec![2 - 3 + 3], "{mode}");
+    }
+}
+
+/// An error table: one wordline open with ideal sum 2 reads 3 with probability 1; every
+/// other (open, ideal) pair reads exactly.
+#[test]
+fn an_error_table_replaces_the_sums_it_lists() {
+    let t = ErrorTable::parse(
+        "open_wordlines,ideal_sum,observed_sum,probability\n1,2,3,1\n1,1,1,1\n",
+        "t.csv",
+    )
+    .unwrap();
+    let d = Device {
+        error_table: Some(t),
+        ..Device::default()
+    };
+    // w = [2, 1], x = [1, 1]: reads of 2 become 3, reads of 1 stay: 3 + 1.
+    let l = fc(vec![2, 1], vec![1, 1]);
+    let hw = Hardware {
+        adc_bits: AdcBits::Fixed(4),
+        ..small_hw()
+    };
+    for (mode, y) in outputs(&l, &hw, d.clone()) {
+        if mode == Mode::Ideal {
+            // One whole-tile read with 2 wordlines open: not in the table, exact.
+            assert_eq!(y, vec![3], "{mode}");
+        } else {
+            assert_eq!(y, vec![4], "{mode}");
+        }
+    }
+    let err = functional::check_table(&d, &hw, &[Mode::Ideal], "t.csv").unwrap_err();
+    assert_eq!(
+        err,
+        "t.csv: open_wordlines: the table stops at 1 wordlines, but ideal reads open up to 4"
+    );
+    assert!(functional::check_table(&d, &hw, &[Mode::Dense, Mode::Sre], "t.csv").is_ok());
+}
+
+/// Read noise with the same seed gives the same outputs; another seed other ones.
+#[test]
+fn read_noise_is_a_function_of_the_seed() {
+    let w: Vec<i32> = (0..64).map(|i| (i * 5 % 7) - 3).collect();
+    let x: Vec<i32> = (0..32).map(|i| i % 4).collect();
+    let l = fc(w, x);
+    let hw = Hardware {
+        ou_rows: 4,
+        ..small_hw()
+    };
+    let noisy = |seed| Device {
+        read_noise: 0.3,
+        seed,
+        ..Device::default()
+    };
+    let a = outputs(&l, &hw, noisy(1));
+    assert_eq!(a, outputs(&l, &hw, noisy(1)));
+    assert_ne!(a, outputs(&l, &hw, noisy(2)));
+}
+
+fn arb_device() -> impl Strategy<Value = Device> {
+    (
+        prop::option::of(2.0f64..50.0),
+        0.0f64..0.3,
+        0.0f64..0.1,
+        0.0f64..0.1,
+        0.0f64..0.3,
+        0.0f64..0.1,
+        any::<u64>(),
+    )
+        .prop_map(|(r, sigma, p0, p1, rn, ir, seed)| Device {
+            on_off_ratio: r,
+            sigma,
+            stuck_at_0: p0,
+            stuck_at_1: p1,
+            read_noise: rn,
+            ir_drop: ir,
+            error_table: None,
+            seed,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    /// Every draw is keyed, never sequential: 1 or 2 threads, whole or one sample at a
+    /// time, the outputs and figures are identical.
+    #[test]
+    fn non_ideal_runs_do_not_depend_on_threads_or_chunking(
+        (l, hw, opts) in arb_case(), device in arb_device(),
+    ) {
+        let f = with(device);
+        let on = |threads: usize, chunk: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| run_modes(&l, &hw, &opts, f.clone(), chunk))
+        };
+        let whole = on(1, l.samples);
+        prop_assert_eq!(&whole, &on(2, 1));
+        prop_assert_eq!(&whole, &on(2, l.samples));
+    }
+}

@@ -1,0 +1,257 @@
+//! What `sresim run --functional` adds to a run: the datapath options from the config,
+//! the layers.csv columns of the functional metrics, and `outputs.npz`.
+
+use crate::config::Resolved;
+use crate::run::RunResult;
+use anyhow::{Context, Result};
+use functional::{FuncOptions, Metrics};
+use std::io::Write;
+
+/// One (layer, mode) of a functional run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncResult {
+    pub metrics: Metrics,
+    /// The integer outputs, when dumped: `shape` row-major.
+    pub outputs: Option<Vec<i64>>,
+    /// `[N, Cout, Ho, Wo]` (conv) or `[N, out]` (fc).
+    pub shape: Vec<usize>,
+}
+
+/// The datapath options of a run: `adc.step` of the config; outputs kept to be dumped.
+pub fn options(cfg: &Resolved, dump_outputs: bool) -> FuncOptions {
+    FuncOptions {
+        adc_step: cfg.config.adc.step,
+        keep_outputs: dump_outputs,
+        device: cfg.device.clone(),
+        ..FuncOptions::default()
+    }
+}
+
+/// Columns layers.csv gains in a functional run (docs/functional.md defines them).
+pub const COLUMNS: [&str; 4] = [
+    "func_exact_frac",
+    "func_rel_rmse",
+    "func_max_abs_err",
+    "float_rel_rmse",
+];
+
+/// The [`COLUMNS`] of one row; empty on TOTAL rows and where a figure is undefined.
+pub fn values(r: Option<&FuncResult>) -> Vec<String> {
+    let Some(r) = r else {
+        return vec![String::new(); COLUMNS.len()];
+    };
+    let f = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
+    let m = &r.metrics;
+    vec![
+        f(m.exact_frac()),
+        f(m.rel_rmse()),
+        if m.outputs > 0 {
+            m.max_abs_err.to_string()
+        } else {
+            String::new()
+        },
+        String::new(),
+    ]
+}
+
+/// One `.npy` file (format 1.0) of int64 values.
+fn npy(shape: &[usize], values: &[i64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': {shape}, }}");
+    // Magic (6) + version (2) + length (2) + header, a multiple of 64, ending in '\n'.
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.extend(std::iter::repeat_n(' ', pad));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + values.len() * 8);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// outputs.npz: one int64 array `<layer>.<mode>` per (layer, mode) whose outputs were
+/// kept; None when none were.
+pub fn outputs_npz(res: &RunResult) -> Result<Option<Vec<u8>>> {
+    let mut any = false;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(true);
+    for r in &res.layers {
+        let Some(f) = &r.functional else { continue };
+        let Some(values) = &f.outputs else { continue };
+        any = true;
+        z.start_file(format!("{}.{}.npy", r.layer, r.mode), opts)
+            .context("outputs.npz")?;
+        z.write_all(&npy(&f.shape, values)).context("outputs.npz")?;
+    }
+    let bytes = z.finish().context("outputs.npz")?.into_inner();
+    Ok(any.then_some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_headers_are_aligned_and_little_endian() {
+        let b = npy(&[2, 1], &[1, -2]);
+        assert_eq!(&b[..8], b"\x93NUMPY\x01\x00");
+        let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
+        assert_eq!((10 + hlen) % 64, 0);
+        let header = std::str::from_utf8(&b[10..10 + hlen]).unwrap();
+        assert!(header.starts_with("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 1), }"));
+        assert!(header.ends_with('\n'));
+        assert_eq!(
+            &b[10 + hlen..],
+            [1i64.to_le_bytes(), (-2i64).to_le_bytes()].concat()
+        );
+    }
+}
+
+/// `[device]` of the configuration (configs/default.toml documents each key).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceCfg {
+    pub preset: String,
+    pub on_off_ratio: f64,
+    pub sigma: f64,
+    pub stuck_at_0: f64,
+    pub stuck_at_1: f64,
+    pub read_noise: f64,
+    pub ir_drop: f64,
+    pub error_table: String,
+    pub seed: u64,
+}
+
+impl Default for DeviceCfg {
+    fn default() -> Self {
+        DeviceCfg {
+            preset: String::new(),
+            on_off_ratio: 0.0,
+            sigma: 0.0,
+            stuck_at_0: 0.0,
+            stuck_at_1: 0.0,
+            read_noise: 0.0,
+            ir_drop: 0.0,
+            error_table: String::new(),
+            seed: 1,
+        }
+    }
+}
+
+/// Presets shipped inside the binary (also in configs/device/).
+const PRESETS: [(&str, &str); 2] = [
+    ("ideal", include_str!("../configs/device/ideal.toml")),
+    (
+        "noisy-rram",
+        include_str!("../configs/device/noisy-rram.toml"),
+    ),
+];
+
+/// `device.preset = "NAME"`: the `[device]` keys of configs/device/NAME.toml (next to
+/// the config file, else shipped) replace every device key `table` leaves at its default.
+pub fn apply_preset(
+    table: &mut toml::Table,
+    defaults: &toml::Table,
+    origin: &str,
+    base_dir: Option<&std::path::Path>,
+) -> Result<()> {
+    use anyhow::{anyhow, bail};
+    let name = match table
+        .get("device")
+        .and_then(|d| d.get("preset"))
+        .and_then(|p| p.as_str())
+    {
+        Some("") | None => return Ok(()),
+        Some(n) => n.to_string(),
+    };
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!("{origin}: device.preset: '{name}' is not a preset name (letters, digits, - and _)");
+    }
+    let local = base_dir.map(|d| d.join("device").join(format!("{name}.toml")));
+    let (label, text) = match local.filter(|p| p.is_file()) {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read_to_string(&p)
+                .map_err(|e| anyhow!("{}: cannot read: {e}", p.display()))?,
+        ),
+        None => match PRESETS.iter().find(|(n, _)| *n == name) {
+            Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
+            None => bail!(
+                "{origin}: device.preset: no preset '{name}' (shipped: {})",
+                PRESETS.map(|p| p.0).join(", ")
+            ),
+        },
+    };
+    let preset: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        anyhow!(
+            "{label}: {} (expected TOML)",
+            e.message().replace('\n', " ")
+        )
+    })?;
+    let keys = preset
+        .get("device")
+        .and_then(|d| d.as_table())
+        .ok_or_else(|| anyhow!("{label}: expected a [device] table"))?;
+    let defaults = defaults.get("device").and_then(|d| d.as_table());
+    let Some(device) = table.get_mut("device").and_then(|d| d.as_table_mut()) else {
+        return Ok(());
+    };
+    for (k, v) in keys {
+        if k == "preset" || defaults.is_some_and(|d| !d.contains_key(k)) {
+            bail!("{label}: device.{k}: not a key a preset may set");
+        }
+        if device.get(k) == defaults.and_then(|d| d.get(k)) {
+            device.insert(k.clone(), v.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The validated device of `[device]`; the error table is read relative to the config
+/// file (or the working directory).
+pub fn resolve_device(
+    cfg: &DeviceCfg,
+    origin: &str,
+    base_dir: Option<&std::path::Path>,
+) -> Result<functional::Device> {
+    let table = if cfg.error_table.is_empty() {
+        None
+    } else {
+        let p = std::path::Path::new(&cfg.error_table);
+        let p = match base_dir {
+            Some(d) if p.is_relative() => d.join(p),
+            _ => p.to_path_buf(),
+        };
+        let label = p.display().to_string();
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
+        })?;
+        Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
+    };
+    let device = functional::Device {
+        on_off_ratio: (cfg.on_off_ratio != 0.0).then_some(cfg.on_off_ratio),
+        sigma: cfg.sigma,
+        stuck_at_0: cfg.stuck_at_0,
+        stuck_at_1: cfg.stuck_at_1,
+        read_noise: cfg.read_noise,
+        ir_drop: cfg.ir_drop,
+        error_table: table,
+        seed: cfg.seed,
+    };
+    device
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    Ok(device)
+}

@@ -1,0 +1,262 @@
+//! `sresim run --functional` end to end: the counts are those of a run without it, every
+//! bundled workload's outputs equal the exact product in every mode, outputs.npz holds
+//! them, and bad functional settings are refused with one line and nothing written.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sresim");
+
+fn sresim(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("binary runs")
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).expect("layers.csv exists");
+    let header = r.headers().unwrap().iter().map(String::from).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn run_ok(args: &[&str]) {
+    let o = sresim(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Runs `workload` (its first sample) with and without --functional.
+fn both(workload: &str, dir: &Path, extra: &[&str]) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (plain, func) = (dir.join("plain"), dir.join("func"));
+    let base = ["run", "--workload", workload, "--samples", "1", "-q"];
+    let with = |out: &Path, more: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(["--out", out.to_str().unwrap()]);
+        a.extend(more);
+        a.extend(extra);
+        run_ok(&a);
+    };
+    with(&plain, &[]);
+    with(&func, &["--functional", "--dump-outputs"]);
+    (plain, func)
+}
+
+/// The counts, cycles and energy of a functional run are byte for byte those of a run
+/// without it; the functional columns come last, and the invariant holds in every mode.
+fn check_bundle(workload: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, func) = both(workload, dir.path(), &[]);
+    let (ph, prows) = read_csv(&plain.join("layers.csv"));
+    let (fh, frows) = read_csv(&func.join("layers.csv"));
+    assert_eq!(fh[..ph.len()], ph[..]);
+    assert_eq!(
+        fh[ph.len()..],
+        [
+            "func_exact_frac",
+            "func_rel_rmse",
+            "func_max_abs_err",
+            "float_rel_rmse"
+        ]
+    );
+    assert_eq!(prows.len(), frows.len());
+    for (p, f) in prows.iter().zip(&frows) {
+        assert_eq!(f[..p.len()], p[..]);
+        let func = &f[p.len()..];
+        if f[1] == "TOTAL" {
+            assert!(func.iter().all(String::is_empty), "{f:?}");
+        } else {
+            assert_eq!(func[0], "1", "{workload} {} {}", f[1], f[3]);
+            assert_eq!(func[2], "0");
+        }
+    }
+    let summary = |d: &Path| std::fs::read(d.join("summary.json")).unwrap();
+    assert_eq!(summary(&plain), summary(&func));
+    assert!(!plain.join("outputs.npz").exists());
+    assert!(func.join("outputs.npz").exists());
+}
+
+#[test]
+fn lenet5_mnist_is_exact_in_every_mode_and_its_counts_unchanged() {
+    check_bundle("lenet5-mnist");
+    // outputs.npz: one [N, Cout, Ho, Wo] int64 array per (layer, mode), equal across modes.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, func) = both("lenet5-mnist", dir.path(), &["--modes", "dense,sre"]);
+    let bytes = std::fs::read(func.join("outputs.npz")).unwrap();
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut names: Vec<String> = z.file_names().map(String::from).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "conv1.dense.npy",
+            "conv1.sre.npy",
+            "conv2.dense.npy",
+            "conv2.sre.npy",
+            "fc1.dense.npy",
+            "fc1.sre.npy",
+            "fc2.dense.npy",
+            "fc2.sre.npy"
+        ]
+    );
+    let read = |z: &mut zip::ZipArchive<_>, n: &str| {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut z.by_name(n).unwrap(), &mut v).unwrap();
+        v
+    };
+    let conv2 = read(&mut z, "conv2.dense.npy");
+    let header = String::from_utf8_lossy(&conv2[10..128]).to_string();
+    assert!(header.contains("'descr': '<i8'"), "{header}");
+    assert!(header.contains("'shape': (1, 50, 8, 8)"), "{header}");
+    assert_eq!(conv2.len(), 128 + 50 * 64 * 8);
+    assert!(conv2[128..].iter().any(|&b| b != 0));
+    assert_eq!(conv2, read(&mut z, "conv2.sre.npy"));
+    let fc2 = read(&mut z, "fc2.dense.npy");
+    assert!(String::from_utf8_lossy(&fc2[10..128]).contains("'shape': (1, 10)"));
+}
+
+#[test]
+fn ppocr_cls_mobilenetv3_is_exact_in_every_mode() {
+    check_bundle("ppocr-cls-mobilenetv3");
+}
+
+/// Minutes in a debug build: `cargo test --test functional -- --ignored`.
+#[test]
+#[ignore = "minutes in a debug build; run with --ignored"]
+fn the_mobilenetv2_bundles_are_exact_in_every_mode() {
+    for w in ["mobilenetv2-nsfwjs", "mobilenetv2-nsfwjs-pruned"] {
+        check_bundle(w);
+    }
+}
+
+#[test]
+fn bad_functional_settings_are_one_line_errors_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--functional", "--set", "adc.step=0", "--out", o],
+            "error: default config: adc.step: 0 is not a positive number",
+        ),
+        (
+            &["--functional", "--dump-outputs"],
+            "error: --dump-outputs: needs --out DIR",
+        ),
+        (
+            &[
+                "--functional",
+                "--set",
+                "precision.weight_bits=32",
+                "--set",
+                "precision.input_bits=31",
+                "--out",
+                o,
+            ],
+            "error: lenet5-mnist: layer conv1: its exact product needs 67 bits",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["run", "-q"];
+        a.extend(args);
+        let r = sresim(&a);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(want), "{err}");
+        assert!(!out.exists());
+    }
+    let r = sresim(&["run", "--dump-outputs", "-q"]);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--functional"));
+}
+
+#[test]
+fn bad_device_settings_name_their_key_or_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let header = "open_wordlines,ideal_sum,observed_sum,probability\n";
+    let short = write("short.csv", &format!("{header}9,1,1,0.5\n9,1,2,0.4\n"));
+    write("field.csv", &format!("{header}9,1,1,1\n9,2,x,1\n"));
+    let narrow = write("narrow.csv", &format!("{header}4,1,1,1\n"));
+    let cfg = write("c.toml", "[device]\nerror_table = \"field.csv\"\n");
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--set".into(), "device.stuck_at_0=1.5".into()],
+            "error: default config: device.stuck_at_0: 1.5 is not a probability in [0, 1]".into(),
+        ),
+        (
+            vec!["--set".into(), "device.sigma=-0.5".into()],
+            "error: default config: device.sigma: -0.5 is not a finite number >= 0".into(),
+        ),
+        (
+            vec!["--set".into(), format!("device.error_table={short}")],
+            format!("error: {short}: line 2: probability: the rows of open_wordlines 9, ideal_sum 1 sum to 0.9"),
+        ),
+        (
+            vec!["-c".into(), cfg.clone()],
+            format!("error: {}: line 3: observed_sum: 'x' is not a finite number", dir.path().join("field.csv").display()),
+        ),
+        (
+            vec!["--set".into(), format!("device.error_table={narrow}")],
+            format!("error: {narrow}: open_wordlines: the table stops at 4 wordlines, but dense reads open up to 9"),
+        ),
+        (
+            vec!["--set".into(), "device.preset=nope".into()],
+            "error: default config: device.preset: no preset 'nope' (shipped: ideal, noisy-rram)".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a: Vec<String> = ["run", "-q", "--functional", "--out", o]
+            .map(String::from)
+            .to_vec();
+        a.extend(args);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = sresim(&a);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{a:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&want), "{err}\nwanted {want}");
+        assert!(!out.exists());
+    }
+}
+
+/// A preset is the [device] keys of its file; a key given explicitly wins over it. A
+/// noisy device changes values, never counts.
+#[test]
+fn presets_and_noise_change_values_not_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, noisy) = both(
+        "lenet5-mnist",
+        dir.path(),
+        &[
+            "--set",
+            "device.preset=noisy-rram",
+            "--set",
+            "device.sigma=0",
+        ],
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(noisy.join("summary.json")).unwrap()).unwrap();
+    let dev = &summary["config"]["device"];
+    assert_eq!(dev["read_noise"], 0.02);
+    assert_eq!(dev["sigma"], 0.0);
+    let (ph, prows) = read_csv(&plain.join("layers.csv"));
+    let (_, nrows) = read_csv(&noisy.join("layers.csv"));
+    let mut inexact = 0;
+    for (p, n) in prows.iter().zip(&nrows) {
+        assert_eq!(n[..ph.len()], p[..]);
+        if n[1] != "TOTAL" && n[ph.len()] != "1" {
+            inexact += 1;
+            let rmse: f64 = n[ph.len() + 1].parse().unwrap();
+            assert!(rmse > 0.0 && rmse.is_finite());
+        }
+    }
+    assert!(inexact > 0);
+}
