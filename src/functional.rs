@@ -156,7 +156,7 @@ const PRESETS: [(&str, &str); 2] = [
     ),
 ];
 
-/// `device.preset = "NAME"`: the `[device]` keys of configs/device/NAME.toml (next to
+/// `device.preset = "NAME"`: the `[device]` keys of configs/device/<name>.toml (next to
 /// the config file, else shipped) replace every device key `table` leaves at its default.
 pub fn apply_preset(
     table: &mut toml::Table,
