@@ -12,14 +12,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || matches!(
-                    e.kind(),
-                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                )
-            {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // `sresim` alone (or a command group without its subcommand) is a usage
+                // error: the help goes to stderr and the status is 2, like any other.
+                eprint!("{}", e.render());
+                return ExitCode::from(2);
             }
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");

@@ -94,7 +94,7 @@ impl Grid {
     /// up next to the grid file first, then in the current directory.
     pub fn load(path: &Path) -> Result<Grid> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+        let text = workload::files::read_text(path, &p).map_err(anyhow::Error::msg)?;
         Grid::parse(&text, path)
     }
 

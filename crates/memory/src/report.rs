@@ -67,7 +67,7 @@ pub fn load_network(name: &str, batch: usize, opts: ZooOptions) -> anyhow::Resul
         return Ok(g);
     }
     let path = Path::new(name);
-    if path.join("manifest.json").is_file() {
+    if path.is_dir() {
         return bundle::load(path, batch).map_err(|e| anyhow!("--workload: {e:#}"));
     }
     bail!(

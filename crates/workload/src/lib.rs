@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bundle;
+pub mod files;
 pub mod geometry;
 pub mod layer;
 pub mod quant;
