@@ -166,7 +166,7 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
             t
         })
         .collect();
-    Ok(RunResult {
+    let result = RunResult {
         network: w.name().to_string(),
         source: w.source().to_string(),
         samples: spec.samples,
@@ -174,7 +174,9 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
         modes: spec.modes.to_vec(),
         layers,
         totals,
-    })
+    };
+    crate::report::check_finite(&result, cfg)?;
+    Ok(result)
 }
 
 /// Refuses, before anything is loaded or simulated, a network whose counts could overflow

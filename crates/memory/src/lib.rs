@@ -15,6 +15,7 @@ pub mod bundle;
 pub mod config;
 pub mod exec;
 pub mod graph;
+pub mod limits;
 pub mod model;
 pub mod plot;
 pub mod report;

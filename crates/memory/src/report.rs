@@ -318,6 +318,51 @@ fn layer_rows<'a>(
     Ok(())
 }
 
+/// Refuses results with a time or a rate that is not a finite number (a tiny but
+/// positive throughput or bandwidth overflows f64): no output holds one. The message
+/// names the config key or flag.
+fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
+    let total: f64 = m.compute.iter().sum();
+    if let Some(i) = (0..m.compute.len()).find(|&i| !m.compute[i].is_finite()) {
+        bail!(
+            "memory.peak_macs_per_s, memory.elementwise_ops_per_s: {:e}, {:e} are too small: the compute time of {} would be {}, not a finite number",
+            m.config.peak_macs_per_s,
+            m.config.elementwise_ops_per_s,
+            m.step.steps[i].layer,
+            m.compute[i]
+        );
+    }
+    if !total.is_finite() {
+        bail!(
+            "memory.peak_macs_per_s, memory.elementwise_ops_per_s: {:e}, {:e} are too small: the compute time of the step would be {total}, not a finite number",
+            m.config.peak_macs_per_s,
+            m.config.elementwise_ops_per_s
+        );
+    }
+    for p in points {
+        let figures = p
+            .times
+            .iter()
+            .flat_map(|t| [t.memory_s, t.time_s])
+            .chain([
+                p.time_s(),
+                p.avg_bandwidth(),
+                p.avg_bandwidth() / p.bandwidth,
+                p.memory_bound_time_s(),
+            ]);
+        for x in figures {
+            if !x.is_finite() {
+                bail!(
+                    "--bandwidth: {:e} B/s is too small: the time at capacity {} would be {x}, not a finite number",
+                    p.bandwidth,
+                    p.at.capacity
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `dir/name` through a temporary file and a rename.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
@@ -341,6 +386,7 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     if args.seq_len == Some(0) {
         bail!("--seq-len: must be positive");
     }
+    crate::limits::check_args(args.batch, args.seq_len).map_err(|e| anyhow!("{e}"))?;
     if args.capacity.is_empty() {
         bail!("--capacity: give at least one capacity");
     }
@@ -394,13 +440,14 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> any
             );
         }
     }
-    let model = Model::new(&graph, &p.cfg, &compute);
+    let model = Model::new(&graph, &p.cfg, &compute).map_err(|e| anyhow!("{e}"))?;
     let results: Vec<CapacityResult> = p.capacities.iter().map(|&c| model.simulate(c)).collect();
     let points: Vec<Point> = results
         .iter()
         .flat_map(|r| p.bandwidths.iter().map(|&bw| model.point(r, bw)))
         .collect();
 
+    check_finite(&model, &points)?;
     let accessed = model.accessed_bytes();
     let mut w = csv::Writer::from_writer(Vec::new());
     for pt in &points {
