@@ -7,6 +7,10 @@ use clap::Parser;
 use sresim::cli::{Cli, Command};
 use std::process::ExitCode;
 
+/// Most characters of an error message (its inputs are quoted cut short already; this
+/// bounds whatever a library quotes whole).
+const MAX_MESSAGE_CHARS: usize = 2000;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -41,7 +45,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let msg = format!("{e:#}").replace('\n', " ");
+            // One line, and never a page: a message that quotes a long input is cut.
+            let msg = workload::text::clip_to(&format!("{e:#}"), MAX_MESSAGE_CHARS);
             eprintln!("error: {msg}");
             ExitCode::FAILURE
         }

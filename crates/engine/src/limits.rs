@@ -333,20 +333,22 @@ pub fn check_network(
     let mut total: Vec<(&'static str, u128)> = Vec::new();
     for l in layers {
         check_mapping(l.name, l.geom, hw)?;
-        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
-        if need > max_layer_bytes as u128 {
-            return Err(LimitError::Memory {
-                layer: l.name.to_string(),
-                need,
-                cap: max_layer_bytes,
-            });
-        }
+        // Counts first: a layer that can never be simulated is told so, rather than to
+        // raise a memory cap.
         let b = layer_bounds(l.geom, samples, hw, opts, modes);
         if let Some((count, bound)) = b.overflowing() {
             return Err(LimitError::Overflow {
                 layer: l.name.to_string(),
                 count,
                 bound,
+            });
+        }
+        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
+        if need > max_layer_bytes as u128 {
+            return Err(LimitError::Memory {
+                layer: l.name.to_string(),
+                need,
+                cap: max_layer_bytes,
             });
         }
         if total.is_empty() {

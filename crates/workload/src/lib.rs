@@ -20,6 +20,7 @@ pub mod quant;
 pub mod resolve;
 pub mod source;
 pub mod synth;
+pub mod text;
 pub mod zoo;
 
 pub use bundle::BundleWorkload;
