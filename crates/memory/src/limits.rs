@@ -158,3 +158,57 @@ pub fn check_access_list(ts: &TrainingStep, tile_bytes: u64) -> Result<(), Strin
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zoo::{self, ZooOptions};
+    use crate::{access, step};
+
+    /// The bounds computed before building hold for the list built: the tile count
+    /// exactly, the accesses and the bytes they move from above.
+    #[test]
+    fn access_bounds_hold_for_every_network() {
+        let opts = ZooOptions { seq_len: Some(8) };
+        for name in zoo::NAMES {
+            let g = zoo::build(name, 2, opts).unwrap();
+            for tile_bytes in [1 << 12, 1 << 16, 1 << 19, u64::MAX] {
+                let cfg = MemoryConfig {
+                    tile_bytes,
+                    ..MemoryConfig::default()
+                };
+                check_tensors(&g, &cfg).unwrap();
+                let ts = step::build(&g, &cfg);
+                let (tiles, accesses, bytes) = access_bounds(&ts, tile_bytes);
+                let list = access::build(&ts, tile_bytes);
+                assert_eq!(tiles, list.tiles.len() as u128, "{name} {tile_bytes}");
+                assert!(accesses >= list.accesses.len() as u128, "{name} {tile_bytes}");
+                assert!(bytes >= list.total_bytes() as u128, "{name} {tile_bytes}");
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_requests_name_their_knob() {
+        assert!(check_args(MAX_BATCH, Some(MAX_SEQ_LEN)).is_ok());
+        assert!(check_args(MAX_BATCH + 1, None)
+            .unwrap_err()
+            .starts_with("--batch: 16777217 is more than"));
+        assert!(check_args(1, Some(usize::MAX))
+            .unwrap_err()
+            .starts_with("--seq-len: 18446744073709551615"));
+        // conv1's output at batch 32: 32 x 64 x 112 x 112 x (2^32 - 1) B = 1.1e17 > 2^56.
+        let g = zoo::build("resnet18", 32, ZooOptions::default()).unwrap();
+        let wide = MemoryConfig {
+            bytes_per_element: u32::MAX,
+            ..MemoryConfig::default()
+        };
+        let e = check_tensors(&g, &wide).unwrap_err();
+        assert!(e.contains("memory.bytes_per_element"), "{e}");
+        let cfg = MemoryConfig::default();
+        let ts = step::build(&g, &cfg);
+        let e = check_access_list(&ts, 1).unwrap_err();
+        assert!(e.starts_with("memory.tile_bytes: 1: resnet18 splits into "), "{e}");
+        assert!(check_access_list(&ts, cfg.tile_bytes).is_ok());
+    }
+}

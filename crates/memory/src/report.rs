@@ -321,7 +321,7 @@ fn layer_rows<'a>(
 /// Refuses results with a time or a rate that is not a finite number (a tiny but
 /// positive throughput or bandwidth overflows f64): no output holds one. The message
 /// names the config key or flag.
-fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
+pub fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
     let total: f64 = m.compute.iter().sum();
     if let Some(i) = (0..m.compute.len()).find(|&i| !m.compute[i].is_finite()) {
         bail!(
