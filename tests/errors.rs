@@ -703,10 +703,7 @@ fn run_case(c: &Case) -> Result<(), String> {
 
 /// Runs `cmd` with its output captured; None (and the process killed) if it runs longer
 /// than `limit`: a case that hangs fails instead of hanging the test.
-fn output_within(
-    mut cmd: Command,
-    limit: std::time::Duration,
-) -> Option<std::process::Output> {
+fn output_within(mut cmd: Command, limit: std::time::Duration) -> Option<std::process::Output> {
     use std::process::Stdio;
     let mut child = cmd
         .stdin(Stdio::null())
@@ -788,8 +785,17 @@ fn huge_crossbars_and_ous_run_in_bounded_memory() {
 fn compare_of_a_file_with_itself_reports_no_difference() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("l.csv");
-    std::fs::write(&f, "network,layer,mode,cycles,energy_pj\nn,l,dense,1,NaN\nn,m,dense,2,inf\n").unwrap();
-    let o = Command::new(BIN).arg("compare").arg(&f).arg(&f).output().unwrap();
+    std::fs::write(
+        &f,
+        "network,layer,mode,cycles,energy_pj\nn,l,dense,1,NaN\nn,m,dense,2,inf\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .arg("compare")
+        .arg(&f)
+        .arg(&f)
+        .output()
+        .unwrap();
     assert!(
         o.status.success(),
         "{}{}",

@@ -102,9 +102,7 @@ pub fn access_bounds(ts: &TrainingStep, tile_bytes: u64) -> (u128, u128, u128) {
                     let rows: Vec<usize> = rows_in.iter().chain(rows_out).copied().collect();
                     let g = chunks(&rows);
                     rows.iter().for_each(|&t| add(t, g));
-                    weights
-                        .iter()
-                        .for_each(|&w| add(w, g.saturating_mul(n[w])));
+                    weights.iter().for_each(|&w| add(w, g.saturating_mul(n[w])));
                 }
                 Pattern::WeightGrad { rows_in, grads, .. } => {
                     // Either loop order (access.rs picks the cheaper): both, summed.
@@ -117,7 +115,9 @@ pub fn access_bounds(ts: &TrainingStep, tile_bytes: u64) -> (u128, u128, u128) {
                         .iter()
                         .for_each(|&d| add(d, n[d].saturating_mul(2).saturating_mul(g + 1)));
                 }
-                Pattern::Gather { ids, table, out, .. } => {
+                Pattern::Gather {
+                    ids, table, out, ..
+                } => {
                     let g = chunks(&[*ids, *out]);
                     add(*ids, g);
                     add(*out, g);
@@ -182,7 +182,10 @@ mod tests {
                 let (tiles, accesses, bytes) = access_bounds(&ts, tile_bytes);
                 let list = access::build(&ts, tile_bytes);
                 assert_eq!(tiles, list.tiles.len() as u128, "{name} {tile_bytes}");
-                assert!(accesses >= list.accesses.len() as u128, "{name} {tile_bytes}");
+                assert!(
+                    accesses >= list.accesses.len() as u128,
+                    "{name} {tile_bytes}"
+                );
                 assert!(bytes >= list.total_bytes() as u128, "{name} {tile_bytes}");
             }
         }
@@ -208,7 +211,10 @@ mod tests {
         let cfg = MemoryConfig::default();
         let ts = step::build(&g, &cfg);
         let e = check_access_list(&ts, 1).unwrap_err();
-        assert!(e.starts_with("memory.tile_bytes: 1: resnet18 splits into "), "{e}");
+        assert!(
+            e.starts_with("memory.tile_bytes: 1: resnet18 splits into "),
+            "{e}"
+        );
         assert!(check_access_list(&ts, cfg.tile_bytes).is_ok());
     }
 }

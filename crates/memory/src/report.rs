@@ -340,16 +340,12 @@ pub fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
         );
     }
     for p in points {
-        let figures = p
-            .times
-            .iter()
-            .flat_map(|t| [t.memory_s, t.time_s])
-            .chain([
-                p.time_s(),
-                p.avg_bandwidth(),
-                p.avg_bandwidth() / p.bandwidth,
-                p.memory_bound_time_s(),
-            ]);
+        let figures = p.times.iter().flat_map(|t| [t.memory_s, t.time_s]).chain([
+            p.time_s(),
+            p.avg_bandwidth(),
+            p.avg_bandwidth() / p.bandwidth,
+            p.memory_bound_time_s(),
+        ]);
         for x in figures {
             if !x.is_finite() {
                 bail!(

@@ -60,7 +60,10 @@ mod tests {
         );
         // /dev/null is a character device: refused without reading.
         let e = open(Path::new("/dev/null"), "null").unwrap_err();
-        assert!(e.starts_with("null: cannot open: is not a regular file"), "{e}");
+        assert!(
+            e.starts_with("null: cannot open: is not a regular file"),
+            "{e}"
+        );
         assert_eq!(check_dir(d.path()), Ok(()));
         assert_eq!(check_dir(&f), Err("is not a directory".into()));
     }
