@@ -108,10 +108,25 @@ pub fn parse_modes(list: &[String]) -> Result<Vec<Mode>> {
     Ok(modes)
 }
 
-fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    if threads == Some(0) {
-        return Err(anyhow!("--threads: must be at least 1"));
+/// Most worker threads (`--threads`) and points in flight (`sweep --jobs`): far more
+/// than any machine's cores, few enough that starting them cannot exhaust the system
+/// (each thread has its own stack and, for a job, a layer in memory).
+pub const MAX_WORKERS: usize = 1024;
+
+/// Checks `--threads` or `--jobs`: at least 1, at most [`MAX_WORKERS`].
+pub fn check_workers(flag: &str, n: Option<usize>) -> Result<()> {
+    match n {
+        Some(0) => Err(anyhow!("{flag}: must be at least 1")),
+        Some(n) if n > MAX_WORKERS => Err(anyhow!(
+            "{flag}: {n} is more than the limit of {MAX_WORKERS} (this machine has {} cores; results do not depend on it)",
+            std::thread::available_parallelism().map_or(1, |c| c.get())
+        )),
+        _ => Ok(()),
     }
+}
+
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    check_workers("--threads", threads)?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
@@ -186,7 +201,8 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     if !exports.is_empty() {
         exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
     }
-    memory::report::outputs(&cmd.args, mc, compute)?.write(out.as_ref(), &mut std::io::stdout().lock())?;
+    memory::report::outputs(&cmd.args, mc, compute)?
+        .write(out.as_ref(), &mut std::io::stdout().lock())?;
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");

@@ -263,6 +263,8 @@ pub fn load(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
         None => load_table(defaults(), "default config".to_string(), None, sets),
         Some(p) => {
             let origin = p.display().to_string();
+            workload::files::check_regular_file(p)
+                .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
             let text = std::fs::read_to_string(p)
                 .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
             load_str(&text, &origin, p.parent(), sets)
@@ -523,14 +525,16 @@ fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result
         Some(d) => d.join(rel),
         None => Path::new("configs").join(rel),
     };
-    let mut table = if path.is_file() {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("{}: cannot read energy table", path.display()))?;
-        EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
-    } else if rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") {
-        EnergyTable::isaac_32nm()
-    } else {
-        bail!("{origin}: energy.table: {} does not exist", path.display());
+    let mut table = match workload::files::check_regular_file(&path) {
+        Ok(()) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("{}: cannot read energy table", path.display()))?;
+            EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
+        }
+        Err(_) if !path.exists() && rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") => {
+            EnergyTable::isaac_32nm()
+        }
+        Err(why) => bail!("{origin}: energy.table: {} {why}", path.display()),
     };
     if !cfg.overrides.is_empty() {
         let mut t = Table::try_from(&table)

@@ -12,8 +12,8 @@ pub mod chip;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod memory_out;
 pub mod functional;
+pub mod memory_out;
 pub mod report;
 pub mod run;
 // The sweep's expects are on invariants of data it has already checked; it is to adopt

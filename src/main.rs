@@ -8,19 +8,24 @@ use sresim::cli::{Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Most characters of an error message (its inputs are quoted cut short already; this
+/// bounds whatever a library quotes whole).
+const MAX_MESSAGE_CHARS: usize = 2000;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || matches!(
-                    e.kind(),
-                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                )
-            {
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
+            }
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // `sresim` alone (or a command group without its subcommand) is a usage
+                // error: the help goes to stderr and the status is 2, like any other.
+                eprint!("{}", e.render());
+                return ExitCode::from(2);
             }
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
@@ -44,7 +49,8 @@ fn main() -> ExitCode {
         // status of a process ended by SIGPIPE, as a shell reports it.
         Err(e) if broken_pipe(&e) => ExitCode::from(128 + 13),
         Err(e) => {
-            let msg = format!("{e:#}").replace('\n', " ");
+            // One line, and never a page: a message that quotes a long input is cut.
+            let msg = workload::text::clip_to(&format!("{e:#}"), MAX_MESSAGE_CHARS);
             let _ = writeln!(std::io::stderr(), "error: {msg}");
             ExitCode::FAILURE
         }

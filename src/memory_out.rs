@@ -409,7 +409,8 @@ pub fn model(cmd: &MemoryCmd, cfg: &MemoryConfig, compute: &ComputeSource) -> Re
     if let Some(m) = &a.mode {
         cfg.mode = memory::Mode::parse(m).map_err(|e| anyhow!("--mode: {e}"))?;
     }
+    memory::limits::check_args(a.batch, a.seq_len).map_err(|e| anyhow!("{e}"))?;
     let opts = memory::zoo::ZooOptions { seq_len: a.seq_len };
     let graph = memory::report::load_network(&a.workload, a.batch, opts)?;
-    Ok(Model::new(&graph, &cfg, compute))
+    Model::new(&graph, &cfg, compute).map_err(|e| anyhow!("{e}"))
 }

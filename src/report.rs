@@ -284,6 +284,70 @@ pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
     layers.chain(totals).collect()
 }
 
+/// The config key that scales a column of layers.csv and its value, for the message
+/// when a figure of that column is not finite (`energy_pj` and the saving: the key of the
+/// row's largest energy component).
+fn column_key(col: &str, row: &[String], cfg: &Resolved) -> Option<(String, f64)> {
+    let entries = cfg.energy.entries();
+    if col == "time_ns" {
+        return Some(("timing.cycle_ns".into(), cfg.cycle_ns));
+    }
+    if col == "e_static_pj" {
+        return Some((
+            "power.static_mw_per_crossbar".into(),
+            cfg.static_mw_per_crossbar,
+        ));
+    }
+    if let Some(i) = Breakdown::COLUMNS.iter().position(|c| *c == col) {
+        let (name, v) = entries.get(i)?;
+        return Some((format!("energy.{name}"), *v));
+    }
+    if col == "energy_pj" || col == "energy_saving_vs_dense" {
+        let head = header();
+        let value = |c: &str| -> f64 {
+            head.iter()
+                .position(|h| *h == c)
+                .and_then(|i| row.get(i))
+                .and_then(|x| x.parse::<f64>().ok())
+                .map_or(0.0, |x| if x.is_nan() { f64::INFINITY } else { x })
+        };
+        let largest = Breakdown::COLUMNS
+            .iter()
+            .max_by(|a, b| value(a).total_cmp(&value(b)))?;
+        return column_key(largest, row, cfg);
+    }
+    None
+}
+
+/// Refuses a result with a figure that is not a finite number (a finite but huge config
+/// value can overflow f64): layers.csv, summary.json and the table on stdout hold only
+/// finite numbers. The message names the config key that scales the figure.
+pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
+    let head = header();
+    for row in layers_rows(res) {
+        for (col, cell) in head.iter().zip(&row) {
+            let Ok(x) = cell.parse::<f64>() else { continue };
+            if x.is_finite() {
+                continue;
+            }
+            let at = format!("{col} of {} ({}) would be {x}", row[1], row[3]);
+            return Err(match column_key(col, &row, cfg) {
+                Some((key, v)) => anyhow::anyhow!(
+                    "{}: {key}: {} is too large: {at}, not a finite number",
+                    cfg.origin,
+                    if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+                        format!("{v:e}")
+                    } else {
+                        format!("{v}")
+                    }
+                ),
+                None => anyhow::anyhow!("{}: {at}, not a finite number", cfg.origin),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// layers.csv as bytes: [`header`], then [`layers_rows`].
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());

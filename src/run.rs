@@ -298,6 +298,7 @@ fn run_inner(
         chip: None,
         functional: func.is_some(),
     };
+    crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {
         res.chip = Some(crate::chip::evaluate(
             c,

@@ -84,6 +84,35 @@
 //! | limit_memory | --set limits.max_layer_bytes=1000 | b/tensors.npz, conv1, limits.max_layer_bytes |
 //! | limit_overflow | a 1x1 input padded by 2^30 | conv1, overflow u64 |
 //! | limit_zoo_memory | vgg16 with limits.max_layer_bytes = 100 MB (fc6's weights need 1.2 GB) | vgg16, fc6, limits.max_layer_bytes |
+//! | limit_fast_engine_pieces | a 1x1 input padded by 2^20 (4.4e12 output positions) | tiny1, conv1, limits.max_layer_bytes |
+//! | limit_fast_engine_pieces_small_cap | padded by 2^14 under limits.max_layer_bytes = 100000 | tiny1, conv1, limits.max_layer_bytes |
+//! | flag_threads_too_many | --threads 100000 | --threads, 1024 |
+//! | sweep_jobs_too_many | sweep --jobs 100000 | --jobs, 1024 |
+//! | sweep_too_many_points | a grid of 10^6 points | g.toml, --max-points |
+//! | sweep_key_twice_axes | `"ou.rows" = [4]` and `ou.rows = [8]` in [axes] | g.toml, axes.ou.rows, set twice |
+//! | sweep_key_twice_set | `"ou.rows" = 4` and `ou.rows = 8` in [set] | g.toml, set.ou.rows, set twice |
+//! | sweep_axis_nan | axis `ou.rows = [nan]` | g.toml, axes.ou.rows, not a finite number |
+//! | fifo_manifest | b/manifest.json is a FIFO | b/manifest.json, not a regular file |
+//! | fifo_npz | b/tensors.npz is a FIFO | b/tensors.npz, not a regular file |
+//! | fifo_config | c.toml is a FIFO | c.toml, not a regular file |
+//! | npz_int64_min_weight | int64 weight -2^63 (was simulated as 0) | conv2.weight, -9223372036854775808 |
+//! | npz_nested_header | a .npy header of 14 KB of nested lists (parsed in exponential time) | conv1.weight, nests brackets |
+//! | npz_long_header_text | a .npy dtype of 15 KB of text | conv1.weight, the quote cut short |
+//! | config_energy_table_dir | `energy.table = "/tmp"` | energy.table, is a directory |
+//! | config_huge_static_power | `power.static_mw_per_crossbar = 1e308` | power.static_mw_per_crossbar, not a finite number |
+//! | config_huge_adc_energy | `energy.adc_8bit_per_conversion_pj = 1e308` | energy.adc_8bit_per_conversion_pj |
+//! | config_huge_cycle_ns | `timing.cycle_ns = 1e308` | timing.cycle_ns |
+//! | memory_batch_limit | memory --batch 2^40 | --batch |
+//! | memory_batch_tiles | memory --batch 1048576 (3e8 tiles) | memory.tile_bytes, tiles |
+//! | memory_seq_len_limit | memory bert --seq-len 1000000 | --seq-len |
+//! | memory_seq_len_overflow | memory gnmt --seq-len 2^64 - 1 (was a capacity overflow) | --seq-len |
+//! | memory_tile_bytes_one | memory.tile_bytes = 1 | memory.tile_bytes |
+//! | memory_bytes_per_element | memory.bytes_per_element = 2^32 - 1 | memory.bytes_per_element |
+//! | memory_bundle_batch_wraps | memory of bundle b at --batch 2^64 - 1 (wrapped to less traffic) | --batch |
+//! | memory_bandwidth_bits | memory --bandwidth 900Gb/s (was read as 900 GB/s) | --bandwidth, bits |
+//! | memory_tiny_bandwidth | memory --bandwidth of 1e-300 B/s | --bandwidth, not a finite number |
+//! | memory_tiny_peak | memory.peak_macs_per_s = 1e-300 | memory.peak_macs_per_s |
+//! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
 
 use ndarray::{Array, ArrayD, IxDyn};
 use ndarray_npy::WriteNpyExt;
@@ -459,7 +488,146 @@ fn cases() -> Vec<Case> {
             // a layer's weights still must fit.
             args(&["run", "--workload", "vgg16", "--set", "limits.max_layer_bytes=100000000"])
         }),
+        case("limit_fast_engine_pieces", &["tiny1", "conv1: needs about", "limits.max_layer_bytes"], |d| {
+            // The fast engine keeps the counts of every 256 vectors of a chunk: 1.7e10
+            // pieces here, an aborted 1.9 TB allocation before they were estimated.
+            padded_one_pixel(d, 1 << 20)
+        }),
+        case("limit_fast_engine_pieces_small_cap", &["tiny1", "conv1: needs about", "limits.max_layer_bytes"], |d| {
+            let mut a = padded_one_pixel(d, 1 << 14);
+            a.extend(args(&["--set", "limits.max_layer_bytes=100000"]));
+            a
+        }),
+        case("flag_threads_too_many", &["--threads", "100000", "limit of 1024"], |d| {
+            flags(d, &["--threads", "100000"])
+        }),
+        case("sweep_jobs_too_many", &["--jobs", "100000", "limit of 1024"], |d| {
+            let mut a = sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4, 8]\n");
+            a.extend(args(&["--jobs", "100000"]));
+            a
+        }),
+        case("sweep_too_many_points", &["g.toml", "1000000 points", "--max-points"], |d| {
+            let axes: String = ["ou.rows", "ou.cols", "adc.per_crossbar", "synth.seed", "index_decoder.rows_per_cycle", "dac.bits"]
+                .iter()
+                .map(|k| format!("\"{k}\" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"))
+                .collect();
+            sweep(d, &format!("workloads = [\"lenet5\"]\n[axes]\n{axes}"))
+        }),
+        case("sweep_key_twice_axes", &["g.toml", "axes.ou.rows: set twice"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\nou.rows = [8]\n")
+        }),
+        case("sweep_key_twice_set", &["g.toml", "set.ou.rows: set twice"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[set]\n\"ou.rows\" = 4\nou.rows = 8\n")
+        }),
+        case("sweep_axis_nan", &["g.toml", "axes.ou.rows", "NaN is not a finite number"], |d| {
+            sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [nan]\n")
+        }),
+        case("fifo_manifest", &["b/manifest.json", "not a regular file"], |d| {
+            let a = bundle(d, |_, _| {});
+            fifo(&d.join("b/manifest.json"));
+            a
+        }),
+        case("fifo_npz", &["b/tensors.npz", "not a regular file"], |d| {
+            let a = bundle(d, |_, _| {});
+            fifo(&d.join("b/tensors.npz"));
+            a
+        }),
+        case("fifo_config", &["c.toml", "not a regular file"], |d| {
+            let a = config(d, "");
+            fifo(&d.join("c.toml"));
+            a
+        }),
+        case("npz_int64_min_weight", &["b/tensors.npz", "conv2.weight: integer -9223372036854775808 at flat index 0 is out of range"], |d| {
+            bundle(d, |_, e| {
+                let mut w = ArrayD::<i64>::zeros(IxDyn(&[4, 2, 3, 3]));
+                w[[0, 0, 0, 0]] = i64::MIN;
+                set(e, "conv2.weight", npy(&w))
+            })
+        }),
+        case("npz_long_header_text", &["b/tensors.npz", "conv1.weight: dtype", "more characters)"], |d| {
+            bundle(d, |_, e| {
+                let long = format!("'{}'", "x".repeat(15000));
+                let h = npy_header(&format!("{{'descr': {long}, 'fortran_order': False, 'shape': (4, 2, 3, 3), }}"));
+                set(e, "conv1.weight", h)
+            })
+        }),
+        case("npz_nested_header", &["b/tensors.npz", "conv1.weight: not a valid .npy array: header nests brackets 7001 deep"], |d| {
+            bundle(d, |_, e| {
+                let nested = format!("{}{}", "[".repeat(7000), "]".repeat(7000));
+                let h = npy_header(&format!("{{'descr': {nested}, 'fortran_order': False, 'shape': (4, 2, 3, 3), }}"));
+                set(e, "conv1.weight", h)
+            })
+        }),
+        case("config_energy_table_dir", &["c.toml", "energy.table", "is a directory"], |d| {
+            config(d, "[energy]\ntable = \"/tmp\"\n")
+        }),
+        case("config_huge_static_power", &["c.toml", "power.static_mw_per_crossbar: 1e308 is too large", "not a finite number"], |d| {
+            config(d, "[power]\nstatic_mw_per_crossbar = 1e308\n")
+        }),
+        case("config_huge_adc_energy", &["c.toml", "energy.adc_8bit_per_conversion_pj: 1e308 is too large"], |d| {
+            config(d, "[energy]\nadc_8bit_per_conversion_pj = 1e308\n")
+        }),
+        case("config_huge_cycle_ns", &["c.toml", "timing.cycle_ns: 1e308 is too large"], |d| {
+            config(d, "[timing]\ncycle_ns = 1e308\n")
+        }),
+        case("memory_batch_limit", &["--batch", "1099511627776", "limit"], |_| {
+            args(&["memory", "--batch", "1099511627776"])
+        }),
+        case("memory_batch_tiles", &["memory.tile_bytes", "tiles, more than the limit"], |_| {
+            args(&["memory", "--batch", "1048576"])
+        }),
+        case("memory_seq_len_limit", &["--seq-len", "1000000"], |_| {
+            args(&["memory", "--workload", "bert", "--seq-len", "1000000"])
+        }),
+        case("memory_seq_len_overflow", &["--seq-len", "18446744073709551615"], |_| {
+            args(&["memory", "--workload", "gnmt", "--seq-len", "18446744073709551615"])
+        }),
+        case("memory_tile_bytes_one", &["memory.tile_bytes: 1:"], |_| {
+            args(&["memory", "--set", "memory.tile_bytes=1"])
+        }),
+        case("memory_bytes_per_element", &["memory.bytes_per_element"], |_| {
+            args(&["memory", "--set", "memory.bytes_per_element=4294967295"])
+        }),
+        case("memory_bundle_batch_wraps", &["--batch", "18446744073709551615"], |d| {
+            let _ = bundle(d, |_, _| {});
+            args(&["memory", "--workload", "b", "--batch", "18446744073709551615"])
+        }),
+        case("memory_bandwidth_bits", &["--bandwidth", "lowercase b means bits"], |_| {
+            args(&["memory", "--bandwidth", "900Gb/s"])
+        }),
+        case("memory_tiny_bandwidth", &["--bandwidth", "is too small", "not a finite number"], |_| {
+            let tiny = format!("0.{}1", "0".repeat(299));
+            vec!["memory".into(), "--workload".into(), "resnet18".into(), "--bandwidth".into(), tiny]
+        }),
+        case("memory_tiny_peak", &["memory.peak_macs_per_s", "not a finite number"], |_| {
+            args(&["memory", "--workload", "resnet18", "--set", "memory.peak_macs_per_s=1e-300"])
+        }),
+        case("compare_ignore_every_key", &["--ignore", "no key column"], |d| {
+            std::fs::write(d.join("a.csv"), "network,layer,mode,cycles\nn,l,dense,1\nn,m,dense,2\n").unwrap();
+            args(&["compare", "a.csv", "a.csv", "--ignore", "network", "--ignore", "layer", "--ignore", "mode"])
+        }),
     ]
+}
+
+/// A one-layer bundle `tiny1`: a 1x1 input padded by `pad` on every side.
+fn padded_one_pixel(dir: &Path, pad: u64) -> Vec<String> {
+    bundle(dir, |m, e| {
+        *m = json!({"name": "tiny1", "layers": [
+            {"name": "conv1", "kind": "conv", "in_channels": 1, "out_channels": 2,
+             "kernel": [1, 1], "padding": [pad, pad],
+             "input_shape": [1, 1, 1], "weight": "w", "input": "x"}]});
+        *e = vec![
+            ("w".into(), npy(&seq(&[2, 1, 1, 1], |i| i as f32 + 1.0))),
+            ("x".into(), npy(&seq(&[1, 1, 1, 1], |_| 1.0))),
+        ];
+    })
+}
+
+/// Replaces `path` with a FIFO (a reader would block until a writer comes).
+fn fifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(ok, "mkfifo {}", path.display());
 }
 
 /// Runs one case; returns what is wrong with the outcome, if anything.
@@ -467,16 +635,26 @@ fn run_case(c: &Case) -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
     let args = (c.setup)(dir.path());
     let out = dir.path().join("out");
-    let o = Command::new(BIN)
-        .args(&args)
-        .arg("--out")
-        .arg(&out)
-        .arg("--quiet")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(&args).current_dir(dir.path());
+    // compare writes nothing; memory has no --quiet.
+    match args[0].as_str() {
+        "compare" => {}
+        "memory" => {
+            cmd.arg("--out").arg(&out);
+        }
+        _ => {
+            cmd.arg("--out").arg(&out).arg("--quiet");
+        }
+    }
+    let Some(o) = output_within(cmd, std::time::Duration::from_secs(120)) else {
+        return Err(format!("{}: still running after 120 s (killed)", c.name));
+    };
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     let mut problems = Vec::new();
+    if stderr.len() > 2100 {
+        problems.push(format!("a message of {} bytes", stderr.len()));
+    }
     if o.status.success() {
         problems.push("exit status 0".to_string());
     }
@@ -510,6 +688,47 @@ fn run_case(c: &Case) -> Result<(), String> {
     }
 }
 
+/// Runs `cmd` with its output captured; None (and the process killed) if it runs longer
+/// than `limit`: a case that hangs fails instead of hanging the test.
+fn output_within(mut cmd: Command, limit: std::time::Duration) -> Option<std::process::Output> {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    // Drain the pipes on threads so that a chatty child cannot block on a full pipe.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut b).unwrap();
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut b).unwrap();
+        b
+    });
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(std::process::Output {
+                status,
+                stdout: out.join().unwrap(),
+                stderr: err.join().unwrap(),
+            });
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn every_malformed_input_is_one_clear_error() {
     let cases = cases();
@@ -520,6 +739,56 @@ fn every_malformed_input_is_one_clear_error() {
     assert!(cases.len() >= 30, "{} cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| run_case(c).err()).collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn sresim_alone_prints_help_and_exits_2() {
+    let o = Command::new(BIN).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("Usage: sresim <COMMAND>"), "{stderr}");
+    assert!(o.stdout.is_empty());
+}
+
+/// 65536 x 65536 crossbars and OUs: the sre tables hold one row per column-group width
+/// that occurs, not one per possible width (34 GB before).
+#[test]
+fn huge_crossbars_and_ous_run_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "--workload", "lenet5", "--modes", "sre", "--quiet"]);
+    for s in ["crossbar.rows", "crossbar.cols", "ou.rows", "ou.cols"] {
+        cmd.args(["--set", &format!("{s}=65536")]);
+    }
+    cmd.arg("--out").arg(dir.path().join("out"));
+    let o = output_within(cmd, std::time::Duration::from_secs(120)).expect("finishes");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.path().join("out/layers.csv")).unwrap();
+    assert!(csv.lines().count() > 2, "{csv}");
+}
+
+/// Identical text is never a difference, even a NaN cell (NaN != NaN as a number).
+#[test]
+fn compare_of_a_file_with_itself_reports_no_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("l.csv");
+    std::fs::write(
+        &f,
+        "network,layer,mode,cycles,energy_pj\nn,l,dense,1,NaN\nn,m,dense,2,inf\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .arg("compare")
+        .arg(&f)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //!
 //! - `manifest`: manifest.json text -> `Manifest::parse`;
 //! - `config`: config TOML (then, after a NUL byte, `--set` lines) -> `config::load_str`,
-//!   and a run of a tiny bundle with the resulting configuration;
+//!   a run of a tiny bundle with the resulting configuration (its limits and the
+//!   finiteness of its figures), and the memory model of that bundle at its `[memory]`
+//!   table (its size limits and the finiteness of its times);
 //! - `npz`: tensors.npz bytes under a fixed manifest -> open and load every layer;
 //! - `bundle_manifest`: manifest text over a fixed tensors.npz -> open, load, and run.
 
@@ -127,7 +129,20 @@ pub fn config(data: &[u8]) -> Result<(), String> {
     let cfg = config::load_str(text, "fuzz.toml", None, &sets).map_err(line)?;
     let w = BundleWorkload::from_bytes("tiny", TINY_MANIFEST, tiny_npz(), &options(&cfg))
         .map_err(line)?;
-    run_small(&w, &cfg)
+    run_small(&w, &cfg)?;
+    memory_small(&w, &cfg)
+}
+
+/// The memory model of `w`'s layers at the configuration's `[memory]` table, batch 2:
+/// its size limits and the finiteness of its times.
+fn memory_small(w: &dyn Workload, cfg: &Resolved) -> Result<(), String> {
+    let mc = &cfg.config.memory;
+    mc.validate()?;
+    let g = memory::bundle::from_layer_specs("tiny", 2, w.layers()).map_err(line)?;
+    let model = memory::Model::new(&g, mc, &memory::ComputeSource::Peak)?;
+    let at = model.simulate(memory::Capacity::bytes(1 << 10));
+    let point = model.point(&at, 900e9);
+    memory::report::check_finite(&model, std::slice::from_ref(&point)).map_err(line)
 }
 
 /// tensors.npz bytes under [`TINY_MANIFEST`]: open, then load every layer.

@@ -27,7 +27,14 @@ pub struct SweepArgs {
     /// No progress bar and no closing line.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Most points a grid may have (workloads x axis values x explicit points); a
+    /// larger grid is refused before it is planned unless this is raised.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
 }
+
+/// Default of `sweep --max-points`.
+pub const DEFAULT_MAX_POINTS: u64 = 100_000;
 
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {

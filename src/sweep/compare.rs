@@ -49,7 +49,11 @@ pub fn is_key_column(col: &str) -> bool {
 }
 
 /// Equal within relative tolerance `tol` (numbers), or identical (anything else).
+/// Identical text is always the same, even `NaN` (which is not equal to itself).
 pub fn same(a: &str, b: &str, tol: f64) -> bool {
+    if a == b {
+        return true;
+    }
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) => x == y || (x - y).abs() <= tol * x.abs().max(y.abs()),
         _ => a == b,
@@ -82,8 +86,13 @@ fn keyed<'a>(t: &'a Table, keys: &[String]) -> Result<Keyed<'a>> {
             .collect::<Vec<_>>()
             .join(" ");
         if map.insert(key, r).is_some() {
+            let with = if label.is_empty() {
+                format!("the same {}", keys.join(", "))
+            } else {
+                label.clone()
+            };
             bail!(
-                "{}: line {}: a second row with {label}",
+                "{}: line {}: a second row with {with} (rows must differ in their key columns)",
                 t.path.display(),
                 r + 2
             );
@@ -117,6 +126,12 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
         .filter(|c| is_key(c, &layer_cols))
         .cloned()
         .collect();
+    if keys.is_empty() {
+        bail!(
+            "--ignore: no key column is left to match rows by (the keys are {} and any axis column)",
+            KEYS.join(", ")
+        );
+    }
     let (mut ks, mut nks) = (keys.clone(), new_keys.clone());
     ks.sort();
     nks.sort();

@@ -33,13 +33,19 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .map(str::parse)
         .transpose()
         .map_err(|e| anyhow!("--shard: {e}"))?;
-    if args.threads == Some(0) {
-        return Err(anyhow!("--threads: must be at least 1"));
+    crate::commands::check_workers("--threads", args.threads)?;
+    crate::commands::check_workers("--jobs", args.jobs)?;
+    let grid = Grid::load(&args.grid)?;
+    // Refused before a single point is planned: planning checks every point's config.
+    let n = grid.point_count();
+    if n > args.max_points as u128 {
+        return Err(anyhow!(
+            "{}: the grid has {n} points, more than --max-points {} (raise it, e.g. --max-points {n}, if that is meant)",
+            args.grid.display(),
+            args.max_points
+        ));
     }
-    if args.jobs == Some(0) {
-        return Err(anyhow!("--jobs: must be at least 1"));
-    }
-    let plan = Plan::new(Grid::load(&args.grid)?)?;
+    let plan = Plan::new(grid)?;
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.

@@ -99,7 +99,7 @@ impl Grid {
     /// up next to the grid file first, then in the current directory.
     pub fn load(path: &Path) -> Result<Grid> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+        let text = workload::files::read_text(path, &p).map_err(anyhow::Error::msg)?;
         Grid::parse(&text, path)
     }
 
@@ -212,6 +212,19 @@ impl Grid {
         keys
     }
 
+    /// How many points [`Grid::points`] would give, computed without listing them
+    /// (saturating: a grid too large to count is refused all the same).
+    pub fn point_count(&self) -> u128 {
+        let mut n = self.workloads.len() as u128;
+        for a in &self.axes {
+            n = n.saturating_mul(a.values.len() as u128);
+        }
+        if let Some((_, rows)) = &self.explicit {
+            n = n.saturating_mul(rows.len() as u128);
+        }
+        n
+    }
+
     /// Every point, workload outermost, then the axes in file order (the last varies
     /// fastest), the explicit list innermost.
     pub fn points(&self) -> Vec<Point> {
@@ -284,11 +297,19 @@ pub fn near(dir: &Path, rel: &str) -> Option<PathBuf> {
     }
 }
 
+/// The leaves of table `field` as (dotted key, value). One key written two ways
+/// (`"ou.rows" = ...` and `ou.rows = ...`, which TOML keeps apart) is an error.
 fn table(t: &Ordered, p: &str, field: &str) -> Result<Vec<(String, Ordered)>> {
-    match t {
-        Ordered::Table(_) => Ok(t.flatten()),
-        _ => bail!("{p}: {field}: expected a table"),
+    let Ordered::Table(_) = t else {
+        bail!("{p}: {field}: expected a table");
+    };
+    let leaves = t.flatten();
+    for (i, (k, _)) in leaves.iter().enumerate() {
+        if leaves[..i].iter().any(|(x, _)| x == k) {
+            bail!("{p}: {field}.{k}: set twice (\"{k}\" and {k} are the same key)");
+        }
     }
+    Ok(leaves)
 }
 
 fn check_key(p: &str, field: &str, key: &str) -> Result<()> {
@@ -297,6 +318,11 @@ fn check_key(p: &str, field: &str, key: &str) -> Result<()> {
 }
 
 fn scalar(v: &Ordered, p: &str, field: &str) -> Result<AxisValue> {
+    if let Ordered::Scalar(toml::Value::Float(f)) = v {
+        if !f.is_finite() {
+            bail!("{p}: {field}: {f} is not a finite number");
+        }
+    }
     match v {
         Ordered::Scalar(s) => AxisValue::from_toml(s),
         _ => None,

@@ -23,7 +23,8 @@ impl Table {
             path.to_path_buf()
         };
         let p = path.display().to_string();
-        let mut rd = csv::Reader::from_path(&path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+        let file = workload::files::open(&path, &p).map_err(anyhow::Error::msg)?;
+        let mut rd = csv::Reader::from_reader(std::io::BufReader::new(file));
         let header: Vec<String> = rd
             .headers()
             .map_err(|e| anyhow!("{p}: {e}"))?

@@ -54,7 +54,8 @@ impl EnergyTable {
         Ok(())
     }
 
-    fn entries(&self) -> [(&'static str, f64); 10] {
+    /// The entries as (name, pJ), in the order of `Breakdown::COLUMNS`.
+    pub fn entries(&self) -> [(&'static str, f64); 10] {
         [
             ("dac_per_row_pj", self.dac_per_row_pj),
             ("xbar_per_cell_pj", self.xbar_per_cell_pj),

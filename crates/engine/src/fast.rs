@@ -159,7 +159,8 @@ fn dynamic(
 ) -> (OuCounts, Barrier) {
     let map = &prep.map;
     let vectors = chunk.vectors(prep.geom());
-    let piece = (vectors / (rayon::current_num_threads() * 8)).clamp(1, 256);
+    let piece = (vectors / (rayon::current_num_threads() * 8))
+        .clamp(1, crate::limits::FAST_PIECE_VECTORS as usize);
     let n_pieces = vectors.div_ceil(piece);
     let classes = d.classes;
     let new_scratch = || Scratch {
@@ -227,14 +228,16 @@ fn build_masks(prep: &Prepared, g: Granularity, pass: Pass, classes: u32, s: &mu
 
 /// What the sre counting looks up instead of recomputing per column group and tile.
 struct SreTables {
-    /// Per block: its non-empty column groups and their widths.
-    groups: Vec<Vec<(usize, u32)>>,
+    /// Per block: its non-empty column groups, their widths and the index of that
+    /// width's row of `issue`.
+    groups: Vec<Vec<(usize, u32, usize)>>,
     /// Per column group: the logical-row span [lo, hi) of each of its non-empty
     /// compacted tiles (tiles past the end of the group hold nothing).
     spans: Vec<Vec<(u32, u32)>>,
     /// OUs for r driven rows: ceil(r / ou.rows), r = 0..=crossbar.rows.
     ops: Vec<u64>,
-    /// issue[width][r]: issue time of r driven rows of a group of that width.
+    /// issue[i][r]: issue time of r driven rows of a group of the i-th distinct width
+    /// of the layer (only widths that occur: a few, whatever ou.cols is).
     issue: Vec<Vec<u64>>,
 }
 
@@ -258,6 +261,7 @@ impl SreTables {
                 (0..tiles).map(|t| g.tile_span(t, hw.xbar_rows)).collect()
             })
             .collect();
+        let mut widths: Vec<u32> = Vec::new();
         let groups = map
             .blocks
             .iter()
@@ -265,7 +269,14 @@ impl SreTables {
                 b.col_groups
                     .clone()
                     .filter(|&cg| !spans[cg].is_empty())
-                    .map(|cg| (cg, map.col_groups[cg].width()))
+                    .map(|cg| {
+                        let w = map.col_groups[cg].width();
+                        let i = widths.iter().position(|&x| x == w).unwrap_or_else(|| {
+                            widths.push(w);
+                            widths.len() - 1
+                        });
+                        (cg, w, i)
+                    })
                     .collect()
             })
             .collect();
@@ -276,8 +287,9 @@ impl SreTables {
             ops: (0..=r_max)
                 .map(|r| div_ceil(r, hw.ou_rows as u64))
                 .collect(),
-            issue: (0..=hw.ou_cols)
-                .map(|w| (0..=r_max as u32).map(|r| st.issue_rows(r, w)).collect())
+            issue: widths
+                .iter()
+                .map(|&w| (0..=r_max as u32).map(|r| st.issue_rows(r, w)).collect())
                 .collect(),
         }
     }
@@ -332,7 +344,7 @@ fn one_vector(
                         // sre: the active compacted rows of each column group in tile t,
                         // one masked popcount each; OU counts and issue from the tables.
                         let (mut ops, mut rows, mut cells, mut adc, mut issue) = (0, 0, 0, 0, 0);
-                        for &(cg_i, width) in &sre.groups[bi] {
+                        for &(cg_i, width, wi) in &sre.groups[bi] {
                             let Some(&(lo, hi)) = sre.spans[cg_i].get(t as usize) else {
                                 continue;
                             };
@@ -342,7 +354,7 @@ fn one_vector(
                             rows += r as u64;
                             cells += r as u64 * w;
                             adc += o * w;
-                            issue += sre.issue[width as usize][r];
+                            issue += sre.issue[wi][r];
                         }
                         s.counts.record_raw(mode, repeat, ops, rows, cells, adc);
                         s.issue[x] += issue;

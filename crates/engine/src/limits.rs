@@ -261,24 +261,53 @@ pub fn check_mapping(name: &str, geom: &ConvGeometry, hw: &Hardware) -> Result<(
     Ok(())
 }
 
-/// Estimated peak bytes of one layer while it is simulated: its arrays as loaded
-/// (`workload::bundle::array_bytes`), the mapping and the compression of its column
-/// groups, and each worker thread's vector, masks and per-crossbar issue counters.
+/// Most distinct column-group widths of one layer: every group of a block is ou.cols
+/// wide but the last of each block (crossbar.cols mod ou.cols) and the last of the last
+/// block of a polarity array; the fast engine keeps one issue table per width.
+const MAX_WIDTHS: u128 = 3;
+
+/// Vectors of one piece of the fast engine's parallel counting (`fast::dynamic`): each
+/// piece keeps its counts and barrier until the chunk is merged.
+pub const FAST_PIECE_VECTORS: u128 = 256;
+
+/// Estimated peak bytes of one layer while it is simulated, `samples` samples of input
+/// held at once, by every allocation that grows with the workload or the hardware:
+/// its arrays as loaded (`workload::bundle::array_bytes`), the mapping and the
+/// compression of its column groups, the fast engine's lookup tables (per column-group
+/// width, one issue time per row count up to crossbar.rows), the results of each piece
+/// of a chunk's vectors (counts and a barrier of one u64 per crossbar), and each worker
+/// thread's vector, masks, per-crossbar issue counters and barrier.
 pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: usize) -> u128 {
     let s = shape(geom, hw);
+    let threads = threads.max(1) as u128;
     let arrays = workload::bundle::array_bytes(geom, samples as u128);
     // Compression: per column group, its non-zero rows (u32 each, K at most) and a bit
     // mask of K rows; the mapping: 8 bytes per physical column, a header per group.
     let compression = mul(&[s.col_groups, s.k.saturating_mul(5).saturating_add(64)]);
     let mapping = mul(&[s.cols, 8]).saturating_add(mul(&[s.blocks, 64]));
+    // The sre tables: OUs per row count and, per width, issue time per row count.
+    let rows = hw.xbar_rows as u128 + 1;
+    let tables = mul(&[rows, 8, MAX_WIDTHS + 1]);
+    // A barrier or an issue vector: one u64 per crossbar, plus the counts.
+    let crossbars = mul(&[s.tiles, s.blocks]);
+    let barrier = mul(&[crossbars, 8]).saturating_add(128);
+    // The pieces of one chunk: ceil(vectors / 256), or about 8 per thread when fewer.
+    let [ho, wo] = geom.output_hw();
+    let vectors = mul(&[samples as u128, ho as u128, wo as u128]);
+    let pieces = ceil(vectors, FAST_PIECE_VECTORS).saturating_add(mul(&[threads, 16]));
+    let results = mul(&[pieces, barrier]);
     // Per thread: the vector of all groups (i32) and its masks (a byte per row, bits of
-    // a few classes), and the per-crossbar issue counters.
+    // a few classes), the per-crossbar issue counters and a barrier.
     let groups = geom.groups as u128;
-    let per_thread = mul(&[s.k, groups, 5]).saturating_add(mul(&[s.tiles, s.blocks, 8]));
+    let per_thread = mul(&[s.k, groups, 5])
+        .saturating_add(mul(&[crossbars, 8]))
+        .saturating_add(barrier);
     arrays
         .saturating_add(compression)
         .saturating_add(mapping)
-        .saturating_add(per_thread.saturating_mul(threads.max(1) as u128))
+        .saturating_add(tables)
+        .saturating_add(results)
+        .saturating_add(per_thread.saturating_mul(threads))
 }
 
 /// One layer of [`check_network`]: its name, geometry and the samples of its input held
@@ -304,20 +333,22 @@ pub fn check_network(
     let mut total: Vec<(&'static str, u128)> = Vec::new();
     for l in layers {
         check_mapping(l.name, l.geom, hw)?;
-        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
-        if need > max_layer_bytes as u128 {
-            return Err(LimitError::Memory {
-                layer: l.name.to_string(),
-                need,
-                cap: max_layer_bytes,
-            });
-        }
+        // Counts first: a layer that can never be simulated is told so, rather than to
+        // raise a memory cap.
         let b = layer_bounds(l.geom, samples, hw, opts, modes);
         if let Some((count, bound)) = b.overflowing() {
             return Err(LimitError::Overflow {
                 layer: l.name.to_string(),
                 count,
                 bound,
+            });
+        }
+        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
+        if need > max_layer_bytes as u128 {
+            return Err(LimitError::Memory {
+                layer: l.name.to_string(),
+                need,
+                cap: max_layer_bytes,
             });
         }
         if total.is_empty() {
@@ -549,22 +580,54 @@ mod tests {
         // fc 1000 -> 10, 1 sample: arrays (10000 + 1000) * 12 = 132000 B; 8 cells per
         // weight -> 80 columns per polarity: 1 block, 10 column groups each, 20 in all;
         // compression 20 * (1000*5 + 64) = 101280; mapping 160*8 + 2*64 = 1408;
-        // per thread 1000*5 + 8 tiles*2 blocks*8 = 5128 -> 239816 B with 1 thread.
+        // sre tables 129 row counts * 8 B * 4 = 4128; 8 tiles * 2 blocks = 16
+        // crossbars, a barrier 16*8 + 128 = 256 B; 1 vector: 1 + 16 pieces * 256 = 4352;
+        // per thread 1000*5 + 16*8 + 256 = 5384 -> 248552 B with 1 thread.
         let fc = ConvGeometry::fc(1000, 10);
-        assert_eq!(layer_bytes(&fc, 1, &hw, 1), 239_816);
+        assert_eq!(layer_bytes(&fc, 1, &hw, 1), 248_552);
         let l = [LayerRef {
             name: "fc",
             geom: &fc,
             held_samples: 1,
         }];
         let opts = SimOptions::default();
-        assert!(check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_816, 1).is_ok());
+        assert!(check_network(&l, 1, &hw, &opts, &Mode::ALL, 248_552, 1).is_ok());
         // Memory is that of the samples held at once, not of all samples replayed.
-        assert!(check_network(&l, 1 << 20, &hw, &opts, &Mode::ALL, 239_816, 1).is_ok());
-        let e = check_network(&l, 1, &hw, &opts, &Mode::ALL, 239_815, 1).unwrap_err();
+        assert!(check_network(&l, 1 << 20, &hw, &opts, &Mode::ALL, 248_552, 1).is_ok());
+        let e = check_network(&l, 1, &hw, &opts, &Mode::ALL, 248_551, 1).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "fc: needs about 234.2 KiB to load, more than limits.max_layer_bytes = 234.2 KiB (raise it, e.g. --set limits.max_layer_bytes=262144)"
+            "fc: needs about 242.7 KiB to load, more than limits.max_layer_bytes = 242.7 KiB (raise it, e.g. --set limits.max_layer_bytes=262144)"
         );
+    }
+
+    #[test]
+    fn memory_grows_with_output_positions_and_crossbar_rows() {
+        let hw = Hardware::default();
+        // A 1x1 input padded by 2^20: (2^21 + 1)^2 = 4.4e12 output positions of one
+        // sample, whose pieces (256 vectors each, a 144-byte barrier of 2 crossbars
+        // and the counts) need 2.5 TB: refused under the default 4 GiB.
+        let pad = 1 << 20;
+        let g = ConvGeometry::conv(1, 2, 1, 1, pad, 1, [1, 1]);
+        let positions = ((2 * pad + 1) as u128).pow(2);
+        let need = layer_bytes(&g, 1, &hw, 1);
+        assert!(need >= positions / 256 * 144, "{need}");
+        assert!(need > 4 << 30);
+        // The tables of the fast engine grow with crossbar.rows (4 tables of a u64 per
+        // row count), never with crossbar.rows x ou.cols.
+        let tall = Hardware {
+            xbar_rows: 65536,
+            ou_rows: 65536,
+            ..Hardware::default()
+        };
+        let fc = ConvGeometry::fc(10, 10);
+        let small = layer_bytes(&fc, 1, &hw, 1);
+        assert_eq!(layer_bytes(&fc, 1, &tall, 1) - small, (65536 - 128) * 8 * 4);
+        let wide = Hardware {
+            xbar_cols: 65536,
+            ou_cols: 65536,
+            ..tall
+        };
+        assert!(layer_bytes(&fc, 1, &wide, 1) < small + (3 << 20));
     }
 }

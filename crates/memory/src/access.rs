@@ -234,12 +234,14 @@ impl Emitter<'_> {
                 accumulate,
             } => {
                 let g = self.chunks(rows_in);
-                let grad_panels: u64 = grads.iter().map(|&d| self.n(d) as u64).sum();
-                let rows_bytes: u64 = rows_in.iter().map(|&t| sizes[t]).sum();
-                let grad_bytes: u64 = grads.iter().map(|&t| sizes[t]).sum();
-                let acc = *accumulate as u64;
+                // In u128: a product of a byte count and a panel count (which
+                // crate::limits bounds) need not fit u64.
+                let grad_panels: u128 = grads.iter().map(|&d| self.n(d) as u128).sum();
+                let rows_bytes: u128 = rows_in.iter().map(|&t| sizes[t] as u128).sum();
+                let grad_bytes: u128 = grads.iter().map(|&t| sizes[t] as u128).sum();
+                let acc = *accumulate as u128;
                 // Rows outer: rows read once, partial sums spilled and re-read per chunk.
-                let rows_outer = rows_bytes + grad_bytes * (2 * g as u64 - 1 + acc);
+                let rows_outer = rows_bytes + grad_bytes * (2 * g as u128 - 1 + acc);
                 // Gradient panels outer: rows re-read per gradient panel, sums written once.
                 let grads_outer = rows_bytes * grad_panels + grad_bytes * (1 + acc);
                 if rows_outer < grads_outer {

@@ -7,15 +7,15 @@
 
 use crate::builder::GraphBuilder;
 use crate::graph::{Graph, TensorId};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::Path;
 use workload::{LayerKind, LayerSpec};
 
 /// Reads the layer geometry of the bundle at `dir` (its `manifest.json`).
 pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = workload::files::read_text(&path, &path.display().to_string())
+        .map_err(anyhow::Error::msg)?;
     // The run's own parser: every check of docs/errors.md applies here too.
     let m = workload::bundle::Manifest::parse(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

@@ -18,6 +18,7 @@ pub mod config;
 pub mod exec;
 pub mod export;
 pub mod graph;
+pub mod limits;
 pub mod model;
 pub mod plot;
 pub mod report;

@@ -6,6 +6,7 @@ use crate::buffer::{self, Policy, SimResult};
 use crate::config::MemoryConfig;
 use crate::exec::{self, Bound, ComputeSource, StepTime};
 use crate::graph::Graph;
+use crate::limits;
 use crate::step::{self, TrainingStep};
 use crate::units::Capacity;
 
@@ -62,16 +63,20 @@ impl Point<'_> {
 }
 
 impl Model {
-    pub fn new(graph: &Graph, cfg: &MemoryConfig, src: &ComputeSource) -> Model {
+    /// Builds the model, after the checks of [`crate::limits`]: a graph whose tensors or
+    /// access list would be too large is refused before either is built.
+    pub fn new(graph: &Graph, cfg: &MemoryConfig, src: &ComputeSource) -> Result<Model, String> {
+        limits::check_tensors(graph, cfg)?;
         let step = step::build(graph, cfg);
+        limits::check_access_list(&step, cfg.tile_bytes)?;
         let list = access::build(&step, cfg.tile_bytes);
         let compute = exec::compute_times(&step, cfg, src);
-        Model {
+        Ok(Model {
             config: cfg.clone(),
             step,
             list,
             compute,
-        }
+        })
     }
 
     pub fn simulate(&self, capacity: Capacity) -> CapacityResult {

@@ -69,7 +69,7 @@ pub fn load_network(name: &str, batch: usize, opts: ZooOptions) -> anyhow::Resul
         return Ok(g);
     }
     let path = Path::new(name);
-    if path.join("manifest.json").is_file() {
+    if path.is_dir() {
         return bundle::load(path, batch).map_err(|e| anyhow!("--workload: {e:#}"));
     }
     bail!(
@@ -322,6 +322,47 @@ fn layer_rows<'a>(
     Ok(())
 }
 
+/// Refuses results with a time or a rate that is not a finite number (a tiny but
+/// positive throughput or bandwidth overflows f64): no output holds one. The message
+/// names the config key or flag.
+pub fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
+    let total: f64 = m.compute.iter().sum();
+    if let Some(i) = (0..m.compute.len()).find(|&i| !m.compute[i].is_finite()) {
+        bail!(
+            "memory.peak_macs_per_s, memory.elementwise_ops_per_s: {:e}, {:e} are too small: the compute time of {} would be {}, not a finite number",
+            m.config.peak_macs_per_s,
+            m.config.elementwise_ops_per_s,
+            m.step.steps[i].layer,
+            m.compute[i]
+        );
+    }
+    if !total.is_finite() {
+        bail!(
+            "memory.peak_macs_per_s, memory.elementwise_ops_per_s: {:e}, {:e} are too small: the compute time of the step would be {total}, not a finite number",
+            m.config.peak_macs_per_s,
+            m.config.elementwise_ops_per_s
+        );
+    }
+    for p in points {
+        let figures = p.times.iter().flat_map(|t| [t.memory_s, t.time_s]).chain([
+            p.time_s(),
+            p.avg_bandwidth(),
+            p.avg_bandwidth() / p.bandwidth,
+            p.memory_bound_time_s(),
+        ]);
+        for x in figures {
+            if !x.is_finite() {
+                bail!(
+                    "--bandwidth: {:e} B/s is too small: the time at capacity {} would be {x}, not a finite number",
+                    p.bandwidth,
+                    p.at.capacity
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 struct Parsed {
     capacities: Vec<Capacity>,
     bandwidths: Vec<f64>,
@@ -336,6 +377,7 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     if args.seq_len == Some(0) {
         bail!("--seq-len: must be positive");
     }
+    crate::limits::check_args(args.batch, args.seq_len).map_err(|e| anyhow!("{e}"))?;
     if args.capacity.is_empty() {
         bail!("--capacity: give at least one capacity");
     }
@@ -382,8 +424,7 @@ impl Outputs {
         stdout: &mut dyn Write,
     ) -> anyhow::Result<()> {
         if let Some(dir) = dir {
-            let files: Vec<(&str, &[u8])> =
-                self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
+            let files: Vec<(&str, &[u8])> = self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
             dir.replace(&files)?;
         }
         stdout.write_all(self.table.as_bytes())?;
@@ -409,7 +450,11 @@ impl Outputs {
 /// Runs the model for every (capacity, bandwidth) of `args`, writes the outputs to
 /// `args.out` and prints a summary table.
 pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> anyhow::Result<()> {
-    let dir = args.out.as_deref().map(outdir::OutputDir::open).transpose()?;
+    let dir = args
+        .out
+        .as_deref()
+        .map(outdir::OutputDir::open)
+        .transpose()?;
     outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }
 
@@ -443,13 +488,14 @@ pub fn outputs(
             );
         }
     }
-    let model = Model::new(&graph, &p.cfg, &compute);
+    let model = Model::new(&graph, &p.cfg, &compute).map_err(|e| anyhow!("{e}"))?;
     let results: Vec<CapacityResult> = p.capacities.iter().map(|&c| model.simulate(c)).collect();
     let points: Vec<Point> = results
         .iter()
         .flat_map(|r| p.bandwidths.iter().map(|&bw| model.point(r, bw)))
         .collect();
 
+    check_finite(&model, &points)?;
     let accessed = model.accessed_bytes();
     let mut w = csv::Writer::from_writer(Vec::new());
     for pt in &points {

@@ -2,8 +2,9 @@
 //! `900GB/s`, `1.5TB/s`.
 //!
 //! Binary prefixes (KiB, MiB, GiB, TiB) are powers of 1024, decimal ones (KB, MB, GB, TB)
-//! powers of 1000; a bare number is bytes. The unit letter `B` means bytes (bits are not
-//! accepted, to avoid the Gb/GB confusion). Prefixes are case-insensitive.
+//! powers of 1000; a bare number is bytes. The unit letter `B` means bytes; a lowercase
+//! `b` means bits and is refused (`900Gb/s` is not 900 GB/s), to avoid the Gb/GB
+//! confusion. Prefixes are case-insensitive.
 
 use std::fmt;
 
@@ -66,6 +67,11 @@ fn unit_factor(unit: &str) -> Option<f64> {
 fn parse_bytes_f64(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, unit) = split_number(t).ok_or_else(|| format!("'{s}' is not a size"))?;
+    if unit.ends_with('b') {
+        return Err(format!(
+            "'{s}': a lowercase b means bits; sizes and bandwidths are in bytes (B, e.g. 900GB/s)"
+        ));
+    }
     let f = unit_factor(unit).ok_or_else(|| {
         format!("'{s}': unknown unit '{unit}' (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
     })?;
@@ -168,6 +174,14 @@ mod tests {
         assert_eq!(parse_capacity("0"), Ok(Capacity::bytes(0)));
         assert_eq!(parse_capacity("inf"), Ok(Capacity::INFINITE));
         assert!(parse_capacity("16Mb/s").is_err());
+        // A lowercase b is bits, never read as bytes.
+        for bits in ["900Gb/s", "900gb/s", "900Gbps", "1.5Tb/s", "100b/s", "8Kib"] {
+            let e = parse_bandwidth(bits).unwrap_err();
+            assert!(e.contains("lowercase b means bits"), "{bits}: {e}");
+        }
+        assert!(parse_capacity("16Mb").is_err());
+        assert_eq!(parse_bandwidth("900gB/s"), Ok(900e9));
+        assert_eq!(parse_bandwidth("900GBps"), Ok(900e9));
         assert!(parse_capacity("sixteen").is_err());
         assert!(parse_capacity("1.3B").is_err());
         assert!(parse_capacity("-1MiB").is_err());

@@ -16,7 +16,7 @@ const MIB: u64 = 1 << 20;
 fn model(name: &str, batch: usize, cfg: &MemoryConfig) -> Model {
     let opts = ZooOptions { seq_len: Some(8) };
     let g = zoo::build(name, batch, opts).unwrap();
-    Model::new(&g, cfg, &ComputeSource::Peak)
+    Model::new(&g, cfg, &ComputeSource::Peak).unwrap()
 }
 
 #[test]
@@ -177,12 +177,13 @@ fn training_step_has_every_phase_and_adam_state() {
 fn simulated_times_replace_peak_for_named_layers() {
     let cfg = MemoryConfig::default();
     let g = zoo::build("resnet18", 2, ZooOptions::default()).unwrap();
-    let peak = Model::new(&g, &cfg, &ComputeSource::Peak);
+    let peak = Model::new(&g, &cfg, &ComputeSource::Peak).unwrap();
     let sim = Model::new(
         &g,
         &cfg,
         &ComputeSource::Simulated(HashMap::from([("conv1".to_string(), 1.0)])),
-    );
+    )
+    .unwrap();
     for (i, s) in peak.step.steps.iter().enumerate() {
         match (s.layer.as_str(), s.phase) {
             ("conv1", Phase::Forward) => assert_eq!(sim.compute[i], 1.0),

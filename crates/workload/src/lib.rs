@@ -14,6 +14,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bundle;
+pub mod files;
 pub mod geometry;
 pub mod layer;
 pub mod quant;
@@ -21,6 +22,7 @@ pub mod resolve;
 pub mod select;
 pub mod source;
 pub mod synth;
+pub mod text;
 pub mod zoo;
 
 pub use bundle::BundleWorkload;

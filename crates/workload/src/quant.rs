@@ -21,7 +21,9 @@ impl Default for Precision {
 
 impl Precision {
     /// Widths the integer paths can represent: weights 2..=32 bits (|q| <= 2^31 - 1),
-    /// inputs 1..=31 bits (unsigned q <= 2^31 - 1). The message names the config key.
+    /// inputs 2..=31 bits (unsigned q <= 2^31 - 1; one bit is too few for the sign of a
+    /// signed layer). The same ranges as `crossbar::Hardware::validate`. The message names
+    /// the config key.
     pub fn validate(&self) -> Result<(), String> {
         if !(2..=32).contains(&self.weight_bits) {
             return Err(format!(
@@ -29,9 +31,9 @@ impl Precision {
                 self.weight_bits
             ));
         }
-        if !(1..=31).contains(&self.input_bits) {
+        if !(2..=31).contains(&self.input_bits) {
             return Err(format!(
-                "precision.input_bits: {} is not in 1..=31",
+                "precision.input_bits: {} is not in 2..=31",
                 self.input_bits
             ));
         }
@@ -120,7 +122,8 @@ pub fn check_int_weights_from<T: Copy + Into<i64>>(
         .enumerate()
         .map(|(index, &value)| {
             let value: i64 = value.into();
-            if value.abs() > hi {
+            // Not `value.abs()`: |i64::MIN| does not fit i64 (it wraps to itself).
+            if value.unsigned_abs() > hi as u64 {
                 Err(QuantError::OutOfRange {
                     index,
                     value,

@@ -89,7 +89,8 @@ fn as_count(v: &Value, min: u64) -> Option<usize> {
 fn unknown_key(o: &Obj, known: &[&str], at: &str, what: &str) -> Result<(), String> {
     match o.keys().find(|k| !known.contains(&k.as_str())) {
         Some(k) => Err(format!(
-            "{at}{k}: unknown key (expected {what}: {})",
+            "{at}{}: unknown key (expected {what}: {})",
+            crate::text::clip(k),
             known.join(", ")
         )),
         None => Ok(()),
@@ -205,7 +206,8 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         Some("fc") => LayerKind::Fc,
         Some(k) => {
             return Err(format!(
-                "{at}kind: expected \"conv\" or \"fc\", got \"{k}\""
+                "{at}kind: expected \"conv\" or \"fc\", got \"{}\"",
+                crate::text::clip(k)
             ))
         }
         None => return Err(format!("{at}kind: expected \"conv\" or \"fc\"")),
@@ -278,7 +280,7 @@ impl Manifest {
             if let Some(j) = layers.iter().position(|p| p.spec.name == l.spec.name) {
                 return Err(format!(
                     "layers[{i}].name: \"{}\" repeats layers[{j}]",
-                    l.spec.name
+                    crate::text::clip(&l.spec.name)
                 ));
             }
             layers.push(l);

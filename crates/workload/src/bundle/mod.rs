@@ -21,7 +21,6 @@ mod tests;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{BufReader, Cursor};
 use std::path::{Path, PathBuf};
 
@@ -74,8 +73,8 @@ impl BundleWorkload {
     /// Opens and validates the bundle in `dir` for `opts.precision`.
     pub fn open(dir: &Path, opts: &OpenOptions) -> anyhow::Result<Self> {
         let manifest_label = dir.join("manifest.json").display().to_string();
-        let text = std::fs::read_to_string(dir.join("manifest.json"))
-            .map_err(|e| anyhow!("{manifest_label}: cannot read: {e}"))?;
+        let text = crate::files::read_text(&dir.join("manifest.json"), &manifest_label)
+            .map_err(anyhow::Error::msg)?;
         let npz_label = dir.join("tensors.npz").display().to_string();
         Self::build(
             manifest_label,
@@ -140,7 +139,7 @@ impl BundleWorkload {
     fn reader(&self) -> anyhow::Result<Npz<NpzSource<'_>>> {
         let src = match &self.npz {
             NpzStore::File(p) => NpzSource::File(BufReader::new(
-                File::open(p).map_err(|e| anyhow!("{}: cannot open: {e}", self.npz_label))?,
+                crate::files::open(p, &self.npz_label).map_err(anyhow::Error::msg)?,
             )),
             NpzStore::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
         };

@@ -137,6 +137,28 @@ impl ArrayHeader {
     }
 }
 
+/// Deepest nesting of brackets, braces and parentheses in an .npy header: a plain
+/// header is a dict holding a shape tuple (2); structured dtypes, which are not
+/// supported, nest a few levels more.
+const MAX_HEADER_NESTING: usize = 8;
+
+/// The deepest nesting of `(`, `[` and `{` in `text` (quoted strings included: a
+/// bound, not a parse).
+fn nesting_depth(text: &[u8]) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for &b in text {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// npy headers longer than this are refused (numpy itself writes a few hundred bytes and
 /// refuses to read more than 10 000 by default).
 const MAX_HEADER_BYTES: usize = 65_536;
@@ -206,11 +228,25 @@ impl<R: Read + Seek> Npz<R> {
                 "not a valid .npy array: header of {len} bytes (at most {MAX_HEADER_BYTES})"
             ));
         }
-        // The parser reads the preamble again, then exactly `len` header bytes of `f`.
-        let mut chained = Cursor::new(&pre[..pre_len]).chain(f);
-        let header = Header::from_reader(&mut chained)
-            .map_err(|e| format!("not a valid .npy array: {e}"))?;
-        let (_, f) = chained.into_inner();
+        // The header text is read first (at most MAX_HEADER_BYTES) and its nesting
+        // checked: the literal parser takes time exponential in the depth of nested
+        // brackets (20 levels: 20 s), and no supported header nests deeper than 2.
+        let mut text = vec![0u8; len];
+        f.read_exact(&mut text).map_err(short)?;
+        let depth = nesting_depth(&text);
+        if depth > MAX_HEADER_NESTING {
+            return Err(format!(
+                "not a valid .npy array: header nests brackets {depth} deep (at most {MAX_HEADER_NESTING})"
+            ));
+        }
+        // The parser reads the preamble again, then the header text.
+        let mut whole = Cursor::new(&pre[..pre_len]).chain(Cursor::new(&text[..]));
+        let header = Header::from_reader(&mut whole).map_err(|e| {
+            format!(
+                "not a valid .npy array: {}",
+                crate::text::clip(&e.to_string())
+            )
+        })?;
         // The descriptor prints as a Python literal: '<f4' for the plain dtypes.
         let descr = header.type_descriptor.to_string();
         let (dtype, big_endian) = descr
@@ -219,7 +255,8 @@ impl<R: Read + Seek> Npz<R> {
             .and_then(Dtype::from_descr)
             .ok_or_else(|| {
                 format!(
-                    "dtype {descr} is not supported (float32, float64, int8..int64, uint8..uint32)"
+                    "dtype {} is not supported (float32, float64, int8..int64, uint8..uint32)",
+                    crate::text::clip(&descr)
                 )
             })?;
         let h = ArrayHeader {
