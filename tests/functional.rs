@@ -137,7 +137,7 @@ fn bad_functional_settings_are_one_line_errors_and_write_nothing() {
     let cases: [(&[&str], &str); 3] = [
         (
             &["--functional", "--set", "adc.step=0", "--out", o],
-            "error: default config: adc.step: 0 is not a positive number",
+            "error: --set adc.step=0: adc.step: 0 is not a positive number",
         ),
         (
             &["--functional", "--dump-outputs"],
@@ -189,11 +189,11 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
     let cases: Vec<(Vec<String>, String)> = vec![
         (
             vec!["--set".into(), "device.stuck_at_0=1.5".into()],
-            "error: default config: device.stuck_at_0: 1.5 is not a probability in [0, 1]".into(),
+            "error: --set device.stuck_at_0=1.5: device.stuck_at_0: 1.5 is not a probability in [0, 1]".into(),
         ),
         (
             vec!["--set".into(), "device.sigma=-0.5".into()],
-            "error: default config: device.sigma: -0.5 is not a finite number >= 0".into(),
+            "error: --set device.sigma=-0.5: device.sigma: -0.5 is not a finite number >= 0".into(),
         ),
         (
             vec!["--set".into(), format!("device.error_table={short}")],
@@ -209,7 +209,7 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
         ),
         (
             vec!["--set".into(), "device.preset=nope".into()],
-            "error: default config: device.preset: no preset 'nope' (shipped: ideal, noisy-rram)".into(),
+            "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram)".into(),
         ),
     ];
     for (args, want) in cases {

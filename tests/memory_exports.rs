@@ -111,7 +111,7 @@ fn the_trace_covers_exactly_the_reported_traffic() {
             ..MemoryConfig::default()
         };
         let g = memory::report::load_network(&wl, 1, Default::default()).unwrap();
-        let m = Model::new(&g, &cfg, &ComputeSource::Peak);
+        let m = Model::new(&g, &cfg, &ComputeSource::Peak).expect("lenet5 fits the limits");
         let tp = TracePoint::of(&m, Capacity::bytes(64 * 1024), 900e9);
         let (mut tr_read, mut tr_write) = (0, 0);
         let mut want = Vec::new();

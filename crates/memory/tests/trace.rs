@@ -150,7 +150,8 @@ fn prefetched_reads_issue_in_the_previous_steps_slack() {
         elementwise_ops_per_s: 1e9,
         ..MemoryConfig::default()
     };
-    let m = Model::new(&b.finish(), &cfg, &ComputeSource::Peak);
+    let m =
+        Model::new(&b.finish(), &cfg, &ComputeSource::Peak).expect("a small graph fits the limits");
     let live_in: Vec<bool> = m.step.tensors.iter().map(|t| t.live_in).collect();
     let layout = AddressLayout::new(&m.list, &live_in);
     let clock = 1e9;
