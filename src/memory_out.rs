@@ -399,17 +399,11 @@ fn write_prefetch_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -
 /// length), built again for the exports.
 pub fn model(cmd: &MemoryCmd, cfg: &MemoryConfig, compute: &ComputeSource) -> Result<Model> {
     let a = &cmd.args;
-    if a.batch == 0 {
-        bail!("--batch: must be positive");
-    }
-    if a.seq_len == Some(0) {
-        bail!("--seq-len: must be positive");
-    }
+    memory::limits::check_args(a.batch, a.seq_len).map_err(|e| anyhow!("{e}"))?;
     let mut cfg = cfg.clone();
     if let Some(m) = &a.mode {
         cfg.mode = memory::Mode::parse(m).map_err(|e| anyhow!("--mode: {e}"))?;
     }
-    memory::limits::check_args(a.batch, a.seq_len).map_err(|e| anyhow!("{e}"))?;
     let opts = memory::zoo::ZooOptions { seq_len: a.seq_len };
     let graph = memory::report::load_network(&a.workload, a.batch, opts)?;
     Model::new(&graph, &cfg, compute).map_err(|e| anyhow!("{e}"))

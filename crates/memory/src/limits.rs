@@ -29,8 +29,14 @@ pub const MAX_ACCESSES: u128 = 1 << 26;
 /// Most bytes all accesses together could move.
 pub const MAX_ACCESS_BYTES: u128 = 1 << 62;
 
-/// Checks `--batch` and `--seq-len` before the graph is built.
+/// Checks `--batch` and `--seq-len` (positive, within the limits) before the graph is built.
 pub fn check_args(batch: usize, seq_len: Option<usize>) -> Result<(), String> {
+    if batch == 0 {
+        return Err("--batch: must be positive".into());
+    }
+    if seq_len == Some(0) {
+        return Err("--seq-len: must be positive".into());
+    }
     if batch > MAX_BATCH {
         return Err(format!(
             "--batch: {batch} is more than the limit of {MAX_BATCH} samples per step"

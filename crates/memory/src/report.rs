@@ -371,12 +371,6 @@ struct Parsed {
 
 fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
     cfg.validate().map_err(|e| anyhow!("{e}"))?;
-    if args.batch == 0 {
-        bail!("--batch: must be positive");
-    }
-    if args.seq_len == Some(0) {
-        bail!("--seq-len: must be positive");
-    }
     crate::limits::check_args(args.batch, args.seq_len).map_err(|e| anyhow!("{e}"))?;
     if args.capacity.is_empty() {
         bail!("--capacity: give at least one capacity");
