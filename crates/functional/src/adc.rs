@@ -1,4 +1,4 @@
-//! The ADC of functional-model.md section 2: a bitline sum to a code.
+//! The ADC of docs/functional.md, "The datapath in the code's words": a bitline sum to a code.
 
 /// code = clamp(round(S / step), 0, 2^bits - 1) * step, round half away from zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! One input vector through one mode's OU reads (functional-model.md sections 2-4).
+//! One input vector through one mode's OU reads (docs/functional.md, "The datapath in the code's words" and "Non-ideal devices").
 //!
 //! Per pass, the pass value u of every routed row is cut into bit-planes over the
 //! physical rows of its tile. Per input cycle, the digit planes of that cycle and the
@@ -296,7 +296,7 @@ impl Datapath<'_> {
         }
     }
 
-    /// One read of `cols` through the device model (functional-model.md section 4).
+    /// One read of `cols` through the device model (docs/functional.md, "Non-ideal devices").
     #[allow(clippy::too_many_arguments)]
     fn read_device(
         &self,

@@ -1,4 +1,4 @@
-//! Non-ideal devices (functional-model.md section 4): what a read of real cells returns.
+//! Non-ideal devices (docs/functional.md, "Non-ideal devices"): what a read of real cells returns.
 //!
 //! In one read, in this order: stuck-at faults (when the cells are programmed), the
 //! conductance of each cell g(c) = c + g_off with lognormal variation, the bitline

@@ -1,5 +1,5 @@
-//! The exact integer product a layer's datapath must reproduce (functional-model.md
-//! section 3, the invariant), and the digital correction of two's-complement inputs
+//! The exact integer product a layer's datapath must reproduce (docs/functional.md,
+//! "The datapath in the code's words", the invariant), and the digital correction of two's-complement inputs
 //! read with multi-bit digits.
 
 /// Y[g*Ng + n] = sum over k of x[g*K + k] * q_w[(g*Ng + n) * K + k].

@@ -1,4 +1,4 @@
-//! How far a mode's outputs are from the exact product (functional-model.md section 5),
+//! How far a mode's outputs are from the exact product (docs/functional.md, "What a run computes"),
 //! reduced as outputs stream, in the outputs' order (so the figures do not depend on
 //! threads or on how samples were chunked).
 

@@ -1,4 +1,4 @@
-//! Programming the crossbars (functional-model.md section 1): the cells of every row
+//! Programming the crossbars (docs/functional.md, "The datapath in the code's words"): the cells of every row
 //! tile as bit-planes over its physical rows, and the route that tells which logical
 //! row (input) drives each physical row.
 //!

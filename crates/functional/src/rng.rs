@@ -1,4 +1,4 @@
-//! Counter-based random draws (functional-model.md section 4): every draw is a pure
+//! Counter-based random draws (docs/functional.md, "Non-ideal devices"): every draw is a pure
 //! function of the seed and its key, computed when needed and never stored, so results
 //! do not depend on threads, on chunking, or on which other layers run.
 //!

@@ -1,4 +1,4 @@
-//! Non-ideal devices (functional-model.md section 4): hand-computed reads, and runs that
+//! Non-ideal devices (docs/functional.md, "Non-ideal devices"): hand-computed reads, and runs that
 //! do not depend on threads or on how samples are chunked.
 
 mod cases;

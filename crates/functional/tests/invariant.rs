@@ -1,4 +1,4 @@
-//! The exactness invariant (functional-model.md section 3): with an ideal device and an
+//! The exactness invariant (docs/functional.md, "The datapath in the code's words"): with an ideal device and an
 //! ADC that does not clip, every mode's output equals the exact integer product, here
 //! computed by a direct convolution independent of im2col and of the mapping.
 
