@@ -15,7 +15,7 @@
 
 pub mod bundle;
 pub mod files;
-pub mod geometry;
+pub use network::geometry;
 pub mod layer;
 pub mod quant;
 pub mod resolve;

@@ -7,7 +7,7 @@
 //! weights at every time step) are the same tensor.
 
 use serde::Serialize;
-use workload::ConvGeometry;
+use crate::geometry::ConvGeometry;
 
 pub type TensorId = usize;
 
