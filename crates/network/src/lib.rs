@@ -8,6 +8,7 @@
 
 pub mod geometry;
 pub mod graph;
+pub mod text;
 
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use graph::{Graph, Node, Op, Tensor, TensorId, TensorRole};

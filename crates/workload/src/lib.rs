@@ -22,7 +22,7 @@ pub mod resolve;
 pub mod select;
 pub mod source;
 pub mod synth;
-pub mod text;
+pub use network::text;
 pub mod zoo;
 
 pub use bundle::BundleWorkload;
