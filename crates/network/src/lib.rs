@@ -6,9 +6,11 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod bundle;
 pub mod geometry;
 pub mod graph;
 pub mod text;
 
+pub use bundle::{BundleGraph, GraphError, GraphErrorKind};
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use graph::{Graph, Node, Op, Tensor, TensorId, TensorRole};
