@@ -12,7 +12,7 @@
 
 pub mod access;
 pub mod buffer;
-pub mod builder;
+pub use network::builder;
 pub mod bundle;
 pub mod config;
 pub mod exec;
@@ -25,7 +25,7 @@ pub mod report;
 pub mod step;
 pub mod trace;
 pub mod units;
-pub mod zoo;
+pub use network::zoo;
 
 pub use config::{ComputeKind, MemoryConfig, Mode, Optimizer};
 pub use exec::ComputeSource;

@@ -6,10 +6,12 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod builder;
 pub mod bundle;
 pub mod geometry;
 pub mod graph;
 pub mod text;
+pub mod zoo;
 
 pub use bundle::{BundleGraph, GraphError, GraphErrorKind};
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};

@@ -2,7 +2,7 @@
 //! as PyTorch would (NCHW for conv nets, [tokens, features] for sequence models).
 
 use crate::graph::{ActKind, Graph, Node, Op, PoolKind, PoolWindow, Tensor, TensorId, TensorRole};
-use workload::ConvGeometry;
+use crate::geometry::ConvGeometry;
 
 pub struct GraphBuilder {
     g: Graph,
