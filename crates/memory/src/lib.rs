@@ -25,7 +25,7 @@ pub mod report;
 pub mod step;
 pub mod trace;
 pub mod units;
-pub use network::zoo;
+pub mod zoo;
 
 pub use config::{ComputeKind, MemoryConfig, Mode, Optimizer};
 pub use exec::ComputeSource;

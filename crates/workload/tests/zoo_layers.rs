@@ -40,5 +40,9 @@ fn crossbar_layers_of_every_zoo_network_are_as_recorded() {
         std::fs::write(&path, &got).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap();
-    assert!(got == want, "crossbar layers differ from {}", path.display());
+    assert!(
+        got == want,
+        "crossbar layers differ from {}",
+        path.display()
+    );
 }
