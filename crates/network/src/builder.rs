@@ -18,14 +18,7 @@ pub struct GraphBuilder {
 impl GraphBuilder {
     pub fn new(name: &str, batch: usize) -> Self {
         GraphBuilder {
-            g: Graph {
-                name: name.to_string(),
-                batch,
-                tensors: Vec::new(),
-                nodes: Vec::new(),
-                blocks: Vec::new(),
-                outputs: Vec::new(),
-            },
+            g: Graph::empty(name, batch),
             block: None,
         }
     }

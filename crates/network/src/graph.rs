@@ -346,6 +346,18 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// A graph with no tensors and no nodes yet, for `batch` samples.
+    pub fn empty(name: &str, batch: usize) -> Graph {
+        Graph {
+            name: name.to_string(),
+            batch,
+            tensors: Vec::new(),
+            nodes: Vec::new(),
+            blocks: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// The tensor called `name` (activations, inputs and weights share one namespace).
     pub fn tensor_id(&self, name: &str) -> Option<TensorId> {
         self.tensors.iter().position(|t| t.name == name)

@@ -6,21 +6,26 @@
 //! framework each network comes from (Caffe: `conv1`, `ip1`, `fc6`; torchvision:
 //! `layer1.0.conv1`, `features.1.conv.0.0`). docs/workloads.md has the table.
 
+use std::sync::OnceLock;
+
 use crate::geometry::LayerSpec;
 
-/// The built-in network names, in the order `sresim workloads` lists them.
+/// Networks of the zoo that `sresim run` does not offer by name: they came with the
+/// memory model (`sresim memory` offers them), and bert's attention products and gnmt's
+/// LSTM cells are not crossbar layers of the kind a run replays.
+const NOT_REPLAYED: [&str; 4] = ["resnet50", "bert", "gnmt", "yolov4-tiny"];
+
+/// The built-in network names, in the order `sresim workloads` lists them (the zoo's
+/// order).
 pub fn names() -> &'static [&'static str] {
-    &[
-        "lenet5",
-        "cifar10",
-        "caffenet",
-        "vgg16",
-        "resnet18",
-        "resnet20",
-        "mobilenetv2",
-        "deepid",
-        "overfeat-fast",
-    ]
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        network::zoo::NAMES
+            .iter()
+            .copied()
+            .filter(|n| !NOT_REPLAYED.contains(n))
+            .collect()
+    })
 }
 
 /// The crossbar layers of a built-in network (geometry per sample), or None for a name

@@ -5,6 +5,7 @@
 
 mod bert;
 mod caffe;
+mod chain;
 mod gnmt;
 mod mobilenetv2;
 mod pp_sim;
