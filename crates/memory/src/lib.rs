@@ -12,12 +12,12 @@
 
 pub mod access;
 pub mod buffer;
-pub mod builder;
+pub use network::builder;
 pub mod bundle;
 pub mod config;
 pub mod exec;
 pub mod export;
-pub mod graph;
+pub use network::graph;
 pub mod limits;
 pub mod model;
 pub mod plot;
