@@ -91,6 +91,10 @@ pub struct RunArgs {
     /// Replay the first N input samples (default: all the workload holds).
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Format of the layers table in --out: csv (layers.csv, the default) or parquet
+    /// (layers.parquet, typed columns).
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
     /// Run only these layers of the workload: names or globs, comma-separated, e.g.
     /// --layers conv2,'fc*' (each layer as in a run of the whole workload).
     #[arg(long, value_name = "NAME,...")]

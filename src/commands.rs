@@ -58,7 +58,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         )
     })?;
     if let Some(dir) = &out {
-        report::write_outputs(dir, &result, &cfg)?;
+        report::write_outputs(dir, &result, &cfg, args.format)?;
     }
     if !args.quiet {
         let mut o = std::io::stdout().lock();
@@ -75,8 +75,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         match &args.out {
             Some(dir) => writeln!(
                 o,
-                "wrote {0}/layers.csv and {0}/summary.json",
-                dir.display()
+                "wrote {0}/{1} and {0}/summary.json",
+                dir.display(),
+                args.format.file("layers")
             )?,
             None => writeln!(o, "(--out DIR writes layers.csv and summary.json)")?,
         }
