@@ -116,3 +116,135 @@ fn a_run_in_parquet_holds_the_numbers_of_its_csv_and_compare_and_plot_read_it() 
     let e = fails(&sresim(&["compare", s(&csv), s(&pq)]));
     assert!(e.contains("not a readable Parquet table"), "{e}");
 }
+
+#[test]
+fn a_sweep_and_a_merge_of_parquet_shards_hold_the_numbers_of_the_csv_sweep() {
+    let t = tempfile::tempdir().unwrap();
+    let grid = t.path().join("g.toml");
+    std::fs::write(
+        &grid,
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\", \"sre\"]\nsamples = 1\n[axes]\n\
+         \"ou.rows\" = [8, 16]\n\"synth.weight_sparsity\" = [0.5, 0.7]\n\
+         \"synth.structure\" = [\"unstructured\", \"ssl\"]\n",
+    )
+    .unwrap();
+    let d = |n: &str| t.path().join(n);
+    let sweep = |out: &Path, more: &[&str]| {
+        sresim(&[&["sweep", "-q", "-g", s(&grid), "-o", s(out)], more].concat())
+    };
+    ok(&sweep(&d("csv"), &[]));
+    ok(&sweep(&d("pq"), &["--format", "parquet"]));
+    let pq = d("pq").join("points.parquet");
+    assert!(pq.exists() && !d("pq").join("points.csv").exists());
+    let csv = d("csv").join("points.csv");
+    same_numbers(&Table::read(&csv).unwrap(), &Table::read(&d("pq")).unwrap());
+    let rd = columnar::Reader::new(std::fs::File::open(&pq).unwrap()).unwrap();
+    let kinds: Vec<(String, columnar::Kind)> = rd
+        .columns()
+        .iter()
+        .take(5)
+        .map(|c| (c.name.clone(), c.kind))
+        .collect();
+    use columnar::Kind::*;
+    let want = [
+        ("point", Text),
+        ("workload", Text),
+        ("ou.rows", Int),
+        ("synth.weight_sparsity", Float),
+        ("synth.structure", Text),
+    ];
+    assert_eq!(kinds, want.map(|(n, k)| (n.to_string(), k)));
+    // sweep.json describes the grid; it lists no point.
+    let json = std::fs::read_to_string(d("pq").join("sweep.json")).unwrap();
+    assert!(json.contains("\"point_count\": 8") && json.contains("\"table\": \"parquet\""));
+    assert!(!json.contains("\"id\""), "{json}");
+    // Shards in Parquet merge to the bytes of the unsharded Parquet sweep, and to the
+    // bytes of the CSV sweep when merged to CSV.
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        ok(&sweep(
+            &d(&format!("s{i}")),
+            &["--format", "parquet", "--shard", &shard],
+        ));
+    }
+    let shards = [d("s0"), d("s1")];
+    let merge = |out: &Path, format: &str| {
+        sresim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "-o",
+            s(out),
+            "--format",
+            format,
+        ])
+    };
+    ok(&merge(&d("m-pq"), "parquet"));
+    assert_eq!(
+        std::fs::read(d("m-pq").join("points.parquet")).unwrap(),
+        std::fs::read(&pq).unwrap()
+    );
+    ok(&merge(&d("m-csv"), "csv"));
+    assert_eq!(
+        std::fs::read(d("m-csv").join("points.csv")).unwrap(),
+        std::fs::read(&csv).unwrap()
+    );
+    // Resuming in the other format is refused with one line, in either direction.
+    let e = fails(&sweep(&d("csv"), &["--resume", "--format", "parquet"]));
+    assert!(e.contains("started with --format csv"), "{e}");
+    let e = fails(&sweep(&d("pq"), &["--resume"]));
+    assert!(e.contains("started with --format parquet"), "{e}");
+    // A finished Parquet sweep resumes to nothing to do, unchanged.
+    let out = ok(&sweep(&d("pq"), &["--resume", "--format", "parquet"]));
+    let _ = out;
+    assert_eq!(
+        std::fs::read(&pq).unwrap(),
+        std::fs::read(d("m-pq").join("points.parquet")).unwrap()
+    );
+}
+
+#[test]
+fn a_sweep_json_that_lists_every_point_is_upgraded_by_resume_and_refused_by_merge() {
+    let t = tempfile::tempdir().unwrap();
+    let grid = t.path().join("g.toml");
+    std::fs::write(
+        &grid,
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\"]\nsamples = 1\n[axes]\n\"ou.rows\" = [8, 16]\n",
+    )
+    .unwrap();
+    let out = t.path().join("o");
+    ok(&sresim(&["sweep", "-q", "-g", s(&grid), "-o", s(&out)]));
+    // The earlier format: the same fields and a list of points, without the description.
+    let path = out.join("sweep.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.insert("format".into(), "sresim-sweep-1".into());
+    for k in ["point_count", "workloads", "values", "explicit", "table"] {
+        o.remove(k);
+    }
+    o.insert(
+        "points".into(),
+        serde_json::json!([{"id": "x", "workload": "lenet5", "values": ["8"], "rows": 1}]),
+    );
+    std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let m = t.path().join("m");
+    let e = fails(&sresim(&["merge", s(&out), "-o", s(&m)]));
+    assert!(
+        e.contains("sresim-sweep-1") && e.contains("--resume"),
+        "{e}"
+    );
+    ok(&sresim(&[
+        "sweep",
+        "-q",
+        "-g",
+        s(&grid),
+        "-o",
+        s(&out),
+        "--resume",
+    ]));
+    ok(&sresim(&["merge", s(&out), "-o", s(&m)]));
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("sresim-sweep-2"));
+}
