@@ -50,6 +50,11 @@ pub struct MemoryCmd {
     /// of the config, belady).
     #[arg(long)]
     pub policy: Option<String>,
+    /// Format of the layers table in --out: csv (memory_layers.csv, the default) or
+    /// parquet (memory_layers.parquet, typed columns). The lists and traces of the
+    /// --dump-* flags stay text.
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
     /// Write access_list.csv and prefetch_list.csv (the model's lists) to this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_access_list: Option<PathBuf>,

@@ -248,3 +248,36 @@ fn a_sweep_json_that_lists_every_point_is_upgraded_by_resume_and_refused_by_merg
         .unwrap()
         .contains("sresim-sweep-2"));
 }
+
+#[test]
+fn the_memory_models_layers_table_in_parquet_holds_the_numbers_of_its_csv() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let args = [
+        "memory",
+        "--workload",
+        "resnet18",
+        "--capacity",
+        "16MiB,inf",
+    ];
+    ok(&sresim(&[&args[..], &["--out", s(&a)]].concat()));
+    let out = ok(&sresim(
+        &[&args[..], &["--out", s(&b), "--format", "parquet"]].concat(),
+    ));
+    assert!(out.contains("memory_layers.parquet"), "{out}");
+    assert!(!b.join("memory_layers.csv").exists());
+    let pq = b.join("memory_layers.parquet");
+    same_numbers(
+        &Table::read(&a.join("memory_layers.csv")).unwrap(),
+        &Table::read(&pq).unwrap(),
+    );
+    let rd = columnar::Reader::new(std::fs::File::open(&pq).unwrap()).unwrap();
+    let kind = |n: &str| rd.columns().iter().find(|c| c.name == n).unwrap().kind;
+    assert_eq!(kind("read_bytes"), columnar::Kind::Count);
+    assert_eq!(kind("time_s"), columnar::Kind::Float);
+    assert_eq!(
+        kind("capacity_bytes"),
+        columnar::Kind::Float,
+        "inf is a float"
+    );
+}
