@@ -83,7 +83,7 @@ fn merging_1e5_points_holds_neither_rows_nor_bytes() {
     eprintln!("to Parquet: peak {peak} B");
     assert!(peak < per_point + (32 << 20), "to Parquet: {peak} B");
     let back = t.path().join("back");
-    let (_, peak) = peak_of(|| shard::merge(&[pq.clone()], &back, false, csv).unwrap());
+    let (_, peak) = peak_of(|| shard::merge(std::slice::from_ref(&pq), &back, false, csv).unwrap());
     eprintln!("from Parquet: peak {peak} B");
     assert!(peak < per_point + (32 << 20), "from Parquet: {peak} B");
     assert_eq!(

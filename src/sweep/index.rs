@@ -304,7 +304,7 @@ pub struct RowWriter<W: Write + Send> {
 }
 
 enum Sink<W: Write + Send> {
-    Csv(csv::Writer<W>),
+    Csv(Box<csv::Writer<W>>),
     Parquet(Box<columnar::Writer<W>>),
 }
 
@@ -314,7 +314,9 @@ impl<W: Write + Send> RowWriter<W> {
             .buffer_capacity(1 << 16)
             .from_writer(out);
         w.write_record(cols)?;
-        Ok(RowWriter { w: Sink::Csv(w) })
+        Ok(RowWriter {
+            w: Sink::Csv(Box::new(w)),
+        })
     }
 
     /// A writer of points.parquet with the columns `cols`.

@@ -16,7 +16,11 @@ use std::path::{Path, PathBuf};
 /// each and `synth.seed` of points / 16 when 16 divides `points`, else 1, 1 and `points`).
 pub fn meta(points: usize, rows: usize) -> Meta {
     let ints = |n: usize, f: fn(usize) -> i64| (0..n).map(|i| AxisValue::Int(f(i))).collect();
-    let (a, b) = if points % 16 == 0 { (4, 4) } else { (1, 1) };
+    let (a, b) = if points.is_multiple_of(16) {
+        (4, 4)
+    } else {
+        (1, 1)
+    };
     Meta {
         format: FORMAT.into(),
         sresim_version: env!("CARGO_PKG_VERSION").into(),
@@ -78,9 +82,9 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
                     row.push(ids.text(i));
                     row.push(workload.to_string());
                     row.extend(values.iter().map(|v| v.csv()));
-                    for c in row.len()..cols.len() {
+                    for (c, kind) in kinds.iter().enumerate().skip(row.len()) {
                         let x = (i * 131 + r * 17 + c * 7) as u64;
-                        row.push(match kinds[c] {
+                        row.push(match kind {
                             Kind::Count => (x * 7919 % 10_000_000).to_string(),
                             Kind::Text => format!("t{}", x % 97),
                             _ => format!("{}", (x % 1_000_000) as f64 * 0.618),
