@@ -50,6 +50,11 @@ pub struct MemoryCmd {
     /// of the config, belady).
     #[arg(long)]
     pub policy: Option<String>,
+    /// Format of the layers table in --out: csv (memory_layers.csv, the default) or
+    /// parquet (memory_layers.parquet, typed columns). The lists and traces of the
+    /// --dump-* flags stay text.
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
     /// Write access_list.csv and prefetch_list.csv (the model's lists) to this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_access_list: Option<PathBuf>,
@@ -91,6 +96,10 @@ pub struct RunArgs {
     /// Replay the first N input samples (default: all the workload holds).
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Format of the layers table in --out: csv (layers.csv, the default) or parquet
+    /// (layers.parquet, typed columns).
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
     /// Run only these layers of the workload: names or globs, comma-separated, e.g.
     /// --layers conv2,'fc*' (each layer as in a run of the whole workload).
     #[arg(long, value_name = "NAME,...")]

@@ -58,7 +58,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         )
     })?;
     if let Some(dir) = &out {
-        report::write_outputs(dir, &result, &cfg)?;
+        report::write_outputs(dir, &result, &cfg, args.format)?;
     }
     if !args.quiet {
         let mut o = std::io::stdout().lock();
@@ -75,8 +75,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         match &args.out {
             Some(dir) => writeln!(
                 o,
-                "wrote {0}/layers.csv and {0}/summary.json",
-                dir.display()
+                "wrote {0}/{1} and {0}/summary.json",
+                dir.display(),
+                args.format.file("layers")
             )?,
             None => writeln!(o, "(--out DIR writes layers.csv and summary.json)")?,
         }
@@ -201,8 +202,22 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     if !exports.is_empty() {
         exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
     }
-    memory::report::outputs(&cmd.args, mc, compute)?
-        .write(out.as_ref(), &mut std::io::stdout().lock())?;
+    let mut outputs = memory::report::outputs(&cmd.args, mc, compute)?;
+    if cmd.format == crate::format::Format::Parquet {
+        for f in outputs.files.iter_mut() {
+            if f.0 == "memory_layers.csv" {
+                let name = "memory_layers.parquet";
+                *f = (
+                    name,
+                    crate::format::parquet_of_csv(name, &f.1, crate::format::memory_kind)?,
+                );
+            }
+        }
+    }
+    outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
+    if let Some(dir) = &out {
+        crate::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
+    }
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");

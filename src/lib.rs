@@ -12,6 +12,7 @@ pub mod chip;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod format;
 pub mod functional;
 pub mod memory_out;
 pub mod report;

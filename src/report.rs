@@ -423,20 +423,34 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
     s
 }
 
-/// Replaces layers.csv and summary.json in `dir` together.
-pub fn write_outputs(dir: &outdir::OutputDir, res: &RunResult, cfg: &Resolved) -> Result<()> {
-    let csv = layers_csv(res)?;
+/// Replaces layers.csv (or layers.parquet) and summary.json in `dir` together, with
+/// outputs.npz when the run has it; then removes the layers table of the other format,
+/// should an earlier run have left one, so that the directory holds one result.
+pub fn write_outputs(
+    dir: &outdir::OutputDir,
+    res: &RunResult,
+    cfg: &Resolved,
+    format: crate::format::Format,
+) -> Result<()> {
+    let name = format.file("layers");
+    let table = match format {
+        crate::format::Format::Csv => layers_csv(res)?,
+        crate::format::Format::Parquet => {
+            crate::format::parquet_of_csv(&name, &layers_csv(res)?, crate::format::layers_kind)?
+        }
+    };
     let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;
     // Everything is built before the first file is replaced.
     let npz = crate::functional::outputs_npz(res)?;
     match &npz {
         Some(npz) => dir.replace(&[
             ("outputs.npz", npz),
-            ("layers.csv", &csv),
+            (&name, &table),
             ("summary.json", &json),
-        ]),
-        None => dir.replace(&[("layers.csv", &csv), ("summary.json", &json)]),
+        ])?,
+        None => dir.replace(&[(&name, &table), ("summary.json", &json)])?,
     }
+    crate::format::remove_other(dir.path(), "layers", format)
 }
 
 fn human_time(ns: f64) -> String {

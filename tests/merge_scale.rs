@@ -47,29 +47,47 @@ fn merging_1e5_points_holds_neither_rows_nor_bytes() {
         .map(|d| std::fs::metadata(d.join("points.csv")).unwrap().len())
         .sum();
     let out = t.path().join("merged");
-    let (msg, peak) = peak_of(|| shard::merge(&shards, &out, false).unwrap());
+    let csv = sresim::format::Format::Csv;
+    let (msg, peak) = peak_of(|| shard::merge(&shards, &out, false, csv).unwrap());
     assert!(msg.starts_with("merged 100000 of 100000 points"), "{msg}");
     // Every row is there once, in grid order.
     let mut r = csv::Reader::from_path(out.join("points.csv")).unwrap();
-    let meta = synth::meta(points, rows);
+    let ids = synth::meta(points, rows).ids();
     let mut n = 0;
     for rec in r.records() {
         let rec = rec.unwrap();
-        assert_eq!(&rec[0], meta.points[n / rows].id, "row {n}");
+        assert_eq!(rec[0], ids.text(n / rows), "row {n}");
         n += 1;
     }
     assert_eq!(n, points * rows);
-    // The description of the grid (sweep.json's point list, parsed) is the one thing that
-    // grows with the points; the rows (csv_bytes of them) must not be held.
-    let (_, grid) = peak_of(|| sresim::sweep::store::Meta::read(&out).unwrap());
+    // sweep.json lists no point: it grows with the grid's axis values (6,258 of them
+    // here, 6,250 seeds), not with the points they make.
+    let json = std::fs::metadata(out.join("sweep.json")).unwrap().len();
+    assert!(json < 4096 + 16 * 6258, "sweep.json of {json} B");
+    // The ids regenerated from the grid and the indexes grow with the points (some 60 B
+    // a point); the rows (csv_bytes of them) must not be held.
     let per_point = 64 * points;
-    eprintln!("peak {peak} B; sweep.json parsed {grid} B; {csv_bytes} B of CSV");
+    eprintln!("peak {peak} B; {csv_bytes} B of CSV");
     assert!(
-        peak < grid + per_point + (4 << 20),
-        "merge peaked at {peak} B of heap, over {grid} B (the grid) + 64 B a point + 4 MB"
+        peak < per_point + (4 << 20),
+        "merge peaked at {peak} B of heap, over 64 B a point + 4 MB"
     );
     assert!(
         (peak as u64) < csv_bytes / 2,
         "{peak} B for {csv_bytes} B of CSV"
+    );
+    // To Parquet, and from Parquet back to CSV: one row group (16,384 rows) more.
+    let pq = t.path().join("pq");
+    let parquet = sresim::format::Format::Parquet;
+    let (_, peak) = peak_of(|| shard::merge(&shards, &pq, false, parquet).unwrap());
+    eprintln!("to Parquet: peak {peak} B");
+    assert!(peak < per_point + (32 << 20), "to Parquet: {peak} B");
+    let back = t.path().join("back");
+    let (_, peak) = peak_of(|| shard::merge(std::slice::from_ref(&pq), &back, false, csv).unwrap());
+    eprintln!("from Parquet: peak {peak} B");
+    assert!(peak < per_point + (32 << 20), "from Parquet: {peak} B");
+    assert_eq!(
+        std::fs::read(out.join("points.csv")).unwrap(),
+        std::fs::read(back.join("points.csv")).unwrap()
     );
 }

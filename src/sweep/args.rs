@@ -17,6 +17,11 @@ pub struct SweepArgs {
     /// Run only shard I of N (0 <= I < N), e.g. --shard 0/4; `sresim merge` joins shards.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Format of the points table: csv (points.csv, the default) or parquet
+    /// (points.parquet, typed columns, written when every point is done; points.csv
+    /// holds the points until then). A sweep resumes in the format it was started with.
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -41,12 +46,16 @@ pub struct MergeArgs {
     /// Sweep directories (shards) of one grid.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Directory that receives the merged points.csv and sweep.json.
+    /// Directory that receives the merged points table and sweep.json.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
     /// Merge even when some points of the grid are in no input.
     #[arg(long)]
     pub partial: bool,
+    /// Format of the merged points table: csv (points.csv, the default) or parquet
+    /// (points.parquet). Inputs may be in either.
+    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
+    pub format: crate::format::Format,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -50,7 +50,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     let owned = shard::select(&ids, shard);
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
     let dir = outdir::OutputDir::open(&args.out)?;
-    let done = store::prepare(&dir, &plan, shard, args.resume)?;
+    let done = store::prepare(&dir, &plan, shard, args.resume, args.format)?;
     let pending: Vec<usize> = owned
         .iter()
         .copied()
@@ -66,20 +66,27 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     );
     let points_done = AtomicUsize::new(0);
     bar.set_message(format!("0/{} points", pending.len()));
-    let out = Appender::open(&args.out)?;
+    // A finished sweep in Parquet has no points.csv to append to, and nothing to run.
+    let out = if pending.is_empty() {
+        None
+    } else {
+        Some(Appender::open(&args.out)?)
+    };
     let jobs = args.jobs.unwrap_or(pool.current_num_threads()).max(1);
     run_points(&pending, jobs, |i| {
         // The bar advances with the work inside each point (layers, vectors), so that its
         // time left holds from the first seconds, not only when whole points finish.
         let rows = pool.install(|| plan.run_point_with(i, &BarProgress(&bar)))?;
-        out.append(&rows)?;
+        if let Some(out) = &out {
+            out.append(&rows)?;
+        }
         let done = points_done.fetch_add(1, Ordering::Relaxed) + 1;
         bar.set_message(format!("{done}/{} points", pending.len()));
         Ok(())
     })?;
     bar.finish_and_clear();
     let owned_ids: Vec<String> = owned.iter().map(|&i| plan.points[i].id.clone()).collect();
-    let meta = Meta::of(&plan, shard);
+    let meta = Meta::of(&plan, shard, args.format);
     let complete = store::finish(&dir, &meta, &owned_ids)?;
     if complete != owned_ids.len() {
         return Err(anyhow!(
@@ -137,10 +144,11 @@ pub fn describe(args: &SweepArgs, o: &Outcome) -> String {
         None => format!("{} points", o.grid),
     };
     format!(
-        "{share}, {} run, {} already done; wrote {}/points.csv",
+        "{share}, {} run, {} already done; wrote {}/{}",
         o.ran,
         o.skipped,
-        args.out.display()
+        args.out.display(),
+        args.format.file("points")
     )
 }
 

@@ -473,6 +473,29 @@ mod tests {
     }
 
     #[test]
+    fn sweep_json_regenerates_every_point_id_and_row_count() {
+        let g = grid(
+            "workloads = [\"lenet5\", \"cifar10\"]\nmodes = [\"dense\", \"sre\"]\nsamples = 1\n\
+             [axes]\n\"synth.weight_sparsity\" = [0.5, 1]\n\"synth.structure\" = [\"ssl\"]\n\
+             [[points]]\n\"ou.cols\" = 8\n\"crossbar.rows\" = 64\n[[points]]\n\"crossbar.rows\" = 128\n\"ou.cols\" = 16\n",
+        );
+        let plan = Plan::new(g).unwrap();
+        let meta = crate::sweep::store::Meta::of(&plan, None, Default::default());
+        // Through the JSON text, as merge and resume read it.
+        let meta: crate::sweep::store::Meta =
+            serde_json::from_slice(&meta.json().unwrap()).unwrap();
+        let ids = meta.ids();
+        assert_eq!(ids.len(), 8);
+        for (i, p) in plan.points.iter().enumerate() {
+            assert_eq!(ids.text(i), p.id);
+            assert_eq!(ids.get(&p.id), Some(&(i as u32)));
+            assert_eq!(meta.rows(i), plan.rows[i], "point {i}");
+        }
+        assert_eq!(ids.get("0123456789ab"), None);
+        assert_eq!(ids.get(&plan.points[0].id.to_uppercase()), None);
+    }
+
+    #[test]
     fn explicit_points_must_agree_on_keys() {
         let err = |t: &str| Grid::parse(t, Path::new("g.toml")).unwrap_err().to_string();
         let e = err(

@@ -3,9 +3,9 @@
 //! then copied run by run, in whatever order the output needs, a few rows at a time.
 //! Memory grows with the points of a file, never with its rows or bytes.
 
+use super::store::Ids;
 use anyhow::{anyhow, bail, Result};
 use csv::ByteRecord;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -40,14 +40,14 @@ pub struct Total {
     pub first_run: u32,
 }
 
-/// Point ids to their index in grid order.
-pub fn lookup<'a>(ids: impl Iterator<Item = &'a str>) -> HashMap<&'a str, u32> {
-    ids.enumerate().map(|(i, id)| (id, i as u32)).collect()
+/// Point ids (text, all of one width) to their index in grid order.
+pub fn lookup<'a>(ids: impl Iterator<Item = &'a str>) -> Ids {
+    Ids::of(ids)
 }
 
 /// Indexes `path`, which must have the header `cols`, ignoring a torn last line; rows of
 /// points that `ids` does not know are an error.
-pub fn index(path: &Path, cols: &[String], ids: &HashMap<&str, u32>) -> Result<Index> {
+pub fn index(path: &Path, cols: &[String], ids: &Ids) -> Result<Index> {
     let p = path.display().to_string();
     let mut file = File::open(path).map_err(|e| anyhow!("{p}: cannot open: {e}"))?;
     let end = whole_lines(&mut file).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
@@ -161,35 +161,132 @@ impl Index {
     }
 }
 
-/// Reads runs of one file.
+/// Indexes a points.parquet (written by a sweep or merge of this grid: its header must
+/// be `cols`). A run's `start` and `end` are row numbers, not bytes.
+pub fn index_parquet(path: &Path, cols: &[String], ids: &Ids) -> Result<Index> {
+    let p = path.display().to_string();
+    let mut rd = open_parquet(path)?;
+    let names: Vec<&str> = rd.columns().iter().map(|c| c.name.as_str()).collect();
+    if names != cols {
+        bail!("{p}: columns: they are not those of this grid (the axes differ)");
+    }
+    rd.project(vec![0]);
+    let mut ix = Index {
+        path: path.to_path_buf(),
+        runs: Vec::new(),
+        torn: false,
+        headless: false,
+    };
+    let mut row = Vec::new();
+    let mut n: u64 = 0;
+    let mut last = String::new();
+    while rd.next_row(&mut row).map_err(|e| anyhow!("{p}: {e}"))? {
+        let id = &row[0];
+        match ix.runs.last_mut() {
+            Some(r) if *id == last => {
+                r.rows += 1;
+                r.end = n + 1;
+            }
+            _ => {
+                let Some(&point) = ids.get(id) else {
+                    bail!(
+                        "{p}: row {}: point '{id}' is not a point of this grid",
+                        n + 1
+                    );
+                };
+                last.clone_from(id);
+                ix.runs.push(Run {
+                    point,
+                    rows: 1,
+                    start: n,
+                    end: n + 1,
+                });
+            }
+        }
+        n += 1;
+    }
+    Ok(ix)
+}
+
+fn open_parquet(path: &Path) -> Result<columnar::Reader<File>> {
+    let p = path.display();
+    let file = File::open(path).map_err(|e| anyhow!("{p}: cannot open: {e}"))?;
+    columnar::Reader::new(file).map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))
+}
+
+/// Reads runs of one file: of a points.csv in any order; of a points.parquet front to
+/// back (its runs in increasing row order, as a sweep or merge writes them).
 pub struct RunReader {
-    file: File,
     path: PathBuf,
-    buf: Vec<u8>,
+    from: Source,
+}
+
+enum Source {
+    Csv {
+        file: File,
+        buf: Vec<u8>,
+    },
+    Parquet {
+        rd: Box<columnar::Reader<File>>,
+        /// The next row's number.
+        at: u64,
+        row: Vec<String>,
+    },
 }
 
 impl RunReader {
     pub fn open(path: &Path) -> Result<RunReader> {
-        let file = File::open(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
+        let from = if path.extension().is_some_and(|e| e == "parquet") {
+            Source::Parquet {
+                rd: Box::new(open_parquet(path)?),
+                at: 0,
+                row: Vec::new(),
+            }
+        } else {
+            let file =
+                File::open(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
+            Source::Csv {
+                file,
+                buf: Vec::new(),
+            }
+        };
         Ok(RunReader {
-            file,
             path: path.to_path_buf(),
-            buf: Vec::new(),
+            from,
         })
     }
 
     /// Appends the rows of `run` to `rows`.
     pub fn read(&mut self, run: &Run, rows: &mut Vec<ByteRecord>) -> Result<()> {
         let p = self.path.display();
-        self.buf.resize((run.end - run.start) as usize, 0);
-        self.file
-            .seek(SeekFrom::Start(run.start))
-            .and_then(|_| self.file.read_exact(&mut self.buf))
+        let (file, buf) = match &mut self.from {
+            Source::Csv { file, buf } => (file, buf),
+            Source::Parquet { rd, at, row } => {
+                if run.start < *at {
+                    bail!("{p}: the rows of a point are not together, in grid order (written by another tool?): Parquet inputs are read front to back");
+                }
+                while *at < run.end {
+                    if !rd.next_row(row).map_err(|e| anyhow!("{p}: {e}"))? {
+                        bail!("{p}: cannot read (changed while being read?): ends at row {at}");
+                    }
+                    if *at >= run.start {
+                        rows.push(ByteRecord::from(
+                            row.iter().map(String::as_str).collect::<Vec<_>>(),
+                        ));
+                    }
+                    *at += 1;
+                }
+                return Ok(());
+            }
+        };
+        buf.resize((run.end - run.start) as usize, 0);
+        file.seek(SeekFrom::Start(run.start))
+            .and_then(|_| file.read_exact(buf))
             .map_err(|e| anyhow!("{p}: cannot read (changed while being read?): {e}"))?;
         let mut rd = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
-            .from_reader(self.buf.as_slice());
+            .from_reader(buf.as_slice());
         let mut rec = ByteRecord::new();
         while rd
             .read_byte_record(&mut rec)
@@ -201,23 +298,44 @@ impl RunReader {
     }
 }
 
-/// Writes a points.csv: the header `cols`, then rows.
-pub struct RowWriter<W: Write> {
-    w: csv::Writer<W>,
+/// Writes a points table: the header `cols`, then rows; as CSV or as Parquet.
+pub struct RowWriter<W: Write + Send> {
+    w: Sink<W>,
 }
 
-impl<W: Write> RowWriter<W> {
+enum Sink<W: Write + Send> {
+    Csv(Box<csv::Writer<W>>),
+    Parquet(Box<columnar::Writer<W>>),
+}
+
+impl<W: Write + Send> RowWriter<W> {
     pub fn new(out: W, cols: &[String]) -> Result<RowWriter<W>> {
         let mut w = csv::WriterBuilder::new()
             .buffer_capacity(1 << 16)
             .from_writer(out);
         w.write_record(cols)?;
-        Ok(RowWriter { w })
+        Ok(RowWriter {
+            w: Sink::Csv(Box::new(w)),
+        })
+    }
+
+    /// A writer of points.parquet with the columns `cols`.
+    pub fn parquet(out: W, cols: Vec<columnar::Column>) -> Result<RowWriter<W>> {
+        let w = columnar::Writer::new(out, cols).map_err(|e| anyhow!("points.parquet: {e}"))?;
+        Ok(RowWriter {
+            w: Sink::Parquet(Box::new(w)),
+        })
     }
 
     pub fn rows(&mut self, rows: &[ByteRecord]) -> Result<()> {
         for r in rows {
-            self.w.write_byte_record(r)?;
+            match &mut self.w {
+                Sink::Csv(w) => w.write_byte_record(r)?,
+                Sink::Parquet(w) => {
+                    let cells: Vec<&[u8]> = r.iter().collect();
+                    w.row(&cells).map_err(|e| anyhow!("points.parquet: {e}"))?;
+                }
+            }
         }
         Ok(())
     }
@@ -234,7 +352,10 @@ impl<W: Write> RowWriter<W> {
     }
 
     pub fn finish(self) -> Result<W> {
-        self.w.into_inner().map_err(|e| anyhow!("{}", e.error()))
+        match self.w {
+            Sink::Csv(w) => w.into_inner().map_err(|e| anyhow!("{}", e.error())),
+            Sink::Parquet(w) => w.finish().map_err(|e| anyhow!("points.parquet: {e}")),
+        }
     }
 }
 

@@ -52,7 +52,12 @@ pub fn sweep_command(args: &SweepArgs) -> Result<()> {
 
 /// `sresim merge`.
 pub fn merge_command(args: &MergeArgs) -> Result<()> {
-    say(&[shard::merge(&args.dirs, &args.out, args.partial)?])
+    say(&[shard::merge(
+        &args.dirs,
+        &args.out,
+        args.partial,
+        args.format,
+    )?])
 }
 
 /// `sresim plot`.

@@ -8,8 +8,8 @@
 //! output directory already holds of the same grid are merged too, so a merge never
 //! leaves a directory with fewer points than it had.
 
-use super::index::{index, lookup, RowWriter, Run, RunReader};
-use super::store::Meta;
+use super::index::{index, index_parquet, RowWriter, Run, RunReader};
+use super::store::{Ids, Meta, TableFormat};
 use anyhow::{anyhow, bail, Result};
 use outdir::OutputDir;
 use serde::{Deserialize, Serialize};
@@ -48,28 +48,36 @@ impl Shard {
     }
 }
 
-/// The indices (in grid order) of the points `shard` owns.
-pub fn select(ids: &[&str], shard: Option<Shard>) -> Vec<usize> {
+/// The indices (in grid order) of the points `shard` owns. `ids` are the point ids, as
+/// text or as the numbers of their hex digits (one order either way).
+pub fn select<T: Ord + Copy + std::hash::Hash>(ids: &[T], shard: Option<Shard>) -> Vec<usize> {
     let Some(s) = shard else {
         return (0..ids.len()).collect();
     };
-    let mut sorted: Vec<&str> = ids.to_vec();
+    let mut sorted: Vec<T> = ids.to_vec();
     sorted.sort_unstable();
-    let rank: HashMap<&str, usize> = sorted.iter().enumerate().map(|(r, id)| (*id, r)).collect();
+    let rank: HashMap<T, usize> = sorted.iter().enumerate().map(|(r, id)| (*id, r)).collect();
     (0..ids.len())
-        .filter(|&i| rank[ids[i]] % s.count == s.index)
+        .filter(|&i| rank[&ids[i]] % s.count == s.index)
         .collect()
 }
 
 /// `sresim merge DIR... --out OUT`. Every input must be a finished sweep directory of the
 /// same grid; together with the points OUT already holds of it they must cover every
-/// point unless `partial`.
+/// point unless `partial`. Inputs may hold points.csv or points.parquet (as their
+/// sweep.json says); the output is written in `format`.
 ///
-/// Streamed: each input's points.csv is indexed in one pass (checking its header, ids and
-/// that every point is complete), then the points are merged k-way in grid order into a
-/// temporary renamed over OUT/points.csv, a point held by several inputs compared as it
-/// goes. Memory: sweep.json's point list, and some 30 bytes per point of the inputs.
-pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
+/// Streamed: each input's points table is indexed in one pass (checking its header, ids
+/// and that every point is complete), then the points are merged k-way in grid order into
+/// a temporary renamed over OUT's points table, a point held by several inputs compared
+/// as it goes. Memory: some 24 bytes per point of the grid for its ids (regenerated from
+/// sweep.json's description), and some 30 bytes per point of the inputs.
+pub fn merge(
+    inputs: &[PathBuf],
+    out: &Path,
+    partial: bool,
+    format: crate::format::Format,
+) -> Result<String> {
     let Some(first) = inputs.first() else {
         bail!("merge: no input directory given");
     };
@@ -84,35 +92,40 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
                 out.display()
             );
         }
-        if out.join("points.csv").exists() {
+        if out.join("points.csv").exists() || out.join("points.parquet").exists() {
             sources.push(out);
         }
     }
     let cols = meta.columns();
-    let ids = lookup(meta.points.iter().map(|p| p.id.as_str()));
+    let ids = meta.ids();
     let mut runs: Vec<Vec<Run>> = Vec::with_capacity(sources.len());
-    let mut covered = vec![false; meta.points.len()];
+    let mut tables: Vec<PathBuf> = Vec::with_capacity(sources.len());
+    let mut covered = vec![false; ids.len()];
     for &dir in &sources {
-        let fp = Meta::read_fingerprint(dir)?;
-        if fp != meta.fingerprint {
+        let head = Meta::read_head(dir)?;
+        if head.format != super::store::FORMAT {
+            // Its description is needed to know the points: Meta::read says how to get it.
+            Meta::read(dir)?;
+        }
+        if head.fingerprint != meta.fingerprint {
             bail!(
                 "{}/sweep.json: fingerprint: {} differs from {} of {}: the outputs belong to different grids",
                 dir.display(),
-                fp,
+                head.fingerprint,
                 meta.fingerprint,
                 first.display()
             );
         }
-        let path = dir.join("points.csv");
-        let ix = index(&path, &cols, &ids)?;
+        let path = dir.join(head.table.format().file("points"));
+        let ix = match head.table {
+            TableFormat::Csv => index(&path, &cols, &ids)?,
+            TableFormat::Parquet => index_parquet(&path, &cols, &ids)?,
+        };
         let totals = ix.totals();
         let unfinished = ix
-            .grouped(
-                |t| meta.points[t.point as usize].rows != t.rows as usize,
-                false,
-            )
+            .grouped(|t| meta.rows(t.point as usize) != t.rows as usize, false)
             .first()
-            .map(|r| format!("point {}", meta.points[r.point as usize].id));
+            .map(|r| format!("point {}", ids.text(r.point as usize)));
         if ix.torn || unfinished.is_some() {
             bail!(
                 "{}: {} has an unfinished point (run `sresim sweep --resume` on that directory first)",
@@ -124,9 +137,9 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
             covered[t.point as usize] = true;
         }
         runs.push(ix.grouped(|_| true, true));
+        tables.push(path);
     }
-    let order: Vec<&str> = meta.points.iter().map(|p| p.id.as_str()).collect();
-    let missing: Vec<usize> = (0..order.len()).filter(|&i| !covered[i]).collect();
+    let missing: Vec<usize> = (0..ids.len()).filter(|&i| !covered[i]).collect();
     if !missing.is_empty() && !partial {
         let shards = meta
             .shard
@@ -134,7 +147,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
                 let absent: Vec<String> = (0..s.count)
                     .filter(|&i| {
                         let own = select(
-                            &order,
+                            &ids.ids,
                             Some(Shard {
                                 index: i,
                                 count: s.count,
@@ -150,27 +163,34 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
         bail!(
             "merge: {} of {} points are missing, e.g. {}{shards}; --partial merges what is there",
             missing.len(),
-            order.len(),
-            order[missing[0]]
+            ids.len(),
+            ids.text(missing[0])
         );
     }
     let present = covered.iter().filter(|&&c| c).count();
-    let csv = out_dir.stage("points.csv")?;
-    let csv = kway(csv, &cols, &sources, &runs, &order)?;
-    let total = order.len();
-    drop((order, ids, runs));
+    let name = format.file("points");
+    let staged = out_dir.stage(&name)?;
+    let writer = match format {
+        crate::format::Format::Csv => RowWriter::new(staged, &cols)?,
+        crate::format::Format::Parquet => RowWriter::parquet(staged, meta.typed_columns())?,
+    };
+    let table = kway(writer, &tables, &runs, &ids)?;
+    let total = ids.len();
+    drop((ids, runs, covered));
     let mut json = out_dir.stage("sweep.json")?;
     meta.shard = None;
+    meta.table = format.into();
     serde_json::to_writer_pretty(&mut json, &meta)
         .map_err(|e| anyhow!("{}/sweep.json: cannot write: {e}", out.display()))?;
-    out_dir.replace_staged(vec![csv, json])?;
+    out_dir.replace_staged(vec![table, json])?;
+    crate::format::remove_other(out, "points", format)?;
     let kept = if already {
         " (with the points it held)"
     } else {
         ""
     };
     Ok(format!(
-        "merged {} of {} points from {} directories into {}/points.csv{kept}",
+        "merged {} of {} points from {} directories into {}/{name}{kept}",
         present,
         total,
         inputs.len(),
@@ -178,19 +198,18 @@ pub fn merge(inputs: &[PathBuf], out: &Path, partial: bool) -> Result<String> {
     ))
 }
 
-/// Writes the header `cols` and the rows of every point of the `runs` of `sources` (each
+/// Writes to `w` the rows of every point of the `runs` of the tables `sources` (each
 /// grouped by point in grid order) in grid order; a point several sources hold must have
 /// the same rows in each.
-fn kway<W: Write>(
-    out: W,
-    cols: &[String],
-    sources: &[&Path],
+fn kway<W: Write + Send>(
+    mut w: RowWriter<W>,
+    sources: &[PathBuf],
     runs: &[Vec<Run>],
-    ids: &[&str],
+    ids: &Ids,
 ) -> Result<W> {
     let mut readers = sources
         .iter()
-        .map(|d| RunReader::open(&d.join("points.csv")))
+        .map(|t| RunReader::open(t))
         .collect::<Result<Vec<_>>>()?;
     let mut next = vec![0usize; sources.len()];
     let mut heap: BinaryHeap<Reverse<(u32, usize)>> = runs
@@ -198,7 +217,6 @@ fn kway<W: Write>(
         .enumerate()
         .filter_map(|(s, r)| r.first().map(|r| Reverse((r.point, s))))
         .collect();
-    let mut w = RowWriter::new(out, cols)?;
     let (mut rows, mut other) = (Vec::new(), Vec::new());
     let mut first = 0;
     let mut current = None;
@@ -223,9 +241,9 @@ fn kway<W: Write>(
         if !fresh && other != rows {
             bail!(
                 "{}: point {}: rows differ from those in {}",
-                sources[s].join("points.csv").display(),
-                ids[point as usize],
-                sources[first].display()
+                sources[s].display(),
+                ids.text(point as usize),
+                sources[first].parent().unwrap_or(Path::new("")).display()
             );
         }
         if let Some(r) = mine.get(next[s]) {
@@ -239,6 +257,7 @@ fn kway<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Format::Csv;
 
     #[test]
     fn shards_partition_the_points_evenly() {
@@ -276,7 +295,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let shards = super::super::synth::write_shards(t.path(), 40, 3, 3).unwrap();
         let sorted = t.path().join("sorted");
-        merge(&shards, &sorted, false).unwrap();
+        merge(&shards, &sorted, false, Csv).unwrap();
         // Shard 1 as a run killed before it sorted its file: points in reverse, the first
         // one's rows split around the others.
         let p1 = shards[1].join("points.csv");
@@ -288,7 +307,7 @@ mod tests {
         text += &first[1..].concat();
         std::fs::write(&p1, &text).unwrap();
         let shuffled = t.path().join("shuffled");
-        merge(&shards, &shuffled, false).unwrap();
+        merge(&shards, &shuffled, false, Csv).unwrap();
         for f in ["points.csv", "sweep.json"] {
             assert_eq!(
                 std::fs::read(sorted.join(f)).unwrap(),
@@ -303,7 +322,9 @@ mod tests {
         let id = b0[1][0].split(',').next().unwrap().to_string();
         let changed = text.replacen(&b0[1][2], &b0[1][2].replacen(",resnet18,", ",other,", 1), 1);
         std::fs::write(&p0, changed).unwrap();
-        let e = merge(&shards[..1], &sorted, true).unwrap_err().to_string();
+        let e = merge(&shards[..1], &sorted, true, Csv)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(&format!("point {id}: rows differ from those in")),
             "{e}"

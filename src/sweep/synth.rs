@@ -1,21 +1,26 @@
 //! Synthetic sweep outputs, for measuring `merge` at scale without simulating: the shard
 //! directories of an imaginary grid of `points` points of `rows` rows each, shaped like
-//! real ones (the columns of points.csv, number-like cells about as wide as real ones).
+//! real ones (the columns of points.csv, each cell of its column's type, about as wide
+//! as real ones).
 //! Written as a stream: generating 10^5 points of 66 rows holds one row at a time.
 
 use super::shard::{select, Shard};
-use super::store::{Meta, PointMeta, FORMAT};
+use super::store::{Meta, WorkloadMeta, FORMAT};
+use super::value::AxisValue;
 use anyhow::{anyhow, Result};
+use columnar::Kind;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// The id of point `i`: distinct for distinct `i`, in no particular order.
-fn id(i: usize) -> String {
-    format!("{:016x}", (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-}
-
-/// The grid's description: three axes, one workload.
+/// The grid's description: one workload, three axes (`ou.rows` and `ou.cols` of 4 values
+/// each and `synth.seed` of points / 16 when 16 divides `points`, else 1, 1 and `points`).
 pub fn meta(points: usize, rows: usize) -> Meta {
+    let ints = |n: usize, f: fn(usize) -> i64| (0..n).map(|i| AxisValue::Int(f(i))).collect();
+    let (a, b) = if points.is_multiple_of(16) {
+        (4, 4)
+    } else {
+        (1, 1)
+    };
     Meta {
         format: FORMAT.into(),
         sresim_version: env!("CARGO_PKG_VERSION").into(),
@@ -26,18 +31,18 @@ pub fn meta(points: usize, rows: usize) -> Meta {
             .to_vec(),
         modes: ["dense", "sre"].map(String::from).to_vec(),
         shard: None,
-        points: (0..points)
-            .map(|i| PointMeta {
-                id: id(i),
-                workload: "resnet18".into(),
-                values: vec![
-                    (4 << (i % 4)).to_string(),
-                    (4 << (i / 4 % 4)).to_string(),
-                    (i / 16).to_string(),
-                ],
-                rows,
-            })
-            .collect(),
+        table: Default::default(),
+        point_count: points,
+        workloads: vec![WorkloadMeta {
+            name: "resnet18".into(),
+            rows,
+        }],
+        values: vec![
+            ints(a, |i| 4 << i),
+            ints(b, |i| 4 << i),
+            ints(points / (a * b), |i| i as i64),
+        ],
+        explicit: None,
     }
 }
 
@@ -45,13 +50,18 @@ pub fn meta(points: usize, rows: usize) -> Meta {
 pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Result<Vec<PathBuf>> {
     let full = meta(points, rows);
     let cols = full.columns();
-    let ids: Vec<&str> = full.points.iter().map(|p| p.id.as_str()).collect();
+    let ids = full.ids();
+    let kinds: Vec<Kind> = cols.iter().map(|c| crate::format::layers_kind(c)).collect();
     let mut out = Vec::new();
     for index in 0..shards {
         let shard = Shard {
             index,
             count: shards,
         };
+        let mut mine = vec![false; ids.len()];
+        for i in select(&ids.ids, Some(shard)) {
+            mine[i] = true;
+        }
         let d = dir.join(format!("shard-{index}"));
         std::fs::create_dir_all(&d).map_err(|e| anyhow!("{}: {e}", d.display()))?;
         let m = Meta {
@@ -63,24 +73,32 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
         let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
         w.write_record(&cols)?;
         let mut row: Vec<String> = Vec::with_capacity(cols.len());
-        for i in select(&ids, Some(shard)) {
-            let p = &full.points[i];
-            for r in 0..rows {
-                row.clear();
-                row.push(p.id.clone());
-                row.push(p.workload.clone());
-                row.extend(p.values.iter().cloned());
-                for c in row.len()..cols.len() {
-                    let x = (i * 131 + r * 17 + c * 7) as u64;
-                    row.push(if c % 2 == 0 {
-                        (x * 7919 % 10_000_000).to_string()
-                    } else {
-                        format!("{:.4}", x as f64 * 0.618)
-                    });
+        let mut i = 0;
+        let mut result = Ok(());
+        full.each_point(|workload, values| {
+            if mine[i] && result.is_ok() {
+                for r in 0..rows {
+                    row.clear();
+                    row.push(ids.text(i));
+                    row.push(workload.to_string());
+                    row.extend(values.iter().map(|v| v.csv()));
+                    for (c, kind) in kinds.iter().enumerate().skip(row.len()) {
+                        let x = (i * 131 + r * 17 + c * 7) as u64;
+                        row.push(match kind {
+                            Kind::Count => (x * 7919 % 10_000_000).to_string(),
+                            Kind::Text => format!("t{}", x % 97),
+                            _ => format!("{}", (x % 1_000_000) as f64 * 0.618),
+                        });
+                    }
+                    if let Err(e) = w.write_record(&row) {
+                        result = Err(e);
+                        break;
+                    }
                 }
-                w.write_record(&row)?;
             }
-        }
+            i += 1;
+        });
+        result?;
         w.into_inner()
             .map_err(|e| anyhow!("{}", e.error()))?
             .flush()?;

@@ -1,4 +1,5 @@
-//! A CSV file read whole, for `plot` and `compare`: a header and rows of text cells.
+//! A result table read whole, for `plot` and `compare`: a header and rows of text cells,
+//! from CSV or from Parquet (typed cells read back as text, crate columnar).
 
 use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
@@ -10,18 +11,39 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// The result table of directory `dir`.
+fn find(dir: &Path) -> Result<PathBuf> {
+    for stem in ["points", "layers"] {
+        let [csv, parquet] = ["csv", "parquet"].map(|e| dir.join(format!("{stem}.{e}")));
+        match (csv.is_file(), parquet.is_file()) {
+            (true, true) => bail!(
+                "{}: holds both {stem}.csv and {stem}.parquet: name the file to read",
+                dir.display()
+            ),
+            (true, false) => return Ok(csv),
+            (false, true) => return Ok(parquet),
+            (false, false) => {}
+        }
+    }
+    bail!(
+        "{}: holds no points.csv, points.parquet, layers.csv or layers.parquet",
+        dir.display()
+    )
+}
+
 impl Table {
-    /// Reads `path`; a directory stands for its points.csv, else its layers.csv.
+    /// Reads `path`, CSV or Parquet (told by its first bytes); a directory stands for its
+    /// points table (points.csv or points.parquet), else its layers table.
     pub fn read(path: &Path) -> Result<Table> {
         let path = if path.is_dir() {
-            ["points.csv", "layers.csv"]
-                .iter()
-                .map(|f| path.join(f))
-                .find(|p| p.is_file())
-                .ok_or_else(|| anyhow!("{}: holds no points.csv or layers.csv", path.display()))?
+            find(path)?
         } else {
             path.to_path_buf()
         };
+        if crate::format::is_parquet_file(&path) {
+            let (header, rows) = crate::format::read_parquet(&path)?;
+            return Ok(Table { path, header, rows });
+        }
         let p = path.display().to_string();
         let file = workload::files::open(&path, &p).map_err(anyhow::Error::msg)?;
         let mut rd = csv::Reader::from_reader(std::io::BufReader::new(file));

@@ -65,6 +65,37 @@ impl AxisValue {
     }
 }
 
+/// In sweep.json: a JSON number, string or boolean; an integer is written without a
+/// decimal point and a float with one (`4` and `4.0` are different values).
+impl serde::Serialize for AxisValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AxisValue::Int(i) => s.serialize_i64(*i),
+            AxisValue::Float(f) => s.serialize_f64(*f),
+            AxisValue::Str(v) => s.serialize_str(v),
+            AxisValue::Bool(b) => s.serialize_bool(*b),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AxisValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AxisValue, D::Error> {
+        use serde_json::Value as J;
+        match J::deserialize(d)? {
+            J::Number(n) if n.is_f64() => Ok(AxisValue::Float(n.as_f64().unwrap_or_default())),
+            J::Number(n) => n
+                .as_i64()
+                .map(AxisValue::Int)
+                .ok_or_else(|| serde::de::Error::custom(format!("{n} is not a 64-bit integer"))),
+            J::String(v) => Ok(AxisValue::Str(v)),
+            J::Bool(b) => Ok(AxisValue::Bool(b)),
+            other => Err(serde::de::Error::custom(format!(
+                "{other} is not a number, string or boolean"
+            ))),
+        }
+    }
+}
+
 impl std::fmt::Display for AxisValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.toml_text())
@@ -148,6 +179,21 @@ mod tests {
             AxisValue::Int(4).canonical(),
             AxisValue::Float(4.0).canonical()
         );
+    }
+
+    #[test]
+    fn values_keep_their_type_through_json() {
+        let v = vec![
+            AxisValue::Int(4),
+            AxisValue::Float(4.0),
+            AxisValue::Float(0.7),
+            AxisValue::Str("4".into()),
+            AxisValue::Bool(true),
+        ];
+        let text = serde_json::to_string(&v).unwrap();
+        assert_eq!(text, r#"[4,4.0,0.7,"4",true]"#);
+        let back: Vec<AxisValue> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! `--format csv|parquet`: the tables sresim writes (layers, points, the memory model's
+//! layers) as CSV, the default and the contract of docs/interfaces.md, or as Parquet with
+//! typed columns (crate columnar). Here: the type of every column, the conversion of a
+//! table's rows, and reading either format back for `compare` and `plot`.
+
+use anyhow::{anyhow, Result};
+use columnar::{Column, Kind};
+use std::path::Path;
+
+/// The file format of a result table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Comma-separated text (the default and the contract).
+    #[default]
+    Csv,
+    /// Apache Parquet, typed columns.
+    Parquet,
+}
+
+impl Format {
+    /// The file extension: `csv` or `parquet`.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+        }
+    }
+
+    /// `STEM.csv` or `STEM.parquet`.
+    pub fn file(self, stem: &str) -> String {
+        format!("{stem}.{}", self.ext())
+    }
+
+    /// The other format.
+    pub fn other(self) -> Format {
+        match self {
+            Format::Csv => Format::Parquet,
+            Format::Parquet => Format::Csv,
+        }
+    }
+}
+
+/// The type of a column of layers.csv (and of the layers.csv columns of points.csv):
+/// names are text; energies, times, ratios and the functional and chip utilization
+/// figures are floats; every other column is a count.
+pub fn layers_kind(col: &str) -> Kind {
+    match col {
+        "network" | "layer" | "kind" | "mode" | "point" | "workload" => Kind::Text,
+        // A number, `auto` or `unbounded`.
+        "queue_depth" => Kind::Text,
+        "time_ns"
+        | "energy_pj"
+        | "speedup_vs_dense"
+        | "energy_saving_vs_dense"
+        | "chip_utilization" => Kind::Float,
+        c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
+        c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
+        _ => Kind::Count,
+    }
+}
+
+/// The type of a column of memory_layers.csv (docs/memory.md).
+pub fn memory_kind(col: &str) -> Kind {
+    match col {
+        "network" | "mode" | "layer" | "kind" | "phase" | "bound" => Kind::Text,
+        // "inf" for an unlimited buffer.
+        "capacity_bytes" => Kind::Float,
+        "bandwidth_bytes_per_s"
+        | "macs"
+        | "elementwise_ops"
+        | "compute_s"
+        | "memory_s"
+        | "time_s"
+        | "op_intensity" => Kind::Float,
+        _ => Kind::Count,
+    }
+}
+
+/// The columns `names`, typed by `kind`.
+pub fn columns(names: &[String], kind: impl Fn(&str) -> Kind) -> Vec<Column> {
+    names.iter().map(|n| Column::new(n, kind(n))).collect()
+}
+
+/// A whole table as Parquet bytes: the header `cols` and `rows` of text cells.
+pub fn parquet_bytes<S: AsRef<[u8]>>(
+    name: &str,
+    cols: Vec<Column>,
+    rows: &[Vec<S>],
+) -> Result<Vec<u8>> {
+    let mut w = columnar::Writer::new(Vec::new(), cols).map_err(|e| anyhow!("{name}: {e}"))?;
+    for r in rows {
+        w.row(r).map_err(|e| anyhow!("{name}: {e}"))?;
+    }
+    w.finish().map_err(|e| anyhow!("{name}: {e}"))
+}
+
+/// A CSV table (with its header) converted to Parquet, columns typed by `kind`.
+pub fn parquet_of_csv(name: &str, csv: &[u8], kind: impl Fn(&str) -> Kind) -> Result<Vec<u8>> {
+    let mut rd = csv::Reader::from_reader(csv);
+    let header: Vec<String> = rd
+        .headers()
+        .map_err(|e| anyhow!("{name}: {e}"))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let mut w = columnar::Writer::new(Vec::new(), columns(&header, kind))
+        .map_err(|e| anyhow!("{name}: {e}"))?;
+    for rec in rd.byte_records() {
+        let rec = rec.map_err(|e| anyhow!("{name}: {e}"))?;
+        let cells: Vec<&[u8]> = rec.iter().collect();
+        w.row(&cells).map_err(|e| anyhow!("{name}: {e}"))?;
+    }
+    w.finish().map_err(|e| anyhow!("{name}: {e}"))
+}
+
+/// Removes `dir/STEM.<the other format>` if it is there (a result of an earlier command
+/// in the other format), once the new result is in place.
+pub fn remove_other(dir: &Path, stem: &str, format: Format) -> Result<()> {
+    let stale = dir.join(format.other().file(stem));
+    match std::fs::remove_file(&stale) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow!("{}: cannot remove: {e}", stale.display())),
+    }
+}
+
+/// Whether the file at `path` is Parquet (by its first bytes).
+pub fn is_parquet_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && columnar::is_parquet(&magic)
+}
+
+/// A Parquet table read whole as text cells: its header and rows.
+pub fn read_parquet(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>)> {
+    let p = path.display();
+    let file = std::fs::File::open(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+    let mut rd = columnar::Reader::new(file)
+        .map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))?;
+    let header = rd.columns().iter().map(|c| c.name.clone()).collect();
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    while rd.next_row(&mut row).map_err(|e| anyhow!("{p}: {e}"))? {
+        rows.push(std::mem::take(&mut row));
+    }
+    Ok((header, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layers_column_has_a_kind_that_its_cells_parse_as() {
+        let h: Vec<String> = crate::report::header()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let k = |c: &str| layers_kind(c);
+        assert_eq!(k("network"), Kind::Text);
+        assert_eq!(k("cycles"), Kind::Count);
+        assert_eq!(k("e_adc_pj"), Kind::Float);
+        assert_eq!(k("queue_depth"), Kind::Text);
+        assert_eq!(k("busy_adc"), Kind::Count);
+        assert_eq!(k("func_rel_rmse"), Kind::Float);
+        assert!(h.iter().filter(|c| k(c) == Kind::Float).count() >= 15);
+    }
+}
