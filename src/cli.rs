@@ -66,6 +66,18 @@ pub struct MemoryCmd {
     pub trace_clock_mhz: Option<f64>,
 }
 
+impl MemoryCmd {
+    /// The export flags as the library takes them.
+    pub fn export_flags(&self) -> crate::memory_out::ExportFlags {
+        crate::memory_out::ExportFlags {
+            dump_access_list: self.dump_access_list.clone(),
+            dump_trace: self.dump_trace.clone(),
+            trace_format: self.trace_format.clone(),
+            trace_clock_mhz: self.trace_clock_mhz,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// A built-in network (see `sresim workloads`), a bundled workload name, or a path to
@@ -134,6 +146,19 @@ pub struct SynthArgs {
     /// Generate inputs for bundle layers that have none.
     #[arg(long)]
     pub synthetic_inputs: bool,
+}
+
+impl SynthArgs {
+    /// The flags as the library takes them.
+    pub fn to_synth(&self) -> crate::workloads::Synth {
+        crate::workloads::Synth {
+            weight_sparsity: self.weight_sparsity,
+            structure: self.structure.clone(),
+            act_sparsity: self.act_sparsity,
+            seed: self.seed,
+            synthetic_inputs: self.synthetic_inputs,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

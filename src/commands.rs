@@ -1,6 +1,7 @@
 //! The subcommands, as library functions the binary (and tests) call.
 
-use crate::cli::{MemoryCmd, RunArgs, SynthArgs, WorkloadsArgs};
+use crate::cli::{MemoryCmd, RunArgs, WorkloadsArgs};
+use crate::run::{check_workers, parse_modes};
 use crate::{config, report, run};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
@@ -34,7 +35,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let func = args
         .functional
         .then(|| crate::functional::options(&cfg, args.dump_outputs));
-    let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
+    let w = crate::workloads::open(
+        args.workload.as_deref(),
+        &args.synth.to_synth(),
+        args.samples,
+        &cfg,
+    )?;
     let total_layers = w.layers().len();
     let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
     for note in w.notes() {
@@ -94,64 +100,12 @@ pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn parse_modes(list: &[String]) -> Result<Vec<Mode>> {
-    let mut modes = Vec::new();
-    for m in list {
-        let mode: Mode = m.trim().parse().map_err(|e| anyhow!("--modes: {e}"))?;
-        if !modes.contains(&mode) {
-            modes.push(mode);
-        }
-    }
-    if modes.is_empty() {
-        return Err(anyhow!("--modes: no mode given"));
-    }
-    Ok(modes)
-}
-
-/// Most worker threads (`--threads`) and points in flight (`sweep --jobs`): far more
-/// than any machine's cores, few enough that starting them cannot exhaust the system
-/// (each thread has its own stack and, for a job, a layer in memory).
-pub const MAX_WORKERS: usize = 1024;
-
-/// Checks `--threads` or `--jobs`: at least 1, at most [`MAX_WORKERS`].
-pub fn check_workers(flag: &str, n: Option<usize>) -> Result<()> {
-    match n {
-        Some(0) => Err(anyhow!("{flag}: must be at least 1")),
-        Some(n) if n > MAX_WORKERS => Err(anyhow!(
-            "{flag}: {n} is more than the limit of {MAX_WORKERS} (this machine has {} cores; results do not depend on it)",
-            std::thread::available_parallelism().map_or(1, |c| c.get())
-        )),
-        _ => Ok(()),
-    }
-}
-
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     check_workers("--threads", threads)?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| anyhow!("--threads: {e}"))
-}
-
-/// The synthetic-data flags, checked.
-pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
-    let structure = match a.structure.as_str() {
-        "unstructured" => workload::Structure::Unstructured,
-        "ssl" => workload::Structure::Ssl,
-        s => {
-            return Err(anyhow!(
-                "--structure: unknown '{s}' (expected unstructured or ssl)"
-            ))
-        }
-    };
-    let p = workload::SynthParams {
-        seed: a.seed,
-        weight_sparsity: a.weight_sparsity,
-        structure,
-        act_sparsity: a.act_sparsity,
-    };
-    p.validate()?;
-    Ok(p)
 }
 
 /// `sresim memory`: the memory-subsystem model, with compute times at peak or, with
@@ -166,17 +120,14 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let mc = &mc;
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
-    let mut exports = crate::memory_out::Exports::prepare(cmd)?;
+    let mut exports = crate::memory_out::Exports::prepare(&cmd.args, &cmd.export_flags())?;
     let out = cmd.args.out.as_deref().map(OutputDir::open).transpose()?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
-            let synth = SynthArgs {
-                weight_sparsity: 0.7,
-                structure: "unstructured".into(),
-                act_sparsity: 0.5,
-                seed: 1,
+            let synth = crate::workloads::Synth {
                 synthetic_inputs: true,
+                ..Default::default()
             };
             let w = crate::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
                 .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
@@ -199,7 +150,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         }
     };
     if !exports.is_empty() {
-        exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
+        exports.write(&crate::memory_out::model(&cmd.args, mc, &compute)?)?;
     }
     memory::report::outputs(&cmd.args, mc, compute)?
         .write(out.as_ref(), &mut std::io::stdout().lock())?;

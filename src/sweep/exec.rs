@@ -33,8 +33,8 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .map(str::parse)
         .transpose()
         .map_err(|e| anyhow!("--shard: {e}"))?;
-    crate::commands::check_workers("--threads", args.threads)?;
-    crate::commands::check_workers("--jobs", args.jobs)?;
+    crate::run::check_workers("--threads", args.threads)?;
+    crate::run::check_workers("--jobs", args.jobs)?;
     let grid = Grid::load(&args.grid)?;
     // Refused before a single point is planned: planning checks every point's config.
     let n = grid.point_count();

@@ -127,7 +127,7 @@ impl Grid {
         }
         let modes = match raw.modes {
             None => Mode::ALL.to_vec(),
-            Some(list) => crate::commands::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
+            Some(list) => crate::run::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
         };
         let samples = match raw.samples {
             None => None,

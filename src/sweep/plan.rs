@@ -7,11 +7,10 @@
 
 use super::grid::{near, split_kinds, Grid, Point};
 use super::value::AxisValue;
-use crate::cli::SynthArgs;
 use crate::config::{self, Resolved};
+use crate::workloads::Synth;
 use crate::{report, run};
 use anyhow::{anyhow, bail, Result};
-use clap::Parser;
 use std::io::Read;
 use std::path::Path;
 use workload::Workload;
@@ -226,7 +225,7 @@ fn bundle_hash(dir: &Path) -> Result<String> {
     Ok(format!("{h:016x}"))
 }
 
-fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {
+fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &Synth) -> Result<Box<dyn Workload>> {
     crate::workloads::open(Some(name), synth, grid.samples, cfg)
 }
 
@@ -235,14 +234,14 @@ fn open_selected(
     grid: &Grid,
     name: &str,
     cfg: &Resolved,
-    synth: &SynthArgs,
+    synth: &Synth,
 ) -> Result<Box<dyn Workload>> {
     let w = open(grid, name, cfg, synth)?;
     crate::workloads::select(w, grid.layers.as_ref(), "layers")
 }
 
 /// The config and generator parameters of a list of assignments.
-fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, SynthArgs)> {
+fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth)> {
     let (cfg_pairs, synth_pairs) = split_kinds(pairs);
     let sets: Vec<String> = cfg_pairs
         .iter()
@@ -273,16 +272,11 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
             _ => unreachable!("split_kinds passes generator keys only"),
         }
     }
-    crate::commands::synth_params(&synth)?;
+    crate::workloads::synth_params(&synth)?;
     Ok((cfg, synth))
 }
 
 /// The generator parameters of `sresim run` without flags.
-fn default_synth() -> SynthArgs {
-    #[derive(Parser)]
-    struct Defaults {
-        #[command(flatten)]
-        synth: SynthArgs,
-    }
-    Defaults::parse_from(["sresim"]).synth
+fn default_synth() -> Synth {
+    Synth::default()
 }
