@@ -8,16 +8,11 @@
 // Configs, bundles and flags are user data: no unwrap/expect outside tests (docs/errors.md).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod chip;
+pub use sim::{chip, config, functional, memory_out, report, run, workloads};
+
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod functional;
-pub mod memory_out;
-pub mod report;
-pub mod run;
 // The sweep's expects are on invariants of data it has already checked; it is to adopt
 // the rule with an `#[allow]` per invariant.
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 pub mod sweep;
-pub mod workloads;

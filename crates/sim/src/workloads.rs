@@ -10,8 +10,8 @@ use workload::{LayerSelector, Selected, Workload};
 
 /// The default workload of `sresim run`.
 pub const DEFAULT_WORKLOAD: &str = "lenet5-mnist";
-const DEFAULT_MANIFEST: &str = include_str!("../workloads/lenet5-mnist/manifest.json");
-static DEFAULT_TENSORS: &[u8] = include_bytes!("../workloads/lenet5-mnist/tensors.npz");
+const DEFAULT_MANIFEST: &str = include_str!("../../../workloads/lenet5-mnist/manifest.json");
+static DEFAULT_TENSORS: &[u8] = include_bytes!("../../../workloads/lenet5-mnist/tensors.npz");
 
 fn options(synth: &Synth, samples: Option<usize>, cfg: &Resolved) -> Result<OpenOptions> {
     let defaults = OpenOptions::default();
