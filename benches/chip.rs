@@ -10,8 +10,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::Mode;
 use engine::EngineKind;
-use sresim::config::{self, Resolved};
-use sresim::run::{run, RunResult, RunSpec};
+use sim::config::{self, Resolved};
+use sim::run::{run, RunResult, RunSpec};
 use std::hint::black_box;
 use std::time::Duration;
 use workload::{Structure, SynthParams, ZooWorkload};
@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("vgg16-isaac-pipelined-chip", |b| {
         b.iter(|| {
             black_box(
-                sresim::chip::evaluate(
+                sim::chip::evaluate(
                     chip,
                     &res,
                     workload::zoo::vgg16().as_slice(),

@@ -24,13 +24,13 @@ pub enum Command {
     /// List the built-in networks and the bundled workloads.
     Workloads(WorkloadsArgs),
     /// Run every point of a grid of configs and workloads (resumable, shardable).
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(sweep::SweepArgs),
     /// Join the output directories of the shards of one sweep.
-    Merge(crate::sweep::MergeArgs),
+    Merge(sweep::MergeArgs),
     /// Draw one column of a result CSV against another as an SVG line chart.
-    Plot(crate::sweep::PlotArgs),
+    Plot(sweep::PlotArgs),
     /// Report what changed between two result CSVs; fails when anything did.
-    Compare(crate::sweep::CompareArgs),
+    Compare(sweep::CompareArgs),
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),
@@ -68,8 +68,8 @@ pub struct MemoryCmd {
 
 impl MemoryCmd {
     /// The export flags as the library takes them.
-    pub fn export_flags(&self) -> crate::memory_out::ExportFlags {
-        crate::memory_out::ExportFlags {
+    pub fn export_flags(&self) -> sim::memory_out::ExportFlags {
+        sim::memory_out::ExportFlags {
             dump_access_list: self.dump_access_list.clone(),
             dump_trace: self.dump_trace.clone(),
             trace_format: self.trace_format.clone(),
@@ -150,8 +150,8 @@ pub struct SynthArgs {
 
 impl SynthArgs {
     /// The flags as the library takes them.
-    pub fn to_synth(&self) -> crate::workloads::Synth {
-        crate::workloads::Synth {
+    pub fn to_synth(&self) -> sim::workloads::Synth {
+        sim::workloads::Synth {
             weight_sparsity: self.weight_sparsity,
             structure: self.structure.clone(),
             act_sparsity: self.act_sparsity,

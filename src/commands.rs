@@ -1,12 +1,12 @@
 //! The subcommands, as library functions the binary (and tests) call.
 
 use crate::cli::{MemoryCmd, RunArgs, WorkloadsArgs};
-use crate::run::{check_workers, parse_modes};
-use crate::{config, report, run};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
 use outdir::OutputDir;
+use sim::run::{check_workers, parse_modes};
+use sim::{config, report, run};
 use std::io::{IsTerminal, Write};
 use workload::LayerSelector;
 
@@ -34,15 +34,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map_err(|e| anyhow!("--layers: {e}"))?;
     let func = args
         .functional
-        .then(|| crate::functional::options(&cfg, args.dump_outputs));
-    let w = crate::workloads::open(
+        .then(|| sim::functional::options(&cfg, args.dump_outputs));
+    let w = sim::workloads::open(
         args.workload.as_deref(),
         &args.synth.to_synth(),
         args.samples,
         &cfg,
     )?;
     let total_layers = w.layers().len();
-    let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
+    let w = sim::workloads::select(w, selector.as_ref(), "--layers")?;
     for note in w.notes() {
         eprintln!("note: {note}");
     }
@@ -95,7 +95,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
 pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
     let mut o = std::io::stdout().lock();
-    write!(o, "{}", crate::workloads::listing(&cfg)?)?;
+    write!(o, "{}", sim::workloads::listing(&cfg)?)?;
     o.flush()?;
     Ok(())
 }
@@ -120,16 +120,16 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let mc = &mc;
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
-    let mut exports = crate::memory_out::Exports::prepare(&cmd.args, &cmd.export_flags())?;
+    let mut exports = sim::memory_out::Exports::prepare(&cmd.args, &cmd.export_flags())?;
     let out = cmd.args.out.as_deref().map(OutputDir::open).transpose()?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
-            let synth = crate::workloads::Synth {
+            let synth = sim::workloads::Synth {
                 synthetic_inputs: true,
                 ..Default::default()
             };
-            let w = crate::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
+            let w = sim::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
                 .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
             let result = run::run(&run::RunSpec {
                 workload: w.as_ref(),
@@ -150,7 +150,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         }
     };
     if !exports.is_empty() {
-        exports.write(&crate::memory_out::model(&cmd.args, mc, &compute)?)?;
+        exports.write(&sim::memory_out::model(&cmd.args, mc, &compute)?)?;
     }
     memory::report::outputs(&cmd.args, mc, compute)?
         .write(out.as_ref(), &mut std::io::stdout().lock())?;

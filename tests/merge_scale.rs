@@ -38,7 +38,7 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
 
 #[test]
 fn merging_1e5_points_holds_neither_rows_nor_bytes() {
-    use sresim::sweep::{shard, synth};
+    use sweep::{shard, synth};
     let t = tempfile::tempdir().unwrap();
     let (points, rows) = (100_000, 2);
     let shards = synth::write_shards(t.path(), points, rows, 4).unwrap();
@@ -61,7 +61,7 @@ fn merging_1e5_points_holds_neither_rows_nor_bytes() {
     assert_eq!(n, points * rows);
     // The description of the grid (sweep.json's point list, parsed) is the one thing that
     // grows with the points; the rows (csv_bytes of them) must not be held.
-    let (_, grid) = peak_of(|| sresim::sweep::store::Meta::read(&out).unwrap());
+    let (_, grid) = peak_of(|| sweep::store::Meta::read(&out).unwrap());
     let per_point = 64 * points;
     eprintln!("peak {peak} B; sweep.json parsed {grid} B; {csv_bytes} B of CSV");
     assert!(

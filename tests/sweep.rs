@@ -870,7 +870,7 @@ fn bad_grids_and_flags_are_one_line_errors() {
 
 #[test]
 fn the_shipped_grids_are_valid() {
-    use sresim::sweep::{grid::Grid, plan::Plan};
+    use sweep::{grid::Grid, plan::Plan};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sweeps");
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {

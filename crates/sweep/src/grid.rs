@@ -127,7 +127,7 @@ impl Grid {
         }
         let modes = match raw.modes {
             None => Mode::ALL.to_vec(),
-            Some(list) => crate::run::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
+            Some(list) => sim::run::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
         };
         let samples = match raw.samples {
             None => None,
@@ -394,7 +394,7 @@ pub fn split_kinds<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::plan::Plan;
+    use crate::plan::Plan;
 
     fn grid(text: &str) -> Grid {
         Grid::parse(text, Path::new("g.toml")).unwrap()

@@ -7,10 +7,10 @@
 
 use super::grid::{near, split_kinds, Grid, Point};
 use super::value::AxisValue;
-use crate::config::{self, Resolved};
-use crate::workloads::Synth;
-use crate::{report, run};
 use anyhow::{anyhow, bail, Result};
+use sim::config::{self, Resolved};
+use sim::workloads::Synth;
+use sim::{report, run};
 use std::io::Read;
 use std::path::Path;
 use workload::Workload;
@@ -84,7 +84,7 @@ impl Plan {
             };
             let wl = open(&grid, &name, &base_cfg, &base_synth)
                 .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
-            let wl = crate::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
+            let wl = sim::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
                     bail!(
@@ -226,7 +226,7 @@ fn bundle_hash(dir: &Path) -> Result<String> {
 }
 
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &Synth) -> Result<Box<dyn Workload>> {
-    crate::workloads::open(Some(name), synth, grid.samples, cfg)
+    sim::workloads::open(Some(name), synth, grid.samples, cfg)
 }
 
 /// [`open`], restricted to the grid's `layers`.
@@ -237,7 +237,7 @@ fn open_selected(
     synth: &Synth,
 ) -> Result<Box<dyn Workload>> {
     let w = open(grid, name, cfg, synth)?;
-    crate::workloads::select(w, grid.layers.as_ref(), "layers")
+    sim::workloads::select(w, grid.layers.as_ref(), "layers")
 }
 
 /// The config and generator parameters of a list of assignments.
@@ -272,7 +272,7 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
             _ => unreachable!("split_kinds passes generator keys only"),
         }
     }
-    crate::workloads::synth_params(&synth)?;
+    sim::workloads::synth_params(&synth)?;
     Ok((cfg, synth))
 }
 

@@ -4,8 +4,8 @@
 //! key `--set` accepts) or a parameter of the synthetic generators (`synth.*`), which
 //! decide the data of built-in networks and of bundle layers without inputs.
 
-use crate::config::DEFAULT_CONFIG_TOML;
 use energy::EnergyTable;
+use sim::config::DEFAULT_CONFIG_TOML;
 use toml::{Table, Value};
 
 /// One value of an axis: a TOML scalar.

@@ -7,8 +7,8 @@
 //! one file only and columns present in one file only are differences too.
 
 use super::table::Table;
-use crate::report;
 use anyhow::{bail, Result};
+use sim::report;
 use std::collections::HashMap;
 
 /// Columns that identify a row even though layers.csv has some of them.
