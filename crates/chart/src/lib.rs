@@ -2,7 +2,6 @@
 //! series, the legend beside the plot (so it never hides a line). Large linear y values
 //! are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
 
-use super::plot::Chart;
 use anyhow::{anyhow, bail, Result};
 use plotters::coord::ranged1d::{
     AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
@@ -11,6 +10,20 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
+
+/// The data of a chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// The series columns (legend heading).
+    pub legend: String,
+    /// Category names when x is not numeric.
+    pub categories: Option<Vec<String>>,
+    /// (label, points sorted by x).
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
 
 /// The tab10 palette; series past the tenth change marker shape.
 const COLORS: [RGBColor; 10] = [
