@@ -152,8 +152,14 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     if !exports.is_empty() {
         exports.write(&sim::memory_out::model(&cmd.args, mc, &compute)?)?;
     }
-    memory::report::outputs(&cmd.args, mc, compute)?
-        .write(out.as_ref(), &mut std::io::stdout().lock())?;
+    let mut outputs = memory::report::outputs(&cmd.args, mc, compute)?;
+    if outputs.plot {
+        let svg = sim::memory_plot::time_vs_capacity(&outputs.curve)?;
+        outputs
+            .files
+            .push(("memory_vs_capacity.svg", svg.into_bytes()));
+    }
+    outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");

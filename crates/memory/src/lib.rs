@@ -20,7 +20,6 @@ pub mod export;
 pub mod graph;
 pub mod limits;
 pub mod model;
-pub mod plot;
 pub mod report;
 pub mod step;
 pub mod trace;

@@ -10,6 +10,7 @@ pub mod chip;
 pub mod config;
 pub mod functional;
 pub mod memory_out;
+pub mod memory_plot;
 pub mod report;
 pub mod run;
 pub mod workloads;

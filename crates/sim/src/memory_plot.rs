@@ -2,8 +2,8 @@
 //! scale), one line per bandwidth. Zero and unbounded capacities have no place on a log axis
 //! and are left out (their numbers are in the summary).
 
-use crate::model::{Model, Point};
-use crate::units::{format_bandwidth, Capacity};
+use memory::report::Curve;
+use memory::units::{format_bandwidth, Capacity};
 use plotters::prelude::*;
 
 const COLORS: [RGBColor; 6] = [
@@ -20,7 +20,8 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
 }
 
 /// The SVG text of the plot.
-pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
+pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
+    let points = &m.points;
     const MIB: f64 = 1024.0 * 1024.0;
     let mut bws: Vec<f64> = points.iter().map(|p| p.bandwidth).collect();
     bws.sort_by(f64::total_cmp);
@@ -34,11 +35,11 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                 .iter()
                 .filter(|p| p.bandwidth == bw)
                 .filter_map(|p| {
-                    let c = p.at.capacity.0.filter(|&c| c > 0)?;
+                    let c = p.capacity.filter(|&c| c > 0)?;
                     Some((
                         c as f64 / MIB,
-                        p.time_s() * 1e3,
-                        p.traffic() as f64 / (MIB * 1024.0),
+                        p.time_s * 1e3,
+                        p.traffic as f64 / (MIB * 1024.0),
                     ))
                 })
                 .collect();
@@ -68,9 +69,9 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
     let (_, g1) = range(|p| p.2);
     let title = format!(
         "{} {} (batch {}): step time and traffic vs on-chip capacity",
-        m.step.network,
-        m.step.mode.as_str(),
-        m.step.batch
+        m.network,
+        m.mode.as_str(),
+        m.batch
     );
     let mut svg = String::new();
     {
@@ -119,7 +120,7 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
             }
             if idx == 1 {
                 // Compute alone: the time with an unbounded bandwidth.
-                let c = m.compute.iter().sum::<f64>() * 1e3;
+                let c = m.compute_s * 1e3;
                 let grey = RGBColor(120, 120, 120);
                 chart
                     .draw_series(DashedLineSeries::new(
