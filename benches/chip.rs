@@ -7,6 +7,9 @@
 //!
 //! Run: `cargo bench --bench chip` (docs/perf.md has the recorded numbers).
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::Mode;
 use engine::EngineKind;

@@ -3,6 +3,9 @@
 //! loader makes of them, and a run on it needs fewer OU operations and cycles with
 //! sparsity than dense. Also: `sresim run` with no arguments runs the embedded default.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use crossbar::Mode;
 use engine::EngineKind;
 use ndarray::ArrayD;

@@ -1,6 +1,9 @@
 //! `sresim merge` holds a few rows per input, not the rows: 10^5 synthetic points merged
 //! under a heap bound measured by this test binary's own allocator.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

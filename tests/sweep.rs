@@ -2,6 +2,9 @@
 //! `sresim run` of the same point, resume after kill -9 and after torn writes, sharding +
 //! merge equal to one unsharded run, readable plots, regression compare, bad grids.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,13 +5,17 @@
 //! step of [`step`] (forward, loss, backward in reverse, weight update; each step lists the
 //! tensors it reads and writes) -> the tile-level access list and prefetch list of
 //! [`access`] -> the Belady-managed buffer of [`buffer`] (traffic, reuse scope of every
-//! hit) -> per-step timing in [`exec`] -> CSV, JSON, plot and table in [`report`]. The
+//! hit) -> per-step timing in [`exec`] -> CSV, JSON and table in [`report`], with the
+//! figures of the plot ([`report::Curve`], drawn by the caller). The
 //! lists and a point's off-chip requests are exported record by record by [`export`] and
 //! [`trace`] (the caller writes them).
 //! docs/memory.md states the model and every assumption.
 
 pub mod access;
 pub mod buffer;
+// The builder unwraps the last dimension of shapes and the last node it pushed, which it
+// makes itself: invariants of its own construction, not user data.
+#[allow(clippy::unwrap_used)]
 pub mod builder;
 pub mod bundle;
 pub mod config;

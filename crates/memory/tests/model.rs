@@ -1,6 +1,9 @@
 //! The model on the zoo networks: limits, monotonicity and Belady's reads <= LRU's on real access
 //! lists, reuse scopes, inference mode, simulated compute, and the `run` outputs and errors.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memory::access::Scope;
 use memory::buffer::{simulate, Policy};
 use memory::exec::ComputeSource;

@@ -3,9 +3,6 @@
 //! output files of a run ([`report`], with the [`functional`] and [`chip`] columns) and of
 //! the memory model ([`memory_out`]), and which workload a name opens ([`workloads`]).
 
-// Configs, bundles and flags are user data: no unwrap/expect outside tests (docs/errors.md).
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
-
 pub mod chip;
 pub mod config;
 pub mod functional;

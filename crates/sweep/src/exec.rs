@@ -158,6 +158,8 @@ fn progress(total: u64, enabled: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    // The template is a constant, valid or not for every run alike (the tests run it).
+    #[allow(clippy::expect_used)]
     pb.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg} (eta {eta})",

@@ -102,6 +102,8 @@ impl Plan {
             open_as.push(name);
         }
         let modes = grid.modes.len();
+        // Every point is made from the grid's own workloads.
+        #[allow(clippy::expect_used)]
         let workload_of = |pt: &Point| {
             let i = grid.workloads.iter().position(|w| *w == pt.workload);
             i.expect("a point's workload is in the grid")
@@ -164,7 +166,8 @@ impl Plan {
         let (cfg, synth) =
             setup(g, &g.assignments(pt)).map_err(|e| anyhow!("{}: {e:#}", context()))?;
         let wi = g.workloads.iter().position(|w| *w == pt.workload);
-        let name = &self.open_as[wi.expect("a point's workload is in the grid")];
+        let wi = wi.ok_or_else(|| anyhow!("{}: workload not in the grid", context()))?;
+        let name = &self.open_as[wi];
         let result = (|| {
             let w = open_selected(g, name, &cfg, &synth)?;
             let samples = g.samples.unwrap_or(w.available_samples());

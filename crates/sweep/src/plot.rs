@@ -115,7 +115,9 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             .parse()
             .map_err(|_| anyhow!("{p}: --y: column {} holds '{}', not a number", a.y, r[yi]))?;
         let x = if numeric {
-            r[xi].parse::<f64>().expect("checked numeric")
+            r[xi]
+                .parse::<f64>()
+                .map_err(|_| anyhow!("{p}: --x: column {} holds '{}', not a number", a.x, r[xi]))?
         } else {
             match cats.iter().position(|c| *c == r[xi]) {
                 Some(i) => i as f64,
@@ -138,7 +140,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             Some(i) => &mut series[i],
             None => {
                 series.push((name, Vec::new(), Vec::new()));
-                series.last_mut().expect("just pushed")
+                let last = series.len() - 1;
+                &mut series[last]
             }
         };
         if let Some(k) = s.1.iter().position(|q| q.0 == x) {

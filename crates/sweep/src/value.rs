@@ -102,11 +102,11 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
     }
     let defaults: Table = DEFAULT_CONFIG_TOML
         .parse()
-        .expect("the embedded default config parses");
+        .map_err(|e| format!("the default config: {e}"))?;
     let known = match key.split('.').collect::<Vec<_>>().as_slice() {
         ["energy", "table"] => true,
         ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
-            .expect("table serializes")
+            .map_err(|e| format!("the default energy table: {e}"))?
             .contains_key(*k),
         [section, k] => defaults
             .get(*section)
