@@ -39,7 +39,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct MemoryCmd {
     #[command(flatten)]
-    pub args: memory::MemoryArgs,
+    pub args: MemoryFlags,
     /// TOML config (its [memory] table; keys it omits keep the defaults).
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
@@ -64,6 +64,52 @@ pub struct MemoryCmd {
     /// Clock of the DRAMsim3 issue cycles in MHz (default 1000).
     #[arg(long)]
     pub trace_clock_mhz: Option<f64>,
+}
+
+/// The model's flags of `sresim memory`.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub struct MemoryFlags {
+    /// Network: resnet18, resnet50, vgg16, mobilenetv2, bert, gnmt, yolov4-tiny, or a bundle directory.
+    #[arg(long, default_value = "resnet50")]
+    pub workload: String,
+    /// Samples per step.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// On-chip buffer capacities, comma-separated (16MiB, 1GB, 512KiB, inf).
+    #[arg(long, value_delimiter = ',', default_value = "16MiB")]
+    pub capacity: Vec<String>,
+    /// Off-chip bandwidths, comma-separated (900GB/s, 1.5TB/s).
+    #[arg(long, value_delimiter = ',', default_value = "900GB/s")]
+    pub bandwidth: Vec<String>,
+    /// training or inference (default: memory.mode of the config).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Tokens per sequence (bert) or time steps (gnmt).
+    #[arg(long)]
+    pub seq_len: Option<usize>,
+    /// Directory that receives memory_layers.csv, memory_summary.json and the plot
+    /// (replaced atomically). Without it nothing is written.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
+    #[arg(long)]
+    pub plot: bool,
+}
+
+impl MemoryFlags {
+    /// The flags as the memory model takes them.
+    pub fn to_args(&self) -> memory::MemoryArgs {
+        memory::MemoryArgs {
+            workload: self.workload.clone(),
+            batch: self.batch,
+            capacity: self.capacity.clone(),
+            bandwidth: self.bandwidth.clone(),
+            mode: self.mode.clone(),
+            seq_len: self.seq_len,
+            out: self.out.clone(),
+            plot: self.plot,
+        }
+    }
 }
 
 impl MemoryCmd {

@@ -120,8 +120,9 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let mc = &mc;
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
-    let mut exports = sim::memory_out::Exports::prepare(&cmd.args, &cmd.export_flags())?;
-    let out = cmd.args.out.as_deref().map(OutputDir::open).transpose()?;
+    let args = cmd.args.to_args();
+    let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
+    let out = args.out.as_deref().map(OutputDir::open).transpose()?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
@@ -129,7 +130,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
                 synthetic_inputs: true,
                 ..Default::default()
             };
-            let w = sim::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
+            let w = sim::workloads::open(Some(&args.workload), &synth, Some(1), &cfg)
                 .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
             let result = run::run(&run::RunSpec {
                 workload: w.as_ref(),
@@ -139,7 +140,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
                 samples: 1,
                 progress: false,
             })?;
-            let batch = cmd.args.batch as f64;
+            let batch = args.batch as f64;
             memory::ComputeSource::Simulated(
                 result
                     .layers
@@ -150,16 +151,10 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         }
     };
     if !exports.is_empty() {
-        exports.write(&sim::memory_out::model(&cmd.args, mc, &compute)?)?;
+        exports.write(&sim::memory_out::model(&args, mc, &compute)?)?;
     }
-    let mut outputs = memory::report::outputs(&cmd.args, mc, compute)?;
-    if outputs.plot {
-        let svg = sim::memory_plot::time_vs_capacity(&outputs.curve)?;
-        outputs
-            .files
-            .push(("memory_vs_capacity.svg", svg.into_bytes()));
-    }
-    outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
+    sim::memory_out::outputs(&args, mc, compute)?
+        .write(out.as_ref(), &mut std::io::stdout().lock())?;
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");

@@ -33,5 +33,5 @@ pub mod zoo;
 pub use config::{ComputeKind, MemoryConfig, Mode, Optimizer};
 pub use exec::ComputeSource;
 pub use model::Model;
-pub use report::{run, MemoryArgs};
+pub use report::MemoryArgs;
 pub use units::{parse_bandwidth, parse_capacity, Capacity};

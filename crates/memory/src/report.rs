@@ -18,33 +18,25 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Arguments of `sresim memory`.
-#[derive(Debug, Clone, PartialEq, clap::Args)]
+/// What `sresim memory` asks of the model (its flags, unparsed: the model checks them).
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemoryArgs {
     /// Network: resnet18, resnet50, vgg16, mobilenetv2, bert, gnmt, yolov4-tiny, or a bundle directory.
-    #[arg(long, default_value = "resnet50")]
     pub workload: String,
     /// Samples per step.
-    #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// On-chip buffer capacities, comma-separated (16MiB, 1GB, 512KiB, inf).
-    #[arg(long, value_delimiter = ',', default_value = "16MiB")]
     pub capacity: Vec<String>,
     /// Off-chip bandwidths, comma-separated (900GB/s, 1.5TB/s).
-    #[arg(long, value_delimiter = ',', default_value = "900GB/s")]
     pub bandwidth: Vec<String>,
     /// training or inference (default: memory.mode of the config).
-    #[arg(long)]
     pub mode: Option<String>,
     /// Tokens per sequence (bert) or time steps (gnmt).
-    #[arg(long)]
     pub seq_len: Option<usize>,
     /// Directory that receives memory_layers.csv, memory_summary.json and the plot
     /// (replaced atomically). Without it nothing is written.
-    #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
-    #[arg(long)]
     pub plot: bool,
 }
 
@@ -488,17 +480,6 @@ impl Outputs {
         stdout.flush()?;
         Ok(())
     }
-}
-
-/// Runs the model for every (capacity, bandwidth) of `args`, writes the outputs to
-/// `args.out` and prints a summary table.
-pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> anyhow::Result<()> {
-    let dir = args
-        .out
-        .as_deref()
-        .map(outdir::OutputDir::open)
-        .transpose()?;
-    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }
 
 /// Runs the model for every (capacity, bandwidth) of `args`: the files and the table,

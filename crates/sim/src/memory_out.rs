@@ -408,7 +408,7 @@ fn write_prefetch_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -
     Ok(())
 }
 
-/// The model `memory::run` evaluates for the same flags (network, batch, mode, sequence
+/// The model [`outputs`] evaluates for the same flags (network, batch, mode, sequence
 /// length), built again for the exports.
 pub fn model(a: &MemoryArgs, cfg: &MemoryConfig, compute: &ComputeSource) -> Result<Model> {
     memory::limits::check_args(a.batch, a.seq_len).map_err(|e| anyhow!("{e}"))?;
@@ -419,4 +419,31 @@ pub fn model(a: &MemoryArgs, cfg: &MemoryConfig, compute: &ComputeSource) -> Res
     let opts = memory::zoo::ZooOptions { seq_len: a.seq_len };
     let graph = memory::report::load_network(&a.workload, a.batch, opts)?;
     Model::new(&graph, &cfg, compute).map_err(|e| anyhow!("{e}"))
+}
+
+/// The files and table of `sresim memory` for `args`: the model's, with the plot drawn
+/// when they ask for it.
+pub fn outputs(
+    args: &MemoryArgs,
+    cfg: &MemoryConfig,
+    compute: ComputeSource,
+) -> Result<memory::report::Outputs> {
+    let mut outputs = memory::report::outputs(args, cfg, compute)?;
+    if outputs.plot {
+        let svg = crate::memory_plot::time_vs_capacity(&outputs.curve)?;
+        outputs
+            .files
+            .push(("memory_vs_capacity.svg", svg.into_bytes()));
+    }
+    Ok(outputs)
+}
+
+/// [`outputs`] written to `args.out` (nothing without it), the table printed on stdout.
+pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> Result<()> {
+    let dir = args
+        .out
+        .as_deref()
+        .map(outdir::OutputDir::open)
+        .transpose()?;
+    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }
