@@ -7,11 +7,14 @@
 //!
 //! Run: `cargo bench --bench chip` (docs/perf.md has the recorded numbers).
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::Mode;
 use engine::EngineKind;
-use sresim::config::{self, Resolved};
-use sresim::run::{run, RunResult, RunSpec};
+use sim::config::{self, Resolved};
+use sim::run::{run, RunResult, RunSpec};
 use std::hint::black_box;
 use std::time::Duration;
 use workload::{Structure, SynthParams, ZooWorkload};
@@ -64,7 +67,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("vgg16-isaac-pipelined-chip", |b| {
         b.iter(|| {
             black_box(
-                sresim::chip::evaluate(chip, &res, vgg16.as_slice(), &cfg.hw, cfg.cycle_ns)
+                sim::chip::evaluate(chip, &res, vgg16.as_slice(), &cfg.hw, cfg.cycle_ns)
                     .expect("fits"),
             )
         })

@@ -9,6 +9,9 @@
 //!
 //! Run: `cargo bench --bench engines` (see docs/perf.md for the recorded numbers).
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::{Hardware, Mode};
 use engine::input::Granularity;

@@ -2,6 +2,9 @@
 //! against loops that do only the same popcounts (noise-free) or the same random draws
 //! (noisy): docs/perf.md records the ratios.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::{Hardware, Mode};
 use engine::{EngineKind, Prepared, Samples, SimOptions};

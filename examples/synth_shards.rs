@@ -11,7 +11,7 @@ fn main() {
     };
     let (points, rows, shards) = (num(1), num(2), num(3));
     let dir = std::path::Path::new(&a[0]);
-    if let Err(e) = sresim::sweep::synth::write_shards(dir, points, rows, shards) {
+    if let Err(e) = sweep::synth::write_shards(dir, points, rows, shards) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -24,13 +24,13 @@ pub enum Command {
     /// List the built-in networks and the bundled workloads.
     Workloads(WorkloadsArgs),
     /// Run every point of a grid of configs and workloads (resumable, shardable).
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(sweep::SweepArgs),
     /// Join the output directories of the shards of one sweep.
-    Merge(crate::sweep::MergeArgs),
+    Merge(sweep::MergeArgs),
     /// Draw one column of a result CSV against another as an SVG line chart.
-    Plot(crate::sweep::PlotArgs),
+    Plot(sweep::PlotArgs),
     /// Report what changed between two result CSVs; fails when anything did.
-    Compare(crate::sweep::CompareArgs),
+    Compare(sweep::CompareArgs),
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),
@@ -39,7 +39,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct MemoryCmd {
     #[command(flatten)]
-    pub args: memory::MemoryArgs,
+    pub args: MemoryFlags,
     /// TOML config (its [memory] table; keys it omits keep the defaults).
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
@@ -53,8 +53,8 @@ pub struct MemoryCmd {
     /// Format of the layers table in --out: csv (memory_layers.csv, the default) or
     /// parquet (memory_layers.parquet, typed columns). The lists and traces of the
     /// --dump-* flags stay text.
-    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
-    pub format: crate::format::Format,
+    #[arg(long, default_value_t = sim::format::Format::Csv)]
+    pub format: sim::format::Format,
     /// Write access_list.csv and prefetch_list.csv (the model's lists) to this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_access_list: Option<PathBuf>,
@@ -69,6 +69,64 @@ pub struct MemoryCmd {
     /// Clock of the DRAMsim3 issue cycles in MHz (default 1000).
     #[arg(long)]
     pub trace_clock_mhz: Option<f64>,
+}
+
+/// The model's flags of `sresim memory`.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub struct MemoryFlags {
+    /// Network: resnet18, resnet50, vgg16, mobilenetv2, bert, gnmt, yolov4-tiny, or a bundle directory.
+    #[arg(long, default_value = "resnet50")]
+    pub workload: String,
+    /// Samples per step.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// On-chip buffer capacities, comma-separated (16MiB, 1GB, 512KiB, inf).
+    #[arg(long, value_delimiter = ',', default_value = "16MiB")]
+    pub capacity: Vec<String>,
+    /// Off-chip bandwidths, comma-separated (900GB/s, 1.5TB/s).
+    #[arg(long, value_delimiter = ',', default_value = "900GB/s")]
+    pub bandwidth: Vec<String>,
+    /// training or inference (default: memory.mode of the config).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Tokens per sequence (bert) or time steps (gnmt).
+    #[arg(long)]
+    pub seq_len: Option<usize>,
+    /// Directory that receives memory_layers.csv, memory_summary.json and the plot
+    /// (replaced atomically). Without it nothing is written.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
+    #[arg(long)]
+    pub plot: bool,
+}
+
+impl MemoryFlags {
+    /// The flags as the memory model takes them.
+    pub fn to_args(&self) -> memory::MemoryArgs {
+        memory::MemoryArgs {
+            workload: self.workload.clone(),
+            batch: self.batch,
+            capacity: self.capacity.clone(),
+            bandwidth: self.bandwidth.clone(),
+            mode: self.mode.clone(),
+            seq_len: self.seq_len,
+            out: self.out.clone(),
+            plot: self.plot,
+        }
+    }
+}
+
+impl MemoryCmd {
+    /// The export flags as the library takes them.
+    pub fn export_flags(&self) -> sim::memory_out::ExportFlags {
+        sim::memory_out::ExportFlags {
+            dump_access_list: self.dump_access_list.clone(),
+            dump_trace: self.dump_trace.clone(),
+            trace_format: self.trace_format.clone(),
+            trace_clock_mhz: self.trace_clock_mhz,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -98,8 +156,8 @@ pub struct RunArgs {
     pub samples: Option<usize>,
     /// Format of the layers table in --out: csv (layers.csv, the default) or parquet
     /// (layers.parquet, typed columns).
-    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
-    pub format: crate::format::Format,
+    #[arg(long, default_value_t = sim::format::Format::Csv)]
+    pub format: sim::format::Format,
     /// Run only these layers of the workload: names or globs, comma-separated, e.g.
     /// --layers conv2,'fc*' (each layer as in a run of the whole workload).
     #[arg(long, value_name = "NAME,...")]
@@ -143,6 +201,19 @@ pub struct SynthArgs {
     /// Generate inputs for bundle layers that have none.
     #[arg(long)]
     pub synthetic_inputs: bool,
+}
+
+impl SynthArgs {
+    /// The flags as the library takes them.
+    pub fn to_synth(&self) -> sim::workloads::Synth {
+        sim::workloads::Synth {
+            weight_sparsity: self.weight_sparsity,
+            structure: self.structure.clone(),
+            act_sparsity: self.act_sparsity,
+            seed: self.seed,
+            synthetic_inputs: self.synthetic_inputs,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,11 +1,12 @@
 //! The subcommands, as library functions the binary (and tests) call.
 
-use crate::cli::{MemoryCmd, RunArgs, SynthArgs, WorkloadsArgs};
-use crate::{config, report, run};
+use crate::cli::{MemoryCmd, RunArgs, WorkloadsArgs};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
 use outdir::OutputDir;
+use sim::run::{check_workers, parse_modes};
+use sim::{config, report, run};
 use std::io::{IsTerminal, Write};
 use workload::LayerSelector;
 
@@ -33,10 +34,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map_err(|e| anyhow!("--layers: {e}"))?;
     let func = args
         .functional
-        .then(|| crate::functional::options(&cfg, args.dump_outputs));
-    let w = crate::workloads::open(args.workload.as_deref(), &args.synth, args.samples, &cfg)?;
+        .then(|| sim::functional::options(&cfg, args.dump_outputs));
+    let w = sim::workloads::open(
+        args.workload.as_deref(),
+        &args.synth.to_synth(),
+        args.samples,
+        &cfg,
+    )?;
     let total_layers = w.layers().len();
-    let w = crate::workloads::select(w, selector.as_ref(), "--layers")?;
+    let w = sim::workloads::select(w, selector.as_ref(), "--layers")?;
     for note in w.notes() {
         eprintln!("note: {note}");
     }
@@ -90,40 +96,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
 pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
     let mut o = std::io::stdout().lock();
-    write!(o, "{}", crate::workloads::listing(&cfg)?)?;
+    write!(o, "{}", sim::workloads::listing(&cfg)?)?;
     o.flush()?;
     Ok(())
-}
-
-pub fn parse_modes(list: &[String]) -> Result<Vec<Mode>> {
-    let mut modes = Vec::new();
-    for m in list {
-        let mode: Mode = m.trim().parse().map_err(|e| anyhow!("--modes: {e}"))?;
-        if !modes.contains(&mode) {
-            modes.push(mode);
-        }
-    }
-    if modes.is_empty() {
-        return Err(anyhow!("--modes: no mode given"));
-    }
-    Ok(modes)
-}
-
-/// Most worker threads (`--threads`) and points in flight (`sweep --jobs`): far more
-/// than any machine's cores, few enough that starting them cannot exhaust the system
-/// (each thread has its own stack and, for a job, a layer in memory).
-pub const MAX_WORKERS: usize = 1024;
-
-/// Checks `--threads` or `--jobs`: at least 1, at most [`MAX_WORKERS`].
-pub fn check_workers(flag: &str, n: Option<usize>) -> Result<()> {
-    match n {
-        Some(0) => Err(anyhow!("{flag}: must be at least 1")),
-        Some(n) if n > MAX_WORKERS => Err(anyhow!(
-            "{flag}: {n} is more than the limit of {MAX_WORKERS} (this machine has {} cores; results do not depend on it)",
-            std::thread::available_parallelism().map_or(1, |c| c.get())
-        )),
-        _ => Ok(()),
-    }
 }
 
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
@@ -132,27 +107,6 @@ fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| anyhow!("--threads: {e}"))
-}
-
-/// The synthetic-data flags, checked.
-pub fn synth_params(a: &SynthArgs) -> Result<workload::SynthParams> {
-    let structure = match a.structure.as_str() {
-        "unstructured" => workload::Structure::Unstructured,
-        "ssl" => workload::Structure::Ssl,
-        s => {
-            return Err(anyhow!(
-                "--structure: unknown '{s}' (expected unstructured or ssl)"
-            ))
-        }
-    };
-    let p = workload::SynthParams {
-        seed: a.seed,
-        weight_sparsity: a.weight_sparsity,
-        structure,
-        act_sparsity: a.act_sparsity,
-    };
-    p.validate()?;
-    Ok(p)
 }
 
 /// `sresim memory`: the memory-subsystem model, with compute times at peak or, with
@@ -167,19 +121,17 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
     let mc = &mc;
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
-    let mut exports = crate::memory_out::Exports::prepare(cmd)?;
-    let out = cmd.args.out.as_deref().map(OutputDir::open).transpose()?;
+    let args = cmd.args.to_args();
+    let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
+    let out = args.out.as_deref().map(OutputDir::open).transpose()?;
     let compute = match mc.compute {
         memory::ComputeKind::Peak => memory::ComputeSource::Peak,
         memory::ComputeKind::Simulated => {
-            let synth = SynthArgs {
-                weight_sparsity: 0.7,
-                structure: "unstructured".into(),
-                act_sparsity: 0.5,
-                seed: 1,
+            let synth = sim::workloads::Synth {
                 synthetic_inputs: true,
+                ..Default::default()
             };
-            let w = crate::workloads::open(Some(&cmd.args.workload), &synth, Some(1), &cfg)
+            let w = sim::workloads::open(Some(&args.workload), &synth, Some(1), &cfg)
                 .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
             let result = run::run(&run::RunSpec {
                 workload: w.as_ref(),
@@ -189,7 +141,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
                 samples: 1,
                 progress: false,
             })?;
-            let batch = cmd.args.batch as f64;
+            let batch = args.batch as f64;
             memory::ComputeSource::Simulated(
                 result
                     .layers
@@ -200,23 +152,23 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         }
     };
     if !exports.is_empty() {
-        exports.write(&crate::memory_out::model(cmd, mc, &compute)?)?;
+        exports.write(&sim::memory_out::model(&args, mc, &compute)?)?;
     }
-    let mut outputs = memory::report::outputs(&cmd.args, mc, compute)?;
-    if cmd.format == crate::format::Format::Parquet {
+    let mut outputs = sim::memory_out::outputs(&args, mc, compute)?;
+    if cmd.format == sim::format::Format::Parquet {
         for f in outputs.files.iter_mut() {
             if f.0 == "memory_layers.csv" {
                 let name = "memory_layers.parquet";
                 *f = (
                     name,
-                    crate::format::parquet_of_csv(name, &f.1, crate::format::memory_kind)?,
+                    sim::format::parquet_of_csv(name, &f.1, sim::format::memory_kind)?,
                 );
             }
         }
     }
     outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
     if let Some(dir) = &out {
-        crate::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
+        sim::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
     }
     for line in exports.commit()? {
         // The files are in place; a closed stdout does not undo them.

@@ -1,10 +1,11 @@
 //! The `sresim` binary: parses the command line, runs, and turns every failure into one
 //! `error: ...` line and a non-zero exit status.
 
-#![deny(clippy::unwrap_used, clippy::expect_used)]
+mod cli;
+mod commands;
 
 use clap::Parser;
-use sresim::cli::{Cli, Command};
+use cli::{Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -35,13 +36,13 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => sresim::commands::run(&args),
-        Command::Workloads(args) => sresim::commands::workloads(&args),
-        Command::Sweep(args) => sresim::sweep::sweep_command(&args),
-        Command::Merge(args) => sresim::sweep::merge_command(&args),
-        Command::Plot(args) => sresim::sweep::plot_command(&args),
-        Command::Compare(args) => sresim::sweep::compare_command(&args),
-        Command::Memory(cmd) => sresim::commands::memory(&cmd),
+        Command::Run(args) => commands::run(&args),
+        Command::Workloads(args) => commands::workloads(&args),
+        Command::Sweep(args) => sweep::sweep_command(&args),
+        Command::Merge(args) => sweep::merge_command(&args),
+        Command::Plot(args) => sweep::plot_command(&args),
+        Command::Compare(args) => sweep::compare_command(&args),
+        Command::Memory(cmd) => commands::memory(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,13 +3,16 @@
 //! loader makes of them, and a run on it needs fewer OU operations and cycles with
 //! sparsity than dense. Also: `sresim run` with no arguments runs the embedded default.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use crossbar::Mode;
 use engine::EngineKind;
 use ndarray::ArrayD;
 use ndarray_npy::NpzReader;
 use serde_json::Value;
-use sresim::config::{self, Resolved};
-use sresim::run::{run, RunSpec};
+use sim::config::{self, Resolved};
+use sim::run::{run, RunSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;

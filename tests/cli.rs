@@ -1,6 +1,9 @@
 //! End-to-end tests of the `sresim` binary: runs on a zoo network and on a bundle the test
 //! writes, the layers.csv contract, determinism, and bad flags and bundles.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use ndarray::{Array2, Array4};
 use ndarray_npy::NpzWriter;
 use std::path::Path;

@@ -3,6 +3,9 @@
 //! path a Markdown file or a source comment names (`docs/model.md`,
 //! `configs/sweeps/ou-size.toml`) exists.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {

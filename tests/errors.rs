@@ -114,6 +114,9 @@
 //! | memory_tiny_peak | memory.peak_macs_per_s = 1e-300 | memory.peak_macs_per_s |
 //! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use ndarray::{Array, ArrayD, IxDyn};
 use ndarray_npy::WriteNpyExt;
 use serde_json::{json, Value};

@@ -2,6 +2,9 @@
 //! bundled workload's outputs equal the exact product in every mode, outputs.npz holds
 //! them, and bad functional settings are refused with one line and nothing written.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 

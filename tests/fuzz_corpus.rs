@@ -4,6 +4,9 @@
 //! entry points are fuzz/src/lib.rs, included here as a module; docs/errors.md says how
 //! to run the fuzzers and refresh the corpus.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../fuzz/src/lib.rs"]
 #[allow(dead_code)]
 mod entries;

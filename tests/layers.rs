@@ -3,6 +3,9 @@
 //! grid's `layers` (on `sweep`) give exactly the rows those layers have in a run of the
 //! whole workload.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output};

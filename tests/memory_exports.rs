@@ -3,6 +3,9 @@
 //! `--policy` switches the reported figures, and bad flags are one-line errors that leave
 //! nothing behind.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memory::trace::{TracePoint, REQUEST_BYTES};
 use memory::{Capacity, ComputeSource, MemoryConfig, Model};
 use std::collections::HashMap;

@@ -1,6 +1,9 @@
 //! `sresim merge` holds a few rows per input, not the rows: 10^5 synthetic points merged
 //! under a heap bound measured by this test binary's own allocator.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,7 +41,7 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
 
 #[test]
 fn merging_1e5_points_holds_neither_rows_nor_bytes() {
-    use sresim::sweep::{shard, synth};
+    use sweep::{shard, synth};
     let t = tempfile::tempdir().unwrap();
     let (points, rows) = (100_000, 2);
     let shards = synth::write_shards(t.path(), points, rows, 4).unwrap();
@@ -47,7 +50,7 @@ fn merging_1e5_points_holds_neither_rows_nor_bytes() {
         .map(|d| std::fs::metadata(d.join("points.csv")).unwrap().len())
         .sum();
     let out = t.path().join("merged");
-    let csv = sresim::format::Format::Csv;
+    let csv = sim::format::Format::Csv;
     let (msg, peak) = peak_of(|| shard::merge(&shards, &out, false, csv).unwrap());
     assert!(msg.starts_with("merged 100000 of 100000 points"), "{msg}");
     // Every row is there once, in grid order.
@@ -78,7 +81,7 @@ fn merging_1e5_points_holds_neither_rows_nor_bytes() {
     );
     // To Parquet, and from Parquet back to CSV: one row group (16,384 rows) more.
     let pq = t.path().join("pq");
-    let parquet = sresim::format::Format::Parquet;
+    let parquet = sim::format::Format::Parquet;
     let (_, peak) = peak_of(|| shard::merge(&shards, &pq, false, parquet).unwrap());
     eprintln!("to Parquet: peak {peak} B");
     assert!(peak < per_point + (32 << 20), "to Parquet: {peak} B");

@@ -4,6 +4,9 @@
 //! rebuilt bundle is never mixed with the old one's results, and a closed stdout ends a
 //! command quietly. Every case runs the real binary.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use ndarray::{Array2, Array4};
 use ndarray_npy::NpzWriter;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! back to the same numbers; `compare` and `plot` read both; combinations that cannot
 //! work are refused with one line.
 
-use sresim::sweep::table::Table;
+use sweep::table::Table;
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -2,6 +2,9 @@
 //! `sresim run` of the same point, resume after kill -9 and after torn writes, sharding +
 //! merge equal to one unsharded run, readable plots, regression compare, bad grids.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -870,7 +873,7 @@ fn bad_grids_and_flags_are_one_line_errors() {
 
 #[test]
 fn the_shipped_grids_are_valid() {
-    use sresim::sweep::{grid::Grid, plan::Plan};
+    use sweep::{grid::Grid, plan::Plan};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sweeps");
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {

@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 
 use ndarray::{Array, ArrayD, IxDyn};
 use ndarray_npy::NpzWriter;
-use sresim::config::{self, Resolved};
-use sresim::run::{run, RunSpec};
+use sim::config::{self, Resolved};
+use sim::run::{run, RunSpec};
 use workload::bundle::{BundleWorkload, Manifest};
 use workload::resolve::OpenOptions;
 use workload::Workload;

@@ -1,5 +1,8 @@
 //! Hand-computed tiny chips and properties of placement and schedules.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use chip::*;
 use proptest::prelude::*;
 use toml::{Table, Value};

@@ -42,6 +42,8 @@ impl EnergyTable {
     }
 
     pub fn isaac_32nm() -> Self {
+        // The table is compiled in and checked by the tests: no user data can break it.
+        #[allow(clippy::expect_used)]
         Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded default table is valid")
     }
 

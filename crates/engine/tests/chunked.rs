@@ -3,6 +3,9 @@
 //! the cycle engine's stage counters, finite queues included (the machine runs on from
 //! one chunk to the next).
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::arb_case;

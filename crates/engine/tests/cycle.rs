@@ -4,6 +4,9 @@
 //! policies and slow stages, and on the lenet5 zoo network; between the two, never
 //! slower with a deeper queue.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{arb_case, run};

@@ -2,6 +2,9 @@
 //! configurations: every count, cycles included, must be equal; and the fast engine
 //! must give the same numbers with 1 and 2 threads.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{arb_case, run};

@@ -1,6 +1,9 @@
 //! Non-ideal devices (docs/functional.md, "Non-ideal devices"): hand-computed reads, and runs that
 //! do not depend on threads or on how samples are chunked.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod cases;
 #[path = "../../engine/tests/common/mod.rs"]
 mod common;

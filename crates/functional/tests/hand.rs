@@ -1,5 +1,8 @@
 //! Tiny layers computed by hand (docs/functional.md works the first one through).
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use crossbar::{AdcBits, Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
 use functional::{FuncOptions, Layer, LayerRun, ModeOutput};

@@ -2,6 +2,9 @@
 //! ADC that does not clip, every mode's output equals the exact integer product, here
 //! computed by a direct convolution independent of im2col and of the mapping.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../../engine/tests/common/mod.rs"]
 mod common;
 

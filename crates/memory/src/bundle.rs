@@ -61,7 +61,10 @@ pub fn from_layer_specs(name: &str, batch: usize, specs: &[LayerSpec]) -> anyhow
         };
         prev = Some(y);
     }
-    b.output(prev.unwrap());
+    let Some(last) = prev else {
+        bail!("{name}: no layers");
+    };
+    b.output(last);
     Ok(b.finish())
 }
 

@@ -5,7 +5,8 @@
 //! step of [`step`] (forward, loss, backward in reverse, weight update; each step lists the
 //! tensors it reads and writes) -> the tile-level access list and prefetch list of
 //! [`access`] -> the Belady-managed buffer of [`buffer`] (traffic, reuse scope of every
-//! hit) -> per-step timing in [`exec`] -> CSV, JSON, plot and table in [`report`]. The
+//! hit) -> per-step timing in [`exec`] -> CSV, JSON and table in [`report`], with the
+//! figures of the plot ([`report::Curve`], drawn by the caller). The
 //! lists and a point's off-chip requests are exported record by record by [`export`] and
 //! [`trace`] (the caller writes them).
 //! docs/memory.md states the model and every assumption.
@@ -20,7 +21,6 @@ pub mod export;
 pub use network::graph;
 pub mod limits;
 pub mod model;
-pub mod plot;
 pub mod report;
 pub mod step;
 pub mod trace;
@@ -30,5 +30,5 @@ pub mod zoo;
 pub use config::{ComputeKind, MemoryConfig, Mode, Optimizer};
 pub use exec::ComputeSource;
 pub use model::Model;
-pub use report::{run, MemoryArgs};
+pub use report::MemoryArgs;
 pub use units::{parse_bandwidth, parse_capacity, Capacity};

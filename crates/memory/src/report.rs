@@ -2,6 +2,7 @@
 //! memory_summary.json, memory_vs_capacity.svg, a table on stdout).
 
 use crate::access::Scope;
+use crate::bundle;
 use crate::config::{MemoryConfig, Mode};
 use crate::exec::{Bound, ComputeSource};
 use crate::graph::Graph;
@@ -10,7 +11,6 @@ use crate::units::{
     format_bandwidth, format_bytes, format_seconds, parse_bandwidth, parse_capacity, Capacity,
 };
 use crate::zoo::{self, ZooOptions};
-use crate::{bundle, plot};
 use anyhow::{anyhow, bail};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -18,33 +18,25 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Arguments of `sresim memory`.
-#[derive(Debug, Clone, PartialEq, clap::Args)]
+/// What `sresim memory` asks of the model (its flags, unparsed: the model checks them).
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemoryArgs {
     /// Network: resnet18, resnet50, vgg16, mobilenetv2, bert, gnmt, yolov4-tiny, or a bundle directory.
-    #[arg(long, default_value = "resnet50")]
     pub workload: String,
     /// Samples per step.
-    #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// On-chip buffer capacities, comma-separated (16MiB, 1GB, 512KiB, inf).
-    #[arg(long, value_delimiter = ',', default_value = "16MiB")]
     pub capacity: Vec<String>,
     /// Off-chip bandwidths, comma-separated (900GB/s, 1.5TB/s).
-    #[arg(long, value_delimiter = ',', default_value = "900GB/s")]
     pub bandwidth: Vec<String>,
     /// training or inference (default: memory.mode of the config).
-    #[arg(long)]
     pub mode: Option<String>,
     /// Tokens per sequence (bert) or time steps (gnmt).
-    #[arg(long)]
     pub seq_len: Option<usize>,
     /// Directory that receives memory_layers.csv, memory_summary.json and the plot
     /// (replaced atomically). Without it nothing is written.
-    #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// Write memory_vs_capacity.svg (always written for two or more capacities; needs --out).
-    #[arg(long)]
     pub plot: bool,
 }
 
@@ -407,6 +399,55 @@ pub struct Outputs {
     /// memory_layers.csv, memory_summary.json and, when drawn, memory_vs_capacity.svg.
     pub files: Vec<(&'static str, Vec<u8>)>,
     pub table: String,
+    /// The figures of memory_vs_capacity.svg.
+    pub curve: Curve,
+    /// Whether memory_vs_capacity.svg is to be drawn (`--plot`, or two or more
+    /// capacities); the caller draws it and appends it to `files`.
+    pub plot: bool,
+}
+
+/// Step time and off-chip traffic at every (capacity, bandwidth) point: what the plot of
+/// time and traffic against capacity draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub network: String,
+    pub mode: Mode,
+    pub batch: usize,
+    /// Time of the compute alone (an unbounded bandwidth), in seconds.
+    pub compute_s: f64,
+    pub points: Vec<CurvePoint>,
+}
+
+/// One point of a [`Curve`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurvePoint {
+    /// On-chip capacity in bytes (None: unbounded).
+    pub capacity: Option<u64>,
+    /// Off-chip bandwidth in bytes per second.
+    pub bandwidth: f64,
+    pub time_s: f64,
+    /// Off-chip traffic in bytes.
+    pub traffic: u64,
+}
+
+impl Curve {
+    fn new(m: &Model, points: &[Point]) -> Curve {
+        Curve {
+            network: m.step.network.clone(),
+            mode: m.step.mode,
+            batch: m.step.batch,
+            compute_s: m.compute.iter().sum::<f64>(),
+            points: points
+                .iter()
+                .map(|p| CurvePoint {
+                    capacity: p.at.capacity.0,
+                    bandwidth: p.bandwidth,
+                    time_s: p.time_s(),
+                    traffic: p.traffic(),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Outputs {
@@ -439,17 +480,6 @@ impl Outputs {
         stdout.flush()?;
         Ok(())
     }
-}
-
-/// Runs the model for every (capacity, bandwidth) of `args`, writes the outputs to
-/// `args.out` and prints a summary table.
-pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> anyhow::Result<()> {
-    let dir = args
-        .out
-        .as_deref()
-        .map(outdir::OutputDir::open)
-        .transpose()?;
-    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }
 
 /// Runs the model for every (capacity, bandwidth) of `args`: the files and the table,
@@ -520,21 +550,21 @@ pub fn outputs(
     };
     let json = serde_json::to_vec_pretty(&summary)?;
 
-    let mut files = vec![
+    let files = vec![
         ("memory_layers.csv", csv_bytes),
         ("memory_summary.json", json),
     ];
     let finite = p.capacities.iter().filter(|c| !c.is_infinite()).count();
-    if args.plot || p.capacities.len() >= 2 {
-        let svg = plot::time_vs_capacity(&model, &points)?;
-        files.push(("memory_vs_capacity.svg", svg.into_bytes()));
-        if finite < 2 {
-            eprintln!("warning: memory_vs_capacity.svg needs two finite capacities to draw a line");
-        }
+    let plot = args.plot || p.capacities.len() >= 2;
+    if plot && finite < 2 {
+        eprintln!("warning: memory_vs_capacity.svg needs two finite capacities to draw a line");
     }
+    let table = table(&model, &summary, &points);
     Ok(Outputs {
         files,
-        table: table(&model, &summary, &points),
+        table,
+        curve: Curve::new(&model, &points),
+        plot,
     })
 }
 

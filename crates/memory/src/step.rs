@@ -171,8 +171,17 @@ impl<'a> Builder<'a> {
         self.tensors.len() - 1
     }
 
-    fn push(&mut self, node: usize, phase: Phase, macs: f64, ops: f64, patterns: Vec<Pattern>) {
+    /// Appends a step of `node` and returns it, for a caller that names its kind.
+    fn push(
+        &mut self,
+        node: usize,
+        phase: Phase,
+        macs: f64,
+        ops: f64,
+        patterns: Vec<Pattern>,
+    ) -> &mut Step {
         let n = &self.g.nodes[node];
+        let at = self.steps.len();
         self.steps.push(Step {
             node,
             layer: n.name.clone(),
@@ -182,6 +191,7 @@ impl<'a> Builder<'a> {
             ops,
             patterns,
         });
+        &mut self.steps[at]
     }
 
     fn elems(&self, t: TensorId) -> f64 {
@@ -204,15 +214,20 @@ impl<'a> Builder<'a> {
             k => {
                 let name = format!("{}.grad", self.g.tensors[t].name);
                 let sum = self.new_tensor(name, t, TensorClass::ActGrad);
-                let node = self.producers[t].expect("gradient of an input");
+                // Only activations gather gradient contributions, and each has a
+                // producer; a tensor without one has no node to charge the sum to and no
+                // node reads its gradient.
+                let Some(node) = self.producers[t] else {
+                    self.resolved.insert(t, None);
+                    return None;
+                };
                 let ops = (k - 1) as f64 * self.elems(t);
                 let pat = Pattern::Stream {
                     reads: c,
                     writes: vec![sum],
                 };
-                self.push(node, Phase::GradAccumulate, 0.0, ops, vec![pat]);
-                let s = self.steps.last_mut().unwrap();
-                s.kind = "accumulate";
+                self.push(node, Phase::GradAccumulate, 0.0, ops, vec![pat])
+                    .kind = "accumulate";
                 Some(sum)
             }
         };
@@ -302,6 +317,8 @@ impl<'a> Builder<'a> {
         if dys.iter().all(Option::is_none) {
             return;
         }
+        // The gradient of the first output; the nodes that read it have one output, whose
+        // gradient is there (a node with none returned above).
         let dy = dys[0];
         let macs = g.macs(i);
         let out_elems: f64 = n.outputs.iter().map(|&t| self.elems(t)).sum();
@@ -313,7 +330,7 @@ impl<'a> Builder<'a> {
             .collect();
         match &n.op {
             Op::Conv(_) | Op::Fc { .. } => {
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 let x = n.inputs[0];
                 if self.needs_grad(x) {
                     let dx = self.input_grad(i, x);
@@ -334,7 +351,7 @@ impl<'a> Builder<'a> {
                 self.push(i, Phase::BackwardWeight, macs, bias_ops, vec![pat]);
             }
             Op::MatMul { .. } => {
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 let (a, b) = (n.inputs[0], n.inputs[1]);
                 let mut pats = Vec::new();
                 let mut m = 0.0;
@@ -359,7 +376,7 @@ impl<'a> Builder<'a> {
                 }
             }
             Op::BatchNorm | Op::LayerNorm => {
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 let x = n.inputs[0];
                 let w = n.weights[0];
                 let (dw, _) = self.weight_grad(w);
@@ -390,13 +407,13 @@ impl<'a> Builder<'a> {
             }
             Op::Add => {
                 // The output gradient is the gradient of every input: no copy, no step.
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 for &x in &grad_inputs {
                     self.contributions[x].push(dy);
                 }
             }
             Op::Embedding { vocab, .. } => {
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 let ids = n.inputs[0];
                 let (dw, accumulate) = self.weight_grad(n.weights[0]);
                 let pat = Pattern::Scatter {
@@ -410,7 +427,7 @@ impl<'a> Builder<'a> {
             Op::Lstm { .. } => self.lstm_backward(i, &dys),
             op => {
                 // Element-wise layers: what the derivative needs besides dy.
-                let dy = dy.expect("single-output node");
+                let Some(dy) = dy else { return };
                 let x = n.inputs[0];
                 let mut reads = vec![dy];
                 let factor = match op {
@@ -534,8 +551,7 @@ impl<'a> Builder<'a> {
                 ops += opt.ops_per_element() * self.elems(w);
             }
             if !pats.is_empty() {
-                self.push(i, Phase::Update, 0.0, ops, pats);
-                self.steps.last_mut().unwrap().kind = "update";
+                self.push(i, Phase::Update, 0.0, ops, pats).kind = "update";
             }
         }
     }

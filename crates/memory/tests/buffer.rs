@@ -1,6 +1,9 @@
 //! The buffer on synthetic access lists: the limits (zero, unbounded), monotonicity in
 //! capacity, Belady against LRU, and Belady against an exhaustive search for the optimum.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memory::access::{from_raw, AccessList, NEVER};
 use memory::buffer::{simulate, Policy};
 use memory::Capacity;

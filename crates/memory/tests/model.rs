@@ -1,11 +1,14 @@
 //! The model on the zoo networks: limits, monotonicity and Belady's reads <= LRU's on real access
-//! lists, reuse scopes, inference mode, simulated compute, and the `run` outputs and errors.
+//! lists, reuse scopes, inference mode, simulated compute, and the errors of `outputs`.
+
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memory::access::Scope;
 use memory::buffer::{simulate, Policy};
 use memory::exec::ComputeSource;
 use memory::model::Model;
-use memory::report::{load_network, run, MemoryArgs};
+use memory::report::{load_network, outputs, MemoryArgs};
 use memory::step::{Phase, TensorClass};
 use memory::zoo::{self, ZooOptions};
 use memory::{Capacity, MemoryConfig, Mode};
@@ -195,59 +198,6 @@ fn simulated_times_replace_peak_for_named_layers() {
 }
 
 #[test]
-fn run_writes_csv_json_and_plot() {
-    let dir = tempfile::tempdir().unwrap();
-    let args = MemoryArgs {
-        workload: "mobilenetv2".into(),
-        batch: 2,
-        capacity: vec!["512KiB".into(), "4MiB".into(), "inf".into()],
-        bandwidth: vec!["900GB/s".into(), "1.5TB/s".into()],
-        out: Some(dir.path().to_path_buf()),
-        ..MemoryArgs::default()
-    };
-    run(&args, &MemoryConfig::default(), ComputeSource::Peak).unwrap();
-    let csv = std::fs::read_to_string(dir.path().join("memory_layers.csv")).unwrap();
-    let header = csv.lines().next().unwrap();
-    assert!(header
-        .starts_with("network,mode,capacity_bytes,bandwidth_bytes_per_s,step,layer,kind,phase"));
-    let totals: Vec<&str> = csv.lines().filter(|l| l.contains(",TOTAL,")).collect();
-    assert_eq!(totals.len(), 3 * 2);
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("memory_summary.json")).unwrap())
-            .unwrap();
-    let points = json["points"].as_array().unwrap();
-    assert_eq!(points.len(), 6);
-    assert_eq!(points[4]["capacity_bytes"], serde_json::Value::Null);
-    assert_eq!(points[4]["traffic_bytes"], json["compulsory_bytes"]);
-    let t = |i: usize| points[i]["traffic_bytes"].as_u64().unwrap();
-    assert!(t(0) >= t(2) && t(2) >= t(4));
-    let svg = std::fs::read_to_string(dir.path().join("memory_vs_capacity.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("1.5 TB/s"));
-    // The sampled finite capacities are the x tick labels, in each of the two panels,
-    // and the only vertical grid lines (no minor lines crowding the log axis).
-    for tick in ["512 KiB", "4 MiB"] {
-        assert_eq!(
-            svg.matches(&format!(">\n{tick}\n</text>")).count(),
-            2,
-            "{tick}"
-        );
-    }
-    let vertical = svg
-        .lines()
-        .filter(|l| l.starts_with("<line"))
-        .filter(|l| {
-            let attr = |k: &str| {
-                l.split(&format!(" {k}=\""))
-                    .nth(1)
-                    .map(|r| r.split('"').next())
-            };
-            attr("x1") == attr("x2")
-        })
-        .count();
-    assert_eq!(vertical, 2 * 2);
-}
-
-#[test]
 fn bad_arguments_are_one_line_errors_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let base = MemoryArgs {
@@ -255,7 +205,12 @@ fn bad_arguments_are_one_line_errors_naming_the_flag() {
         ..MemoryArgs::default()
     };
     let cfg = MemoryConfig::default();
-    let err = |a: MemoryArgs| run(&a, &cfg, ComputeSource::Peak).unwrap_err().to_string();
+    let err = |a: MemoryArgs| {
+        let Err(e) = outputs(&a, &cfg, ComputeSource::Peak) else {
+            panic!("{a:?} accepted")
+        };
+        e.to_string()
+    };
     let e = err(MemoryArgs {
         capacity: vec!["16MB".into(), "lots".into()],
         ..base.clone()
@@ -291,9 +246,10 @@ fn bad_arguments_are_one_line_errors_naming_the_flag() {
         peak_macs_per_s: 0.0,
         ..cfg.clone()
     };
-    let e = run(&base, &bad, ComputeSource::Peak)
-        .unwrap_err()
-        .to_string();
+    let Err(e) = outputs(&base, &bad, ComputeSource::Peak) else {
+        panic!("peak_macs_per_s = 0 accepted")
+    };
+    let e = e.to_string();
     assert!(e.starts_with("memory.peak_macs_per_s:"), "{e}");
     assert!(load_network("resnet50", 1, ZooOptions::default()).is_ok());
     assert!(

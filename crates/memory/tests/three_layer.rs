@@ -6,6 +6,9 @@
 //! activations fc1, fc2, fc3 2 each; the gradients fc3.dloss, fc3.dfc2, fc2.dfc1 2 each and
 //! fc1/fc2/fc3.weight.grad 4 each. Every tensor is one tile.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memory::access::{self, AccessList, Scope};
 use memory::buffer::{simulate, simulate_observed, Policy};
 use memory::builder::GraphBuilder;

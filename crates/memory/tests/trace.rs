@@ -2,6 +2,9 @@
 //! step by step, in 64-byte pieces inside the tiles they move; the address layout; the
 //! records of the access list and the prefetch list.
 
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memory::access::{from_raw, AccessList};
 use memory::buffer::Policy;
 use memory::trace::{AddressLayout, TracePoint, REQUEST_BYTES, TENSOR_ALIGN};

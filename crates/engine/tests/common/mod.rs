@@ -1,5 +1,7 @@
 //! Random small layers and configurations for differential tests.
 #![allow(dead_code)]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crossbar::{AdcBits, Hardware, Layout, Mode};
 use energy::Events;

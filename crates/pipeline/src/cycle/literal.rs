@@ -156,6 +156,9 @@ pub fn run(mode: Mode, depth: QueueDepth, crossbars: usize, units: &[Unit]) -> O
         }
         let in_window: Vec<bool> = xs.iter().map(|x| t < x.issue_free).collect();
         let phase = issued < total || in_window.iter().any(|&w| w);
+        // A window is open past its first cycle only when the OU took longer than one
+        // cycle, and then it names its slowest stage: an invariant of the loop above.
+        #[allow(clippy::expect_used)]
         for (x, &w) in xs.iter().zip(&in_window) {
             if w && t != x.window.0 {
                 out.stall[x

@@ -149,10 +149,10 @@ impl Default for DeviceCfg {
 
 /// Presets shipped inside the binary (also in configs/device/).
 const PRESETS: [(&str, &str); 2] = [
-    ("ideal", include_str!("../configs/device/ideal.toml")),
+    ("ideal", include_str!("../../../configs/device/ideal.toml")),
     (
         "noisy-rram",
-        include_str!("../configs/device/noisy-rram.toml"),
+        include_str!("../../../configs/device/noisy-rram.toml"),
     ),
 ];
 

@@ -6,7 +6,7 @@
 //! grow with the samples replayed either. Engines parallelize inside a chunk.
 
 use crate::config::Resolved;
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use crossbar::Mode;
 use energy::{Breakdown, Events};
 use engine::{EngineKind, ModeRun, Prepared, Samples};
@@ -391,6 +391,38 @@ impl Bar {
         if let Some(pb) = &self.pb {
             pb.finish_and_clear();
         }
+    }
+}
+
+/// The modes of a `--modes` list (or a grid's `modes`), each once, in the order given.
+pub fn parse_modes(list: &[String]) -> Result<Vec<Mode>> {
+    let mut modes = Vec::new();
+    for m in list {
+        let mode: Mode = m.trim().parse().map_err(|e| anyhow!("--modes: {e}"))?;
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    if modes.is_empty() {
+        return Err(anyhow!("--modes: no mode given"));
+    }
+    Ok(modes)
+}
+
+/// Most worker threads (`--threads`) and points in flight (`sweep --jobs`): far more
+/// than any machine's cores, few enough that starting them cannot exhaust the system
+/// (each thread has its own stack and, for a job, a layer in memory).
+pub const MAX_WORKERS: usize = 1024;
+
+/// Checks `--threads` or `--jobs`: at least 1, at most [`MAX_WORKERS`].
+pub fn check_workers(flag: &str, n: Option<usize>) -> Result<()> {
+    match n {
+        Some(0) => Err(anyhow!("{flag}: must be at least 1")),
+        Some(n) if n > MAX_WORKERS => Err(anyhow!(
+            "{flag}: {n} is more than the limit of {MAX_WORKERS} (this machine has {} cores; results do not depend on it)",
+            std::thread::available_parallelism().map_or(1, |c| c.get())
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -1,7 +1,6 @@
 //! Which workload a run uses: the embedded default bundle, a built-in network, a bundled
 //! workload by name, or a bundle directory; and the `sresim workloads` listing.
 
-use crate::cli::SynthArgs;
 use crate::config::Resolved;
 use anyhow::{anyhow, Result};
 use std::fmt::Write as _;
@@ -11,14 +10,14 @@ use workload::{LayerSelector, Selected, Workload};
 
 /// The default workload of `sresim run`.
 pub const DEFAULT_WORKLOAD: &str = "lenet5-mnist";
-const DEFAULT_MANIFEST: &str = include_str!("../workloads/lenet5-mnist/manifest.json");
-static DEFAULT_TENSORS: &[u8] = include_bytes!("../workloads/lenet5-mnist/tensors.npz");
+const DEFAULT_MANIFEST: &str = include_str!("../../../workloads/lenet5-mnist/manifest.json");
+static DEFAULT_TENSORS: &[u8] = include_bytes!("../../../workloads/lenet5-mnist/tensors.npz");
 
-fn options(synth: &SynthArgs, samples: Option<usize>, cfg: &Resolved) -> Result<OpenOptions> {
+fn options(synth: &Synth, samples: Option<usize>, cfg: &Resolved) -> Result<OpenOptions> {
     let defaults = OpenOptions::default();
     Ok(OpenOptions {
         precision: cfg.precision(),
-        synth: crate::commands::synth_params(synth)?,
+        synth: synth_params(synth)?,
         synthetic_inputs: synth.synthetic_inputs,
         // Built-in networks generate as many samples as are asked for.
         samples: samples.unwrap_or(defaults.samples).max(1),
@@ -26,11 +25,61 @@ fn options(synth: &SynthArgs, samples: Option<usize>, cfg: &Resolved) -> Result<
     })
 }
 
+/// The synthetic-data parameters of built-in networks (and of bundles without inputs), as
+/// the `sresim run` flags and a grid's `synth.*` keys give them, unchecked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Synth {
+    /// Fraction of zero weights.
+    pub weight_sparsity: f64,
+    /// Weight sparsity structure: unstructured or ssl.
+    pub structure: String,
+    /// Fraction of zero inputs (layers after the first).
+    pub act_sparsity: f64,
+    /// Seed of the generators.
+    pub seed: u64,
+    /// Generate inputs for bundle layers that have none.
+    pub synthetic_inputs: bool,
+}
+
+impl Default for Synth {
+    /// The values of `sresim run` without flags.
+    fn default() -> Synth {
+        Synth {
+            weight_sparsity: 0.7,
+            structure: "unstructured".into(),
+            act_sparsity: 0.5,
+            seed: 1,
+            synthetic_inputs: false,
+        }
+    }
+}
+
+/// The synthetic-data flags, checked.
+pub fn synth_params(a: &Synth) -> Result<workload::SynthParams> {
+    let structure = match a.structure.as_str() {
+        "unstructured" => workload::Structure::Unstructured,
+        "ssl" => workload::Structure::Ssl,
+        s => {
+            return Err(anyhow!(
+                "--structure: unknown '{s}' (expected unstructured or ssl)"
+            ))
+        }
+    };
+    let p = workload::SynthParams {
+        seed: a.seed,
+        weight_sparsity: a.weight_sparsity,
+        structure,
+        act_sparsity: a.act_sparsity,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
 /// Opens `name` (default: the embedded lenet5-mnist bundle), validating it completely.
 /// `samples` is how many samples a built-in network generates (bundles hold their own).
 pub fn open(
     name: Option<&str>,
-    synth: &SynthArgs,
+    synth: &Synth,
     samples: Option<usize>,
     cfg: &Resolved,
 ) -> Result<Box<dyn Workload>> {

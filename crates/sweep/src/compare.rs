@@ -7,8 +7,8 @@
 //! one file only and columns present in one file only are differences too.
 
 use super::table::Table;
-use crate::report;
 use anyhow::{bail, Result};
+use sim::report;
 use std::collections::HashMap;
 
 /// Columns that identify a row even though layers.csv has some of them.
@@ -163,8 +163,8 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
     for (r, row) in old.rows.iter().enumerate() {
         let key: Vec<&str> = keys
             .iter()
-            .map(|k| row[old.col(k, "key").expect("checked")].as_str())
-            .collect();
+            .map(|k| old.col(k, "key").map(|c| row[c].as_str()))
+            .collect::<Result<_>>()?;
         let Some(&nr) = new_map.get(&key) else {
             rep.lines
                 .push(format!("missing from NEW: {}", old_labels[r]));
@@ -187,8 +187,8 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
     for (r, row) in new.rows.iter().enumerate() {
         let key: Vec<&str> = keys
             .iter()
-            .map(|k| row[new.col(k, "key").expect("checked")].as_str())
-            .collect();
+            .map(|k| new.col(k, "key").map(|c| row[c].as_str()))
+            .collect::<Result<_>>()?;
         if !old_map.contains_key(&key) {
             rep.lines.push(format!("added in NEW: {}", new_labels[r]));
             rep.added += 1;

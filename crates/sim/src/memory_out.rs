@@ -4,11 +4,10 @@
 //! a time (`memory::export`, `memory::trace`); they are streamed into temporary files beside
 //! their targets, which replace the targets only once every file is complete.
 
-use crate::cli::MemoryCmd;
 use anyhow::{anyhow, bail, Context, Result};
 use memory::export::{access_records, prefetch_records};
 use memory::trace::{AddressLayout, Request, TracePoint};
-use memory::{Capacity, ComputeSource, MemoryConfig, Model};
+use memory::{Capacity, ComputeSource, MemoryArgs, MemoryConfig, Model};
 use serde::Serialize;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -174,16 +173,29 @@ fn one<'a>(values: &'a [String], flag: &str) -> Result<&'a str> {
     }
 }
 
+/// The export flags of `sresim memory`, unchecked.
+#[derive(Debug, Clone, Default)]
+pub struct ExportFlags {
+    /// Directory of access_list.csv and prefetch_list.csv.
+    pub dump_access_list: Option<PathBuf>,
+    /// File of the one point's DRAM trace.
+    pub dump_trace: Option<PathBuf>,
+    /// Trace format: dramsim3 or ramulator2.
+    pub trace_format: Option<String>,
+    /// Clock of the DRAMsim3 issue cycles in MHz.
+    pub trace_clock_mhz: Option<f64>,
+}
+
 impl Exports {
     /// Checks the export flags and opens their temporary files, before anything is
     /// computed; a bad value or an unwritable path is an error naming the flag.
-    pub fn prepare(cmd: &MemoryCmd) -> Result<Exports> {
-        let trace = match &cmd.dump_trace {
+    pub fn prepare(args: &MemoryArgs, flags: &ExportFlags) -> Result<Exports> {
+        let trace = match &flags.dump_trace {
             None => {
-                if cmd.trace_format.is_some() {
+                if flags.trace_format.is_some() {
                     bail!("--trace-format: needs --dump-trace FILE");
                 }
-                if cmd.trace_clock_mhz.is_some() {
+                if flags.trace_clock_mhz.is_some() {
                     bail!("--trace-clock-mhz: needs --dump-trace FILE");
                 }
                 None
@@ -192,14 +204,15 @@ impl Exports {
                 if path.as_os_str().is_empty() {
                     bail!("--dump-trace: no file named");
                 }
-                let capacity = one(&cmd.args.capacity, "--capacity")?;
+                let capacity = one(&args.capacity, "--capacity")?;
                 let capacity =
                     memory::parse_capacity(capacity).map_err(|e| anyhow!("--capacity: {e}"))?;
-                let bandwidth = one(&cmd.args.bandwidth, "--bandwidth")?;
+                let bandwidth = one(&args.bandwidth, "--bandwidth")?;
                 let bandwidth =
                     memory::parse_bandwidth(bandwidth).map_err(|e| anyhow!("--bandwidth: {e}"))?;
-                let format = TraceFormat::parse(cmd.trace_format.as_deref().unwrap_or("dramsim3"))?;
-                let mhz = cmd.trace_clock_mhz.unwrap_or(1000.0);
+                let format =
+                    TraceFormat::parse(flags.trace_format.as_deref().unwrap_or("dramsim3"))?;
+                let mhz = flags.trace_clock_mhz.unwrap_or(1000.0);
                 if !(mhz.is_finite() && mhz > 0.0) {
                     bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
                 }
@@ -217,7 +230,7 @@ impl Exports {
                 })
             }
         };
-        let lists = match &cmd.dump_access_list {
+        let lists = match &flags.dump_access_list {
             None => None,
             Some(dir) => {
                 if dir.as_os_str().is_empty() {
@@ -395,10 +408,9 @@ fn write_prefetch_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -
     Ok(())
 }
 
-/// The model `memory::run` evaluates for the same flags (network, batch, mode, sequence
+/// The model [`outputs`] evaluates for the same flags (network, batch, mode, sequence
 /// length), built again for the exports.
-pub fn model(cmd: &MemoryCmd, cfg: &MemoryConfig, compute: &ComputeSource) -> Result<Model> {
-    let a = &cmd.args;
+pub fn model(a: &MemoryArgs, cfg: &MemoryConfig, compute: &ComputeSource) -> Result<Model> {
     memory::limits::check_args(a.batch, a.seq_len).map_err(|e| anyhow!("{e}"))?;
     let mut cfg = cfg.clone();
     if let Some(m) = &a.mode {
@@ -407,4 +419,31 @@ pub fn model(cmd: &MemoryCmd, cfg: &MemoryConfig, compute: &ComputeSource) -> Re
     let opts = memory::zoo::ZooOptions { seq_len: a.seq_len };
     let graph = memory::report::load_network(&a.workload, a.batch, opts)?;
     Model::new(&graph, &cfg, compute).map_err(|e| anyhow!("{e}"))
+}
+
+/// The files and table of `sresim memory` for `args`: the model's, with the plot drawn
+/// when they ask for it.
+pub fn outputs(
+    args: &MemoryArgs,
+    cfg: &MemoryConfig,
+    compute: ComputeSource,
+) -> Result<memory::report::Outputs> {
+    let mut outputs = memory::report::outputs(args, cfg, compute)?;
+    if outputs.plot {
+        let svg = crate::memory_plot::time_vs_capacity(&outputs.curve)?;
+        outputs
+            .files
+            .push(("memory_vs_capacity.svg", svg.into_bytes()));
+    }
+    Ok(outputs)
+}
+
+/// [`outputs`] written to `args.out` (nothing without it), the table printed on stdout.
+pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> Result<()> {
+    let dir = args
+        .out
+        .as_deref()
+        .map(outdir::OutputDir::open)
+        .transpose()?;
+    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
 }

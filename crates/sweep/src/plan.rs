@@ -7,11 +7,10 @@
 
 use super::grid::{near, split_kinds, Grid, Point};
 use super::value::AxisValue;
-use crate::cli::SynthArgs;
-use crate::config::{self, Resolved};
-use crate::{report, run};
 use anyhow::{anyhow, bail, Result};
-use clap::Parser;
+use sim::config::{self, Resolved};
+use sim::workloads::Synth;
+use sim::{report, run};
 use std::io::Read;
 use std::path::Path;
 use workload::Workload;
@@ -85,7 +84,7 @@ impl Plan {
             };
             let wl = open(&grid, &name, &base_cfg, &base_synth)
                 .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
-            let wl = crate::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
+            let wl = sim::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
                     bail!(
@@ -103,6 +102,8 @@ impl Plan {
             open_as.push(name);
         }
         let modes = grid.modes.len();
+        // Every point is made from the grid's own workloads.
+        #[allow(clippy::expect_used)]
         let workload_of = |pt: &Point| {
             let i = grid.workloads.iter().position(|w| *w == pt.workload);
             i.expect("a point's workload is in the grid")
@@ -165,7 +166,8 @@ impl Plan {
         let (cfg, synth) =
             setup(g, &g.assignments(pt)).map_err(|e| anyhow!("{}: {e:#}", context()))?;
         let wi = g.workloads.iter().position(|w| *w == pt.workload);
-        let name = &self.open_as[wi.expect("a point's workload is in the grid")];
+        let wi = wi.ok_or_else(|| anyhow!("{}: workload not in the grid", context()))?;
+        let name = &self.open_as[wi];
         let result = (|| {
             let w = open_selected(g, name, &cfg, &synth)?;
             let samples = g.samples.unwrap_or(w.available_samples());
@@ -226,8 +228,8 @@ fn bundle_hash(dir: &Path) -> Result<String> {
     Ok(format!("{h:016x}"))
 }
 
-fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &SynthArgs) -> Result<Box<dyn Workload>> {
-    crate::workloads::open(Some(name), synth, grid.samples, cfg)
+fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &Synth) -> Result<Box<dyn Workload>> {
+    sim::workloads::open(Some(name), synth, grid.samples, cfg)
 }
 
 /// [`open`], restricted to the grid's `layers`.
@@ -235,14 +237,14 @@ fn open_selected(
     grid: &Grid,
     name: &str,
     cfg: &Resolved,
-    synth: &SynthArgs,
+    synth: &Synth,
 ) -> Result<Box<dyn Workload>> {
     let w = open(grid, name, cfg, synth)?;
-    crate::workloads::select(w, grid.layers.as_ref(), "layers")
+    sim::workloads::select(w, grid.layers.as_ref(), "layers")
 }
 
 /// The config and generator parameters of a list of assignments.
-fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, SynthArgs)> {
+fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth)> {
     let (cfg_pairs, synth_pairs) = split_kinds(pairs);
     let sets: Vec<String> = cfg_pairs
         .iter()
@@ -273,16 +275,11 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
             _ => unreachable!("split_kinds passes generator keys only"),
         }
     }
-    crate::commands::synth_params(&synth)?;
+    sim::workloads::synth_params(&synth)?;
     Ok((cfg, synth))
 }
 
 /// The generator parameters of `sresim run` without flags.
-fn default_synth() -> SynthArgs {
-    #[derive(Parser)]
-    struct Defaults {
-        #[command(flatten)]
-        synth: SynthArgs,
-    }
-    Defaults::parse_from(["sresim"]).synth
+fn default_synth() -> Synth {
+    Synth::default()
 }

@@ -40,8 +40,8 @@ impl Table {
         } else {
             path.to_path_buf()
         };
-        if crate::format::is_parquet_file(&path) {
-            let (header, rows) = crate::format::read_parquet(&path)?;
+        if sim::format::is_parquet_file(&path) {
+            let (header, rows) = sim::format::read_parquet(&path)?;
             return Ok(Table { path, header, rows });
         }
         let p = path.display().to_string();

@@ -8,7 +8,7 @@ use columnar::{Column, Kind};
 use std::path::Path;
 
 /// The file format of a result table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// Comma-separated text (the default and the contract).
     #[default]
@@ -31,11 +31,34 @@ impl Format {
         format!("{stem}.{}", self.ext())
     }
 
+    /// The name on the command line and in messages: `csv` or `parquet`.
+    pub fn name(self) -> &'static str {
+        self.ext()
+    }
+
     /// The other format.
     pub fn other(self) -> Format {
         match self {
             Format::Csv => Format::Parquet,
             Format::Parquet => Format::Csv,
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `--format csv|parquet` (the command line parses it with this).
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "csv" => Ok(Format::Csv),
+            "parquet" => Ok(Format::Parquet),
+            _ => Err("possible values: csv, parquet".to_string()),
         }
     }
 }

@@ -1,8 +1,10 @@
-//! The SVG of a [`Chart`]: plot area with mesh and axis labels, one line with markers per
-//! series, the legend beside the plot (so it never hides a line). Large linear y values
-//! are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+//! The charts of sresim as SVG, on plotters: the project's palette ([`PALETTE`]), fonts
+//! and grid ([`style`]), axis labels with their unit ([`axis_label`]), and the line chart
+//! of a [`Chart`] (`sresim plot`): plot area with mesh and axis labels, one line with
+//! markers per series, the legend beside the plot (so it never hides a line). Large linear
+//! y values are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+//! It knows no model and writes no file: callers get the SVG text.
 
-use super::plot::Chart;
 use anyhow::{anyhow, bail, Result};
 use plotters::coord::ranged1d::{
     AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
@@ -12,8 +14,23 @@ use plotters::coord::Shift;
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 
-/// The tab10 palette; series past the tenth change marker shape.
-const COLORS: [RGBColor; 10] = [
+/// The data of a chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// The series columns (legend heading).
+    pub legend: String,
+    /// Category names when x is not numeric.
+    pub categories: Option<Vec<String>>,
+    /// (label, points sorted by x).
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// The project's palette (tab10), in the order series take it; in the line chart, series
+/// past the tenth change marker shape.
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -25,6 +42,43 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+
+const COLORS: [RGBColor; 10] = PALETTE;
+
+/// The colour of series `k`.
+pub fn color(k: usize) -> RGBColor {
+    PALETTE[k % PALETTE.len()]
+}
+
+/// Fonts and grid of every chart.
+pub mod style {
+    use plotters::style::RGBColor;
+
+    /// Font family of all text.
+    pub const FONT: &str = "sans-serif";
+    /// Size of a chart's title.
+    pub const TITLE: u32 = 18;
+    /// Size of an axis's description.
+    pub const AXIS: u32 = 16;
+    /// Size of tick labels.
+    pub const TICK: u32 = 13;
+    /// Size of legend entries.
+    pub const LEGEND: u32 = 15;
+    /// Grid lines at the ticks, and the light ones between.
+    pub const GRID: RGBColor = RGBColor(210, 210, 210);
+    pub const GRID_LIGHT: RGBColor = RGBColor(240, 240, 240);
+    /// Reference lines that are not a series (such as a bound).
+    pub const REFERENCE: RGBColor = RGBColor(120, 120, 120);
+}
+
+/// An axis description: the quantity and, when it has one, its unit in parentheses.
+pub fn axis_label(quantity: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        quantity.to_string()
+    } else {
+        format!("{quantity} ({unit})")
+    }
+}
 
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("plot: {e}")
@@ -123,7 +177,9 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(&c.title, ("sans-serif", 18)).map_err(err)?;
+        let root = root
+            .titled(&c.title, (style::FONT, style::TITLE))
+            .map_err(err)?;
         let (plot, legend) = root.split_horizontally(w - legend_w);
         let ticks = x_ticks(c);
         let lin = Ticked {
@@ -238,10 +294,10 @@ where
         .y_labels(10)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .axis_desc_style(("sans-serif", 16))
-        .label_style(("sans-serif", 13))
-        .bold_line_style(RGBColor(210, 210, 210))
-        .light_line_style(RGBColor(240, 240, 240))
+        .axis_desc_style((style::FONT, style::AXIS))
+        .label_style((style::FONT, style::TICK))
+        .bold_line_style(style::GRID)
+        .light_line_style(style::GRID_LIGHT)
         .draw()
         .map_err(err)?;
     for (k, (_, pts)) in c.series.iter().enumerate() {
@@ -261,7 +317,9 @@ where
 fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     let top = 60;
     if !c.legend.is_empty() {
-        let bold = ("sans-serif", 15).into_font().style(FontStyle::Bold);
+        let bold = (style::FONT, style::LEGEND)
+            .into_font()
+            .style(FontStyle::Bold);
         area.draw(&Text::new(c.legend.clone(), (12, top - 26), bold))
             .map_err(err)?;
     }
@@ -271,8 +329,12 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
         let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
         area.draw(&line).map_err(err)?;
         area.draw(&marker(k, (28, y))).map_err(err)?;
-        area.draw(&Text::new(name.clone(), (52, y - 8), ("sans-serif", 15)))
-            .map_err(err)?;
+        area.draw(&Text::new(
+            name.clone(),
+            (52, y - 8),
+            (style::FONT, style::LEGEND),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }
@@ -288,5 +350,18 @@ mod tests {
         assert_eq!(tick(2.5e7), "2.5e7");
         assert_eq!(tick(1e9), "1e9");
         assert_eq!(tick(-3.0), "-3");
+    }
+
+    #[test]
+    fn axis_labels_carry_their_unit() {
+        assert_eq!(axis_label("time per step", "ms"), "time per step (ms)");
+        assert_eq!(axis_label("speedup", ""), "speedup");
+    }
+
+    #[test]
+    fn series_past_the_palette_wrap_around() {
+        assert_eq!(color(0), PALETTE[0]);
+        assert_eq!(color(PALETTE.len() + 1), PALETTE[1]);
+        assert_ne!(color(0), color(1));
     }
 }

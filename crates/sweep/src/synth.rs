@@ -51,7 +51,7 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
     let full = meta(points, rows);
     let cols = full.columns();
     let ids = full.ids();
-    let kinds: Vec<Kind> = cols.iter().map(|c| crate::format::layers_kind(c)).collect();
+    let kinds: Vec<Kind> = cols.iter().map(|c| sim::format::layers_kind(c)).collect();
     let mut out = Vec::new();
     for index in 0..shards {
         let shard = Shard {

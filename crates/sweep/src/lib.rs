@@ -9,7 +9,7 @@
 //!
 //! grid ([`grid`], [`value`]) -> plan: every point checked, how a point runs ([`plan`])
 //! -> parallel run ([`exec`]) -> points.csv and sweep.json ([`store`]) -> shards and merge
-//! ([`shard`]); [`plot`] (drawn by [`svg`]) and [`compare`] read the CSVs ([`table`]).
+//! ([`shard`]); [`plot`] (drawn by the chart crate) and [`compare`] read the CSVs ([`table`]).
 
 pub mod args;
 pub mod compare;
@@ -21,7 +21,6 @@ pub mod plan;
 pub mod plot;
 pub mod shard;
 pub mod store;
-pub mod svg;
 pub mod synth;
 pub mod table;
 pub mod value;

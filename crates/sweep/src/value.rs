@@ -4,8 +4,8 @@
 //! key `--set` accepts) or a parameter of the synthetic generators (`synth.*`), which
 //! decide the data of built-in networks and of bundle layers without inputs.
 
-use crate::config::DEFAULT_CONFIG_TOML;
 use energy::EnergyTable;
+use sim::config::DEFAULT_CONFIG_TOML;
 use toml::{Table, Value};
 
 /// One value of an axis: a TOML scalar.
@@ -133,11 +133,11 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
     }
     let defaults: Table = DEFAULT_CONFIG_TOML
         .parse()
-        .expect("the embedded default config parses");
+        .map_err(|e| format!("the default config: {e}"))?;
     let known = match key.split('.').collect::<Vec<_>>().as_slice() {
         ["energy", "table"] => true,
         ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
-            .expect("table serializes")
+            .map_err(|e| format!("the default energy table: {e}"))?
             .contains_key(*k),
         [section, k] => defaults
             .get(*section)

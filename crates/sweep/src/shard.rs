@@ -76,7 +76,7 @@ pub fn merge(
     inputs: &[PathBuf],
     out: &Path,
     partial: bool,
-    format: crate::format::Format,
+    format: sim::format::Format,
 ) -> Result<String> {
     let Some(first) = inputs.first() else {
         bail!("merge: no input directory given");
@@ -171,8 +171,8 @@ pub fn merge(
     let name = format.file("points");
     let staged = out_dir.stage(&name)?;
     let writer = match format {
-        crate::format::Format::Csv => RowWriter::new(staged, &cols)?,
-        crate::format::Format::Parquet => RowWriter::parquet(staged, meta.typed_columns())?,
+        sim::format::Format::Csv => RowWriter::new(staged, &cols)?,
+        sim::format::Format::Parquet => RowWriter::parquet(staged, meta.typed_columns())?,
     };
     let table = kway(writer, &tables, &runs, &ids)?;
     let total = ids.len();
@@ -183,7 +183,7 @@ pub fn merge(
     serde_json::to_writer_pretty(&mut json, &meta)
         .map_err(|e| anyhow!("{}/sweep.json: cannot write: {e}", out.display()))?;
     out_dir.replace_staged(vec![table, json])?;
-    crate::format::remove_other(out, "points", format)?;
+    sim::format::remove_other(out, "points", format)?;
     let kept = if already {
         " (with the points it held)"
     } else {
@@ -257,7 +257,7 @@ fn kway<W: Write + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::Format::Csv;
+    use sim::format::Format::Csv;
 
     #[test]
     fn shards_partition_the_points_evenly() {

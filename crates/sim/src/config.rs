@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 /// The embedded default configuration.
-pub const DEFAULT_CONFIG_TOML: &str = include_str!("../configs/default.toml");
+pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../../configs/default.toml");
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -75,20 +75,20 @@ pub enum TableFormat {
     Parquet,
 }
 
-impl From<crate::format::Format> for TableFormat {
-    fn from(f: crate::format::Format) -> TableFormat {
+impl From<sim::format::Format> for TableFormat {
+    fn from(f: sim::format::Format) -> TableFormat {
         match f {
-            crate::format::Format::Csv => TableFormat::Csv,
-            crate::format::Format::Parquet => TableFormat::Parquet,
+            sim::format::Format::Csv => TableFormat::Csv,
+            sim::format::Format::Parquet => TableFormat::Parquet,
         }
     }
 }
 
 impl TableFormat {
-    pub fn format(self) -> crate::format::Format {
+    pub fn format(self) -> sim::format::Format {
         match self {
-            TableFormat::Csv => crate::format::Format::Csv,
-            TableFormat::Parquet => crate::format::Format::Parquet,
+            TableFormat::Csv => sim::format::Format::Csv,
+            TableFormat::Parquet => sim::format::Format::Parquet,
         }
     }
 }
@@ -153,7 +153,7 @@ impl Ids {
 }
 
 impl Meta {
-    pub fn of(plan: &Plan, shard: Option<Shard>, table: crate::format::Format) -> Meta {
+    pub fn of(plan: &Plan, shard: Option<Shard>, table: sim::format::Format) -> Meta {
         let per = plan.points.len() / plan.grid.workloads.len().max(1);
         Meta {
             format: FORMAT.into(),
@@ -264,7 +264,7 @@ impl Meta {
             .map(|(i, name)| {
                 let k = match i.checked_sub(2).and_then(|a| axis_values.get(a)) {
                     Some(vs) => kind(vs),
-                    None => crate::format::layers_kind(&name),
+                    None => sim::format::layers_kind(&name),
                 };
                 columnar::Column::new(name, k)
             })
@@ -385,7 +385,7 @@ pub fn prepare(
     plan: &Plan,
     shard: Option<Shard>,
     resume: bool,
-    format: crate::format::Format,
+    format: sim::format::Format,
 ) -> Result<HashSet<String>> {
     let d = dir.path().display();
     let meta = Meta::of(plan, shard, format);

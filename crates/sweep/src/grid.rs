@@ -127,7 +127,7 @@ impl Grid {
         }
         let modes = match raw.modes {
             None => Mode::ALL.to_vec(),
-            Some(list) => crate::commands::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
+            Some(list) => sim::run::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,
         };
         let samples = match raw.samples {
             None => None,
@@ -394,7 +394,7 @@ pub fn split_kinds<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::plan::Plan;
+    use crate::plan::Plan;
 
     fn grid(text: &str) -> Grid {
         Grid::parse(text, Path::new("g.toml")).unwrap()
@@ -480,9 +480,9 @@ mod tests {
              [[points]]\n\"ou.cols\" = 8\n\"crossbar.rows\" = 64\n[[points]]\n\"crossbar.rows\" = 128\n\"ou.cols\" = 16\n",
         );
         let plan = Plan::new(g).unwrap();
-        let meta = crate::sweep::store::Meta::of(&plan, None, Default::default());
+        let meta = crate::store::Meta::of(&plan, None, Default::default());
         // Through the JSON text, as merge and resume read it.
-        let meta: crate::sweep::store::Meta =
+        let meta: crate::store::Meta =
             serde_json::from_slice(&meta.json().unwrap()).unwrap();
         let ids = meta.ids();
         assert_eq!(ids.len(), 8);

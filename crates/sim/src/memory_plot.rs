@@ -2,25 +2,18 @@
 //! scale), one line per bandwidth. Zero and unbounded capacities have no place on a log axis
 //! and are left out (their numbers are in the summary).
 
-use crate::model::{Model, Point};
-use crate::units::{format_bandwidth, Capacity};
+use chart::{axis_label, style};
+use memory::report::Curve;
+use memory::units::{format_bandwidth, Capacity};
 use plotters::prelude::*;
-
-const COLORS: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
 
 fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow::anyhow!("memory_vs_capacity.svg: {e}")
 }
 
 /// The SVG text of the plot.
-pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
+pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
+    let points = &m.points;
     const MIB: f64 = 1024.0 * 1024.0;
     let mut bws: Vec<f64> = points.iter().map(|p| p.bandwidth).collect();
     bws.sort_by(f64::total_cmp);
@@ -34,11 +27,11 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                 .iter()
                 .filter(|p| p.bandwidth == bw)
                 .filter_map(|p| {
-                    let c = p.at.capacity.0.filter(|&c| c > 0)?;
+                    let c = p.capacity.filter(|&c| c > 0)?;
                     Some((
                         c as f64 / MIB,
-                        p.time_s() * 1e3,
-                        p.traffic() as f64 / (MIB * 1024.0),
+                        p.time_s * 1e3,
+                        p.traffic as f64 / (MIB * 1024.0),
                     ))
                 })
                 .collect();
@@ -68,19 +61,22 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
     let (_, g1) = range(|p| p.2);
     let title = format!(
         "{} {} (batch {}): step time and traffic vs on-chip capacity",
-        m.step.network,
-        m.step.mode.as_str(),
-        m.step.batch
+        m.network,
+        m.mode.as_str(),
+        m.batch
     );
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(&title, ("sans-serif", 20)).map_err(err)?;
+        let root = root
+            // Over two panels, the title is a size larger than a one-panel chart's.
+            .titled(&title, (style::FONT, style::TITLE + 2))
+            .map_err(err)?;
         let (top, bottom) = root.split_vertically(340);
         let panels = [
-            (top, "time per step (ms)", t1, 1usize),
-            (bottom, "off-chip traffic (GiB)", g1, 2usize),
+            (top, axis_label("time per step", "ms"), t1, 1usize),
+            (bottom, axis_label("off-chip traffic", "GiB"), g1, 2usize),
         ];
         for (area, label, ymax, idx) in panels {
             let mut chart = ChartBuilder::on(&area)
@@ -96,12 +92,16 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
                 .configure_mesh()
                 .x_desc("on-chip capacity")
                 .y_desc(label)
+                .axis_desc_style((style::FONT, style::AXIS))
+                .label_style((style::FONT, style::TICK))
+                .bold_line_style(style::GRID)
+                .light_line_style(style::GRID_LIGHT)
                 .y_max_light_lines(1)
                 .x_label_formatter(&|v| Capacity::bytes((v * MIB).round() as u64).to_string())
                 .draw()
                 .map_err(err)?;
             for (k, (bw, pts)) in series.iter().enumerate() {
-                let color = COLORS[k % COLORS.len()];
+                let color = chart::color(k);
                 let xy: Vec<(f64, f64)> = pts
                     .iter()
                     .map(|p| (p.0, if idx == 1 { p.1 } else { p.2 }))
@@ -119,8 +119,8 @@ pub fn time_vs_capacity(m: &Model, points: &[Point]) -> anyhow::Result<String> {
             }
             if idx == 1 {
                 // Compute alone: the time with an unbounded bandwidth.
-                let c = m.compute.iter().sum::<f64>() * 1e3;
-                let grey = RGBColor(120, 120, 120);
+                let c = m.compute_s * 1e3;
+                let grey = style::REFERENCE;
                 chart
                     .draw_series(DashedLineSeries::new(
                         vec![(x0, c), (x1, c)],

@@ -1,6 +1,6 @@
 //! `sresim sweep`: the points of a grid (or of one shard) in parallel, each appended to
 //! points.csv as it finishes, with a progress bar of the work done (weighted as a run's
-//! bar is, [`crate::run::work`]), the points done and the time left.
+//! bar is, [`sim::run::work`]), the points done and the time left.
 //! `--jobs` points run at a time (default: the thread count), each parallel inside on the
 //! one rayon pool of `--threads` workers.
 
@@ -33,8 +33,8 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .map(str::parse)
         .transpose()
         .map_err(|e| anyhow!("--shard: {e}"))?;
-    crate::commands::check_workers("--threads", args.threads)?;
-    crate::commands::check_workers("--jobs", args.jobs)?;
+    sim::run::check_workers("--threads", args.threads)?;
+    sim::run::check_workers("--jobs", args.jobs)?;
     let grid = Grid::load(&args.grid)?;
     // Refused before a single point is planned: planning checks every point's config.
     let n = grid.point_count();
@@ -155,7 +155,7 @@ pub fn describe(args: &SweepArgs, o: &Outcome) -> String {
 /// The sweep's bar as the progress of a point's run.
 struct BarProgress<'a>(&'a ProgressBar);
 
-impl crate::run::Progress for BarProgress<'_> {
+impl sim::run::Progress for BarProgress<'_> {
     fn inc(&self, units: u64) {
         self.0.inc(units);
     }
@@ -166,6 +166,8 @@ fn progress(total: u64, enabled: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    // The template is a constant, valid or not for every run alike (the tests run it).
+    #[allow(clippy::expect_used)]
     pb.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg} (eta {eta})",

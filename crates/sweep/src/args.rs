@@ -20,8 +20,8 @@ pub struct SweepArgs {
     /// Format of the points table: csv (points.csv, the default) or parquet
     /// (points.parquet, typed columns, written when every point is done; points.csv
     /// holds the points until then). A sweep resumes in the format it was started with.
-    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
-    pub format: crate::format::Format,
+    #[arg(long, default_value_t = sim::format::Format::Csv)]
+    pub format: sim::format::Format,
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -54,8 +54,8 @@ pub struct MergeArgs {
     pub partial: bool,
     /// Format of the merged points table: csv (points.csv, the default) or parquet
     /// (points.parquet). Inputs may be in either.
-    #[arg(long, value_enum, default_value_t = crate::format::Format::Csv)]
-    pub format: crate::format::Format,
+    #[arg(long, default_value_t = sim::format::Format::Csv)]
+    pub format: sim::format::Format,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -10,6 +10,7 @@
 use super::args::PlotArgs;
 use super::table::Table;
 use anyhow::{anyhow, bail, Result};
+use chart::Chart;
 use std::path::PathBuf;
 
 /// What a column measures, for axis labels.
@@ -47,20 +48,6 @@ fn label(col: &str, scale: &str) -> String {
         (None, true) => col.to_string(),
         (None, false) => format!("{col} ({scale})"),
     }
-}
-
-/// The data of a chart.
-#[derive(Debug, Clone)]
-pub struct Chart {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    /// The series columns (legend heading).
-    pub legend: String,
-    /// Category names when x is not numeric.
-    pub categories: Option<Vec<String>>,
-    /// (label, points sorted by x).
-    pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 /// Filters and groups the rows of `t` as `a` asks.
@@ -128,7 +115,9 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             .parse()
             .map_err(|_| anyhow!("{p}: --y: column {} holds '{}', not a number", a.y, r[yi]))?;
         let x = if numeric {
-            r[xi].parse::<f64>().expect("checked numeric")
+            r[xi]
+                .parse::<f64>()
+                .map_err(|_| anyhow!("{p}: --x: column {} holds '{}', not a number", a.x, r[xi]))?
         } else {
             match cats.iter().position(|c| *c == r[xi]) {
                 Some(i) => i as f64,
@@ -151,7 +140,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             Some(i) => &mut series[i],
             None => {
                 series.push((name, Vec::new(), Vec::new()));
-                series.last_mut().expect("just pushed")
+                let last = series.len() - 1;
+                &mut series[last]
             }
         };
         if let Some(k) = s.1.iter().position(|q| q.0 == x) {
@@ -207,7 +197,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     let t = Table::read(&a.input)?;
     let c = chart(&t, a)?;
-    let text = super::svg::svg(&c, a.log_x, a.log_y)?;
+    let text = chart::svg(&c, a.log_x, a.log_y)?;
     let out = match &a.out {
         Some(o) => o.clone(),
         None => t.path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
