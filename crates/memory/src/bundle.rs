@@ -1,9 +1,10 @@
-//! Graphs from crossbar layer lists: a workload bundle's manifest, or `LayerSpec`s.
+//! Graphs of workload bundles, or of `LayerSpec`s.
 //!
-//! A bundle lists only its conv and fc layers, so its graph is a chain of them. Where one
-//! layer's output does not have the next layer's input shape, a `glue` copy node stands for
-//! the unlisted layers between them (pooling, flatten); unlisted activations and norms are
-//! not modelled.
+//! A bundle with a `graph` is that graph (`network::BundleGraph`, shapes inferred from the
+//! graph input array's header in tensors.npz). A bundle without one lists only its conv
+//! and fc layers, so its graph is a chain of them. Where one layer's output does not have
+//! the next layer's input shape, a `glue` copy node stands for the unlisted layers between
+//! them (pooling, flatten); unlisted activations and norms are not modelled.
 
 use crate::builder::GraphBuilder;
 use crate::graph::{Graph, TensorId};
@@ -20,7 +21,25 @@ pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
     let m = workload::bundle::Manifest::parse(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let specs: Vec<LayerSpec> = m.layers.into_iter().map(|l| l.spec).collect();
-    from_layer_specs(&m.name, batch, &specs)
+    match &m.graph {
+        None => from_layer_specs(&m.name, batch, &specs),
+        Some(bg) => {
+            let npz_path = dir.join("tensors.npz");
+            let label = npz_path.display().to_string();
+            let file = workload::files::open(&npz_path, &label).map_err(anyhow::Error::msg)?;
+            let mut npz = workload::bundle::Npz::new(std::io::BufReader::new(file))
+                .map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
+            let shape = npz
+                .header(&bg.input)
+                .map_err(|e| anyhow::anyhow!("{label}: {}: {e}", bg.input))?
+                .shape;
+            if shape.len() < 2 {
+                bail!("{label}: {}: expected [M, ...]", bg.input);
+            }
+            bg.build(&m.name, batch, &shape[1..], &specs)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+        }
+    }
 }
 
 /// A chain graph of crossbar layers (the `Workload::layers()` of any workload).
@@ -92,6 +111,39 @@ mod tests {
         let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
         assert_eq!(kinds, ["conv", "glue", "fc"]);
         assert_eq!(g.tensors[g.outputs[0]].shape, vec![2, 10]);
+    }
+
+    #[test]
+    fn a_bundle_with_a_graph_is_that_graph() {
+        use ndarray::Array4;
+        let dir = tempfile::tempdir().unwrap();
+        let m = r#"{"name": "g", "layers": [
+            {"name": "c", "kind": "conv", "in_channels": 1, "out_channels": 2, "kernel": 3,
+             "input_shape": [1, 4, 4], "weight": "c.w"},
+            {"name": "f", "kind": "fc", "in_features": 2, "out_features": 3, "weight": "f.w"}],
+          "graph": [
+            {"op": "layer", "layer": "c", "inputs": ["x"], "output": "y1"},
+            {"op": "Relu", "inputs": ["y1"], "output": "y2"},
+            {"op": "MaxPool", "inputs": ["y2"], "output": "y3", "kernel_shape": [2, 2]},
+            {"op": "Flatten", "inputs": ["y3"], "output": "y4"},
+            {"op": "layer", "layer": "f", "inputs": ["y4"], "output": "y"}],
+          "graph_input": "x", "graph_output": "y"}"#;
+        std::fs::write(dir.path().join("manifest.json"), m).unwrap();
+        let file = std::fs::File::create(dir.path().join("tensors.npz")).unwrap();
+        let mut npz = ndarray_npy::NpzWriter::new(file);
+        npz.add_array("x", &Array4::<f32>::zeros((5, 1, 4, 4)))
+            .unwrap();
+        npz.finish().unwrap();
+        let g = load(dir.path(), 2).unwrap();
+        let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
+        assert_eq!(kinds, ["conv", "relu", "maxpool", "flatten", "fc"]);
+        assert_eq!(g.tensors[g.outputs[0]].shape, vec![2, 3]);
+        assert!(g.validate().is_ok());
+        // Without the graph input array: one line naming the file and the array.
+        let file = std::fs::File::create(dir.path().join("tensors.npz")).unwrap();
+        ndarray_npy::NpzWriter::new(file).finish().unwrap();
+        let e = load(dir.path(), 2).unwrap_err().to_string();
+        assert!(e.contains("tensors.npz: x: "), "{e}");
     }
 
     #[test]
