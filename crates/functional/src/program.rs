@@ -93,6 +93,26 @@ pub struct Program {
     pub(crate) words: usize,
 }
 
+impl Program {
+    /// Bytes the program holds on the heap (what [`crate::program_bytes`] bounds).
+    pub fn heap_bytes(&self) -> usize {
+        let routes: usize = self.routes.iter().map(|r| r.rows.len() * 4).sum();
+        let tiles: usize = self
+            .tiles
+            .iter()
+            .map(|t| {
+                t.written.len() * 4
+                    + t.cols.len() * std::mem::size_of::<Column>()
+                    + t.cells.len() * 8
+            })
+            .sum();
+        routes
+            + tiles
+            + self.routes.len() * std::mem::size_of::<Route>()
+            + self.tiles.len() * std::mem::size_of::<Tile>()
+    }
+}
+
 /// How cells are written: the device's stuck-at faults, keyed by the layer's name.
 #[derive(Clone, Copy)]
 pub(crate) struct Writer<'a> {
