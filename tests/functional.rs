@@ -71,6 +71,10 @@ fn check_bundle(workload: &str) {
         } else {
             assert_eq!(func[0], "1", "{workload} {} {}", f[1], f[3]);
             assert_eq!(func[2], "0");
+            // A float bundle: 16-bit weights and inputs stay within 1e-2 of the float
+            // layer (quantization alone; mobilenetv2-nsfwjs's worst layer is at 1.8e-3).
+            let float: f64 = func[3].parse().unwrap();
+            assert!((0.0..1e-2).contains(&float), "{workload} {f:?}");
         }
     }
     let summary = |d: &Path| std::fs::read(d.join("summary.json")).unwrap();
@@ -262,4 +266,147 @@ fn presets_and_noise_change_values_not_counts() {
         }
     }
     assert!(inexact > 0);
+}
+
+/// A one-layer fc bundle of float weights and inputs, `weight` [out, in] and `input`
+/// [samples, in], as f32 or (`int`) i32 arrays.
+fn tiny_fc(dir: &Path, weight: &[&[f64]], input: &[&[f64]], int: bool) {
+    use ndarray::Array2;
+    use ndarray_npy::NpzWriter;
+    std::fs::create_dir_all(dir).unwrap();
+    let (o, i) = (weight.len(), weight[0].len());
+    let manifest = format!(
+        r#"{{"name": "tinyfc", "source": "written by tests/functional.rs",
+          "layers": [{{"name": "fc", "kind": "fc", "in_features": {i}, "out_features": {o},
+          "weight": "fc.weight", "input": "fc.input"}}]}}"#
+    );
+    std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+    let w = Array2::from_shape_fn((o, i), |(a, b)| weight[a][b]);
+    let x = Array2::from_shape_fn((input.len(), i), |(a, b)| input[a][b]);
+    let mut npz = NpzWriter::new(std::fs::File::create(dir.join("tensors.npz")).unwrap());
+    if int {
+        npz.add_array("fc.weight", &w.mapv(|v| v as i32)).unwrap();
+        npz.add_array("fc.input", &x.mapv(|v| v as i32)).unwrap();
+    } else {
+        npz.add_array("fc.weight", &w.mapv(|v| v as f32)).unwrap();
+        npz.add_array("fc.input", &x.mapv(|v| v as f32)).unwrap();
+    }
+    npz.finish().unwrap();
+}
+
+/// float_rel_rmse of each (layer, mode) row of a functional run of `bundle`.
+fn float_rel_rmse(bundle: &Path, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        "run",
+        "--workload",
+        bundle.to_str().unwrap(),
+        "--functional",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    a.extend(extra);
+    run_ok(&a);
+    let (h, rows) = read_csv(&out.join("layers.csv"));
+    let c = h.iter().position(|x| x == "float_rel_rmse").unwrap();
+    rows.iter()
+        .filter(|r| r[1] != "TOTAL")
+        .map(|r| r[c].clone())
+        .collect()
+}
+
+#[test]
+fn float_rel_rmse_compares_the_dequantized_output_with_the_float_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("tinyfc");
+    tiny_fc(&b, &[&[1.0, -0.5]], &[&[0.3, 0.9]], false);
+    // 4-bit weights: scale 7 by max|w| 1 -> q_w = [7, round(-3.5) = -4], step 1/7.
+    // 4-bit unsigned inputs: scale 15 by max 0.9 -> q_in = [5, 15], step 0.06.
+    // Y = 35 - 60 = -25 -> -25 * 0.06 / 7; float 0.3 - 0.45 = -0.15.
+    let want = ((-25.0 * 0.9 / 15.0 / 7.0) - (0.3f32 as f64 * 1.0 - 0.9f32 as f64 * 0.5)).abs()
+        / (0.3f32 as f64 - 0.9f32 as f64 * 0.5).abs();
+    let bits = [
+        "--set",
+        "precision.weight_bits=4",
+        "--set",
+        "precision.input_bits=4",
+    ];
+    let got = float_rel_rmse(&b, &dir.path().join("o4"), &bits);
+    assert_eq!(got.len(), 5);
+    for g in &got {
+        let g: f64 = g.parse().unwrap();
+        assert!((g - want).abs() < 1e-6 * want, "{g} against {want}");
+    }
+    assert!((want - 0.428_571).abs() < 1e-3);
+    // The same with an ADC that clips: the error is the mode's, against the same float.
+    let clip = float_rel_rmse(
+        &b,
+        &dir.path().join("clip"),
+        &[bits.as_slice(), &["--set", "adc.bits=1"]].concat(),
+    );
+    assert!(clip.iter().all(|g| g.parse::<f64>().unwrap() > want));
+    // An integer bundle has no float layer: empty.
+    let ib = dir.path().join("intfc");
+    tiny_fc(&ib, &[&[3.0, -2.0]], &[&[1.0, 4.0]], true);
+    let empty = float_rel_rmse(&ib, &dir.path().join("int"), &[]);
+    assert!(empty.iter().all(String::is_empty), "{empty:?}");
+}
+
+#[test]
+fn finer_precision_lowers_float_rel_rmse() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |bits: u32| -> Vec<f64> {
+        let (wb, ib) = (
+            format!("precision.weight_bits={bits}"),
+            format!("precision.input_bits={bits}"),
+        );
+        let out = dir.path().join(bits.to_string());
+        float_rel_rmse(
+            Path::new("lenet5-mnist"),
+            &out,
+            &[
+                "--samples",
+                "1",
+                "--modes",
+                "dense,sre",
+                "--set",
+                &wb,
+                "--set",
+                &ib,
+            ],
+        )
+        .iter()
+        .map(|g| g.parse().unwrap())
+        .collect()
+    };
+    let (coarse, mid, fine) = (at(6), at(10), at(16));
+    for ((c, m), f) in coarse.iter().zip(&mid).zip(&fine) {
+        assert!(c > m && m > f && *f > 0.0, "{c} {m} {f}");
+    }
+}
+
+#[test]
+fn a_functional_run_whose_programs_exceed_the_memory_bound_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = ["--set", "limits.max_layer_bytes=16777216"];
+    // The counts of lenet5-mnist fit 16 MiB; its functional programs do not.
+    let plain = dir.path().join("plain");
+    run_ok(&[&["run", "-q", "--out", plain.to_str().unwrap()], &cap[..]].concat());
+    let func = dir.path().join("func");
+    let o = sresim(
+        &[
+            &["run", "-q", "--functional", "--out", func.to_str().unwrap()],
+            &cap[..],
+        ]
+        .concat(),
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: lenet5-mnist: layer fc1: a functional run of it needs about")
+            && err.contains("limits.max_layer_bytes = 16 MiB"),
+        "{err}"
+    );
+    assert!(!func.exists());
 }

@@ -32,12 +32,20 @@ impl Adc {
     /// The code of a real bitline sum (a non-ideal device): negative sums read 0.
     #[inline]
     pub fn convert_real(&self, s: f64) -> u64 {
-        let count = (s / self.step as f64).round();
-        if count.is_nan() || count <= 0.0 {
-            0
+        let x = if self.step == 1 {
+            s
         } else {
-            (count.min(self.max_count as f64) as u64) * self.step
+            s / self.step as f64
+        };
+        // NaN and sums below one half read 0.
+        if x.is_nan() || x <= 0.0 {
+            return 0;
         }
+        // round(x) for x > 0 without a call to libm's round: the largest double below
+        // one half added, then truncated (the cast, which saturates); exact at every
+        // half and beyond 2^52, as `f64::round` is.
+        let count = (x + 0.499_999_999_999_999_94) as u64;
+        count.min(self.max_count) * self.step
     }
 }
 
@@ -60,6 +68,32 @@ mod tests {
             [-3.0, 2.9, 3.0, 1e30].map(|s| b.convert_real(s)),
             [0, 2, 4, 14]
         );
+        // The same rounding as f64::round, at halves, near them and far away.
+        let d = Adc::new(63, 1);
+        let mut h = 7u64;
+        for i in 0..100_000u64 {
+            h = crate::rng::mix(h ^ i);
+            let x = match i % 4 {
+                0 => (h >> 40) as f64 + 0.5,
+                1 => crate::rng::uniform(h) * 8.0,
+                2 => f64::from_bits(h >> 2),
+                _ => ((h >> 11) as f64 + 0.5) * (1u64 << (i % 11)) as f64,
+            };
+            assert_eq!(
+                d.convert_real(x),
+                (x.round() as u64).min(d.max_count),
+                "{x}"
+            );
+        }
+        for x in [
+            0.5,
+            1.5,
+            2.5,
+            0.499_999_999_999_999_94,
+            4_503_599_627_370_497.0,
+        ] {
+            assert_eq!(d.convert_real(x), x.round() as u64, "{x}");
+        }
         let c = Adc::new(32, 1);
         assert_eq!(c.convert(u32::MAX as u64 + 5), u32::MAX as u64);
     }

@@ -43,6 +43,9 @@ pub(crate) struct Scratch {
 struct Reads {
     /// The digit planes of one cycle restricted to one OU.
     digits: Vec<u64>,
+    /// Per column of the tile being read: the sum of its codes over the OUs of the
+    /// current input cycle (shift-and-added once per tile and cycle, not per read).
+    codes: Vec<u128>,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
 }
@@ -51,10 +54,12 @@ impl Scratch {
     pub fn new(dp: &Datapath, outputs: usize) -> Self {
         let b = dp.plan.applied_bits as usize;
         let w = dp.program.words;
+        let cols = dp.program.tiles.iter().map(|t| t.cols.len()).max();
         Scratch {
             planes: vec![0; dp.program.routes.len() * b * w],
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
+                codes: vec![0; cols.unwrap_or(0)],
                 acc: vec![0; outputs],
             },
         }
@@ -63,6 +68,33 @@ impl Scratch {
     /// Y of the last vector read.
     pub fn acc(&mut self) -> &mut [i128] {
         &mut self.reads.acc
+    }
+}
+
+/// How a read turns a bitline sum into the ADC's input, decided once per vector.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// S' = S (an ideal device, or stuck-at faults only: they are in the cells).
+    Exact,
+    /// Read noise and IR drop on the integer sum: a draw only for a read with current.
+    Analog,
+    /// Off current or variation: each open cell's conductance.
+    PerCell,
+    /// A draw from the error table's row of (open, S).
+    Table,
+}
+
+impl Kind {
+    fn of(d: &Device) -> Self {
+        if d.error_table.is_some() {
+            Kind::Table
+        } else if d.per_cell() {
+            Kind::PerCell
+        } else if d.analog() {
+            Kind::Analog
+        } else {
+            Kind::Exact
+        }
     }
 }
 
@@ -93,18 +125,24 @@ impl Datapath<'_> {
     /// correction of multi-bit digits.
     pub fn vector(&self, vector: &[i32], index: u64, s: &mut Scratch) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has been checked to support popcnt.
-            unsafe { self.vector_popcnt(vector, index, s) };
+        if std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("sse4.1")
+        {
+            // SAFETY: the CPU has been checked to support these features.
+            unsafe { self.vector_native(vector, index, s) };
             return;
         }
         self.vector_any(vector, index, s)
     }
 
-    /// [`Self::vector`] compiled with the popcnt instruction (most of the work is popcounts).
+    /// [`Self::vector`] compiled with popcnt, AVX2 and BMI (most of the work is
+    /// popcounts and bit scans). No fused multiply-add is enabled: floating-point results
+    /// are the same bits as without.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    unsafe fn vector_popcnt(&self, vector: &[i32], index: u64, s: &mut Scratch) {
+    #[target_feature(enable = "popcnt,avx2,bmi1,sse4.1")]
+    unsafe fn vector_native(&self, vector: &[i32], index: u64, s: &mut Scratch) {
         self.vector_any(vector, index, s)
     }
 
@@ -114,6 +152,7 @@ impl Datapath<'_> {
         let plan = self.plan;
         let bits = plan.applied_bits as usize;
         let words = self.program.words;
+        let kind = Kind::of(self.device);
         for (p, &pass) in plan.passes.iter().enumerate() {
             s.planes.iter_mut().for_each(|p| *p = 0);
             for (r, route) in self.program.routes.iter().enumerate() {
@@ -138,13 +177,14 @@ impl Datapath<'_> {
                 for tile in &self.program.tiles {
                     let route = &self.program.routes[tile.route];
                     let planes = &s.planes[tile.route * bits * words..][..bits * words];
-                    self.tile_cycle(tile, route, planes, at, &mut s.reads);
+                    self.tile_cycle(tile, route, planes, at, kind, &mut s.reads);
                 }
             }
         }
     }
 
-    /// Every OU read of one tile in one input cycle.
+    /// Every OU read of one tile in one input cycle, then the shift-and-add of the sum
+    /// of each column's codes.
     #[inline(always)]
     fn tile_cycle(
         &self,
@@ -152,6 +192,7 @@ impl Datapath<'_> {
         route: &crate::program::Route,
         planes: &[u64],
         at: At,
+        kind: Kind,
         r: &mut Reads,
     ) {
         let n = route.rows.len();
@@ -166,40 +207,30 @@ impl Datapath<'_> {
         if (0..words).all(|w| digit(w) == 0) {
             return;
         }
+        let ncols = tile.cols.len();
+        r.codes[..ncols].iter_mut().for_each(|c| *c = 0);
+        // The key words shared by every read of this tile and cycle, hashed once.
+        let base = match kind {
+            Kind::Exact => 0,
+            _ => self.device.read_base(
+                self.layer,
+                route.group,
+                tile.t,
+                at.vector,
+                at.pass,
+                at.cycle,
+            ),
+        };
         let ou = self.ou_rows as usize;
+        let cyc = Cycle {
+            planes,
+            first,
+            digit_bits,
+            base,
+            kind,
+        };
         let mut read = |lo: usize, hi: usize, ou_index: u64| {
-            if lo >= hi {
-                return;
-            }
-            // The digit planes of this cycle restricted to rows [lo, hi).
-            let (wl, wh) = (lo / 64, (hi - 1) / 64);
-            let mut any = 0u64;
-            for w in wl..=wh {
-                let mut m = !0u64;
-                if w == wl {
-                    m &= !0u64 << (lo % 64);
-                }
-                if w == wh {
-                    m &= !0u64 >> (63 - (hi - 1) % 64);
-                }
-                for d in 0..digit_bits {
-                    let v = planes[(first + d) * words + w] & m;
-                    r.digits[d * words + w] = v;
-                    any |= v;
-                }
-            }
-            if any == 0 {
-                return;
-            }
-            // Every column group of a tile sees the same OUs (a compacted tile holds
-            // one group); ideal reads all used columns of the block at once.
-            for cols in &tile.groups {
-                if self.device.is_ideal() {
-                    self.read_ideal(cols, wl, wh, digit_bits, at.weight, r);
-                } else {
-                    self.read_device(tile, route, cols, wl, wh, digit_bits, at, ou_index, r);
-                }
-            }
+            self.ou_read(tile, &cyc, lo, hi, ou_index, r);
         };
         match self.mode {
             Mode::Ideal => read(0, n, 0),
@@ -237,147 +268,210 @@ impl Datapath<'_> {
                 }
             }
         }
+        // Shift-and-add: sum over the OUs of a column's codes, weighted by its slice,
+        // polarity and the cycle (integer arithmetic: the order does not matter).
+        for (col, &codes) in tile.cols.iter().zip(&r.codes[..ncols]) {
+            if codes != 0 {
+                let v = at
+                    .weight
+                    .wrapping_mul((codes as i128).wrapping_shl(col.shift));
+                let a = &mut r.acc[col.out as usize];
+                *a = if col.neg {
+                    a.wrapping_sub(v)
+                } else {
+                    a.wrapping_add(v)
+                };
+            }
+        }
     }
 
-    /// The integer bitline sum of `col` over the rows whose digits are in `digits`.
+    /// One OU read of rows [lo, hi) of `tile`: every column's code added to its sum.
     #[inline(always)]
-    fn ideal_sum(
+    fn ou_read(
         &self,
-        col: &Column,
-        wl: usize,
-        wh: usize,
-        digit_bits: usize,
-        digits: &[u64],
-    ) -> u64 {
+        tile: &Tile,
+        cyc: &Cycle,
+        lo: usize,
+        hi: usize,
+        ou_index: u64,
+        r: &mut Reads,
+    ) {
+        let (planes, first, digit_bits) = (cyc.planes, cyc.first, cyc.digit_bits);
         let words = self.program.words;
-        let mut sum = 0u64;
+        if lo >= hi {
+            return;
+        }
+        // The digit planes of this cycle restricted to rows [lo, hi).
+        let (wl, wh) = (lo / 64, (hi - 1) / 64);
+        let mut any = 0u64;
         for w in wl..=wh {
+            let mut m = !0u64;
+            if w == wl {
+                m &= !0u64 << (lo % 64);
+            }
+            if w == wh {
+                m &= !0u64 >> (63 - (hi - 1) % 64);
+            }
             for d in 0..digit_bits {
+                let v = planes[(first + d) * words + w] & m;
+                r.digits[d * words + w] = v;
+                any |= v;
+            }
+        }
+        if any == 0 {
+            return;
+        }
+        // Every column group of a tile sees the same OUs (a compacted tile holds one
+        // group; ideal reads all used columns of the block at once), and a column's read
+        // does not depend on the others': the columns are read in their order in the
+        // tile.
+        let span = Span {
+            wl,
+            wh,
+            digit_bits,
+            ou_index,
+            base: cyc.base,
+        };
+        match cyc.kind {
+            Kind::Exact => self.read_exact(tile, span, r),
+            Kind::Analog => self.read_analog(tile, span, r),
+            kind => self.read_device(tile, span, kind, r),
+        }
+    }
+
+    /// The integer bitline sum of the column whose cells are `cells` over the rows whose
+    /// digits are in `digits`.
+    #[inline(always)]
+    fn ideal_sum(&self, cells: &[u64], span: Span, digits: &[u64]) -> u64 {
+        let words = self.program.words;
+        let cb = self.cell_bits;
+        if span.wl == span.wh && span.digit_bits == 1 {
+            // The common read: one-bit digits, an OU within one word.
+            let (w, x) = (span.wl, digits[span.wl]);
+            return (0..cb).fold(0u64, |s, c| {
+                s + (((x & cells[c * words + w]).count_ones() as u64) << c)
+            });
+        }
+        let mut sum = 0u64;
+        for w in span.wl..=span.wh {
+            for d in 0..span.digit_bits {
                 let x = digits[d * words + w];
                 if x == 0 {
                     continue;
                 }
-                for cb in 0..self.cell_bits {
-                    let n = (x & col.planes[cb * words + w]).count_ones() as u64;
-                    sum += n << (d + cb);
+                for c in 0..cb {
+                    let n = (x & cells[c * words + w]).count_ones() as u64;
+                    sum += n << (d + c);
                 }
             }
         }
         sum
     }
 
+    /// One read of every column of `tile` with ideal cells (stuck-at faults are in the
+    /// cells): code = ADC(S).
     #[inline(always)]
-    fn add(col: &Column, code: u64, weight: i128, acc: &mut [i128]) {
-        if code != 0 {
-            let v = weight * ((code as i128) << col.shift);
-            let a = &mut acc[col.out as usize];
-            if col.neg {
-                *a -= v;
-            } else {
-                *a += v;
+    fn read_exact(&self, tile: &Tile, span: Span, r: &mut Reads) {
+        let per_col = self.cell_bits * self.program.words;
+        let cells = tile.cells.chunks_exact(per_col);
+        for (codes, cells) in r.codes.iter_mut().zip(cells) {
+            let sum = self.ideal_sum(cells, span, &r.digits);
+            *codes += self.adc.convert(sum) as u128;
+        }
+    }
+
+    /// One read of every column of `tile` with read noise and IR drop on ideal cells:
+    /// [`Device::analog_sum`] with its per-OU factors hoisted, and no draw for a column
+    /// that carries no current.
+    #[inline(always)]
+    fn read_analog(&self, tile: &Tile, span: Span, r: &mut Reads) {
+        let dev = self.device;
+        let words = self.program.words;
+        let mut open = 0u32;
+        for w in span.wl..=span.wh {
+            let nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
+            open += nz.count_ones();
+        }
+        let att = dev.attenuation(open);
+        let per_col = self.cell_bits * words;
+        let cells = tile.cells.chunks_exact(per_col);
+        for ((col, codes), cells) in tile.cols.iter().zip(r.codes.iter_mut()).zip(cells) {
+            let sum = self.ideal_sum(cells, span, &r.digits);
+            if sum == 0 {
+                // No current, no draw: S' = 0 (no off current without a ratio).
+                continue;
             }
+            let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+            *codes += self.adc.convert_real(att * dev.noisy(sum as f64, key)) as u128;
         }
     }
 
-    /// One read of `cols` with ideal cells (stuck-at faults are in the planes).
+    /// One read of every column of `tile` through the device model (docs/functional.md,
+    /// "Non-ideal devices").
     #[inline(always)]
-    fn read_ideal(
-        &self,
-        cols: &[Column],
-        wl: usize,
-        wh: usize,
-        digit_bits: usize,
-        weight: i128,
-        r: &mut Reads,
-    ) {
-        for col in cols {
-            let sum = self.ideal_sum(col, wl, wh, digit_bits, &r.digits);
-            Self::add(col, self.adc.convert(sum), weight, &mut r.acc);
-        }
-    }
-
-    /// One read of `cols` through the device model (docs/functional.md, "Non-ideal devices").
-    #[allow(clippy::too_many_arguments)]
-    fn read_device(
-        &self,
-        tile: &Tile,
-        route: &crate::program::Route,
-        cols: &[Column],
-        wl: usize,
-        wh: usize,
-        digit_bits: usize,
-        at: At,
-        ou_index: u64,
-        r: &mut Reads,
-    ) {
+    fn read_device(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
         let top = (1u32 << self.cell_bits) - 1;
         let g_off = dev.g_off(top);
         // Rows open (non-zero digit) and the digits applied, shared by every column.
         let (mut open, mut drive) = (0u32, 0u64);
-        for w in wl..=wh {
+        for w in span.wl..=span.wh {
             let mut nz = 0u64;
-            for d in 0..digit_bits {
+            for d in 0..span.digit_bits {
                 let x = r.digits[d * words + w];
                 nz |= x;
                 drive += (x.count_ones() as u64) << d;
             }
             open += nz.count_ones();
         }
-        let base = dev.read_base(
-            self.layer,
-            route.group,
-            tile.t,
-            at.vector,
-            at.pass,
-            at.cycle,
-        );
-        for col in cols {
-            let sum = self.ideal_sum(col, wl, wh, digit_bits, &r.digits);
-            let key = Device::read_hash(base, col.neg, col.phys, ou_index);
-            let s = if let Some(t) = &dev.error_table {
-                dev.table_sum(t, sum, open, key)
-            } else if !dev.analog() {
-                sum as f64
-            } else {
-                let current = if dev.per_cell() {
-                    self.cell_current(tile, col, wl, wh, digit_bits, g_off, &r.digits)
-                } else {
-                    sum as f64
-                };
-                dev.analog_sum(current, open, drive, g_off, key)
+        let per_col = self.cell_bits * words;
+        let cells = tile.cells.chunks_exact(per_col);
+        for ((col, codes), cells) in tile.cols.iter().zip(r.codes.iter_mut()).zip(cells) {
+            let sum = self.ideal_sum(cells, span, &r.digits);
+            let s = match kind {
+                Kind::PerCell => {
+                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    let current = self.cell_current(tile, col, cells, span, g_off, &r.digits);
+                    dev.analog_sum(current, open, drive, g_off, key)
+                }
+                Kind::Table => {
+                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    match &dev.error_table {
+                        Some(t) => dev.table_sum(t, sum, open, key),
+                        None => sum as f64,
+                    }
+                }
+                Kind::Exact | Kind::Analog => sum as f64,
             };
-            Self::add(col, self.adc.convert_real(s), at.weight, &mut r.acc);
+            *codes += self.adc.convert_real(s) as u128;
         }
     }
 
     /// I = sum over the open rows of d * G, each cell's conductance drawn from its key.
-    #[allow(clippy::too_many_arguments)]
     fn cell_current(
         &self,
         tile: &Tile,
         col: &Column,
-        wl: usize,
-        wh: usize,
-        digit_bits: usize,
+        cells: &[u64],
+        span: Span,
         g_off: f64,
         digits: &[u64],
     ) -> f64 {
         let words = self.program.words;
         let mut current = 0.0;
-        for w in wl..=wh {
-            let mut nz = (0..digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
+        for w in span.wl..=span.wh {
+            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
             while nz != 0 {
                 let b = nz.trailing_zeros() as usize;
                 nz &= nz - 1;
                 let i = w * 64 + b;
                 let bit = |plane: u64| (plane >> b & 1) as u32;
-                let d: u32 = (0..digit_bits)
+                let d: u32 = (0..span.digit_bits)
                     .map(|x| bit(digits[x * words + w]) << x)
                     .sum();
                 let level: u32 = (0..self.cell_bits)
-                    .map(|c| bit(col.planes[c * words + w]) << c)
+                    .map(|c| bit(cells[c * words + w]) << c)
                     .sum();
                 let cell = [
                     self.layer,
@@ -391,4 +485,28 @@ impl Datapath<'_> {
         }
         current
     }
+}
+
+/// What the OU reads of one tile in one input cycle share.
+struct Cycle<'a> {
+    /// The tile's route's bit-planes of the pass values.
+    planes: &'a [u64],
+    /// The first bit-plane of the cycle's digits, and how many.
+    first: usize,
+    digit_bits: usize,
+    /// [`Device::read_base`] of the tile and cycle (0 for exact reads).
+    base: u64,
+    kind: Kind,
+}
+
+/// The rows of one OU read: words wl..=wh of the digit planes, and its key.
+#[derive(Clone, Copy)]
+struct Span {
+    wl: usize,
+    wh: usize,
+    digit_bits: usize,
+    /// The OU's index within its (tile, column group).
+    ou_index: u64,
+    /// [`Device::read_base`] of the tile and cycle (0 for exact reads).
+    base: u64,
 }

@@ -171,10 +171,13 @@ impl Device {
     }
 
     /// The hash of a read's whole key: [`Device::read_base`], then (polarity, physical
-    /// column, OU index).
+    /// column, OU index) packed into one word (column in bits 0..32, polarity bit 32,
+    /// OU index from bit 33: one-to-one for the OU indices of any crossbar, fewer than
+    /// 2^31) and mixed once: the reads of one tile and cycle get distinct hashes, as
+    /// the mixer is a bijection.
     #[inline]
     pub fn read_hash(base: u64, neg: bool, column: u32, ou: u64) -> u64 {
-        mix(mix(base ^ ((neg as u64) << 32 | column as u64)) ^ ou)
+        mix(base ^ (ou << 33 | (neg as u64) << 32 | column as u64))
     }
 
     /// S' of a read of current `current` with `open` wordlines driven and `drive` =
@@ -182,13 +185,23 @@ impl Device {
     /// `read` is the read's hash ([`Device::read_hash`]).
     #[inline]
     pub fn analog_sum(&self, current: f64, open: u32, drive: u64, g_off: f64, read: u64) -> f64 {
-        let noisy = if self.read_noise > 0.0 && current > 0.0 {
+        self.attenuation(open) * self.noisy(current, read) - drive as f64 * g_off
+    }
+
+    /// I + read_noise * sqrt(I) * z' (I itself without read noise or current).
+    #[inline(always)]
+    pub fn noisy(&self, current: f64, read: u64) -> f64 {
+        if self.read_noise > 0.0 && current > 0.0 {
             current + self.read_noise * current.sqrt() * normal(read)
         } else {
             current
-        };
-        let att = (1.0 - self.ir_drop * open as f64).max(0.0);
-        att * noisy - drive as f64 * g_off
+        }
+    }
+
+    /// The IR-drop factor max(0, 1 - ir_drop * open) of a read with `open` wordlines.
+    #[inline(always)]
+    pub fn attenuation(&self, open: u32) -> f64 {
+        (1.0 - self.ir_drop * open as f64).max(0.0)
     }
 
     /// The table's draw for an ideal sum `s` read with `open` wordlines.

@@ -59,6 +59,13 @@ impl Default for FuncOptions {
 
 #[derive(Debug, Error, PartialEq)]
 pub enum FuncError {
+    #[error("layer {layer}: a functional run of it needs about {} ({} of programs and buffers besides the {} the counts need), more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})", workload::bundle::fmt_bytes(*need), workload::bundle::fmt_bytes(*programs), workload::bundle::fmt_bytes(need - programs), workload::bundle::fmt_bytes(*cap as u128), need.next_power_of_two())]
+    Memory {
+        layer: String,
+        need: u128,
+        programs: u128,
+        cap: u64,
+    },
     #[error("layer {layer}: its exact product needs {bits} bits ((weight_bits - 1) + input_bits + ceil(log2 K) = {wb} + {ib} + {kb}), more than an int64 holds; lower precision.weight_bits or precision.input_bits")]
     Overflow {
         layer: String,
@@ -91,6 +98,126 @@ pub fn check_table(
         }
     }
     Ok(())
+}
+
+/// What a functional run of a layer holds besides what the counts need (docs/functional.md,
+/// "Memory"), from the geometry alone, before anything is loaded: an upper bound.
+pub struct Budget<'a> {
+    pub hw: &'a Hardware,
+    pub modes: &'a [crossbar::Mode],
+    /// Input bits applied (input_bits; the bit-planes are cut into this many).
+    pub applied_bits: u32,
+    /// Samples of the layer's input held at once (a chunk).
+    pub held_samples: u64,
+    /// Samples of the layer, when its outputs are kept for `--dump-outputs` (0 otherwise).
+    pub kept_samples: u64,
+    pub threads: usize,
+}
+
+/// Saturating product of u128 factors.
+fn mul(xs: &[u128]) -> u128 {
+    xs.iter().fold(1u128, |a, &x| a.saturating_mul(x))
+}
+
+/// Upper bound of the bytes a functional run of `spec` adds: the dense program (every
+/// column's cell planes in every row tile, its metadata, the rows each tile holds and
+/// routes), the compacted one when a compacted mode runs (no more tiles than dense, but
+/// rows recorded per column group), each thread's bit-planes, accumulators and the
+/// batch of outputs computed before they are reduced, and the kept outputs when dumped.
+pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
+    let g = &spec.geom;
+    let hw = b.hw;
+    let k = g.k_rows() as u128;
+    let x = hw.xbar_rows.max(1) as u128;
+    let words = x.div_ceil(64);
+    let cb = hw.cell_bits.max(1) as u128;
+    let cpw = ((hw.weight_bits.max(2) - 1) as u128).div_ceil(cb);
+    let groups = g.groups.max(1) as u128;
+    let ng = g.cols_per_group() as u128;
+    let pol_cols = mul(&[ng, cpw]);
+    let blocks_per_pol = pol_cols.div_ceil(hw.xbar_cols.max(1) as u128);
+    let cols = mul(&[groups, 2, pol_cols]);
+    let blocks = mul(&[groups, 2, blocks_per_pol]);
+    // Column groups: ou.cols wide, plus a narrower last one per block.
+    let col_groups = mul(&[groups, 2])
+        .saturating_mul(pol_cols.div_ceil(hw.ou_cols.max(1) as u128))
+        .saturating_add(blocks);
+    let tiles = k.div_ceil(x).max(1);
+    // A column of a tile: its planes and 20 bytes of metadata; a tile's rows, u32 each.
+    let column = mul(&[cb, words, 8]).saturating_add(20);
+    let columns = mul(&[cols, tiles, column]);
+    // A tile or a route: 128 bytes of its own besides its rows.
+    let dense = columns
+        .saturating_add(mul(&[
+            blocks,
+            tiles,
+            x.saturating_mul(4).saturating_add(128),
+        ]))
+        .saturating_add(mul(&[
+            groups,
+            tiles,
+            x.saturating_mul(4).saturating_add(128),
+        ]));
+    let compacted = if b.modes.iter().any(|m| m.compacted()) {
+        columns.saturating_add(mul(&[
+            col_groups,
+            tiles,
+            x.saturating_mul(8).saturating_add(256),
+        ]))
+    } else {
+        0
+    };
+    let outs = mul(&[groups, ng]);
+    let modes = b.modes.len() as u128;
+    // Per thread and mode, a scratch: the bit-planes of every route of its program (a
+    // route per conv group and tile, or per column group and tile when compacted), the
+    // digits, a code sum per column of a tile, an i128 per output.
+    let scratch = |compacted: bool| {
+        let routes = mul(&[if compacted { col_groups } else { groups }, tiles]);
+        let tile_cols = mul(&[blocks_per_pol, hw.xbar_cols as u128]).min(pol_cols);
+        mul(&[routes, b.applied_bits.max(1) as u128, words, 8])
+            .saturating_add(mul(&[tile_cols, 16]))
+            .saturating_add(mul(&[outs, 16]))
+    };
+    let per_thread = b
+        .modes
+        .iter()
+        .fold(0u128, |a, m| a.saturating_add(scratch(m.compacted())))
+        .saturating_add(mul(&[k, groups, 12]))
+        .saturating_add(mul(&[outs, 8]));
+    // The outputs of a batch of vectors (at most a chunk's), every mode's and the exact
+    // product as i64, the float layer's as f64.
+    let chunk_outputs = mul(&[b.held_samples as u128, g.vectors_per_sample() as u128, outs]);
+    let batch_outputs = chunk_outputs.min((run::BATCH_OUTPUTS as u128).max(outs));
+    let batch = mul(&[batch_outputs, modes.saturating_add(2), 8]);
+    let kept = mul(&[
+        b.kept_samples as u128,
+        g.vectors_per_sample() as u128,
+        outs,
+        modes,
+        8,
+    ]);
+    dense
+        .saturating_add(compacted)
+        .saturating_add(mul(&[per_thread, b.threads.max(1) as u128]))
+        .saturating_add(batch)
+        .saturating_add(kept)
+}
+
+/// Refuses a layer whose functional run would need more than `cap` bytes
+/// (`limits.max_layer_bytes`), `counts` being what the counting engines need of it.
+pub fn check_memory(spec: &LayerSpec, b: &Budget, counts: u128, cap: u64) -> Result<(), FuncError> {
+    let programs = program_bytes(spec, b);
+    let need = counts.saturating_add(programs);
+    if need <= cap as u128 {
+        return Ok(());
+    }
+    Err(FuncError::Memory {
+        layer: spec.name.clone(),
+        need,
+        programs,
+        cap,
+    })
 }
 
 /// Refuses a layer whose exact product could exceed an i64.

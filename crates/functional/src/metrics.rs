@@ -13,6 +13,12 @@ pub struct Metrics {
     /// Sum of Y_exact^2.
     pub sq_exact: f64,
     pub max_abs_err: u64,
+    /// Outputs compared with the float layer (0 without one).
+    pub float_outputs: u64,
+    /// Sum of (Y * step - Y_float)^2, Y dequantized.
+    pub float_sq_err: f64,
+    /// Sum of Y_float^2.
+    pub float_sq_ref: f64,
 }
 
 impl Metrics {
@@ -26,6 +32,23 @@ impl Metrics {
         let x = exact as f64;
         self.sq_exact += x * x;
         self.max_abs_err = self.max_abs_err.max(e.min(u64::MAX as u128) as u64);
+    }
+
+    /// Adds the comparison of one output dequantized (`y` times the product of the
+    /// weight and input steps) with the float layer's `reference`.
+    #[inline]
+    pub fn add_float(&mut self, dequantized: f64, reference: f64) {
+        let e = dequantized - reference;
+        self.float_outputs += 1;
+        self.float_sq_err += e * e;
+        self.float_sq_ref += reference * reference;
+    }
+
+    /// ||Y * step - Y_float|| / ||Y_float|| (None without a float layer, or when its
+    /// output is all zero).
+    pub fn float_rel_rmse(&self) -> Option<f64> {
+        (self.float_outputs > 0 && self.float_sq_ref > 0.0)
+            .then(|| (self.float_sq_err / self.float_sq_ref).sqrt())
     }
 
     /// Fraction of outputs equal to the exact product (None without outputs).
@@ -57,6 +80,12 @@ mod tests {
         z.add(1, 0);
         assert_eq!(z.rel_rmse(), None);
         assert_eq!(Metrics::default().exact_frac(), None);
+        assert_eq!(m.float_rel_rmse(), None);
+        let mut f = Metrics::default();
+        // errors 0.5, -1 -> 1.25; reference 4 + 1 -> 5
+        f.add_float(2.5, 2.0);
+        f.add_float(0.0, 1.0);
+        assert_eq!(f.float_rel_rmse(), Some((1.25f64 / 5.0).sqrt()));
         let mut big = Metrics::default();
         big.add(i64::MAX, i64::MIN);
         assert_eq!(big.max_abs_err, u64::MAX);

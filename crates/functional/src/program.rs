@@ -33,9 +33,6 @@ pub(crate) struct Column {
     pub neg: bool,
     /// Index of the column in its polarity array (the read key's physical column).
     pub phys: u32,
-    /// cell_bits planes of `words` words: bit i of plane c is bit c of the cell level at
-    /// physical row i.
-    pub planes: Box<[u64]>,
 }
 
 /// The logical rows that drive the physical rows of a row tile, in physical order.
@@ -54,8 +51,37 @@ pub(crate) struct Tile {
     pub t: u32,
     /// The logical row whose cells physical row i holds (the index table's view).
     pub written: Vec<u32>,
-    /// Column groups, each a list of columns (an OU reads one group; ideal reads all).
-    pub groups: Vec<Vec<Column>>,
+    /// The tile's programmed columns, column group after column group (every column
+    /// group of a tile sees the same OUs, and a column's read does not depend on the
+    /// others', so the datapath reads them in this order).
+    pub cols: Vec<Column>,
+    /// The cells, one column after the other: cell_bits planes of `words` words per
+    /// column; bit i of cells[(col * cell_bits + c) * words + w] is bit c of the level of
+    /// the cell at physical row 64 * w + i. A read's columns are contiguous in memory.
+    pub cells: Box<[u64]>,
+}
+
+impl Tile {
+    /// Builds a tile from its columns and their planes, in order.
+    fn new(
+        route: usize,
+        t: u32,
+        written: Vec<u32>,
+        columns: impl Iterator<Item = (Column, Vec<u64>)>,
+    ) -> Self {
+        let (mut cols, mut cells) = (Vec::new(), Vec::new());
+        for (c, planes) in columns {
+            cols.push(c);
+            cells.extend_from_slice(&planes);
+        }
+        Tile {
+            route,
+            t,
+            written,
+            cols,
+            cells: cells.into_boxed_slice(),
+        }
+    }
 }
 
 /// Every crossbar of one tiling of a layer.
@@ -65,6 +91,26 @@ pub struct Program {
     pub(crate) tiles: Vec<Tile>,
     /// Words of a bit-plane: ceil(crossbar.rows / 64).
     pub(crate) words: usize,
+}
+
+impl Program {
+    /// Bytes the program holds on the heap (what [`crate::program_bytes`] bounds).
+    pub fn heap_bytes(&self) -> usize {
+        let routes: usize = self.routes.iter().map(|r| r.rows.len() * 4).sum();
+        let tiles: usize = self
+            .tiles
+            .iter()
+            .map(|t| {
+                t.written.len() * 4
+                    + t.cols.len() * std::mem::size_of::<Column>()
+                    + t.cells.len() * 8
+            })
+            .sum();
+        routes
+            + tiles
+            + self.routes.len() * std::mem::size_of::<Route>()
+            + self.tiles.len() * std::mem::size_of::<Tile>()
+    }
 }
 
 /// How cells are written: the device's stuck-at faults, keyed by the layer's name.
@@ -85,12 +131,12 @@ impl Writer<'_> {
         phys: u32,
         col: PhysCol,
         logical: &[u32],
-    ) -> Column {
+    ) -> (Column, Vec<u64>) {
         let map = self.map;
         let (cb, words) = (map.cell_bits as usize, self.words);
         let top = (1u32 << map.cell_bits) - 1;
         let out = group * map.cols_per_group + col.n;
-        let mut planes = vec![0u64; cb * words].into_boxed_slice();
+        let mut planes = vec![0u64; cb * words];
         for (i, &k) in logical.iter().enumerate() {
             let c = map.cell_at(self.weights, group, pol, col, k);
             let key = [
@@ -107,14 +153,16 @@ impl Writer<'_> {
                 c &= c - 1;
             }
         }
-        Column {
-            out,
-            slice: col.slice,
-            shift: col.slice * map.cell_bits,
-            neg: pol == Polarity::Neg,
-            phys,
+        (
+            Column {
+                out,
+                slice: col.slice,
+                shift: col.slice * map.cell_bits,
+                neg: pol == Polarity::Neg,
+                phys,
+            },
             planes,
-        }
+        )
     }
 
     /// The physical columns of column group `cg_i` with their index in the polarity array.
@@ -163,21 +211,13 @@ impl Program {
             for t in 0..tiles_per_block {
                 let route = (block.group * tiles_per_block + t) as usize;
                 let rows = routes[route].rows.clone();
-                let groups = block
+                let columns: Vec<_> = block
                     .col_groups
                     .clone()
-                    .map(|cg_i| {
-                        w.group_cols(cg_i)
-                            .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &rows))
-                            .collect()
-                    })
+                    .flat_map(|cg_i| w.group_cols(cg_i))
+                    .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &rows))
                     .collect();
-                tiles.push(Tile {
-                    route,
-                    t,
-                    written: rows,
-                    groups,
-                });
+                tiles.push(Tile::new(route, t, rows, columns.into_iter()));
             }
         }
         Program {
@@ -204,7 +244,7 @@ impl Program {
                     }
                     let first = (t * x) as usize;
                     let written = g.rows[first..first + n as usize].to_vec();
-                    let cols = w
+                    let cols: Vec<_> = w
                         .group_cols(cg_i)
                         .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &written))
                         .collect();
@@ -212,12 +252,7 @@ impl Program {
                         group: block.group,
                         rows: (0..n).map(|i| decoder(g, t * x + i)).collect(),
                     });
-                    tiles.push(Tile {
-                        route: routes.len() - 1,
-                        t,
-                        written,
-                        groups: vec![cols],
-                    });
+                    tiles.push(Tile::new(routes.len() - 1, t, written, cols.into_iter()));
                 }
             }
         }

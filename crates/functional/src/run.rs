@@ -9,6 +9,7 @@ use engine::input::Pass;
 use engine::{Prepared, Samples, SimOptions};
 use rayon::prelude::*;
 use std::sync::OnceLock;
+use workload::FloatLayer;
 
 /// A layer's two programs (dense and compacted tilings), built on first use and shared
 /// by the modes that read them.
@@ -21,6 +22,8 @@ pub struct Layer<'p> {
     name: u64,
     dense: OnceLock<Program>,
     compacted: OnceLock<Program>,
+    /// The float layer outputs are compared with, when the workload has one.
+    float: Option<FloatLayer>,
 }
 
 impl<'p> Layer<'p> {
@@ -38,7 +41,15 @@ impl<'p> Layer<'p> {
             name: crate::rng::name_word(&prep.spec.name),
             dense: OnceLock::new(),
             compacted: OnceLock::new(),
+            float: None,
         }
+    }
+
+    /// Compares every mode's dequantized outputs with `float` (float_rel_rmse): chunks
+    /// are then fed with their float inputs ([`LayerRun::feed_float`]).
+    pub fn with_float(mut self, float: Option<FloatLayer>) -> Self {
+        self.float = float;
+        self
     }
 
     /// The tiling `mode` reads.
@@ -57,6 +68,15 @@ impl<'p> Layer<'p> {
         } else {
             self.dense.get_or_init(|| Program::dense(&w))
         }
+    }
+
+    /// Bytes of the programs built so far.
+    pub fn program_heap_bytes(&self) -> usize {
+        [&self.dense, &self.compacted]
+            .iter()
+            .filter_map(|p| p.get())
+            .map(Program::heap_bytes)
+            .sum()
     }
 
     fn datapath(&self, mode: Mode) -> Datapath<'_> {
@@ -100,7 +120,7 @@ pub struct LayerRun<'l> {
 
 /// Outputs computed at once before they are reduced in order: bounds the memory of a
 /// chunk whatever its size.
-const BATCH_OUTPUTS: usize = 1 << 18;
+pub(crate) const BATCH_OUTPUTS: usize = 1 << 18;
 
 impl<'l> LayerRun<'l> {
     pub fn new(layer: &'l Layer<'l>, modes: &[Mode]) -> Self {
@@ -122,6 +142,13 @@ impl<'l> LayerRun<'l> {
 
     /// Computes every vector of `chunk` in every mode and reduces it.
     pub fn feed(&mut self, chunk: Samples) {
+        self.feed_float(chunk, &[])
+    }
+
+    /// [`LayerRun::feed`], with the float values `floats` the chunk's inputs were
+    /// quantized from (`[n, C, H, W]`, as the chunk): each mode's outputs are also
+    /// compared with the float layer's, when the layer has one and `floats` is not empty.
+    pub fn feed_float(&mut self, chunk: Samples, floats: &[f64]) {
         let prep = self.layer.prep;
         let geom = prep.geom();
         let outs = self.layer.outputs();
@@ -139,6 +166,12 @@ impl<'l> LayerRun<'l> {
         for start in (0..vectors).step_by(batch) {
             let end = (start + batch).min(vectors);
             let ys = self.compute(chunk, start..end);
+            let float = self.float_outputs(chunk, floats, start..end);
+            let step = self
+                .layer
+                .float
+                .as_ref()
+                .map_or(0.0, |f| f.weight_step * f.input_step);
             // In vector order: the sums do not depend on threads or chunking.
             let modes = self.paths.len();
             for (i, row) in ys.chunks(outs * (modes + 1)).enumerate() {
@@ -149,6 +182,11 @@ impl<'l> LayerRun<'l> {
                     let y = &rest[m * outs..][..outs];
                     for (&a, &b) in y.iter().zip(exact) {
                         r.metrics.add(a, b);
+                    }
+                    if let Some(f) = &float {
+                        for (&a, &b) in y.iter().zip(&f[i * outs..][..outs]) {
+                            r.metrics.add_float(a as f64 * step, b);
+                        }
                     }
                     if let Some(o) = r.outputs.as_mut() {
                         for (c, &a) in y.iter().enumerate() {
@@ -210,6 +248,39 @@ impl<'l> LayerRun<'l> {
                 }
             });
         ys
+    }
+
+    /// The float layer's outputs of the vectors of `range` (None without a float layer
+    /// or float inputs): Y_float = sum over k of x * w, in f64.
+    fn float_outputs(
+        &self,
+        chunk: Samples,
+        floats: &[f64],
+        range: std::ops::Range<usize>,
+    ) -> Option<Vec<f64>> {
+        let f = self.layer.float.as_ref()?;
+        if floats.is_empty() {
+            return None;
+        }
+        let geom = self.layer.prep.geom();
+        let k = self.layer.prep.map.k as usize;
+        let groups = self.layer.prep.map.groups as usize;
+        let outs = self.layer.outputs();
+        let ng = outs / groups.max(1);
+        debug_assert_eq!(floats.len(), chunk.input.len());
+        let mut ys = vec![0.0; range.len() * outs];
+        ys.par_chunks_mut(outs.max(1)).enumerate().for_each_init(
+            || vec![0.0f64; k * groups],
+            |x, (i, y)| {
+                workload::im2col_vector(geom, floats, range.start + i, x);
+                for (o, y) in y.iter_mut().enumerate() {
+                    let x = &x[(o / ng.max(1)) * k..][..k];
+                    let w = &f.weights[o * k..][..k];
+                    *y = x.iter().zip(w).map(|(&a, &b)| a * b as f64).sum();
+                }
+            },
+        );
+        Some(ys)
     }
 
     /// Every mode's metrics (and outputs, when kept), in the order of the modes given.

@@ -50,7 +50,7 @@ pub fn values(r: Option<&FuncResult>) -> Vec<String> {
         } else {
             String::new()
         },
-        String::new(),
+        f(m.float_rel_rmse()),
     ]
 }
 

@@ -192,8 +192,26 @@ fn run_inner(
         let label = &cfg.config.device.error_table;
         functional::check_table(&f.device, &cfg.hw, spec.modes, label)
             .map_err(anyhow::Error::msg)?;
+        let threads = rayon::current_num_threads();
         for l in w.layers() {
             functional::check_layer(l, &cfg.hw)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
+            // The programs, buffers and kept outputs beside what the counts need.
+            let held = workload::chunk_samples(&l.geom, spec.samples as u64);
+            let budget = functional::Budget {
+                hw: &cfg.hw,
+                modes: spec.modes,
+                applied_bits: cfg.hw.input_bits,
+                held_samples: held,
+                kept_samples: if f.keep_outputs {
+                    spec.samples as u64
+                } else {
+                    0
+                },
+                threads,
+            };
+            let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
+            functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
         }
     }
@@ -212,7 +230,14 @@ fn run_inner(
             .map(|&mode| ModeRun::new(&prep, &cfg.hw, &cfg.opts, mode, spec.engine))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.origin))?;
-        let flayer = func.map(|f| functional::Layer::new(&prep, &cfg.hw, &cfg.opts, f));
+        // The float layer (float bundles) a functional run compares outputs with.
+        let float = match func {
+            Some(_) => w.float_layer(i, precision)?,
+            None => None,
+        };
+        let floats = float.is_some();
+        let flayer =
+            func.map(|f| functional::Layer::new(&prep, &cfg.hw, &cfg.opts, f).with_float(float));
         let mut frun = flayer
             .as_ref()
             .map(|l| functional::LayerRun::new(l, spec.modes));
@@ -220,16 +245,21 @@ fn run_inner(
         let per_sample = spec_l.geom.input_elements();
         let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
         let tick = |n: u64| progress.inc(n.saturating_mul(lw.per_vector));
-        w.stream_inputs(i, precision, spec.samples, chunk, &mut |input| {
+        let mut feed = |input: &[i32], float_input: &[f64]| {
             let samples = Samples::new(input, input.len() / per_sample.max(1));
             for r in runs.iter_mut() {
                 r.feed(samples, Some(&tick));
             }
             if let Some(f) = frun.as_mut() {
-                f.feed(samples);
+                f.feed_float(samples, float_input);
             }
             Ok(())
-        })?;
+        };
+        if floats {
+            w.stream_float_inputs(i, precision, spec.samples, chunk, &mut feed)?;
+        } else {
+            w.stream_inputs(i, precision, spec.samples, chunk, &mut |q| feed(q, &[]))?;
+        }
         let mut fouts = frun.map(|f| f.finish()).unwrap_or_default().into_iter();
         let shape = match spec_l.kind {
             LayerKind::Fc => vec![spec.samples, spec_l.geom.out_channels],

@@ -51,8 +51,9 @@ impl QuantLayer {
     }
 }
 
-/// im2col of one output position without materializing the layer's matrix.
-pub fn im2col_vector(geom: &ConvGeometry, input: &[i32], v: usize, out: &mut [i32]) {
+/// im2col of one output position without materializing the layer's matrix (of integer
+/// inputs, or of the float inputs they were quantized from).
+pub fn im2col_vector<T: Copy + Default>(geom: &ConvGeometry, input: &[T], v: usize, out: &mut [T]) {
     let [h, w] = geom.input_hw;
     let [ho_n, wo_n] = geom.output_hw();
     let [r_n, s_n] = geom.kernel;
@@ -73,7 +74,7 @@ pub fn im2col_vector(geom: &ConvGeometry, input: &[i32], v: usize, out: &mut [i3
             let dst = &mut out[k..k + s_n];
             k += s_n;
             if ih < 0 || ih as usize >= h {
-                dst.fill(0);
+                dst.fill(T::default());
                 continue;
             }
             let row = &plane[ih as usize * w..(ih as usize + 1) * w];
@@ -86,7 +87,7 @@ pub fn im2col_vector(geom: &ConvGeometry, input: &[i32], v: usize, out: &mut [i3
                 *d = if iw >= 0 && (iw as usize) < w {
                     row[iw as usize]
                 } else {
-                    0
+                    T::default()
                 };
             }
         }

@@ -28,5 +28,7 @@ pub use layer::{im2col_vector, LayerWeights, QuantLayer};
 pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
 pub use select::{LayerSelector, Selected};
-pub use source::{chunk_samples, SampleSink, Workload, CHUNK_INPUT_ELEMENTS};
+pub use source::{
+    chunk_samples, FloatLayer, FloatSampleSink, SampleSink, Workload, CHUNK_INPUT_ELEMENTS,
+};
 pub use synth::{Structure, SynthParams, ZooWorkload};

@@ -198,6 +198,16 @@ impl InputScale {
         InputScale { max, scale }
     }
 
+    /// The float value of one integer step (x ~ q * step): max / scale, 0 for an
+    /// all-zero tensor.
+    pub fn step(&self) -> f64 {
+        if self.max == 0.0 {
+            0.0
+        } else {
+            self.max / self.scale
+        }
+    }
+
     #[inline]
     pub fn quantize(&self, x: f64) -> i32 {
         if self.max == 0.0 {

@@ -24,6 +24,23 @@ pub fn chunk_samples(geom: &ConvGeometry, samples: u64) -> u64 {
 /// Receives the quantized inputs of consecutive whole samples, `[n, C, H, W]` row-major.
 pub type SampleSink<'s> = dyn FnMut(&[i32]) -> anyhow::Result<()> + 's;
 
+/// Receives the quantized inputs of consecutive whole samples and, beside them, the
+/// float values they were quantized from (empty when the workload has none).
+pub type FloatSampleSink<'s> = dyn FnMut(&[i32], &[f64]) -> anyhow::Result<()> + 's;
+
+/// The float layer a quantized layer stands for (a bundle with float weights and float
+/// inputs): the weights as stored, and the float value of one integer step of each side,
+/// so that a quantized output Y dequantizes to Y * weight_step * input_step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloatLayer {
+    /// [Cout, Cin/G, R, S] row-major.
+    pub weights: Vec<f32>,
+    /// max|w| / (2^(weight_bits-1) - 1).
+    pub weight_step: f64,
+    /// max / (2^input_bits - 1) (unsigned inputs) or max|x| / (2^(input_bits-1) - 1).
+    pub input_step: f64,
+}
+
 /// A network whose layers can be loaded one by one, quantized to a precision.
 pub trait Workload: Send + Sync {
     /// Network name as printed in layers.csv (`network` column).
@@ -58,6 +75,29 @@ pub trait Workload: Send + Sync {
         chunk: usize,
         sink: &mut SampleSink<'_>,
     ) -> anyhow::Result<()>;
+
+    /// Layer `index`'s float layer, when its weights and its inputs are both float
+    /// arrays (None otherwise: integer arrays, synthetic inputs, generated networks).
+    fn float_layer(
+        &self,
+        _index: usize,
+        _precision: Precision,
+    ) -> anyhow::Result<Option<FloatLayer>> {
+        Ok(None)
+    }
+
+    /// [`Workload::stream_inputs`], with each chunk's float values beside its quantized
+    /// ones when [`Workload::float_layer`] has a float layer (empty otherwise).
+    fn stream_float_inputs(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+        chunk: usize,
+        sink: &mut FloatSampleSink<'_>,
+    ) -> anyhow::Result<()> {
+        self.stream_inputs(index, precision, samples, chunk, &mut |q| sink(q, &[]))
+    }
 
     /// Loads layer `index` with the first `samples` samples held in memory, quantized per
     /// section 2 (tests, summaries and small runs; the run driver streams instead).

@@ -10,7 +10,7 @@ use std::io::Read;
 use super::npy::{Element, ElementReader};
 use super::tensors::{ArrayHeader, Dtype};
 use crate::quant::{FloatStats, IntRange, IntStats};
-use crate::source::SampleSink;
+use crate::source::FloatSampleSink;
 
 /// What open records of one input array.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +108,8 @@ pub struct Stream<'a> {
 }
 
 /// Streams the first `s.samples` samples of `r` (the array `stats` describes) to `sink`,
-/// at most `s.chunk` samples per call, quantized with the whole-tensor statistics. Integer
+/// at most `s.chunk` samples per call, quantized with the whole-tensor statistics, and
+/// with `floats` beside them the float values of a float array (empty otherwise). Integer
 /// arrays must fit `s.input_bits` (the caller checks [`IntRange::fits`] first). A value
 /// the statistics rule out means the file changed since open: an error, never a silently
 /// different value.
@@ -116,7 +117,8 @@ pub fn stream<R: Read>(
     r: ElementReader<R>,
     stats: &InputStats,
     s: &Stream<'_>,
-    sink: &mut SampleSink<'_>,
+    floats: bool,
+    sink: &mut FloatSampleSink<'_>,
 ) -> anyhow::Result<()> {
     let changed = || anyhow::anyhow!("{}: changed since the bundle was opened", s.label);
     match stats.values {
@@ -127,21 +129,27 @@ pub fn stream<R: Read>(
                     .then(|| scale.quantize(x))
             };
             match stats.header.dtype {
-                Dtype::F32 => stream_with(r, s, sink, |v: f32| q(v.into()), changed),
-                Dtype::F64 => stream_with(r, s, sink, q, changed),
+                Dtype::F32 => {
+                    let f = floats.then_some(f64::from as fn(f32) -> f64);
+                    stream_with(r, s, sink, |v: f32| q(v.into()), f, changed)
+                }
+                Dtype::F64 => {
+                    let f = floats.then_some((|v| v) as fn(f64) -> f64);
+                    stream_with(r, s, sink, q, f, changed)
+                }
                 _ => Err(changed()),
             }
         }
         Values::Int(range) => {
             let q = |x: i64| (range.min..=range.max).contains(&x).then_some(x as i32);
             match stats.header.dtype {
-                Dtype::I8 => stream_with(r, s, sink, |v: i8| q(v.into()), changed),
-                Dtype::I16 => stream_with(r, s, sink, |v: i16| q(v.into()), changed),
-                Dtype::I32 => stream_with(r, s, sink, |v: i32| q(v.into()), changed),
-                Dtype::I64 => stream_with(r, s, sink, q, changed),
-                Dtype::U8 => stream_with(r, s, sink, |v: u8| q(v.into()), changed),
-                Dtype::U16 => stream_with(r, s, sink, |v: u16| q(v.into()), changed),
-                Dtype::U32 => stream_with(r, s, sink, |v: u32| q(v.into()), changed),
+                Dtype::I8 => stream_with(r, s, sink, |v: i8| q(v.into()), None, changed),
+                Dtype::I16 => stream_with(r, s, sink, |v: i16| q(v.into()), None, changed),
+                Dtype::I32 => stream_with(r, s, sink, |v: i32| q(v.into()), None, changed),
+                Dtype::I64 => stream_with(r, s, sink, q, None, changed),
+                Dtype::U8 => stream_with(r, s, sink, |v: u8| q(v.into()), None, changed),
+                Dtype::U16 => stream_with(r, s, sink, |v: u16| q(v.into()), None, changed),
+                Dtype::U32 => stream_with(r, s, sink, |v: u32| q(v.into()), None, changed),
                 Dtype::F32 | Dtype::F64 => Err(changed()),
             }
         }
@@ -149,17 +157,20 @@ pub fn stream<R: Read>(
 }
 
 /// The chunking loop: reads at most what the current chunk still needs, quantizes it with
-/// `q` (None: a value open never saw) and hands each full chunk (or the last one) on.
+/// `q` (None: a value open never saw) and hands each full chunk (or the last one) on,
+/// with the values as floats by `float` when given.
 fn stream_with<T: Element, R: Read>(
     mut r: ElementReader<R>,
     s: &Stream<'_>,
-    sink: &mut SampleSink<'_>,
+    sink: &mut FloatSampleSink<'_>,
     q: impl Fn(T) -> Option<i32>,
+    float: Option<fn(T) -> f64>,
     changed: impl Fn() -> anyhow::Error,
 ) -> anyhow::Result<()> {
     let total = s.samples * s.per_sample;
     let chunk = s.chunk.max(1).min(s.samples) * s.per_sample;
     let mut out: Vec<i32> = Vec::with_capacity(chunk);
+    let mut fout: Vec<f64> = Vec::with_capacity(if float.is_some() { chunk } else { 0 });
     let mut block = Vec::<T>::new();
     let mut sent = 0;
     while sent < total {
@@ -173,10 +184,14 @@ fn stream_with<T: Element, R: Read>(
         for &v in &block {
             out.push(q(v).ok_or_else(&changed)?);
         }
+        if let Some(f) = float {
+            fout.extend(block.iter().map(|&v| f(v)));
+        }
         if out.len() == this_chunk {
-            sink(&out)?;
+            sink(&out, &fout)?;
             sent += out.len();
             out.clear();
+            fout.clear();
         }
     }
     Ok(())

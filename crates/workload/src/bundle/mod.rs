@@ -38,7 +38,7 @@ use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::LayerWeights;
 use crate::quant::Precision;
 use crate::resolve::OpenOptions;
-use crate::source::{SampleSink, Workload};
+use crate::source::{FloatLayer, FloatSampleSink, SampleSink, Workload};
 use crate::synth::{check_load, stream_synth_inputs, synth_signed, InputKind, SynthParams};
 
 enum NpzStore {
@@ -463,6 +463,55 @@ impl Workload for BundleWorkload {
         chunk: usize,
         sink: &mut SampleSink<'_>,
     ) -> anyhow::Result<()> {
+        self.stream_pairs(index, precision, samples, chunk, false, &mut |q, _| sink(q))
+    }
+
+    fn float_layer(
+        &self,
+        index: usize,
+        precision: Precision,
+    ) -> anyhow::Result<Option<FloatLayer>> {
+        check_load(self, index, precision, 1)?;
+        let l = &self.manifest.layers[index];
+        let Some(Values::Float(stats)) = self.inputs[index].as_ref().map(|s| s.values) else {
+            return Ok(None);
+        };
+        let a = self.reread(&l.weight)?;
+        self.check_weight_shape(l, a.shape())?;
+        let Some(weights) = a.floats() else {
+            return Ok(None);
+        };
+        let max = a.float_max();
+        Ok(Some(FloatLayer {
+            weights,
+            weight_step: max / crate::quant::signed_max(precision.weight_bits) as f64,
+            input_step: stats.scale(precision.input_bits).step(),
+        }))
+    }
+
+    fn stream_float_inputs(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+        chunk: usize,
+        sink: &mut FloatSampleSink<'_>,
+    ) -> anyhow::Result<()> {
+        self.stream_pairs(index, precision, samples, chunk, true, sink)
+    }
+}
+
+impl BundleWorkload {
+    /// [`Workload::stream_float_inputs`]; the float values only when `floats`.
+    fn stream_pairs(
+        &self,
+        index: usize,
+        precision: Precision,
+        samples: usize,
+        chunk: usize,
+        floats: bool,
+        sink: &mut FloatSampleSink<'_>,
+    ) -> anyhow::Result<()> {
         check_load(self, index, precision, samples)?;
         let l = &self.manifest.layers[index];
         let (Some(name), Some(st)) = (&l.input, &self.inputs[index]) else {
@@ -475,7 +524,7 @@ impl Workload for BundleWorkload {
                 InputKind::for_layer(index),
                 &self.synth,
                 chunk,
-                sink,
+                &mut |q| sink(q, &[]),
             );
         };
         let label = format!("{}: {name}", self.npz_label);
@@ -500,6 +549,6 @@ impl Workload for BundleWorkload {
             chunk,
             input_bits: precision.input_bits,
         };
-        inputs::stream(r, st, &s, sink)
+        inputs::stream(r, st, &s, floats, sink)
     }
 }

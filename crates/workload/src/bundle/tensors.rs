@@ -367,6 +367,25 @@ impl AnyArray {
         &self.shape
     }
 
+    /// The values of a float array as f32 (what the bundled float layers are stored
+    /// as; an f64 array is rounded), None for an integer array.
+    pub fn floats(&self) -> Option<Vec<f32>> {
+        match &self.data {
+            Data::F32(a) => Some(a.clone()),
+            Data::F64(a) => Some(a.iter().map(|&v| v as f32).collect()),
+            _ => None,
+        }
+    }
+
+    /// max|x| of a float array (0 for an integer array).
+    pub fn float_max(&self) -> f64 {
+        match &self.data {
+            Data::F32(a) => a.iter().fold(0.0f64, |m, &v| m.max((v as f64).abs())),
+            Data::F64(a) => a.iter().fold(0.0f64, |m, &v| m.max(v.abs())),
+            _ => 0.0,
+        }
+    }
+
     /// Weights per section 2 (float) or as is after the range check (integer).
     pub fn weights(&self, bits: u32) -> Result<Vec<i32>, QuantError> {
         dispatch!(&self.data, a => float quant::quantize_weights_from(a, bits),
