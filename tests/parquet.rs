@@ -1,10 +1,12 @@
 //! `--format parquet`: the same run, sweep and merge written as CSV and as Parquet read
 //! back to the same numbers; `compare` and `plot` read both; combinations that cannot
 //! work are refused with one line.
+// Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use sweep::table::Table;
 use std::path::Path;
 use std::process::{Command, Output};
+use sweep::table::Table;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sresim");
 

@@ -779,7 +779,7 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
             }
             let known: usize = out[1..].iter().product();
             if let Some(d) = unknown {
-                if known == 0 || per_sample % known != 0 {
+                if known == 0 || !per_sample.is_multiple_of(known) {
                     return Err(format!("cannot reshape to {shape:?}"));
                 }
                 out[d] = per_sample / known;

@@ -90,13 +90,13 @@ impl ConvGeometry {
                 return Err(format!("{field}: must be positive"));
             }
         }
-        if self.in_channels % self.groups != 0 {
+        if !self.in_channels.is_multiple_of(self.groups) {
             return Err(format!(
                 "groups: {} does not divide in_channels {}",
                 self.groups, self.in_channels
             ));
         }
-        if self.out_channels % self.groups != 0 {
+        if !self.out_channels.is_multiple_of(self.groups) {
             return Err(format!(
                 "groups: {} does not divide out_channels {}",
                 self.groups, self.out_channels

@@ -482,8 +482,7 @@ mod tests {
         let plan = Plan::new(g).unwrap();
         let meta = crate::store::Meta::of(&plan, None, Default::default());
         // Through the JSON text, as merge and resume read it.
-        let meta: crate::store::Meta =
-            serde_json::from_slice(&meta.json().unwrap()).unwrap();
+        let meta: crate::store::Meta = serde_json::from_slice(&meta.json().unwrap()).unwrap();
         let ids = meta.ids();
         assert_eq!(ids.len(), 8);
         for (i, p) in plan.points.iter().enumerate() {

@@ -130,7 +130,7 @@ pub fn check(layers: &[ManifestLayer]) -> Result<(), String> {
 fn divisors(n: usize) -> impl Iterator<Item = usize> {
     (1..)
         .take_while(move |d: &usize| d.saturating_mul(*d) <= n)
-        .filter(move |d| n % d == 0)
+        .filter(move |d| n.is_multiple_of(*d))
         .flat_map(move |d| [d, n / d])
 }
 
