@@ -383,7 +383,11 @@ fn a_rebuilt_bundle_is_another_grid_for_resume_and_merge() {
 /// started; returns the outcome of the first attempt in which a write met the closed
 /// pipe (a process that wrote everything before the close exits 0: tried again).
 fn with_closed_stdout(args: &[&str]) -> Output {
-    for _ in 0..20 {
+    // The pipe is closed right after the spawn; on a loaded machine the child may still
+    // write first, and then it either succeeds or (compare) fails for its own reason.
+    // Try again until a write meets the closed pipe; the last attempt is what is judged.
+    let mut last = None;
+    for _ in 0..50 {
         let mut child = Command::new(BIN)
             .args(args)
             .stdout(Stdio::piped())
@@ -392,11 +396,12 @@ fn with_closed_stdout(args: &[&str]) -> Output {
             .unwrap();
         drop(child.stdout.take());
         let o = child.wait_with_output().unwrap();
-        if !o.status.success() {
+        if o.status.code() == Some(141) {
             return o;
         }
+        last = Some(o);
     }
-    panic!("{args:?}: every write came before the pipe closed");
+    last.unwrap()
 }
 
 #[test]
