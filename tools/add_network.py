@@ -132,7 +132,7 @@ def add_lenet(path):
     net = network(res, x[te[:b.GRAPH_SAMPLES]], y[te[:b.GRAPH_SAMPLES]])
     manifest, tensors = add_network(manifest, tensors, net)
     write(path, manifest, tensors)
-    ref = net["arrays"][net["graph_reference"]]
+    ref = net["arrays"]["graph.reference"]
     acc = float(np.mean(ref.argmax(1) == y[te[:b.GRAPH_SAMPLES]]))
     print(f"{path}: graph of {len(net['graph'])} nodes, {b.GRAPH_SAMPLES} labelled digits, float top-1 {acc:.4f}")
 

@@ -90,8 +90,9 @@ def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
     they get the mode a plain file would (0644 under the usual umask 022).
 
     `network` (from export.network) adds the network graph: the manifest keys `graph`,
-    `graph_input`, `graph_output`, `graph_reference`, `labels` (when known), each layer's
-    calibrated `input_max` and `input_signed`, and their arrays. The layer entries and
+    `graph_input`, `graph_output`, `labels` (when known), each layer's calibrated
+    `input_max` and `input_signed`, and their arrays (with `graph.reference`, onnxruntime's
+    output on the graph input). The layer entries and
     arrays are the same with or without it."""
     if not layers:
         raise ValueError("a bundle needs at least one layer")
@@ -137,7 +138,7 @@ def add_network(manifest, tensors, network):
             entry["input_signed"] = bool(signed)
         layers.append(entry)
     manifest["layers"] = layers
-    for key in ("graph", "graph_input", "graph_output", "graph_reference", "labels"):
+    for key in ("graph", "graph_input", "graph_output", "labels"):
         if key in network:
             manifest[key] = network[key]
     tensors.update(network["arrays"])

@@ -157,6 +157,10 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     return res
 
 
+# The array of onnxruntime's output on the graph input (the float reference of the tests).
+REFERENCE = "graph.reference"
+
+
 def network(res, x, labels=None, input_name="graph.input"):
     """The network part of a bundle (docs/exporting.md, "The network graph") for an export
     `res`: the graph of the model that was run, its input `x` ([M, ...], M samples of its
@@ -176,10 +180,9 @@ def network(res, x, labels=None, input_name="graph.input"):
         node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
     _, outputs = capture.run_capture(res.model, x, [], res.feeds)
     reference = next(iter(outputs.values())).astype(np.float32)
-    arrays = {input_name: x, f"{out}.onnxruntime": reference}
+    arrays = {input_name: x, REFERENCE: reference}
     arrays.update({f"{name}.bias": b for name, b in biases.items()})
-    net = {"graph": nodes, "graph_input": input_name, "graph_output": out,
-           "graph_reference": f"{out}.onnxruntime", "arrays": arrays}
+    net = {"graph": nodes, "graph_input": input_name, "graph_output": out, "arrays": arrays}
     if labels is not None:
         labels = np.asarray(labels, dtype=np.int64)
         if labels.shape != (len(x),):

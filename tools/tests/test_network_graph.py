@@ -128,7 +128,7 @@ def test_numpy_executor_matches_onnxruntime(tmp_path, which):
     if which == "tiny":
         assert "Pad" in ops   # conv3's asymmetric padding, folded into its captured input
     env = run_graph(manifest, tensors, x)
-    ref = net["arrays"][net["graph_reference"]]
+    ref = net["arrays"]["graph.reference"]
     assert rel_err(env[net["graph_output"]], ref) < 1e-4
     # the graph's layer inputs are the captured traces
     seen = {}
@@ -178,7 +178,7 @@ def test_export_onnx_writes_the_graph_and_labels(tmp_path):
     assert manifest["graph_input"] in tensors and tensors[manifest["labels"]].tolist() == [2, 0, 1]
     assert all("input_max" in l and "input_signed" in l for l in manifest["layers"])
     env = run_graph(manifest, tensors, tensors[manifest["graph_input"]])
-    assert rel_err(env[manifest["graph_output"]], tensors[manifest["graph_reference"]]) < 1e-4
+    assert rel_err(env[manifest["graph_output"]], tensors["graph.reference"]) < 1e-4
     # without the graph the layer part is the same
     assert export_onnx.main([path, "--input", str(tmp_path / "x.npy"), "--out", str(tmp_path / "plain"),
                              "--no-graph"]) == 0
@@ -195,7 +195,7 @@ def test_committed_graph_matches_onnxruntime(name):
     manifest, tensors = read_bundle(os.path.join(REPO, "workloads", name))
     x = tensors[manifest["graph_input"]]
     env = run_graph(manifest, tensors, x)
-    assert rel_err(env[manifest["graph_output"]], tensors[manifest["graph_reference"]]) < 1e-4
+    assert rel_err(env[manifest["graph_output"]], tensors["graph.reference"]) < 1e-4
 
 
 def sresim_binary():
@@ -219,6 +219,6 @@ def test_sresim_float_path_matches_onnxruntime(name, tmp_path):
     assert run.returncode == 0, run.stderr
     manifest, tensors = read_bundle(os.path.join(REPO, "workloads", name))
     got = np.load(out)
-    want = tensors[manifest["graph_reference"]]
+    want = tensors["graph.reference"]
     assert got.shape == want.shape
     assert rel_err(got, want) < 1e-4
