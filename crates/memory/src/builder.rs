@@ -1,7 +1,7 @@
 //! A small builder that the zoo uses to write networks layer by layer, with shapes derived
 //! as PyTorch would (NCHW for conv nets, [tokens, features] for sequence models).
 
-use crate::graph::{ActKind, Graph, Node, Op, PoolKind, Tensor, TensorId, TensorRole};
+use crate::graph::{ActKind, Graph, Node, Op, PoolKind, PoolWindow, Tensor, TensorId, TensorRole};
 use workload::ConvGeometry;
 
 pub struct GraphBuilder {
@@ -92,6 +92,7 @@ impl GraphBuilder {
             outputs: outputs.clone(),
             saved: Vec::new(),
             block: self.block,
+            layer_name: None,
         });
         outputs
     }
@@ -221,8 +222,7 @@ impl GraphBuilder {
         let wo = (w + 2 * pad - k) / stride + 1;
         let op = Op::Pool {
             kind,
-            kernel: k,
-            stride,
+            window: PoolWindow::square(k, stride, pad),
         };
         self.node(name, op, vec![x], vec![], vec![vec![n, c, ho, wo]])[0]
     }
@@ -265,14 +265,14 @@ impl GraphBuilder {
         let mut s = self.shape(xs[0]).to_vec();
         let axis = if s.len() == 4 { 1 } else { s.len() - 1 };
         s[axis] = xs.iter().map(|&x| self.shape(x)[axis]).sum();
-        self.node(name, Op::Concat, xs.to_vec(), vec![], vec![s])[0]
+        self.node(name, Op::Concat { axis }, xs.to_vec(), vec![], vec![s])[0]
     }
 
     /// Stacks tensors of equal shape [r, d] along rows -> [sum r, d] (time steps).
     pub fn stack(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
         let mut s = self.shape(xs[0]).to_vec();
         s[0] = xs.iter().map(|&x| self.shape(x)[0]).sum();
-        self.node(name, Op::Concat, xs.to_vec(), vec![], vec![s])[0]
+        self.node(name, Op::Concat { axis: 0 }, xs.to_vec(), vec![], vec![s])[0]
     }
 
     /// One of `parts` equal channel slices of `x`.
@@ -296,7 +296,8 @@ impl GraphBuilder {
     }
 
     pub fn softmax(&mut self, name: &str, x: TensorId) -> TensorId {
-        self.one(name, Op::Softmax, vec![x], vec![])
+        let axis = self.shape(x).len() - 1;
+        self.one(name, Op::Softmax { axis }, vec![x], vec![])
     }
 
     /// Batched product of two activations: `b` products of [m, k] x [k, n] -> out [b*m, n]

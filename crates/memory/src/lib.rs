@@ -17,7 +17,7 @@ pub mod bundle;
 pub mod config;
 pub mod exec;
 pub mod export;
-pub mod graph;
+pub use network::graph;
 pub mod limits;
 pub mod model;
 pub mod plot;

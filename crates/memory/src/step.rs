@@ -429,7 +429,7 @@ impl<'a> Builder<'a> {
                         reads.push(x);
                         2.0
                     }
-                    Op::Softmax => {
+                    Op::Softmax { .. } => {
                         reads.push(n.outputs[0]);
                         4.0
                     }

@@ -15,14 +15,14 @@
 
 pub mod bundle;
 pub mod files;
-pub mod geometry;
+pub use network::geometry;
 pub mod layer;
 pub mod quant;
 pub mod resolve;
 pub mod select;
 pub mod source;
 pub mod synth;
-pub mod text;
+pub use network::text;
 pub mod zoo;
 
 pub use bundle::BundleWorkload;

@@ -16,7 +16,11 @@ fn cbl(
 ) -> TensorId {
     let y = b.conv(&format!("conv{i}"), x, cout, k, stride, k / 2, 1);
     let y = b.bn(&format!("conv{i}.bn"), y);
-    b.act(&format!("conv{i}.leaky"), y, ActKind::LeakyRelu)
+    b.act(
+        &format!("conv{i}.leaky"),
+        y,
+        ActKind::LeakyRelu { alpha: 0.1 },
+    )
 }
 
 /// CSP block of layers i..i+6: conv, split, conv, conv, concat, 1x1 conv, concat.

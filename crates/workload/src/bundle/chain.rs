@@ -148,6 +148,8 @@ mod tests {
             },
             weight: format!("{name}.w"),
             input: None,
+            input_max: None,
+            input_signed: None,
         }
     }
 
@@ -160,6 +162,8 @@ mod tests {
             },
             weight: format!("{name}.w"),
             input: None,
+            input_max: None,
+            input_signed: None,
         }
     }
 
@@ -204,6 +208,8 @@ mod tests {
                     weight: format!("{}.w", spec.name),
                     spec,
                     input: None,
+                    input_max: None,
+                    input_signed: None,
                 })
                 .collect();
             assert_eq!(check(&layers), Ok(()), "{name}");

@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value};
 
+use network::BundleGraph;
+
 use crate::geometry::{ConvGeometry, LayerKind, LayerSpec};
 
 /// One manifest layer: geometry and the names of its arrays in tensors.npz.
@@ -17,13 +19,30 @@ pub struct ManifestLayer {
     pub weight: String,
     /// None when the manifest has no `input` (or `input: null`).
     pub input: Option<String>,
+    /// `input_max`: the input scale calibrated on the float network over the graph
+    /// input's samples (the accuracy path quantizes with it; `run` does not).
+    pub input_max: Option<f64>,
+    /// `input_signed`: whether that calibrated input takes negative values.
+    pub input_signed: Option<bool>,
 }
 
 /// Keys of the manifest object.
-pub const TOP_KEYS: [&str; 5] = ["name", "source", "samples", "layers", "provenance"];
+pub const TOP_KEYS: [&str; 9] = [
+    "name",
+    "source",
+    "samples",
+    "layers",
+    "provenance",
+    "graph",
+    "graph_input",
+    "graph_output",
+    "labels",
+];
+/// Top-level keys that only mean something beside `graph`.
+pub const GRAPH_KEYS: [&str; 3] = ["graph_input", "graph_output", "labels"];
 /// Keys of a conv layer (the last two are written by the ONNX exporter when it folds
 /// asymmetric padding into the captured input; informational).
-pub const CONV_KEYS: [&str; 14] = [
+pub const CONV_KEYS: [&str; 16] = [
     "name",
     "kind",
     "in_channels",
@@ -38,15 +57,19 @@ pub const CONV_KEYS: [&str; 14] = [
     "input",
     "onnx_pads",
     "padding_folded_into_input",
+    "input_max",
+    "input_signed",
 ];
 /// Keys of an fc layer.
-pub const FC_KEYS: [&str; 6] = [
+pub const FC_KEYS: [&str; 8] = [
     "name",
     "kind",
     "in_features",
     "out_features",
     "weight",
     "input",
+    "input_max",
+    "input_signed",
 ];
 /// Largest size the manifest accepts for any single count (channels, kernel, padding,
 /// ...): 2^31 - 1. Sums and products of such values fit a u64 where the model adds them.
@@ -60,6 +83,9 @@ pub struct Manifest {
     /// Optional `samples` key: must agree with the inputs' N when present.
     pub samples: Option<usize>,
     pub layers: Vec<ManifestLayer>,
+    /// The network around the layers (`graph` and the keys beside it); None: the layers
+    /// are a set of crossbar layers with no implied connections.
+    pub graph: Option<BundleGraph>,
     /// Observations that refuse nothing (printed as `note: ...`): a layer whose input
     /// channels no earlier layer produces ([`super::chain`]).
     pub notes: Vec<String>,
@@ -245,10 +271,25 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
     };
     geom.validate().map_err(|e| format!("{at}{e}"))?;
     check_sizes(&geom, &format!("layers[{i}]"))?;
+    let input_max = match o.get("input_max") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("{at}input_max: expected a positive finite number"))?,
+        ),
+    };
+    let input_signed = match o.get("input_signed") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(format!("{at}input_signed: expected true or false")),
+    };
     Ok(ManifestLayer {
         spec: LayerSpec { name, kind, geom },
         weight: required_str(o, "weight", &at)?,
         input: non_empty_str(o, "input", &at)?,
+        input_max,
+        input_signed,
     })
 }
 
@@ -285,6 +326,25 @@ impl Manifest {
             }
             layers.push(l);
         }
+        let graph = match o.get("graph") {
+            None | Some(Value::Null) => {
+                if let Some(k) = GRAPH_KEYS.iter().find(|k| o.contains_key(**k)) {
+                    return Err(format!(
+                        "{k}: given without graph (it names part of the graph)"
+                    ));
+                }
+                None
+            }
+            Some(g) => Some(
+                BundleGraph::parse(
+                    g,
+                    o.get("graph_input"),
+                    o.get("graph_output"),
+                    o.get("labels"),
+                )
+                .map_err(|e| e.to_string())?,
+            ),
+        };
         // Each layer is simulated on its own: a bundle of layers that do not chain (a
         // selection, several networks, channel splits) is valid, so this is only a note.
         let notes = super::chain::check(&layers)
@@ -297,6 +357,7 @@ impl Manifest {
             source,
             samples,
             layers,
+            graph,
             notes,
         })
     }

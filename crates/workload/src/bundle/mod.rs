@@ -11,6 +11,8 @@
 mod arrays;
 mod budget;
 mod chain;
+#[cfg(test)]
+mod graph_tests;
 mod inputs;
 mod manifest;
 mod npy;
@@ -57,6 +59,8 @@ pub struct BundleWorkload {
     synth: SynthParams,
     /// Per layer, what open recorded of its input array (None: synthetic inputs).
     inputs: Vec<Option<InputStats>>,
+    /// With a manifest `graph`: the graph input array's shape `[M, ...]`.
+    graph_input_shape: Option<Vec<usize>>,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -132,9 +136,76 @@ impl BundleWorkload {
             samples: opts.samples,
             synth: opts.synth,
             inputs: Vec::new(),
+            graph_input_shape: None,
         };
         (w.samples, w.inputs) = w.validate_arrays(opts)?;
+        w.graph_input_shape = w.validate_graph()?;
         Ok(w)
+    }
+
+    /// With a manifest `graph`: checks the graph input and label arrays (their own sample
+    /// count M, independent of the layer traces' N) and the graph itself (names, shapes,
+    /// layer geometry); returns the graph input's shape.
+    fn validate_graph(&self) -> anyhow::Result<Option<Vec<usize>>> {
+        let Some(bg) = &self.manifest.graph else {
+            return Ok(None);
+        };
+        let mut npz = self.reader()?;
+        let names = npz.names();
+        let array = |npz: &mut Npz<NpzSource<'_>>, name: &str, key: &str| {
+            if !names.contains(name) {
+                bail!(
+                    "{}: {name}: no such array (named by {key} of manifest.json)",
+                    self.npz_label
+                );
+            }
+            npz.header(name)
+                .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+        };
+        let h = array(&mut npz, &bg.input, "graph_input")?;
+        if h.shape.len() < 2 || h.shape.contains(&0) {
+            bail!(
+                "{}: {}: shape {} (expected [M, ...], M samples, every dimension positive)",
+                self.npz_label,
+                bg.input,
+                fmt_shape(&h.shape)
+            );
+        }
+        if let Some(labels) = &bg.labels {
+            let l = array(&mut npz, labels, "labels")?;
+            let int = !matches!(l.dtype, tensors::Dtype::F32 | tensors::Dtype::F64);
+            if !int || l.shape != [h.shape[0]] {
+                bail!(
+                    "{}: {labels}: {} {} (expected integers [{}], one per sample of {})",
+                    self.npz_label,
+                    l.dtype.name(),
+                    fmt_shape(&l.shape),
+                    h.shape[0],
+                    bg.input
+                );
+            }
+        }
+        bg.build(&self.manifest.name, 1, &h.shape[1..], &self.layers)
+            .map_err(|e| anyhow!("{}: {e}", self.manifest_label))?;
+        Ok(Some(h.shape))
+    }
+
+    /// The bundle's network graph for `batch` samples, or None for a bundle without
+    /// `graph` (a set of crossbar layers with no implied connections).
+    pub fn graph(&self, batch: usize) -> anyhow::Result<Option<network::Graph>> {
+        match (&self.manifest.graph, &self.graph_input_shape) {
+            (Some(bg), Some(shape)) => bg
+                .build(&self.manifest.name, batch, &shape[1..], &self.layers)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: {e}", self.manifest_label)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Samples M of the graph input array (its own count, independent of the layer
+    /// traces' N); None without `graph`.
+    pub fn graph_samples(&self) -> Option<usize> {
+        self.graph_input_shape.as_ref().map(|s| s[0])
     }
 
     fn reader(&self) -> anyhow::Result<Npz<NpzSource<'_>>> {

@@ -385,7 +385,7 @@ fn unknown_keys_reserved_names_and_chain() {
     );
     let (e, _) = open_err(|m, _| m["version"] = json!(2));
     assert!(
-        e.ends_with("manifest.json: version: unknown key (expected a manifest key: name, source, samples, layers, provenance)"),
+        e.ends_with("manifest.json: version: unknown key (expected a manifest key: name, source, samples, layers, provenance, graph, graph_input, graph_output, labels)"),
         "{e}"
     );
     // Known optional keys are accepted.

@@ -1,13 +1,17 @@
 //! The forward graph of a network: nodes of every layer type (not only conv and fc) with
 //! explicit tensor shapes, in execution (topological) order.
 //!
+//! The crossbar layers are its `Conv` and `Fc` nodes ([`Graph::crossbar_layers`]); every
+//! other op carries the attributes of its ONNX (opset 13) namesake, so that a graph can be
+//! executed as well as costed. Tensors are addressable by name ([`Graph::tensor_id`]).
+//!
 //! Shapes include the batch. A node reads `inputs` (activations or network inputs) and
 //! `weights`, writes `outputs`, and may write `saved` tensors that only its backward pass
 //! reads (the gates of an LSTM cell). Weights shared by several nodes (an LSTM layer's
 //! weights at every time step) are the same tensor.
 
+use crate::geometry::{ConvGeometry, LayerKind, LayerSpec};
 use serde::Serialize;
-use workload::ConvGeometry;
 
 pub type TensorId = usize;
 
@@ -36,16 +40,32 @@ impl Tensor {
     }
 }
 
-/// Element-wise activation functions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Element-wise activation functions (ONNX meanings where ONNX has the op).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ActKind {
     Relu,
+    /// min(max(x, 0), 6) (torchvision's ReLU6; a `Clip` with min 0, max 6).
     Relu6,
-    LeakyRelu,
+    /// x for x >= 0, alpha * x below.
+    LeakyRelu {
+        alpha: f32,
+    },
     Gelu,
     Sigmoid,
     Tanh,
+    /// min(max(x, min), max).
+    Clip {
+        min: f32,
+        max: f32,
+    },
+    /// max(0, min(1, alpha * x + beta)).
+    HardSigmoid {
+        alpha: f32,
+        beta: f32,
+    },
+    /// x * max(0, min(1, x / 6 + 1 / 2)).
+    HardSwish,
 }
 
 impl ActKind {
@@ -53,25 +73,31 @@ impl ActKind {
         match self {
             ActKind::Relu => "relu",
             ActKind::Relu6 => "relu6",
-            ActKind::LeakyRelu => "leakyrelu",
+            ActKind::LeakyRelu { .. } => "leakyrelu",
             ActKind::Gelu => "gelu",
             ActKind::Sigmoid => "sigmoid",
             ActKind::Tanh => "tanh",
+            ActKind::Clip { .. } => "clip",
+            ActKind::HardSigmoid { .. } => "hardsigmoid",
+            ActKind::HardSwish => "hardswish",
         }
     }
 
     /// Whether the backward pass needs the output (true) or the input (false): ReLU-family,
-    /// sigmoid and tanh differentiate from their output, GELU from its input.
+    /// clips, sigmoids and tanh differentiate from their output, GELU and hard-swish from
+    /// their input.
     pub fn backward_reads_output(self) -> bool {
-        !matches!(self, ActKind::Gelu)
+        !matches!(self, ActKind::Gelu | ActKind::HardSwish)
     }
 
-    /// Assumed element-wise operations per element, forward.
+    /// Assumed element-wise operations per element, forward: a clip costs what ReLU6
+    /// costs, hard-sigmoid one multiply-add more, hard-swish one multiply more again.
     pub fn ops(self) -> f64 {
         match self {
             ActKind::Relu => 1.0,
-            ActKind::Relu6 | ActKind::LeakyRelu => 2.0,
-            ActKind::Sigmoid | ActKind::Tanh => 4.0,
+            ActKind::Relu6 | ActKind::LeakyRelu { .. } | ActKind::Clip { .. } => 2.0,
+            ActKind::HardSigmoid { .. } => 3.0,
+            ActKind::Sigmoid | ActKind::Tanh | ActKind::HardSwish => 4.0,
             ActKind::Gelu => 8.0,
         }
     }
@@ -84,8 +110,62 @@ pub enum PoolKind {
     Avg,
 }
 
+/// A 2-D pooling window, with ONNX's attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PoolWindow {
+    /// [kH, kW].
+    pub kernel: [usize; 2],
+    /// [sH, sW].
+    pub strides: [usize; 2],
+    /// [top, left, bottom, right] (ONNX order: the begins, then the ends).
+    pub pads: [usize; 4],
+    /// Output size rounded up (the last window must still start inside the input or its
+    /// top/left padding, as in PyTorch and Caffe).
+    pub ceil_mode: bool,
+    /// Average pooling divides by the whole window, padding included.
+    pub count_include_pad: bool,
+}
+
+impl PoolWindow {
+    /// A square window with equal padding on every side, floor mode.
+    pub fn square(kernel: usize, stride: usize, pad: usize) -> Self {
+        PoolWindow {
+            kernel: [kernel, kernel],
+            strides: [stride, stride],
+            pads: [pad; 4],
+            ceil_mode: false,
+            count_include_pad: false,
+        }
+    }
+
+    /// [Ho, Wo] for an [H, W] input, or None when the window does not fit.
+    pub fn output_hw(&self, hw: [usize; 2]) -> Option<[usize; 2]> {
+        let mut out = [0; 2];
+        for d in 0..2 {
+            let (k, s) = (self.kernel[d], self.strides[d]);
+            let (begin, end) = (self.pads[d], self.pads[d + 2]);
+            let padded = hw[d] + begin + end;
+            if k == 0 || s == 0 || padded < k {
+                return None;
+            }
+            let span = padded - k;
+            let mut o = if self.ceil_mode {
+                span.div_ceil(s) + 1
+            } else {
+                span / s + 1
+            };
+            // The last window starts inside the input or the leading padding.
+            if self.ceil_mode && (o - 1) * s >= hw[d] + begin {
+                o -= 1;
+            }
+            out[d] = o;
+        }
+        Some(out)
+    }
+}
+
 /// Operation of a node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Op {
     /// Convolution; geometry per sample (the batch is the graph's).
     Conv(ConvGeometry),
@@ -104,23 +184,52 @@ pub enum Op {
     BatchNorm,
     LayerNorm,
     Activation(ActKind),
+    /// MaxPool / AveragePool over the last two dimensions of an NCHW tensor.
     Pool {
         kind: PoolKind,
-        kernel: usize,
-        stride: usize,
+        window: PoolWindow,
     },
+    /// GlobalAveragePool: the mean over every position of each channel.
     GlobalPool,
-    /// Element-wise sum of its inputs (residual connections).
+    /// Element-wise sum of its inputs (residual connections), broadcasting as numpy.
     Add,
-    /// Channel concatenation of its inputs.
-    Concat,
+    /// Element-wise product of its inputs, broadcasting as numpy.
+    Mul,
+    /// Concatenation of its inputs along `axis` (1 for NCHW channels).
+    Concat {
+        axis: usize,
+    },
+    /// ONNX Flatten: [d0 * .. * d(axis-1), d(axis) * .. ]; the batch stays first.
+    Flatten {
+        axis: usize,
+    },
+    /// ONNX Reshape with `shape` as given (0 copies a dimension, -1 is inferred); the
+    /// output tensor holds the resolved shape.
+    Reshape {
+        shape: Vec<i64>,
+    },
+    /// ONNX Pad, constant mode: `pads` are the begins of every dimension, then the ends.
+    Pad {
+        pads: Vec<usize>,
+        value: f32,
+    },
+    /// Local response normalization across channels (ONNX LRN).
+    Lrn {
+        size: usize,
+        alpha: f32,
+        beta: f32,
+        bias: f32,
+    },
     /// A channel slice of its input (route/split layers).
     Slice,
     /// Nearest-neighbour upsampling by an integer factor.
     Upsample {
         factor: usize,
     },
-    Softmax,
+    /// Softmax along `axis`.
+    Softmax {
+        axis: usize,
+    },
     /// Table lookup: inputs are token ids, the weight is the [vocab, dim] table.
     Embedding {
         vocab: usize,
@@ -157,10 +266,15 @@ impl Op {
             } => "avgpool",
             Op::GlobalPool => "globalpool",
             Op::Add => "add",
-            Op::Concat => "concat",
+            Op::Mul => "mul",
+            Op::Concat { .. } => "concat",
+            Op::Flatten { .. } => "flatten",
+            Op::Reshape { .. } => "reshape",
+            Op::Pad { .. } => "pad",
+            Op::Lrn { .. } => "lrn",
             Op::Slice => "slice",
             Op::Upsample { .. } => "upsample",
-            Op::Softmax => "softmax",
+            Op::Softmax { .. } => "softmax",
             Op::Embedding { .. } => "embedding",
             Op::Lstm { .. } => "lstm",
             Op::Glue => "glue",
@@ -186,6 +300,25 @@ pub struct Node {
     pub saved: Vec<TensorId>,
     /// Index into `Graph::blocks` of the residual/inception/recurrent block the node is in.
     pub block: Option<usize>,
+    /// For a crossbar layer whose name in the crossbar-layer list differs from the node
+    /// name (vgg16: Caffe's `conv1_1` for torchvision's `features.0`); None: the node name.
+    pub layer_name: Option<String>,
+}
+
+impl Node {
+    /// The crossbar layer this node is (conv and fc nodes), named as the engines list it.
+    pub fn crossbar_layer(&self) -> Option<LayerSpec> {
+        let name = self.layer_name.clone().unwrap_or_else(|| self.name.clone());
+        let (kind, geom) = match &self.op {
+            Op::Conv(g) => (LayerKind::Conv, g.clone()),
+            Op::Fc {
+                in_features,
+                out_features,
+            } => (LayerKind::Fc, ConvGeometry::fc(*in_features, *out_features)),
+            _ => return None,
+        };
+        Some(LayerSpec { name, kind, geom })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -201,6 +334,17 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// The tensor called `name` (activations, inputs and weights share one namespace).
+    pub fn tensor_id(&self, name: &str) -> Option<TensorId> {
+        self.tensors.iter().position(|t| t.name == name)
+    }
+
+    /// The crossbar layers (conv and fc nodes) in execution order: what the engines replay.
+    /// Attention products (`MatMul`) multiply two activations and are not among them.
+    pub fn crossbar_layers(&self) -> Vec<LayerSpec> {
+        self.nodes.iter().filter_map(Node::crossbar_layer).collect()
+    }
+
     /// Node index that writes tensor `t`, if any.
     pub fn producers(&self) -> Vec<Option<usize>> {
         let mut p = vec![None; self.tensors.len()];
@@ -257,11 +401,20 @@ impl Graph {
             Op::BatchNorm => 5.0 * out,
             Op::LayerNorm => 7.0 * out,
             Op::Activation(a) => a.ops() * out,
-            Op::Pool { kernel, .. } => (kernel * kernel) as f64 * out,
+            Op::Pool { window, .. } => (window.kernel[0] * window.kernel[1]) as f64 * out,
             Op::GlobalPool => inp,
-            Op::Add => out * (n.inputs.len().saturating_sub(1)) as f64,
-            Op::Concat | Op::Slice | Op::Upsample { .. } | Op::Embedding { .. } | Op::Glue => out,
-            Op::Softmax => 5.0 * out,
+            Op::Add | Op::Mul => out * (n.inputs.len().saturating_sub(1)) as f64,
+            Op::Concat { .. }
+            | Op::Flatten { .. }
+            | Op::Reshape { .. }
+            | Op::Pad { .. }
+            | Op::Slice
+            | Op::Upsample { .. }
+            | Op::Embedding { .. }
+            | Op::Glue => out,
+            // Across `size` channels: a square and an add each, a power and a divide.
+            Op::Lrn { size, .. } => (2 * size + 2) as f64 * out,
+            Op::Softmax { .. } => 5.0 * out,
             // 3 sigmoids and 2 tanh (4 ops each) + 3 products + 1 sum per hidden unit.
             Op::Lstm { hidden, .. } => self.batch as f64 * *hidden as f64 * 24.0,
         }
@@ -270,7 +423,11 @@ impl Graph {
     /// Checks the graph is well formed; the message names the node.
     pub fn validate(&self) -> Result<(), String> {
         let mut written = vec![false; self.tensors.len()];
+        let mut names = std::collections::HashSet::new();
         for (t, tensor) in self.tensors.iter().enumerate() {
+            if !names.insert(tensor.name.as_str()) {
+                return Err(format!("tensor {}: name used twice", tensor.name));
+            }
             if tensor.role != TensorRole::Activation {
                 written[t] = true;
             }
