@@ -8,6 +8,7 @@
 // Configs, bundles and flags are user data: no unwrap/expect outside tests (docs/errors.md).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod accuracy;
 pub mod chip;
 pub mod cli;
 pub mod commands;

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => sresim::sweep::plot_command(&args),
         Command::Compare(args) => sresim::sweep::compare_command(&args),
         Command::Memory(cmd) => sresim::commands::memory(&cmd),
+        Command::Accuracy(args) => sresim::accuracy::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -199,11 +199,10 @@ def test_committed_graph_matches_onnxruntime(name):
 
 
 def sresim_binary():
-    for kind in ("release", "debug"):
-        path = os.path.join(REPO, "target", kind, "sresim")
-        if os.path.exists(path):
-            return path
-    return None
+    """The most recently built sresim (release or debug), or None."""
+    built = [p for p in (os.path.join(REPO, "target", k, "sresim") for k in ("release", "debug"))
+             if os.path.exists(p)]
+    return max(built, key=os.path.getmtime) if built else None
 
 
 @pytest.mark.parametrize("name", bundles_with_graph())
