@@ -256,3 +256,32 @@ fn every_bad_graph_is_one_line_naming_the_node() {
     });
     one_line_error(&b, &["graph: absent"]);
 }
+
+/// The NeuroSim preset is an on/off ratio of 17 with no variation: the reference column
+/// removes the off current exactly, so its reads are exact (configs/device/neurosim-rram.toml).
+#[test]
+fn an_on_off_ratio_with_a_reference_column_and_no_variation_reads_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&[
+        "accuracy",
+        "--samples",
+        "10",
+        "--modes",
+        "sre",
+        "--layers",
+        "fc*",
+        "--set",
+        "device.preset=neurosim-rram",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "-q",
+    ]);
+    let r = rows(dir.path());
+    for l in r
+        .iter()
+        .filter(|l| l["mode"] == "sre" && l["layer"].starts_with("fc"))
+    {
+        assert_eq!(num(l, "func_exact_frac"), 1.0, "{}", l["layer"]);
+    }
+    assert_eq!(num(total(&r, "sre"), "agreement_quantized"), 1.0);
+}
