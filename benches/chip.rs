@@ -60,17 +60,12 @@ fn bench(c: &mut Criterion) {
     let res = run_once(&w, &cfg);
     let chip = cfg.chip.as_ref().expect("chip");
     g.measurement_time(Duration::from_secs(5));
+    let vgg16 = workload::zoo::layers("vgg16").expect("a zoo network");
     g.bench_function("vgg16-isaac-pipelined-chip", |b| {
         b.iter(|| {
             black_box(
-                sresim::chip::evaluate(
-                    chip,
-                    &res,
-                    workload::zoo::vgg16().as_slice(),
-                    &cfg.hw,
-                    cfg.cycle_ns,
-                )
-                .expect("fits"),
+                sresim::chip::evaluate(chip, &res, vgg16.as_slice(), &cfg.hw, cfg.cycle_ns)
+                    .expect("fits"),
             )
         })
     });

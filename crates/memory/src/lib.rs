@@ -12,7 +12,7 @@
 
 pub mod access;
 pub mod buffer;
-pub mod builder;
+pub use network::builder;
 pub mod bundle;
 pub mod config;
 pub mod exec;

@@ -447,14 +447,7 @@ impl BundleGraph {
         sample_shape: &[usize],
         layers: &[LayerSpec],
     ) -> Result<Graph, GraphError> {
-        let mut g = Graph {
-            name: name.to_string(),
-            batch,
-            tensors: Vec::new(),
-            nodes: Vec::new(),
-            blocks: Vec::new(),
-            outputs: Vec::new(),
-        };
+        let mut g = Graph::empty(name, batch);
         let mut ids: HashMap<String, TensorId> = HashMap::new();
         let mut input_shape = vec![batch];
         input_shape.extend_from_slice(sample_shape);

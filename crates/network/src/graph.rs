@@ -164,6 +164,16 @@ impl PoolWindow {
     }
 }
 
+/// Where local response normalization sums its squares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LrnRegion {
+    /// Over neighbouring channels at one position (ONNX LRN, Caffe's default).
+    AcrossChannels,
+    /// Over a size x size window of one channel (Caffe's WITHIN_CHANNEL).
+    WithinChannel,
+}
+
 /// Operation of a node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Op {
@@ -213,12 +223,14 @@ pub enum Op {
         pads: Vec<usize>,
         value: f32,
     },
-    /// Local response normalization across channels (ONNX LRN).
+    /// Local response normalization (ONNX LRN: across `size` channels; Caffe may also
+    /// normalize within a channel over a size x size window).
     Lrn {
         size: usize,
         alpha: f32,
         beta: f32,
         bias: f32,
+        region: LrnRegion,
     },
     /// A channel slice of its input (route/split layers).
     Slice,
@@ -334,6 +346,18 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// A graph with no tensors and no nodes yet, for `batch` samples.
+    pub fn empty(name: &str, batch: usize) -> Graph {
+        Graph {
+            name: name.to_string(),
+            batch,
+            tensors: Vec::new(),
+            nodes: Vec::new(),
+            blocks: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// The tensor called `name` (activations, inputs and weights share one namespace).
     pub fn tensor_id(&self, name: &str) -> Option<TensorId> {
         self.tensors.iter().position(|t| t.name == name)
@@ -412,8 +436,14 @@ impl Graph {
             | Op::Upsample { .. }
             | Op::Embedding { .. }
             | Op::Glue => out,
-            // Across `size` channels: a square and an add each, a power and a divide.
-            Op::Lrn { size, .. } => (2 * size + 2) as f64 * out,
+            // A square and an add per summed element, a power and a divide.
+            Op::Lrn { size, region, .. } => {
+                let summed = match region {
+                    LrnRegion::AcrossChannels => *size,
+                    LrnRegion::WithinChannel => size * size,
+                };
+                (2 * summed + 2) as f64 * out
+            }
             Op::Softmax { .. } => 5.0 * out,
             // 3 sigmoids and 2 tanh (4 ops each) + 3 products + 1 sum per hidden unit.
             Op::Lstm { hidden, .. } => self.batch as f64 * *hidden as f64 * 24.0,

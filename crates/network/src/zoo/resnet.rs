@@ -1,4 +1,5 @@
-//! ResNet-18 and ResNet-50 (torchvision layout, 224x224 inputs, 1000 classes).
+//! ResNet-18 and ResNet-50 (torchvision layout, 224x224 inputs, 1000 classes) and the
+//! CIFAR-10 ResNet-20 (He et al. 2016, section 4.2, 32x32 inputs, 10 classes).
 
 use crate::builder::GraphBuilder;
 use crate::graph::{ActKind, Graph, PoolKind, TensorId};
@@ -12,9 +13,9 @@ fn stem(b: &mut GraphBuilder) -> TensorId {
     b.pool("maxpool", x, PoolKind::Max, 3, 2, 1)
 }
 
-fn head(mut b: GraphBuilder, x: TensorId) -> Graph {
+fn head(mut b: GraphBuilder, x: TensorId, classes: usize) -> Graph {
     let x = b.global_pool("avgpool", x);
-    let y = b.fc("fc", x, 1000, true);
+    let y = b.fc("fc", x, classes, true);
     b.output(y);
     b.finish()
 }
@@ -44,8 +45,17 @@ fn bottleneck(b: &mut GraphBuilder, p: &str, x: TensorId, width: usize, stride: 
     y
 }
 
-/// Basic block: 3x3 (stride) -> 3x3, projection shortcut when the shape changes.
-fn basic(b: &mut GraphBuilder, p: &str, x: TensorId, cout: usize, stride: usize) -> TensorId {
+/// Basic block: 3x3 (stride) -> 3x3, projection shortcut `{p}.{proj}.0` (1x1 conv) and
+/// `{p}.{proj}.1` (BN) when the shape changes. Within a block the crossbar layers come in
+/// the forward order: conv1, conv2, the projection.
+fn basic(
+    b: &mut GraphBuilder,
+    p: &str,
+    x: TensorId,
+    cout: usize,
+    stride: usize,
+    proj: &str,
+) -> TensorId {
     let cin = b.shape(x)[1];
     b.begin_block(p);
     let y = b.conv(&format!("{p}.conv1"), x, cout, 3, stride, 1, 1);
@@ -54,8 +64,8 @@ fn basic(b: &mut GraphBuilder, p: &str, x: TensorId, cout: usize, stride: usize)
     let y = b.conv(&format!("{p}.conv2"), y, cout, 3, 1, 1, 1);
     let y = b.bn(&format!("{p}.bn2"), y);
     let skip = if stride != 1 || cin != cout {
-        let s = b.conv(&format!("{p}.downsample.0"), x, cout, 1, stride, 0, 1);
-        b.bn(&format!("{p}.downsample.1"), s)
+        let s = b.conv(&format!("{p}.{proj}.0"), x, cout, 1, stride, 0, 1);
+        b.bn(&format!("{p}.{proj}.1"), s)
     } else {
         x
     };
@@ -77,7 +87,7 @@ pub fn resnet50(batch: usize) -> Graph {
             x = bottleneck(&mut b, &format!("layer{}.{i}", stage + 1), x, width, stride);
         }
     }
-    head(b, x)
+    head(b, x, 1000)
 }
 
 pub fn resnet18(batch: usize) -> Graph {
@@ -86,8 +96,29 @@ pub fn resnet18(batch: usize) -> Graph {
     for (stage, c) in [64, 128, 256, 512].into_iter().enumerate() {
         for i in 0..2 {
             let stride = if i == 0 && stage > 0 { 2 } else { 1 };
-            x = basic(&mut b, &format!("layer{}.{i}", stage + 1), x, c, stride);
+            let p = format!("layer{}.{i}", stage + 1);
+            x = basic(&mut b, &p, x, c, stride, "downsample");
         }
     }
-    head(b, x)
+    head(b, x, 1000)
+}
+
+/// ResNet-20: conv1 3x3 16 + BN + ReLU, 3 stages of 3 BasicBlocks (16, 32, 64 channels),
+/// global average pool, fc 64 -> 10. Shortcuts that change shape use option B, a 1x1
+/// stride-2 projection (`layerS.0.shortcut.0`), which is mapped on crossbars like any conv
+/// (option A, zero padding, would map nothing).
+pub fn resnet20(batch: usize) -> Graph {
+    let mut b = GraphBuilder::new("resnet20", batch);
+    let x = b.input("input", vec![batch, 3, 32, 32]);
+    let x = b.conv("conv1", x, 16, 3, 1, 1, 1);
+    let x = b.bn("bn1", x);
+    let mut x = b.act("relu", x, ActKind::Relu);
+    for (stage, c) in [16, 32, 64].into_iter().enumerate() {
+        for i in 0..3 {
+            let stride = if i == 0 && stage > 0 { 2 } else { 1 };
+            let p = format!("layer{}.{i}", stage + 1);
+            x = basic(&mut b, &p, x, c, stride, "shortcut");
+        }
+    }
+    head(b, x, 10)
 }

@@ -1,8 +1,14 @@
 //! A small builder that the zoo uses to write networks layer by layer, with shapes derived
 //! as PyTorch would (NCHW for conv nets, [tokens, features] for sequence models).
+//!
+//! The networks it builds are code, not user data: a shape that does not fit is a bug in
+//! the network's description, and the builder panics with its name (the zoo tests build
+//! every network).
 
-use crate::graph::{ActKind, Graph, Node, Op, PoolKind, PoolWindow, Tensor, TensorId, TensorRole};
-use workload::ConvGeometry;
+use crate::geometry::ConvGeometry;
+use crate::graph::{
+    ActKind, Graph, LrnRegion, Node, Op, PoolKind, PoolWindow, Tensor, TensorId, TensorRole,
+};
 
 pub struct GraphBuilder {
     g: Graph,
@@ -12,14 +18,7 @@ pub struct GraphBuilder {
 impl GraphBuilder {
     pub fn new(name: &str, batch: usize) -> Self {
         GraphBuilder {
-            g: Graph {
-                name: name.to_string(),
-                batch,
-                tensors: Vec::new(),
-                nodes: Vec::new(),
-                blocks: Vec::new(),
-                outputs: Vec::new(),
-            },
+            g: Graph::empty(name, batch),
             block: None,
         }
     }
@@ -127,7 +126,7 @@ impl GraphBuilder {
         pad: usize,
         groups: usize,
     ) -> TensorId {
-        self.conv_impl(name, x, cout, k, stride, pad, groups, false)
+        self.conv_with(name, x, cout, k, stride, pad, groups, false)
     }
 
     /// Square conv with a bias vector (detection heads).
@@ -140,7 +139,7 @@ impl GraphBuilder {
         stride: usize,
         pad: usize,
     ) -> TensorId {
-        self.conv_impl(name, x, cout, k, stride, pad, 1, true)
+        self.conv_with(name, x, cout, k, stride, pad, 1, true)
     }
 
     /// A conv of any geometry (bundle layers), without bias.
@@ -158,8 +157,9 @@ impl GraphBuilder {
         self.node(name, Op::Conv(geom), vec![x], vec![w], vec![out])[0]
     }
 
+    /// Square conv of any stride, padding and groups, with or without a bias vector.
     #[allow(clippy::too_many_arguments)]
-    fn conv_impl(
+    pub fn conv_with(
         &mut self,
         name: &str,
         x: TensorId,
@@ -199,7 +199,7 @@ impl GraphBuilder {
 
     /// Layer norm over the last dimension.
     pub fn layernorm(&mut self, name: &str, x: TensorId) -> TensorId {
-        let d = *self.shape(x).last().unwrap();
+        let d = self.shape(x).last().copied().unwrap_or(0);
         let w = self.weight(&format!("{name}.weight"), vec![2 * d]);
         self.one(name, Op::LayerNorm, vec![x], vec![w])
     }
@@ -217,14 +217,42 @@ impl GraphBuilder {
         stride: usize,
         pad: usize,
     ) -> TensorId {
+        self.pool_window(name, x, kind, PoolWindow::square(k, stride, pad))
+    }
+
+    /// Pooling with any window (Caffe's ceil mode, asymmetric padding).
+    pub fn pool_window(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        kind: PoolKind,
+        window: PoolWindow,
+    ) -> TensorId {
         let [n, c, h, w] = self.nchw(x);
-        let ho = (h + 2 * pad - k) / stride + 1;
-        let wo = (w + 2 * pad - k) / stride + 1;
-        let op = Op::Pool {
-            kind,
-            window: PoolWindow::square(k, stride, pad),
+        let Some([ho, wo]) = window.output_hw([h, w]) else {
+            panic!("pool {name}: window does not fit a {h}x{w} input")
         };
+        let op = Op::Pool { kind, window };
         self.node(name, op, vec![x], vec![], vec![vec![n, c, ho, wo]])[0]
+    }
+
+    /// Local response normalization (Caffe's LRN, ONNX's across channels).
+    pub fn lrn(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        size: usize,
+        alpha: f32,
+        region: LrnRegion,
+    ) -> TensorId {
+        let op = Op::Lrn {
+            size,
+            alpha,
+            beta: 0.75,
+            bias: 1.0,
+            region,
+        };
+        self.one(name, op, vec![x], vec![])
     }
 
     /// Global average pool to [N, C].
@@ -239,8 +267,10 @@ impl GraphBuilder {
         if shape.len() == 4 {
             shape = vec![shape[0], shape[1] * shape[2] * shape[3]];
         }
-        let inf = *shape.last().unwrap();
-        *shape.last_mut().unwrap() = out;
+        let inf = shape.last().copied().unwrap_or(0);
+        if let Some(last) = shape.last_mut() {
+            *last = out;
+        }
         let mut weights = vec![self.weight(&format!("{name}.weight"), vec![out, inf])];
         if bias {
             weights.push(self.weight(&format!("{name}.bias"), vec![out]));
@@ -371,8 +401,18 @@ impl GraphBuilder {
             vec![vec![n, hidden], vec![n, hidden]],
         );
         let gates = self.activation(format!("{name}.gates"), vec![n, 4 * hidden]);
-        self.g.nodes.last_mut().unwrap().saved.push(gates);
+        if let Some(cell) = self.g.nodes.last_mut() {
+            cell.saved.push(gates);
+        }
         (outs[0], outs[1])
+    }
+
+    /// Lists the last node among the crossbar layers as `layer` (a network whose crossbar
+    /// layers are known by other names than its modules: vgg16's `conv1_1`).
+    pub fn list_as(&mut self, layer: &str) {
+        if let Some(n) = self.g.nodes.last_mut() {
+            n.layer_name = Some(layer.to_string());
+        }
     }
 
     /// A copy node that reshapes `x` to `shape` (bundle glue between layers).
