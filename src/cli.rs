@@ -31,6 +31,9 @@ pub enum Command {
     Plot(sweep::PlotArgs),
     /// Report what changed between two result CSVs; fails when anything did.
     Compare(sweep::CompareArgs),
+    /// End-to-end accuracy: a bundle's network run sample by sample in float, quantized
+    /// and through each mode's crossbar datapath (top-1, agreement, per-layer errors).
+    Accuracy(crate::accuracy_command::AccuracyArgs),
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),

@@ -1,6 +1,7 @@
 //! The `sresim` binary: parses the command line, runs, and turns every failure into one
 //! `error: ...` line and a non-zero exit status.
 
+mod accuracy_command;
 mod cli;
 mod commands;
 
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => sweep::plot_command(&args),
         Command::Compare(args) => sweep::compare_command(&args),
         Command::Memory(cmd) => commands::memory(&cmd),
+        Command::Accuracy(args) => accuracy_command::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

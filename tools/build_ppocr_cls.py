@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 
 VERSION = "1.4.4"
@@ -109,6 +110,8 @@ def main():
                 "lines": [{"text": t, "crop_origin": list(o), "rotated_180": r} for t, o, r in LINES],
                 "preprocess": "rapidocr: height 48, aspect kept, width <= 192, (x/255-0.5)/0.5, right zero pad"}
         res = export(model_path, batch, desc)
+        # the network graph: the same lines, labelled upright (class 0) or rotated (class 1)
+        net = network(res, batch, [1 if r else 0 for _, _, r in LINES])
     probs = next(iter(res.outputs.values()))
     prov_cmd = "python3 tools/build_ppocr_cls.py" + ("" if args.lines == 2 else f" --lines {args.lines}")
     labels = ["0", "180"]
@@ -119,7 +122,7 @@ def main():
     source = (f"PaddleOCR text-direction classifier ch_ppocr_mobile_v2.0_cls (ONNX, from PyPI "
               f"rapidocr-onnxruntime=={VERSION}), BatchNorm folded; inputs: {len(LINES)} text lines drawn on "
               f"crops of china.jpg (every second one rotated 180 degrees); rebuild: {prov_cmd}")
-    write_bundle(args.out, "ppocr-cls-mobilenetv3", source, res.layers, res.provenance)
+    write_bundle(args.out, "ppocr-cls-mobilenetv3", source, res.layers, res.provenance, network=net)
     write_readme(args.out, res, preds, probs)
     for (t, _, r), p, pr in zip(LINES, preds, probs):
         print(f"{t!r} rotated={r}: predicted {p} ({pr.max():.3f})")

@@ -7,6 +7,11 @@
 Images are resized to the model's input size (or --size), scaled by --scale, normalized
 with --mean/--std per channel, and laid out NCHW (or --layout nhwc). .npy files are fed
 as they are. See docs/exporting.md.
+
+The bundle also carries the network graph (docs/exporting.md, "The network graph"): the
+inputs as the graph input, the layers' input ranges calibrated on them, and --labels when
+given; a model whose graph cannot be written (an op outside the list there) gets a line
+saying why and a bundle of layer traces only. --no-graph leaves the graph out.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from sresim_export import describe, export, write_bundle  # noqa: E402
+from sresim_export.export import network  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
@@ -90,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--save-model", help="also save the folded/pruned ONNX model that was run")
     ap.add_argument("--feed", action="append", default=[], metavar="NAME=FILE.npy",
                     help="a fixed array for another model input, fed with every sample (repeatable)")
+    ap.add_argument("--labels", help="comma-separated class index of each input, in order (for top-1)")
+    ap.add_argument("--no-graph", action="store_true", help="do not write the network graph")
     args = ap.parse_args(argv)
 
     try:
@@ -116,7 +124,24 @@ def main(argv=None):
                      fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr),
                      prune_depthwise=not args.prune_keep_depthwise, feeds=feeds)
         name = args.name or os.path.splitext(os.path.basename(args.model))[0]
-        manifest = write_bundle(args.out, name, describe(res.provenance, name), res.layers, res.provenance)
+        labels = None
+        if args.labels:
+            try:
+                labels = [int(v) for v in args.labels.split(",")]
+            except ValueError:
+                raise ValueError(f"--labels {args.labels}: expected comma-separated integers") from None
+            if len(labels) != len(batch):
+                raise ValueError(f"--labels: {len(labels)} labels for {len(batch)} inputs")
+        net = None
+        if not args.no_graph:
+            try:
+                net = network(res, batch, labels)
+            except ValueError as e:
+                if labels is not None:
+                    raise
+                print(f"no network graph written (layer traces only): {e}", file=sys.stderr)
+        manifest = write_bundle(args.out, name, describe(res.provenance, name), res.layers, res.provenance,
+                                network=net)
         if args.save_model:
             onnx.save(res.model, args.save_model)
     except Exception as e:  # one line for the user, no traceback

@@ -82,12 +82,18 @@ def fc_layer(name, weight, inputs, extra=None):
     return entry, {f"{key}.weight": weight, f"{key}.input": inputs}
 
 
-def write_bundle(out_dir, name, source, layers, provenance=None):
+def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
     """Writes `layers` (a list of (entry, tensors) pairs from conv_layer/fc_layer) as a
     bundle in `out_dir`. `source` is the one-line human-readable origin (manifest
     `source`); `provenance` is an optional dict with the details (manifest `provenance`).
     Files are written to temporaries and renamed, so a reader never sees half a bundle;
-    they get the mode a plain file would (0644 under the usual umask 022)."""
+    they get the mode a plain file would (0644 under the usual umask 022).
+
+    `network` (from export.network) adds the network graph: the manifest keys `graph`,
+    `graph_input`, `graph_output`, `labels` (when known), each layer's calibrated
+    `input_max` and `input_signed`, and their arrays (with `graph.reference`, onnxruntime's
+    output on the graph input). The layer entries and
+    arrays are the same with or without it."""
     if not layers:
         raise ValueError("a bundle needs at least one layer")
     entries, tensors = [], {}
@@ -105,11 +111,38 @@ def write_bundle(out_dir, name, source, layers, provenance=None):
     manifest = {"name": name, "source": source, "samples": samples, "layers": entries}
     if provenance is not None:
         manifest["provenance"] = provenance
+    if network is not None:
+        manifest, tensors = add_network(manifest, tensors, network)
     os.makedirs(out_dir, exist_ok=True)
     _atomic_write(out_dir, "tensors.npz", lambda f: np.savez_compressed(f, **tensors))
     text = json.dumps(manifest, indent=1) + "\n"
     _atomic_write(out_dir, "manifest.json", lambda f: f.write(text.encode()))
     return manifest
+
+
+def add_network(manifest, tensors, network):
+    """(manifest, tensors) with the network part added (see write_bundle); existing keys,
+    layer fields and arrays are kept as they are."""
+    manifest = dict(manifest)
+    tensors = dict(tensors)
+    clash = sorted(set(network["arrays"]) & set(tensors))
+    if clash:
+        raise ValueError(f"network array {clash[0]} clashes with a layer array")
+    calib = network["calibration"]
+    layers = []
+    for entry in manifest["layers"]:
+        entry = dict(entry)
+        if entry["name"] in calib:
+            top, signed = calib[entry["name"]]
+            entry["input_max"] = float(top)
+            entry["input_signed"] = bool(signed)
+        layers.append(entry)
+    manifest["layers"] = layers
+    for key in ("graph", "graph_input", "graph_output", "labels"):
+        if key in network:
+            manifest[key] = network[key]
+    tensors.update(network["arrays"])
+    return manifest, tensors
 
 
 def _file_mode():

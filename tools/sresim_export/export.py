@@ -52,6 +52,10 @@ class ExportResult:
         self.outputs = {}         # graph output name -> [N, ...] array
         self.model = None         # the (folded, pruned) model that was run
         self.provenance = {}
+        self.layer_nodes = {}     # node index in `model` -> bundle layer name
+        self.folded_pads = {}     # bundle layer name -> (top, left, bottom, right) folded into its input
+        self.tconv_layers = set() # bundle layers rebuilt from a ConvTranspose
+        self.feeds = {}           # fixed arrays fed to the model's other inputs
 
 
 def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
@@ -108,6 +112,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 dropped.append((layer.name, layer.op, f"fc input of shape {list(x.shape)} is not [N, in]"))
                 continue
             res.layers.append(fc_layer(layer.name, layer.weight, x))
+            res.layer_nodes[layer.node_index] = res.layers[-1][0]["name"]
             continue
         if layer.layout == "tconv":
             entry, why = _transposed(layer, x, captured[layer.output_tensor], inits)
@@ -116,6 +121,8 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 continue
             tconvs[layer.name] = entry[1]
             res.layers.append(entry[0])
+            res.layer_nodes[layer.node_index] = entry[0][0]["name"]
+            res.tconv_layers.add(entry[0][0]["name"])
             continue
         t, l, b, r = graph.resolve_pads(layer, x.shape[2:])
         ph, pw = min(t, b), min(l, r)
@@ -129,6 +136,9 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 f"padding [{ph}, {pw}] kept, the rest folded into the captured input as zeros")
         res.layers.append(conv_layer(layer.name, layer.weight, x, layer.stride, (ph, pw),
                                      layer.dilation, layer.groups, extra))
+        res.layer_nodes[layer.node_index] = res.layers[-1][0]["name"]
+        if extra:
+            res.folded_pads[res.layers[-1][0]["name"]] = tuple(extra["padding_folded_into_input"])
     for name, op, why in skipped + dropped:
         log(f"note: {name} ({op}) not exported: {why}")
     if not res.layers:
@@ -143,7 +153,47 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     prov["not_exported"] = [{"node": n, "op": op, "reason": w} for n, op, w in skipped + dropped]
     res.model = model
     res.provenance = prov
+    res.feeds = feeds
     return res
+
+
+# The array of onnxruntime's output on the graph input (the float reference of the tests).
+REFERENCE = "graph.reference"
+
+
+def network(res, x, labels=None, input_name="graph.input"):
+    """The network part of a bundle (docs/exporting.md, "The network graph") for an export
+    `res`: the graph of the model that was run, its input `x` ([M, ...], M samples of its
+    own), the labels (ints, or None), onnxruntime's outputs on `x` as the float reference,
+    and each layer's input range calibrated on the float network over `x`. Returns a dict
+    for bundle.write_bundle(network=...)."""
+    from .netexec import calibrate
+    from .netgraph import network_graph
+
+    if res.tconv_layers:
+        raise ValueError(f"{sorted(res.tconv_layers)[0]}: a layer rebuilt from a ConvTranspose has no "
+                         f"op in a bundle graph; export without the graph")
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    nodes, out, biases = network_graph(res.model, res.layer_nodes, res.folded_pads, x[:1], res.feeds)
+    inp = capture.data_input(res.model, res.feeds).name
+    for node in nodes:
+        node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
+    _, outputs = capture.run_capture(res.model, x, [], res.feeds)
+    reference = next(iter(outputs.values())).astype(np.float32)
+    arrays = {input_name: x, REFERENCE: reference}
+    arrays.update({f"{name}.bias": b for name, b in biases.items()})
+    net = {"graph": nodes, "graph_input": input_name, "graph_output": out, "arrays": arrays}
+    if labels is not None:
+        labels = np.asarray(labels, dtype=np.int64)
+        if labels.shape != (len(x),):
+            raise ValueError(f"{len(labels)} labels for {len(x)} graph input samples")
+        net["labels"] = "graph.labels"
+        arrays["graph.labels"] = labels
+    manifest = {"layers": [e for e, _ in res.layers], **{k: v for k, v in net.items() if k != "arrays"}}
+    tensors = {k: v for _, t in res.layers for k, v in t.items()}
+    tensors.update(arrays)
+    net["calibration"] = calibrate(manifest, tensors, x)
+    return net
 
 
 def no_layer_message(model_path, model, skipped):

@@ -114,8 +114,10 @@ pub struct LayerRun<'l> {
     layer: &'l Layer<'l>,
     paths: Vec<Datapath<'l>>,
     results: Vec<ModeOutput>,
-    /// Samples fed so far.
+    /// Samples fed so far, counted from sample `first` of the layer's input.
     samples: usize,
+    /// The layer's sample the run started at (outputs are kept from it on).
+    first: usize,
 }
 
 /// Outputs computed at once before they are reduced in order: bounds the memory of a
@@ -124,6 +126,13 @@ pub(crate) const BATCH_OUTPUTS: usize = 1 << 18;
 
 impl<'l> LayerRun<'l> {
     pub fn new(layer: &'l Layer<'l>, modes: &[Mode]) -> Self {
+        Self::starting_at(layer, modes, 0)
+    }
+
+    /// A run whose first sample is sample `first` of the layer's input: its vectors are
+    /// numbered (and its read draws keyed) as in a run fed every sample before it, so one
+    /// sample can be computed on its own (the accuracy path runs samples independently).
+    pub fn starting_at(layer: &'l Layer<'l>, modes: &[Mode], first: usize) -> Self {
         let keep = layer.opts.keep_outputs;
         LayerRun {
             layer,
@@ -136,7 +145,8 @@ impl<'l> LayerRun<'l> {
                     outputs: keep.then(Vec::new),
                 })
                 .collect(),
-            samples: 0,
+            samples: first,
+            first,
         }
     }
 
@@ -190,7 +200,7 @@ impl<'l> LayerRun<'l> {
                     }
                     if let Some(o) = r.outputs.as_mut() {
                         for (c, &a) in y.iter().enumerate() {
-                            o[(n * outs + c) * per_sample + pos] = a;
+                            o[((n - self.first) * outs + c) * per_sample + pos] = a;
                         }
                     }
                 }

@@ -214,3 +214,31 @@ proptest! {
         prop_assert_eq!(&whole, &on(2, l.samples));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+
+    /// A run started at sample s and fed that sample alone gives that sample's outputs of
+    /// a run over every sample (the accuracy path runs samples one at a time).
+    #[test]
+    fn a_sample_run_on_its_own_equals_its_slice_of_the_whole_run(
+        (l, hw, opts) in arb_case(), device in arb_device(),
+    ) {
+        use engine::{Prepared, Samples};
+        use functional::{Layer, LayerRun};
+        let f = with(device);
+        let whole = run_modes(&l, &hw, &opts, f.clone(), l.samples);
+        let prep = Prepared::new(&l, &hw, &opts);
+        let layer = Layer::new(&prep, &hw, &opts, &f);
+        let per = l.geom().input_elements();
+        let outs = l.geom().out_channels * l.geom().vectors_per_sample();
+        for s in 0..l.samples {
+            let mut run = LayerRun::starting_at(&layer, &Mode::ALL, s);
+            run.feed(Samples::new(&l.input[s * per..(s + 1) * per], 1));
+            for (one, all) in run.finish().iter().zip(&whole) {
+                let all = all.outputs.as_ref().unwrap();
+                prop_assert_eq!(one.outputs.as_ref().unwrap().as_slice(), &all[s * outs..(s + 1) * outs]);
+            }
+        }
+    }
+}

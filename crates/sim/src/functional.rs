@@ -148,11 +148,15 @@ impl Default for DeviceCfg {
 }
 
 /// Presets shipped inside the binary (also in configs/device/).
-const PRESETS: [(&str, &str); 2] = [
+const PRESETS: [(&str, &str); 3] = [
     ("ideal", include_str!("../../../configs/device/ideal.toml")),
     (
         "noisy-rram",
         include_str!("../../../configs/device/noisy-rram.toml"),
+    ),
+    (
+        "neurosim-rram",
+        include_str!("../../../configs/device/neurosim-rram.toml"),
     ),
 ];
 

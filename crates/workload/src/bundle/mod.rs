@@ -8,6 +8,7 @@
 //! re-reads one layer's weights, and `stream_inputs` its input array front to back, a
 //! chunk of samples at a time. docs/workloads.md lists the rules.
 
+mod arrays;
 mod budget;
 mod chain;
 #[cfg(test)]

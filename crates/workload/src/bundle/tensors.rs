@@ -386,6 +386,26 @@ impl AnyArray {
         }
     }
 
+    /// Every element widened to f64 (u32 and i64 exactly up to 2^53).
+    // One macro arm serves every element type, f64 and i64 included.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn to_f64(&self) -> Vec<f64> {
+        dispatch!(&self.data, a => float a.iter().map(|&v| v as f64).collect(),
+                  int a.iter().map(|&v| v as f64).collect())
+    }
+
+    /// Every element as i64, or None for a float array.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn to_i64(&self) -> Option<Vec<i64>> {
+        dispatch!(&self.data, a => float { let _ = a; None },
+                  int Some(a.iter().map(|&v| v as i64).collect()))
+    }
+
+    /// Whether the array holds floats.
+    pub fn is_float(&self) -> bool {
+        matches!(self.data, Data::F32(_) | Data::F64(_))
+    }
+
     /// Weights per section 2 (float) or as is after the range check (integer).
     pub fn weights(&self, bits: u32) -> Result<Vec<i32>, QuantError> {
         dispatch!(&self.data, a => float quant::quantize_weights_from(a, bits),

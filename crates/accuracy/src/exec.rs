@@ -1,0 +1,218 @@
+//! The graph executor: one sample through every node, in execution order.
+
+use crate::layer::CrossbarLayer;
+use crate::ops;
+use crate::AccuracyError;
+use ndarray::{ArrayD, IxDyn};
+use network::graph::{Graph, Op, TensorRole};
+
+/// A crossbar layer's product in one path: (layer index, its input values) -> W x,
+/// `[Cout, Ho*Wo]`, without the bias.
+pub type Product<'a> = dyn FnMut(usize, &[f64]) -> Result<Vec<f64>, AccuracyError> + 'a;
+
+/// A network ready to run: its graph (batch 1), its crossbar layers and its input.
+#[derive(Debug, Clone)]
+pub struct Network {
+    pub name: String,
+    /// Built for batch 1: one sample at a time.
+    pub graph: Graph,
+    /// Per node of `graph`: the index in `layers` of its crossbar layer.
+    node_layer: Vec<Option<usize>>,
+    pub layers: Vec<CrossbarLayer>,
+    input_tensor: usize,
+    output_tensor: usize,
+    /// The graph input, `[M, ...]` row-major.
+    pub input: Vec<f64>,
+    pub samples: usize,
+    /// One class index per sample, when the bundle has labels.
+    pub labels: Option<Vec<i64>>,
+    /// Per tensor: the last node that reads it (it is dropped after).
+    last_use: Vec<usize>,
+}
+
+impl Network {
+    /// Checks that every crossbar node of `graph` has its layer among `layers` (by name),
+    /// and that `input` holds whole samples of the graph input's shape.
+    pub fn new(
+        name: &str,
+        graph: Graph,
+        layers: Vec<CrossbarLayer>,
+        input: Vec<f64>,
+        labels: Option<Vec<i64>>,
+    ) -> Result<Network, AccuracyError> {
+        let bad = |what: String| AccuracyError::Network(format!("{name}: {what}"));
+        let input_tensor = graph
+            .tensors
+            .iter()
+            .position(|t| t.role == TensorRole::Input)
+            .ok_or_else(|| bad("the graph has no input".into()))?;
+        let output_tensor = *graph
+            .outputs
+            .first()
+            .ok_or_else(|| bad("the graph has no output".into()))?;
+        let mut node_layer = Vec::with_capacity(graph.nodes.len());
+        for node in &graph.nodes {
+            node_layer.push(match node.crossbar_layer() {
+                Some(spec) => Some(
+                    layers
+                        .iter()
+                        .position(|l| l.name() == spec.name)
+                        .ok_or_else(|| {
+                            bad(format!("node {}: no layer {}", node.name, spec.name))
+                        })?,
+                ),
+                None => None,
+            });
+        }
+        let per: usize = graph.tensors[input_tensor].shape.iter().product();
+        if per == 0 || !input.len().is_multiple_of(per) {
+            return Err(bad(format!(
+                "graph input holds {} values, not whole samples of {:?}",
+                input.len(),
+                graph.tensors[input_tensor].shape
+            )));
+        }
+        let samples = input.len() / per;
+        if let Some(l) = &labels {
+            if l.len() != samples {
+                return Err(bad(format!("{} labels for {samples} samples", l.len())));
+            }
+        }
+        let mut last_use = vec![usize::MAX; graph.tensors.len()];
+        for (i, n) in graph.nodes.iter().enumerate() {
+            for &t in &n.inputs {
+                last_use[t] = i;
+            }
+        }
+        Ok(Network {
+            name: name.to_string(),
+            graph,
+            node_layer,
+            layers,
+            input_tensor,
+            output_tensor,
+            input,
+            samples,
+            labels,
+            last_use,
+        })
+    }
+
+    /// Values of one sample of the graph input.
+    pub fn sample(&self, s: usize) -> ArrayD<f64> {
+        let shape = &self.graph.tensors[self.input_tensor].shape;
+        let per: usize = shape.iter().product();
+        let v = self.input[s * per..(s + 1) * per].to_vec();
+        ArrayD::from_shape_vec(IxDyn(shape), v).unwrap_or_else(|_| ArrayD::zeros(IxDyn(shape)))
+    }
+
+    /// Output values of one sample (the graph output, flattened).
+    pub fn output_len(&self) -> usize {
+        self.graph.tensors[self.output_tensor]
+            .shape
+            .iter()
+            .product()
+    }
+
+    /// Runs sample `x` through the graph; every crossbar layer's product (without bias,
+    /// `[Cout, Ho*Wo]`) comes from `product(layer index, its input values)`.
+    pub fn forward(
+        &self,
+        x: ArrayD<f64>,
+        product: &mut Product<'_>,
+    ) -> Result<Vec<f64>, AccuracyError> {
+        let g = &self.graph;
+        let mut env: Vec<Option<ArrayD<f64>>> = vec![None; g.tensors.len()];
+        env[self.input_tensor] = Some(x);
+        for (i, node) in g.nodes.iter().enumerate() {
+            let at = |e: String| AccuracyError::Node {
+                network: self.name.clone(),
+                node: node.name.clone(),
+                op: node.op.kind(),
+                problem: e,
+            };
+            let input = |j: usize| -> Result<&ArrayD<f64>, AccuracyError> {
+                node.inputs
+                    .get(j)
+                    .and_then(|&t| env[t].as_ref())
+                    .ok_or_else(|| at(format!("input {j} is not computed")))
+            };
+            let out_id = *node.outputs.first().ok_or_else(|| at("no output".into()))?;
+            let out_shape = g.tensors[out_id].shape.clone();
+            let y = match &node.op {
+                Op::Conv(_) | Op::Fc { .. } => {
+                    let l = self.node_layer[i].ok_or_else(|| at("not a crossbar layer".into()))?;
+                    let layer = &self.layers[l];
+                    let xin = input(0)?;
+                    let flat: Vec<f64> = xin.iter().copied().collect();
+                    if flat.len() != layer.geom().input_elements() {
+                        return Err(at(format!(
+                            "input of {} values, layer {} takes {}",
+                            flat.len(),
+                            layer.name(),
+                            layer.geom().input_elements()
+                        )));
+                    }
+                    let mut y = product(l, &flat)?;
+                    if let Some(b) = &layer.bias {
+                        let per = layer.geom().vectors_per_sample();
+                        for (o, bo) in b.iter().enumerate() {
+                            for v in &mut y[o * per..(o + 1) * per] {
+                                *v += bo;
+                            }
+                        }
+                    }
+                    ArrayD::from_shape_vec(IxDyn(&out_shape), y).map_err(|e| at(e.to_string()))?
+                }
+                Op::Activation(a) => {
+                    let mut y = input(0)?.clone();
+                    ops::activation(*a, &mut y).map_err(at)?;
+                    y
+                }
+                Op::Pool { kind, window } => {
+                    ops::pool(*kind, window, input(0)?, &out_shape).map_err(at)?
+                }
+                Op::GlobalPool => ops::global_pool(input(0)?, &out_shape).map_err(at)?,
+                Op::Add | Op::Mul => {
+                    let mul = matches!(node.op, Op::Mul);
+                    let mut acc = input(0)?.clone();
+                    for j in 1..node.inputs.len() {
+                        acc = ops::binary(mul, &acc, input(j)?).map_err(at)?;
+                    }
+                    acc
+                }
+                Op::Concat { axis } => {
+                    let xs: Vec<&ArrayD<f64>> = (0..node.inputs.len())
+                        .map(input)
+                        .collect::<Result<_, _>>()?;
+                    ops::concat(&xs, *axis).map_err(at)?
+                }
+                Op::Flatten { .. } | Op::Reshape { .. } => {
+                    ops::reshape(input(0)?.clone(), &out_shape).map_err(at)?
+                }
+                Op::Pad { pads, value } => ops::pad(input(0)?, pads, *value as f64).map_err(at)?,
+                Op::Softmax { axis } => ops::softmax(input(0)?, *axis).map_err(at)?,
+                other => return Err(at(format!("op {} is not executable", other.kind()))),
+            };
+            if y.shape() != out_shape.as_slice() {
+                return Err(at(format!(
+                    "computed shape {:?}, the graph says {:?}",
+                    y.shape(),
+                    out_shape
+                )));
+            }
+            env[out_id] = Some(y);
+            for &t in &node.inputs {
+                if self.last_use[t] == i && t != self.output_tensor {
+                    env[t] = None;
+                }
+            }
+        }
+        env[self.output_tensor]
+            .take()
+            .map(|y| y.iter().copied().collect())
+            .ok_or_else(|| {
+                AccuracyError::Network(format!("{}: the graph output is not computed", self.name))
+            })
+    }
+}

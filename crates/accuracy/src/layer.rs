@@ -1,0 +1,188 @@
+//! A crossbar layer of the network: its float product, its input quantized with the
+//! calibrated range, and its exact integer product.
+
+use functional::exact_product;
+use workload::quant::{signed_max, unsigned_max, InputScale};
+use workload::{im2col_vector, ConvGeometry, LayerWeights};
+
+/// A crossbar layer with everything the accuracy paths need.
+#[derive(Debug, Clone)]
+pub struct CrossbarLayer {
+    /// Quantized weights (section 2 of docs/model.md) and the calibrated signedness.
+    pub quant: LayerWeights,
+    /// The float weights, `[Cout, Cin/G, R, S]` row-major (integer bundles: as stored).
+    pub weights: Vec<f64>,
+    /// q_w -> w: max|w| / (2^(weight_bits-1) - 1) (1 for integer weights).
+    pub weight_scale: f64,
+    /// Added after the product, one per output channel (`NAME.bias`).
+    pub bias: Option<Vec<f64>>,
+    /// `input_max` of the manifest: the calibrated input range.
+    pub input_max: f64,
+}
+
+impl CrossbarLayer {
+    pub fn name(&self) -> &str {
+        &self.quant.spec.name
+    }
+
+    pub fn geom(&self) -> &ConvGeometry {
+        &self.quant.spec.geom
+    }
+
+    pub fn signed(&self) -> bool {
+        self.quant.signed
+    }
+
+    /// Outputs of one sample: Cout * Ho * Wo, `[Cout, Ho*Wo]` row-major.
+    pub fn outputs(&self) -> usize {
+        let g = self.geom();
+        g.out_channels * g.vectors_per_sample()
+    }
+
+    /// The float product W x of one sample (no bias), `[Cout, Ho*Wo]`.
+    pub fn float_product(&self, x: &[f64]) -> Vec<f64> {
+        let g = self.geom();
+        let k = g.k_rows();
+        let per = g.vectors_per_sample();
+        let ng = g.cols_per_group();
+        let mut out = vec![0.0; g.out_channels * per];
+        let mut vector = vec![0.0; k * g.groups];
+        for pos in 0..per {
+            im2col_f64(g, x, pos, &mut vector);
+            for o in 0..g.out_channels {
+                let grp = o / ng.max(1);
+                let xs = &vector[grp * k..][..k];
+                let w = &self.weights[o * k..][..k];
+                out[o * per + pos] = xs.iter().zip(w).map(|(a, b)| a * b).sum();
+            }
+        }
+        out
+    }
+
+    /// The input quantized with the calibrated range, saturating beyond it: signed
+    /// layers to +-(2^(b-1) - 1) over [-max, max], unsigned to 0..2^b - 1 over [0, max].
+    pub fn quantize(&self, x: &[f64], bits: u32) -> Vec<i32> {
+        let max = self.input_max;
+        let lo = if self.signed() { -max } else { 0.0 };
+        let scale = InputScale::new(self.signed(), max, bits);
+        x.iter()
+            .map(|&v| scale.quantize(v.clamp(lo, max)))
+            .collect()
+    }
+
+    /// q_in -> x: max / (2^b - 1) unsigned, max / (2^(b-1) - 1) signed.
+    pub fn input_step(&self, bits: u32) -> f64 {
+        let levels = if self.signed() {
+            signed_max(bits)
+        } else {
+            unsigned_max(bits)
+        };
+        self.input_max / levels as f64
+    }
+
+    /// The exact integer product of one quantized sample, `[Cout, Ho*Wo]`.
+    pub fn exact(&self, q: &[i32]) -> Vec<i64> {
+        let g = self.geom();
+        let k = g.k_rows();
+        let per = g.vectors_per_sample();
+        let mut out = vec![0i64; g.out_channels * per];
+        let mut vector = vec![0i32; k * g.groups];
+        let mut y = vec![0i64; g.out_channels];
+        for pos in 0..per {
+            im2col_vector(g, q, pos, &mut vector);
+            exact_product(&self.quant.weights, &vector, k, g.groups, &mut y);
+            for (o, &v) in y.iter().enumerate() {
+                out[o * per + pos] = v;
+            }
+        }
+        out
+    }
+}
+
+/// The float im2col vector of output position `pos` of one sample (the order of
+/// [`workload::im2col_vector`]: channel, kernel row, kernel column; padding reads 0).
+fn im2col_f64(geom: &ConvGeometry, x: &[f64], pos: usize, out: &mut [f64]) {
+    let [h, w] = geom.input_hw;
+    let [_, wo_n] = geom.output_hw();
+    let [r_n, s_n] = geom.kernel;
+    let (ho, wo) = (pos / wo_n, pos % wo_n);
+    let mut k = 0;
+    for c in 0..geom.in_channels {
+        for r in 0..r_n {
+            let ih =
+                (ho * geom.stride[0] + r * geom.dilation[0]) as isize - geom.padding[0] as isize;
+            for s in 0..s_n {
+                let iw = (wo * geom.stride[1] + s * geom.dilation[1]) as isize
+                    - geom.padding[1] as isize;
+                out[k] = if ih < 0 || iw < 0 || ih as usize >= h || iw as usize >= w {
+                    0.0
+                } else {
+                    x[(c * h + ih as usize) * w + iw as usize]
+                };
+                k += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use workload::{LayerKind, LayerSpec};
+
+    fn layer(geom: ConvGeometry, weights: Vec<f64>, signed: bool, input_max: f64) -> CrossbarLayer {
+        let q = workload::quant::quantize_weights(&weights, 8).unwrap();
+        let max = weights.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        CrossbarLayer {
+            quant: LayerWeights {
+                spec: LayerSpec {
+                    name: "l".into(),
+                    kind: LayerKind::Conv,
+                    geom,
+                },
+                weights: q,
+                signed,
+            },
+            weights,
+            weight_scale: max / 127.0,
+            bias: None,
+            input_max,
+        }
+    }
+
+    proptest! {
+        /// The float product of integer-valued data equals the exact integer product of
+        /// the same values (both read the same im2col vectors).
+        #[test]
+        fn float_and_exact_products_agree_on_integers(
+            cin_g in 1usize..3, groups in 1usize..3, cout_g in 1usize..3,
+            r in 1usize..4, h in 3usize..7, stride in 1usize..3, pad in 0usize..2, seed in 0u64..1000,
+        ) {
+            let geom = ConvGeometry {
+                in_channels: cin_g * groups, out_channels: cout_g * groups, kernel: [r, r],
+                stride: [stride, stride], padding: [pad, pad], dilation: [1, 1], groups,
+                input_hw: [h, h],
+            };
+            prop_assume!(geom.validate().is_ok());
+            let mut s = seed;
+            let mut next = || { s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); ((s >> 33) % 7) as i32 - 3 };
+            let w: Vec<i32> = (0..geom.weight_elements()).map(|_| next()).collect();
+            let x: Vec<i32> = (0..geom.input_elements()).map(|_| next()).collect();
+            let mut l = layer(geom, w.iter().map(|&v| v as f64).collect(), true, 3.0);
+            l.quant.weights = w;
+            let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            let exact: Vec<f64> = l.exact(&x).iter().map(|&v| v as f64).collect();
+            prop_assert_eq!(l.float_product(&xf), exact);
+        }
+    }
+
+    #[test]
+    fn inputs_beyond_the_calibrated_range_saturate() {
+        let l = layer(ConvGeometry::fc(3, 1), vec![1.0, 1.0, 1.0], false, 2.0);
+        assert_eq!(l.quantize(&[-1.0, 1.0, 5.0], 4), [0, 8, 15]);
+        let s = layer(ConvGeometry::fc(3, 1), vec![1.0, 1.0, 1.0], true, 2.0);
+        assert_eq!(s.quantize(&[-5.0, 1.0, 5.0], 4), [-7, 4, 7]);
+        assert_eq!(s.input_step(4), 2.0 / 7.0);
+    }
+}

@@ -1,0 +1,41 @@
+//! Whole arrays of a bundle by name, for the accuracy path (the network input, labels,
+//! biases, float weights): arrays the layer traces do not describe.
+
+use super::BundleWorkload;
+use anyhow::anyhow;
+
+impl BundleWorkload {
+    /// Whether tensors.npz holds an array called `name`.
+    pub fn has_array(&self, name: &str) -> anyhow::Result<bool> {
+        Ok(self.reader()?.names().contains(name))
+    }
+
+    /// Array `name` as float64 values in row-major order, with its shape; whether it was
+    /// stored as floats. Non-finite values are refused.
+    pub fn read_f64(&self, name: &str) -> anyhow::Result<(Vec<usize>, Vec<f64>, bool)> {
+        let a = self.reread(name)?;
+        let v = a.to_f64();
+        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+            return Err(anyhow!(
+                "{}: {name}: element {i} is {} (expected finite values)",
+                self.npz_label,
+                v[i]
+            ));
+        }
+        Ok((a.shape().to_vec(), v, a.is_float()))
+    }
+
+    /// Integer array `name` as int64 values, with its shape; a float array is refused.
+    pub fn read_i64(&self, name: &str) -> anyhow::Result<(Vec<usize>, Vec<i64>)> {
+        let a = self.reread(name)?;
+        let v = a
+            .to_i64()
+            .ok_or_else(|| anyhow!("{}: {name}: expected an integer array", self.npz_label))?;
+        Ok((a.shape().to_vec(), v))
+    }
+
+    /// `manifest.json`'s label in error messages.
+    pub fn manifest_label(&self) -> &str {
+        &self.manifest_label
+    }
+}

@@ -1,0 +1,442 @@
+//! `sresim accuracy` (docs/accuracy.md): reads a bundle's network, runs the accuracy
+//! crate over its graph input and writes accuracy.csv and summary.json.
+
+use accuracy::{CrossbarLayer, Evaluation, Machine, Network, PathResult};
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sim::config::Resolved;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use workload::bundle::BundleWorkload;
+use workload::{LayerSelector, Workload};
+
+#[derive(Debug, Clone, Args)]
+pub struct AccuracyArgs {
+    /// A bundle with a network graph: a bundled workload name or a directory. Default:
+    /// the embedded lenet5-mnist bundle.
+    #[arg(long, short = 'w')]
+    pub workload: Option<String>,
+    /// TOML config; keys it omits keep the defaults of configs/default.toml.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Modes whose crossbar layers go through the functional datapath, comma-separated;
+    /// `none` runs only the float and the quantized network.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "dense,weight,activation,sre,ideal"
+    )]
+    pub modes: Vec<String>,
+    /// Run the first M samples of the graph input (default: all).
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Only these layers (names or globs, comma-separated) go through the crossbar
+    /// datapath; the others compute exact integer products.
+    #[arg(long, value_name = "NAME,...")]
+    pub layers: Option<String>,
+    /// Directory that receives accuracy.csv and summary.json (replaced atomically).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Override a config key, e.g. --set ou.rows=16 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the float network's outputs on the graph input to FILE (.npy, float64,
+    /// [M, ...]) and stop.
+    #[arg(long, value_name = "FILE")]
+    pub float_logits: Option<PathBuf>,
+    /// Print neither the table nor the progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Opens `name` as a bundle (default: the embedded lenet5-mnist).
+fn open_bundle(name: Option<&str>, cfg: &Resolved) -> Result<BundleWorkload> {
+    let opts = workload::OpenOptions {
+        precision: cfg.precision(),
+        max_layer_bytes: cfg.config.limits.max_layer_bytes,
+        ..workload::OpenOptions::default()
+    };
+    match name {
+        None => sim::workloads::embedded_default(&opts),
+        Some(n) => match workload::resolve::bundle_dir(n) {
+            Some(dir) => BundleWorkload::open(&dir, &opts),
+            None if workload::zoo::layers(n).is_some() => bail!(
+                "--workload {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
+            ),
+            None => bail!("--workload {n}: no such bundle (see `sresim workloads`)"),
+        },
+    }
+}
+
+/// The bundle's network: its graph (batch 1), crossbar layers and graph input.
+pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
+    let label = w.manifest_label().to_string();
+    let m = w.manifest();
+    let Some(bg) = &m.graph else {
+        bail!("{label}: graph: absent; the bundle is a set of layer traces with no network (docs/exporting.md, \"The network graph\")");
+    };
+    let graph = w
+        .graph(1)?
+        .ok_or_else(|| anyhow!("{label}: graph: absent"))?;
+    let precision = cfg.precision();
+    let mut layers = Vec::with_capacity(m.layers.len());
+    for (i, l) in m.layers.iter().enumerate() {
+        let at = format!("{label}: layers[{i}] ({})", l.spec.name);
+        let (Some(input_max), Some(signed)) = (l.input_max, l.input_signed) else {
+            bail!("{at}: input_max, input_signed: absent (the accuracy path quantizes each layer's input with its calibrated range; tools/export_onnx.py writes them)");
+        };
+        if !(input_max.is_finite() && input_max >= 0.0) {
+            bail!("{at}: input_max: {input_max} (expected a finite value >= 0)");
+        }
+        let mut quant = w.load_weights(i, precision)?;
+        quant.signed = signed;
+        let (_, weights, is_float) = w.read_f64(&l.weight)?;
+        let weight_scale = if is_float {
+            let max = weights.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            max / workload::quant::signed_max(precision.weight_bits) as f64
+        } else {
+            1.0
+        };
+        let bias_name = format!("{}.bias", l.spec.name);
+        let bias = if w.has_array(&bias_name)? {
+            let (shape, b, _) = w.read_f64(&bias_name)?;
+            if shape != [l.spec.geom.out_channels] {
+                bail!(
+                    "{label}: {bias_name}: shape {shape:?} (expected [{}], one per output channel)",
+                    l.spec.geom.out_channels
+                );
+            }
+            Some(b)
+        } else {
+            None
+        };
+        layers.push(CrossbarLayer {
+            quant,
+            weights,
+            weight_scale,
+            bias,
+            input_max,
+        });
+    }
+    let (_, input, _) = w.read_f64(&bg.input)?;
+    let labels = match &bg.labels {
+        Some(name) => Some(w.read_i64(name)?.1),
+        None => None,
+    };
+    Network::new(&m.name, graph, layers, input, labels).map_err(|e| anyhow!("{label}: {e}"))
+}
+
+/// `sresim accuracy`.
+pub fn run(args: &AccuracyArgs) -> Result<()> {
+    let cfg = sim::config::load_cli(args.config.as_deref(), &args.sets)?;
+    let modes = if args.modes.len() == 1 && args.modes[0].trim() == "none" {
+        Vec::new()
+    } else {
+        sim::run::parse_modes(&args.modes)?
+    };
+    sim::run::check_workers("--threads", args.threads)?;
+    let selector = args
+        .layers
+        .as_deref()
+        .map(LayerSelector::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--layers: {e}"))?;
+    let w = open_bundle(args.workload.as_deref(), &cfg)?;
+    let net = load_network(&w, &cfg)?;
+    let samples = match args.samples {
+        None => net.samples,
+        Some(0) => bail!("--samples: must be at least 1"),
+        Some(s) if s > net.samples => bail!(
+            "--samples {s}: the graph input of {} holds {} samples",
+            net.name,
+            net.samples
+        ),
+        Some(s) => s,
+    };
+    let specs: Vec<workload::LayerSpec> = net.layers.iter().map(|l| l.quant.spec.clone()).collect();
+    let crossbar: Vec<bool> = match &selector {
+        None => vec![true; specs.len()],
+        Some(sel) => {
+            let chosen = sel
+                .indices(&net.name, &specs)
+                .map_err(|e| anyhow!("--layers: {e}"))?;
+            (0..specs.len()).map(|i| chosen.contains(&i)).collect()
+        }
+    };
+    functional::check_table(&cfg.device, &cfg.hw, &modes, &cfg.origin)
+        .map_err(anyhow::Error::msg)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow!("--threads: {e}"))?;
+
+    if let Some(path) = &args.float_logits {
+        let y = pool.install(|| accuracy::float_outputs(&net, samples))?;
+        let mut shape = vec![samples];
+        shape.extend(net.graph.tensors[net.graph.outputs[0]].shape.iter().skip(1));
+        let bytes = npy_f64(&shape, &y);
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        outdir::replace(
+            parent.unwrap_or(std::path::Path::new(".")),
+            &[(
+                &path
+                    .file_name()
+                    .ok_or_else(|| anyhow!("--float-logits: {}: not a file name", path.display()))?
+                    .to_string_lossy(),
+                &bytes,
+            )],
+        )?;
+        if !args.quiet {
+            println!("wrote {} ({shape:?} float64)", path.display());
+        }
+        return Ok(());
+    }
+
+    let out = args
+        .out
+        .as_deref()
+        .map(outdir::OutputDir::open)
+        .transpose()?;
+    let bar = progress_bar(
+        samples as u64,
+        !args.quiet && std::io::stderr().is_terminal(),
+    );
+    let inc = |n: u64| {
+        if let Some(b) = &bar {
+            b.inc(n);
+        }
+    };
+    let machine = Machine {
+        hw: &cfg.hw,
+        sim: &cfg.opts,
+        func: &sim::functional::options(&cfg, false),
+    };
+    let ev =
+        pool.install(|| accuracy::evaluate(&net, &machine, &modes, &crossbar, samples, &inc))?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let csv = accuracy_csv(&net, &ev)?;
+    let json = serde_json::to_vec_pretty(&summary_json(&net, &ev, &cfg, &crossbar))?;
+    if let Some(dir) = &out {
+        dir.replace(&[("accuracy.csv", &csv), ("summary.json", &json)])?;
+    }
+    if !args.quiet {
+        let mut o = std::io::stdout().lock();
+        write!(o, "{}", table(&net, &ev))?;
+        match &args.out {
+            Some(d) => writeln!(
+                o,
+                "wrote {0}/accuracy.csv and {0}/summary.json",
+                d.display()
+            )?,
+            None => writeln!(o, "(--out DIR writes accuracy.csv and summary.json)")?,
+        }
+        o.flush()?;
+    }
+    Ok(())
+}
+
+fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
+    enabled.then(|| {
+        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples (eta {eta})",
+        ) {
+            pb.set_style(style);
+        }
+        pb
+    })
+}
+
+/// Columns of accuracy.csv (docs/accuracy.md defines them).
+pub const COLUMNS: [&str; 14] = [
+    "network",
+    "layer",
+    "mode",
+    "samples",
+    "top1",
+    "top1_float",
+    "agreement",
+    "top1_quantized",
+    "agreement_quantized",
+    "output_rel_rmse",
+    "func_exact_frac",
+    "func_rel_rmse",
+    "func_max_abs_err",
+    "float_rel_rmse",
+];
+
+fn mode_name(p: &PathResult) -> String {
+    p.mode.map_or("quantized".to_string(), |m| m.to_string())
+}
+
+fn fmt(x: Option<f64>) -> String {
+    x.map_or(String::new(), |v| format!("{v}"))
+}
+
+/// Network figures of one path: top1, top1_float, agreement, top1_quantized,
+/// agreement_quantized, output_rel_rmse.
+fn network_figures(net: &Network, ev: &Evaluation, p: &PathResult) -> [String; 6] {
+    let top = |preds: &[usize]| {
+        net.labels
+            .as_ref()
+            .map(|l| Evaluation::top1(preds, &l[..preds.len()]))
+    };
+    [
+        fmt(top(&p.predictions)),
+        fmt(top(&ev.float_predictions)),
+        fmt(Some(Evaluation::agreement(
+            &p.predictions,
+            &ev.float_predictions,
+        ))),
+        fmt(top(&ev.quantized.predictions)),
+        fmt(Some(Evaluation::agreement(
+            &p.predictions,
+            &ev.quantized.predictions,
+        ))),
+        fmt(ev.output_rel_rmse(p)),
+    ]
+}
+
+/// accuracy.csv: per path (the quantized network, then each mode) a `TOTAL` row with the
+/// network figures, then a row per crossbar layer with its error figures.
+pub fn accuracy_csv(net: &Network, ev: &Evaluation) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS)?;
+    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
+        let mode = mode_name(p);
+        let mut row = vec![
+            net.name.clone(),
+            "TOTAL".into(),
+            mode.clone(),
+            ev.samples.to_string(),
+        ];
+        row.extend(network_figures(net, ev, p));
+        row.extend([String::new(), String::new(), String::new(), String::new()]);
+        w.write_record(&row)?;
+        for (l, st) in net.layers.iter().zip(&p.layers) {
+            let mut row = vec![
+                net.name.clone(),
+                l.name().to_string(),
+                mode.clone(),
+                ev.samples.to_string(),
+            ];
+            row.extend(std::iter::repeat_n(String::new(), 6));
+            let m = &st.func;
+            if st.crossbar {
+                row.push(fmt(m.exact_frac()));
+                row.push(fmt(m.rel_rmse()));
+                row.push(m.max_abs_err.to_string());
+            } else {
+                row.extend([String::new(), String::new(), String::new()]);
+            }
+            row.push(fmt(st.float_rel_rmse()));
+            w.write_record(&row)?;
+        }
+    }
+    w.into_inner().map_err(|e| anyhow!("accuracy.csv: {e}"))
+}
+
+fn summary_json(
+    net: &Network,
+    ev: &Evaluation,
+    cfg: &Resolved,
+    crossbar: &[bool],
+) -> serde_json::Value {
+    let path = |p: &PathResult| {
+        let f = network_figures(net, ev, p);
+        let num = |s: &str| s.parse::<f64>().ok();
+        serde_json::json!({
+            "top1": num(&f[0]), "agreement": num(&f[2]),
+            "agreement_quantized": num(&f[4]), "output_rel_rmse": num(&f[5]),
+        })
+    };
+    let modes: serde_json::Map<String, serde_json::Value> =
+        ev.modes.iter().map(|p| (mode_name(p), path(p))).collect();
+    let top = |preds: &[usize]| {
+        net.labels
+            .as_ref()
+            .map(|l| Evaluation::top1(preds, &l[..preds.len()]))
+    };
+    serde_json::json!({
+        "network": net.name,
+        "samples": ev.samples,
+        "labels": net.labels.is_some(),
+        "top1_float": top(&ev.float_predictions),
+        "quantized": path(&ev.quantized),
+        "modes": modes,
+        "crossbar_layers": net.layers.iter().zip(crossbar).filter(|(_, &c)| c).map(|(l, _)| l.name()).collect::<Vec<_>>(),
+        "config": cfg.origin,
+        "config_values": cfg.config,
+    })
+}
+
+fn table(net: &Network, ev: &Evaluation) -> String {
+    let mut s = format!(
+        "{} ({} samples{})\n{:<12}{:>10}{:>12}{:>16}\n",
+        net.name,
+        ev.samples,
+        if net.labels.is_some() {
+            ", labelled"
+        } else {
+            ", no labels"
+        },
+        "path",
+        "top-1",
+        "agreement",
+        "output rel err"
+    );
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.2}%", 100.0 * x));
+    let top = |preds: &[usize]| {
+        net.labels
+            .as_ref()
+            .map(|l| Evaluation::top1(preds, &l[..preds.len()]))
+    };
+    s.push_str(&format!(
+        "{:<12}{:>10}{:>12}{:>16}\n",
+        "float",
+        pct(top(&ev.float_predictions)),
+        "100.00%",
+        "0"
+    ));
+    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
+        s.push_str(&format!(
+            "{:<12}{:>10}{:>12}{:>16}\n",
+            mode_name(p),
+            pct(top(&p.predictions)),
+            pct(Some(Evaluation::agreement(
+                &p.predictions,
+                &ev.float_predictions
+            ))),
+            ev.output_rel_rmse(p)
+                .map_or("-".into(), |v| format!("{v:.3e}"))
+        ));
+    }
+    s
+}
+
+/// One `.npy` file (format 1.0) of float64 values.
+fn npy_f64(shape: &[usize], values: &[f64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.extend(std::iter::repeat_n(' ', pad));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + values.len() * 8);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
