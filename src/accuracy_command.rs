@@ -178,7 +178,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         let y = pool.install(|| accuracy::float_outputs(&net, samples))?;
         let mut shape = vec![samples];
         shape.extend(net.graph.tensors[net.graph.outputs[0]].shape.iter().skip(1));
-        let bytes = npy_f64(&shape, &y);
+        let bytes = sim::functional::npy(&shape, &y);
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         outdir::replace(
             parent.unwrap_or(std::path::Path::new(".")),
@@ -418,25 +418,4 @@ fn table(net: &Network, ev: &Evaluation) -> String {
         ));
     }
     s
-}
-
-/// One `.npy` file (format 1.0) of float64 values.
-fn npy_f64(shape: &[usize], values: &[f64]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = match dims.len() {
-        1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
-    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
-    header.extend(std::iter::repeat_n(' ', pad));
-    header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + values.len() * 8);
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out
 }

@@ -54,14 +54,38 @@ pub fn values(r: Option<&FuncResult>) -> Vec<String> {
     ]
 }
 
-/// One `.npy` file (format 1.0) of int64 values.
-fn npy(shape: &[usize], values: &[i64]) -> Vec<u8> {
+/// An element type of the `.npy` arrays sresim writes: its dtype and its 8 bytes.
+pub trait NpyElement: Copy {
+    /// The numpy `descr` of the type (little-endian).
+    const DESCR: &'static str;
+    fn le_bytes(self) -> [u8; 8];
+}
+
+impl NpyElement for i64 {
+    const DESCR: &'static str = "<i8";
+    fn le_bytes(self) -> [u8; 8] {
+        self.to_le_bytes()
+    }
+}
+
+impl NpyElement for f64 {
+    const DESCR: &'static str = "<f8";
+    fn le_bytes(self) -> [u8; 8] {
+        self.to_le_bytes()
+    }
+}
+
+/// One `.npy` file (format 1.0) of int64 or float64 values.
+pub fn npy<T: NpyElement>(shape: &[usize], values: &[T]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape = match dims.len() {
         1 => format!("({},)", dims[0]),
         _ => format!("({})", dims.join(", ")),
     };
-    let mut header = format!("{{'descr': '<i8', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        T::DESCR
+    );
     // Magic (6) + version (2) + length (2) + header, a multiple of 64, ending in '\n'.
     let pad = (64 - (10 + header.len() + 1) % 64) % 64;
     header.extend(std::iter::repeat_n(' ', pad));
@@ -71,7 +95,7 @@ fn npy(shape: &[usize], values: &[i64]) -> Vec<u8> {
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
     for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
+        out.extend_from_slice(&v.le_bytes());
     }
     out
 }
@@ -102,7 +126,7 @@ mod tests {
 
     #[test]
     fn npy_headers_are_aligned_and_little_endian() {
-        let b = npy(&[2, 1], &[1, -2]);
+        let b = npy(&[2, 1], &[1i64, -2]);
         assert_eq!(&b[..8], b"\x93NUMPY\x01\x00");
         let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
         assert_eq!((10 + hlen) % 64, 0);
