@@ -113,7 +113,7 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
 def calibrate(manifest, tensors, x, batch=64):
     """{layer name: (input_max, input_signed)} over the samples `x`, on the float network:
     signed iff some input value is negative; the max is max(x) for an unsigned input and
-    max|x| for a signed one (docs/sre-model.md section 2), over every sample."""
+    max|x| for a signed one (docs/model.md §2), over every sample."""
     lo, hi = {}, {}
 
     def seen(name, v):
