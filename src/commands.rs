@@ -159,10 +159,7 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         for f in outputs.files.iter_mut() {
             if f.0 == "memory_layers.csv" {
                 let name = "memory_layers.parquet";
-                *f = (
-                    name,
-                    sim::format::parquet_of_csv(name, &f.1, sim::format::memory_kind)?,
-                );
+                *f = (name, sim::format::memory_parquet_of_csv(name, &f.1)?);
             }
         }
     }

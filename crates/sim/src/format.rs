@@ -86,8 +86,6 @@ pub fn layers_kind(col: &str) -> Kind {
 pub fn memory_kind(col: &str) -> Kind {
     match col {
         "network" | "mode" | "layer" | "kind" | "phase" | "bound" => Kind::Text,
-        // "inf" for an unlimited buffer.
-        "capacity_bytes" => Kind::Float,
         "bandwidth_bytes_per_s"
         | "macs"
         | "elementwise_ops"
@@ -117,8 +115,28 @@ pub fn parquet_bytes<S: AsRef<[u8]>>(
     w.finish().map_err(|e| anyhow!("{name}: {e}"))
 }
 
+/// memory_layers.csv converted to Parquet. Its `capacity_bytes` is a count, and the
+/// unbounded buffer, `inf` in the CSV, is a null there (as in memory_summary.json): a
+/// Parquet table holds no infinite value.
+pub fn memory_parquet_of_csv(name: &str, csv: &[u8]) -> Result<Vec<u8>> {
+    convert_csv(name, csv, memory_kind, |col, cell| {
+        col == "capacity_bytes" && cell == b"inf"
+    })
+}
+
 /// A CSV table (with its header) converted to Parquet, columns typed by `kind`.
 pub fn parquet_of_csv(name: &str, csv: &[u8], kind: impl Fn(&str) -> Kind) -> Result<Vec<u8>> {
+    convert_csv(name, csv, kind, |_, _| false)
+}
+
+/// A CSV table converted to Parquet; a cell for which `null(column, cell)` holds is
+/// written as a null.
+fn convert_csv(
+    name: &str,
+    csv: &[u8],
+    kind: impl Fn(&str) -> Kind,
+    null: impl Fn(&str, &[u8]) -> bool,
+) -> Result<Vec<u8>> {
     let mut rd = csv::Reader::from_reader(csv);
     let header: Vec<String> = rd
         .headers()
@@ -130,7 +148,11 @@ pub fn parquet_of_csv(name: &str, csv: &[u8], kind: impl Fn(&str) -> Kind) -> Re
         .map_err(|e| anyhow!("{name}: {e}"))?;
     for rec in rd.byte_records() {
         let rec = rec.map_err(|e| anyhow!("{name}: {e}"))?;
-        let cells: Vec<&[u8]> = rec.iter().collect();
+        let cells: Vec<&[u8]> = rec
+            .iter()
+            .zip(&header)
+            .map(|(c, h)| if null(h, c) { &b""[..] } else { c })
+            .collect();
         w.row(&cells).map_err(|e| anyhow!("{name}: {e}"))?;
     }
     w.finish().map_err(|e| anyhow!("{name}: {e}"))
