@@ -4,30 +4,13 @@
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{col, read_csv, sresim, BIN};
+
 use ndarray::{Array2, Array4};
 use ndarray_npy::NpzWriter;
 use std::path::Path;
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_sresim");
-
-fn sresim(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("binary runs")
-}
-
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r = csv::Reader::from_path(path).expect("layers.csv exists");
-    let header = r.headers().unwrap().iter().map(String::from).collect();
-    let rows = r
-        .records()
-        .map(|rec| rec.unwrap().iter().map(String::from).collect())
-        .collect();
-    (header, rows)
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).unwrap()
-}
+use std::process::Command;
 
 const CONTRACT: &str = "network,layer,kind,mode,vectors,crossbars,ou_ops,rows_driven,cells_read,adc_conversions,index_reads,ous_formed,cycles,time_ns,energy_pj,speedup_vs_dense,energy_saving_vs_dense";
 

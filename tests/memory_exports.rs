@@ -6,17 +6,13 @@
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::sresim;
+
 use memory::trace::{TracePoint, REQUEST_BYTES};
 use memory::{Capacity, ComputeSource, MemoryConfig, Model};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_sresim");
-
-fn sresim(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("binary runs")
-}
 
 fn lenet() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,39 +7,14 @@
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{fails, ok, s, sresim, BIN};
+
 use ndarray::{Array2, Array4};
 use ndarray_npy::NpzWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_sresim");
-
-fn sresim(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-
-/// The one `error: ` line of a failed command.
-fn fails(o: &Output) -> String {
-    let e = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!o.status.success(), "succeeded: {e}");
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.starts_with("error: ") && e.lines().count() == 1, "{e:?}");
-    e
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Every entry of `dir`, dot files included, with its bytes (empty for a directory).
 fn everything(dir: &Path) -> Vec<(String, Vec<u8>)> {

@@ -4,42 +4,11 @@
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{fails, ok, s, sresim};
+
 use std::path::Path;
-use std::process::{Command, Output};
 use sweep::table::Table;
-
-const BIN: &str = env!("CARGO_BIN_EXE_sresim");
-
-fn sresim(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn fails(o: &Output) -> String {
-    assert!(!o.status.success(), "unexpected success");
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The two tables have the same header, and every cell is the same text or the same
 /// number (a float read back prints in its shortest form).
