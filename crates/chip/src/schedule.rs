@@ -15,6 +15,9 @@
 //! - pipelined: an output row starts as soon as the input rows its kernel window needs
 //!   have arrived and the layer's previous row has issued; rows of image n+1 follow those
 //!   of image n.
+//! - pipelined-pool-barrier: pipelined, but a layer whose input was pooled (its input
+//!   rows differ from its producer's output rows) waits for the producer's last row of
+//!   the image, as PP_sim orders a pooling after all of its producer's reads.
 //!
 //! Copies: within the run a layer's busy time is `ceil(W / min(copies, vectors))`; in
 //! the steady state of a stream of images, copies beyond one image's vectors serve the
@@ -187,7 +190,8 @@ fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
         links,
         write_cycles,
     } = *r;
-    let pipelined = spec.schedule == Schedule::Pipelined;
+    let pipelined = spec.schedule != Schedule::LayerByLayer;
+    let pool_barrier = spec.schedule == Schedule::PipelinedPoolBarrier;
     let mut out = Vec::with_capacity(shapes.len());
     let mut prev_arrival: Vec<u64> = Vec::new();
     let mut seg = u32::MAX;
@@ -213,7 +217,13 @@ fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
                 t0
             } else if pipelined {
                 let (img, ho) = (j / shape.out_rows, j % shape.out_rows);
-                let need = img * shapes[i - 1].out_rows + needed_row(&shapes[i - 1], shape, ho);
+                let p = &shapes[i - 1];
+                let row = if pool_barrier && p.out_rows != shape.in_rows {
+                    p.out_rows.saturating_sub(1)
+                } else {
+                    needed_row(p, shape, ho)
+                };
+                let need = img * p.out_rows + row;
                 prev_arrival[need as usize].max(t0)
             } else {
                 all_in
@@ -287,7 +297,7 @@ pub fn schedule(
         l.spill_bytes = lk.spill_bytes;
     }
     let samples = ctx.samples.max(1) as f64;
-    let cycles_per_image = if spec.schedule == Schedule::Pipelined && p.segments == 1 {
+    let cycles_per_image = if spec.schedule != Schedule::LayerByLayer && p.segments == 1 {
         modes
             .iter()
             .zip(&p.layers)

@@ -57,6 +57,11 @@ pub enum Schedule {
     /// A layer starts an output row as soon as the input rows it needs have arrived;
     /// images stream through.
     Pipelined,
+    /// As pipelined, except that a layer whose input rows differ from its producer's
+    /// output rows (a pooling, or another resizing, between them) starts an image only
+    /// once the producer's last row of that image has arrived: PP_sim's order, whose
+    /// pooling runs on the producer's tile after every eDRAM read of the producer.
+    PipelinedPoolBarrier,
 }
 
 /// `chip.data_movement`.

@@ -128,6 +128,43 @@ fn two_layers_by_hand_free() {
     }
 }
 
+/// A pooling between L1 and L2 (L1's 4 output rows become L2's 2 input rows), none
+/// between L2 and L3. L1: 2 cycles a row, ready 6, 8, 10, 12; L2 (1x1): 3 cycles a row;
+/// L3 (1x1): 2 cycles a row; L = 5 (4 cycles of depth). Free data movement.
+/// pipelined: L2 row 0 needs L1 row 1 (8): 8..11, row 1 needs row 3 (12): 12..15,
+/// ready 15 and 19; L3 15..17, 19..21 (stall 2): 25.
+/// pipelined-pool-barrier: L2 waits for L1's last row (12): 12..15, 15..18, ready 19
+/// and 22; L3 19..21, 22..24 (stall 1): 28.
+/// layer-by-layer: 12 + 10 + 8 = 30.
+#[test]
+fn pool_barrier_by_hand() {
+    let shapes = [
+        shape(4, 4, 1, 1, 8),
+        shape(2, 2, 1, 1, 4),
+        shape(2, 2, 1, 1, 4),
+    ];
+    let modes = [lm(1, 8, 4), lm(1, 6, 2), lm(1, 4, 2)];
+    for (sched, run, l2_start, l3_stall) in [
+        ("pipelined", 25, 8, 2),
+        ("pipelined-pool-barrier", 28, 12, 1),
+        ("layer-by-layer", 30, 12, 0),
+    ] {
+        let spec = small(
+            (1, 1),
+            4,
+            4,
+            &[("schedule", s(sched)), ("data_movement", s("free"))],
+        );
+        let Placed::Fits(p) = place(&spec, &modes) else {
+            panic!()
+        };
+        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+        assert_eq!(t.run_cycles, run, "{sched}");
+        assert_eq!(t.layers[1].start, l2_start, "{sched}");
+        assert_eq!(t.layers[2].stall_cycles, l3_stall, "{sched}");
+    }
+}
+
 /// The same with an 8-bit link at 1 GHz (1 byte/ns = 1 byte a cycle) and 8 bytes to move:
 /// 2 cycles a row, both layers on one router (0 hops).
 /// pipelined: rows cross at 6..8, 8..10, 10..12, 12..14; L2 row 0 at 10..13, row 1 at
@@ -359,5 +396,28 @@ proptest! {
         prop_assert!(b.latency_cycles <= a.latency_cycles);
         prop_assert!(b.run_cycles <= a.run_cycles);
         prop_assert!(b.images_per_s >= a.images_per_s);
+    }
+
+    /// The pool barrier sits between the two: never faster than pipelined, never slower
+    /// than layer by layer, with the pipelined steady state.
+    #[test]
+    fn pool_barrier_between_pipelined_and_layer_by_layer(
+        (shapes, modes) in network(), samples in 1u64..4, free in any::<bool>()
+    ) {
+        let dm = s(if free { "free" } else { "mesh" });
+        let with = |sched: &str| small((2, 2), 2, 4, &[("count", s("auto")), ("data_movement", dm.clone()), ("schedule", s(sched))]);
+        let lbl = run(&with("layer-by-layer"), samples, &shapes, &modes).unwrap();
+        let bar = run(&with("pipelined-pool-barrier"), samples, &shapes, &modes).unwrap();
+        let pip = run(&with("pipelined"), samples, &shapes, &modes).unwrap();
+        prop_assert!(pip.latency_cycles <= bar.latency_cycles);
+        prop_assert!(bar.latency_cycles <= lbl.latency_cycles);
+        prop_assert!(pip.run_cycles <= bar.run_cycles);
+        prop_assert!(bar.run_cycles <= lbl.run_cycles);
+        prop_assert_eq!(bar.cycles_per_image, pip.cycles_per_image);
+        // Without any pooling (every layer reads its producer's rows as they are) the
+        // barrier never applies.
+        if shapes.windows(2).all(|w| w[0].out_rows == w[1].in_rows) {
+            prop_assert_eq!(bar.run_cycles, pip.run_cycles);
+        }
     }
 }

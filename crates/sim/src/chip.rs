@@ -301,6 +301,43 @@ mod tests {
         Ok((res, cfg))
     }
 
+    /// PP_sim's LeNet, dense, one image, on the pp_sim preset with free data movement.
+    fn pp_sim_lenet(schedule: &str) -> chip::Timing {
+        let sets = [
+            "chip.preset=pp_sim".to_string(),
+            "chip.data_movement=free".to_string(),
+            format!("chip.schedule={schedule}"),
+        ];
+        let cfg = config::load(None, &sets).unwrap();
+        let w = ZooWorkload::new("pp_sim-lenet", SynthParams::default()).unwrap();
+        let res = run(&RunSpec {
+            workload: &w,
+            cfg: &cfg,
+            modes: &[Mode::Dense],
+            engine: EngineKind::Fast,
+            samples: 1,
+            progress: false,
+        })
+        .unwrap();
+        let figures = res.chip.unwrap();
+        figures[0].timing.clone().unwrap()
+    }
+
+    /// Every boundary of PP_sim's LeNet is pooled (conv1, conv2) or reads a one-row output
+    /// (conv3 and the fc layers): PP_sim's order, the pool barrier, takes exactly as long
+    /// as layer by layer with free movement, while rows pipeline conv2 under conv1.
+    #[test]
+    fn pool_barrier_on_pp_sim_lenet_is_layer_by_layer() {
+        let lbl = pp_sim_lenet("layer-by-layer");
+        let bar = pp_sim_lenet("pipelined-pool-barrier");
+        let pip = pp_sim_lenet("pipelined");
+        assert_eq!(bar.run_cycles, lbl.run_cycles);
+        assert_eq!(bar.layers[1].start, lbl.layers[0].end);
+        assert!(pip.layers[1].start < lbl.layers[0].end / 2);
+        assert!(pip.run_cycles < bar.run_cycles);
+        assert_eq!(bar.cycles_per_image, pip.cycles_per_image);
+    }
+
     fn csv_rows(bytes: &[u8]) -> Vec<Vec<String>> {
         csv::Reader::from_reader(bytes)
             .records()

@@ -119,11 +119,14 @@ pub fn embedded_default(opts: &OpenOptions) -> Result<BundleWorkload> {
 pub fn listing(cfg: &Resolved) -> Result<String> {
     let mut s = String::new();
     let _ = writeln!(s, "Built-in networks (synthetic weights and inputs; see --weight-sparsity, --structure, --act-sparsity, --seed):");
-    let _ = writeln!(s, "  {:<14}{:>7}{:>16}", "name", "layers", "MACs/sample");
-    for name in workload::zoo::names() {
+    // The name column fits the longest name and a space (at least 14 wide).
+    let names = workload::zoo::names();
+    let w = names.iter().map(|n| n.len() + 1).max().unwrap_or(0).max(14);
+    let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", "name", "layers", "MACs/sample");
+    for name in names {
         let layers = workload::zoo::layers(name).unwrap_or_default();
         let macs: usize = layers.iter().map(|l| l.geom.macs_per_sample()).sum();
-        let _ = writeln!(s, "  {:<14}{:>7}{:>16}", name, layers.len(), macs);
+        let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", name, layers.len(), macs);
     }
     let _ = writeln!(s, "\nBundled workloads (real weights and inputs):");
     let _ = writeln!(

@@ -76,6 +76,9 @@ mod tests {
         assert_eq!(count("mobilenetv2"), 53); // 1 + 2 + 16 * 3 + 1 + fc
         assert_eq!(count("deepid"), 6);
         assert_eq!(count("overfeat-fast"), 8);
+        assert_eq!(count("pp_sim-lenet"), 6);
+        assert_eq!(count("pp_sim-cifar10"), 5);
+        assert_eq!(count("pp_sim-caffenet"), 8);
     }
 
     /// PP_sim's two other networks, weights counted by hand from their ModelConfig.py
@@ -106,6 +109,40 @@ mod tests {
         assert_eq!(o[1].geom.output_hw(), [22, 22]);
         assert_eq!(o[4].geom.output_hw(), [11, 11]);
         assert_eq!(o[5].geom.in_channels, 25_600);
+    }
+
+    /// PP_sim's LeNet, Cifar10 and Caffenet: weights and MACs per sample by hand from
+    /// their ModelConfig.py geometry, and the floor pooling that sets the fc inputs.
+    #[test]
+    fn pp_sim_lenet_cifar10_caffenet_by_hand() {
+        let sum = |n, f: fn(&ConvGeometry) -> usize| -> usize {
+            layers(n).unwrap().iter().map(|s| f(&s.geom)).sum()
+        };
+        // 150*28*28 + 2400*10*10 + 48000*1 + 14400 + 10080 + 840
+        assert_eq!(sum("pp_sim-lenet", ConvGeometry::macs_per_sample), 430_920);
+        let l = net("pp_sim-lenet");
+        assert_eq!(l[1].geom.input_hw, [14, 14]);
+        assert_eq!(l[2].geom.output_hw(), [1, 1]);
+        assert_eq!(l[3].geom.in_channels, 120);
+        // 2400*784 + 25600*100 + 51200*25 + 16384 + 640
+        assert_eq!(
+            sum("pp_sim-cifar10", ConvGeometry::macs_per_sample),
+            5_738_624
+        );
+        let c = net("pp_sim-cifar10");
+        assert_eq!(c[2].geom.output_hw(), [5, 5]); // SAME
+        assert_eq!(c[3].geom.in_channels, 64 * 2 * 2); // floor(5 / 2) = 2
+                                                       // 34848*3025 + 614400*729 + (884736 + 1327104 + 884736)*169 + 58621952
+        assert_eq!(
+            sum("pp_sim-caffenet", ConvGeometry::macs_per_sample),
+            1_135_256_096
+        );
+        let a = net("pp_sim-caffenet");
+        assert_eq!(a[0].geom.output_hw(), [55, 55]);
+        assert_eq!(a[1].geom.input_hw, [27, 27]);
+        assert_eq!(a[2].geom.input_hw, [13, 13]);
+        assert!(a.iter().all(|s| s.geom.groups == 1));
+        assert_eq!(a[5].geom.in_channels, 256 * 6 * 6);
     }
 
     #[test]

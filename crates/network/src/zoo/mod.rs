@@ -34,6 +34,9 @@ pub const NAMES: &[&str] = &[
     "mobilenetv2",
     "deepid",
     "overfeat-fast",
+    "pp_sim-lenet",
+    "pp_sim-cifar10",
+    "pp_sim-caffenet",
     "bert",
     "gnmt",
     "yolov4-tiny",
@@ -51,6 +54,9 @@ pub fn build(name: &str, batch: usize, opts: ZooOptions) -> Option<Graph> {
         "resnet20" => resnet::resnet20(batch),
         "deepid" => pp_sim::deepid(batch),
         "overfeat-fast" => pp_sim::overfeat_fast(batch),
+        "pp_sim-lenet" => pp_sim::lenet(batch),
+        "pp_sim-cifar10" => pp_sim::cifar10(batch),
+        "pp_sim-caffenet" => pp_sim::caffenet(batch),
         "resnet18" => resnet::resnet18(batch),
         "resnet50" => resnet::resnet50(batch),
         "vgg16" => vgg::vgg16(batch),
@@ -154,6 +160,25 @@ mod tests {
         // 96*3*121 + 256*96*25 + 512*256*9 + 1024*512*9 + 1024*1024*9 + 3072*25600
         // + 4096*3072 + 1000*4096, no biases.
         assert_eq!(params("overfeat-fast"), 111_306_784);
+    }
+
+    #[test]
+    fn pp_sim_lenet_has_75_870_weights_as_pp_sim_counts_them() {
+        // 6*25 + 16*6*25 + 120*16*25 + 120*120 + 84*120 + 10*84, no biases.
+        assert_eq!(params("pp_sim-lenet"), 75_870);
+    }
+
+    #[test]
+    fn pp_sim_cifar10_has_96_224_weights_as_pp_sim_counts_them() {
+        // 32*3*25 + 32*32*25 + 64*32*25 + 64*(64*2*2) + 10*64, no biases.
+        assert_eq!(params("pp_sim-cifar10"), 96_224);
+    }
+
+    #[test]
+    fn pp_sim_caffenet_has_62_367_776_weights_as_pp_sim_counts_them() {
+        // 96*3*121 + 256*96*25 + 384*256*9 + 384*384*9 + 256*384*9 + 4096*9216
+        // + 4096*4096 + 1000*4096: no groups, no biases.
+        assert_eq!(params("pp_sim-caffenet"), 62_367_776);
     }
 
     #[test]
