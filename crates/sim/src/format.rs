@@ -71,10 +71,7 @@ pub fn layers_kind(col: &str) -> Kind {
         "network" | "layer" | "kind" | "mode" | "point" | "workload" => Kind::Text,
         // A number, `auto` or `unbounded`.
         "queue_depth" => Kind::Text,
-        "time_ns"
-        | "energy_pj"
-        | "speedup_vs_dense"
-        | "energy_saving_vs_dense" => Kind::Float,
+        "time_ns" | "energy_pj" | "speedup_vs_dense" | "energy_saving_vs_dense" => Kind::Float,
         c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
         c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
         c if c.starts_with("chip_") => crate::chip::kind(c),

@@ -89,6 +89,17 @@ pub struct PlotArgs {
     /// Logarithmic y axis.
     #[arg(long)]
     pub log_y: bool,
+    /// A Pareto view: one marker per row (no lines; several rows may share an x) and the
+    /// Pareto front of all of them as a step line. By default lower x and higher y are
+    /// better (e.g. --x cycles --y top1).
+    #[arg(long)]
+    pub pareto: bool,
+    /// With --pareto: which end of x is better.
+    #[arg(long, value_enum, default_value_t = crate::pareto::Better::Lower, requires = "pareto")]
+    pub x_better: crate::pareto::Better,
+    /// With --pareto: which end of y is better.
+    #[arg(long, value_enum, default_value_t = crate::pareto::Better::Higher, requires = "pareto")]
+    pub y_better: crate::pareto::Better,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -18,6 +18,7 @@ pub mod extra;
 pub mod grid;
 pub mod index;
 pub mod ordered;
+pub mod pareto;
 pub mod plan;
 pub mod plot;
 pub mod shard;

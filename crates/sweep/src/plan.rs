@@ -65,7 +65,11 @@ impl Plan {
             .axes
             .iter()
             .map(|a| (a.key.clone(), &a.values[0]))
-            .chain(grid.explicit.iter().flat_map(|(k, rows)| k.iter().cloned().zip(&rows[0])))
+            .chain(
+                grid.explicit
+                    .iter()
+                    .flat_map(|(k, rows)| k.iter().cloned().zip(&rows[0])),
+            )
             .collect();
         for axis in &grid.axes {
             for v in &axis.values {
@@ -215,9 +219,7 @@ impl Plan {
                 samples,
                 progress: false,
             };
-            let func = g
-                .functional
-                .then(|| sim::functional::options(&cfg, false));
+            let func = g.functional.then(|| sim::functional::options(&cfg, false));
             let res = run::run_functional_with(&spec, progress, func.as_ref())?;
             let acc = match g.accuracy {
                 true => Some(super::extra::accuracy(g, name, &cfg)?),

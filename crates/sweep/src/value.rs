@@ -207,12 +207,19 @@ mod tests {
         assert_eq!(key_kind("ou.rows"), Ok(KeyKind::Config));
         assert_eq!(key_kind("energy.dac_per_row_pj"), Ok(KeyKind::Config));
         assert_eq!(key_kind("synth.structure"), Ok(KeyKind::Synth));
-        for k in ["chip.preset", "chip.count", "chip.replication", "chip.schedule"] {
+        for k in [
+            "chip.preset",
+            "chip.count",
+            "chip.replication",
+            "chip.schedule",
+        ] {
             assert_eq!(key_kind(k), Ok(KeyKind::Config), "{k}");
         }
         assert_eq!(key_kind("device.preset"), Ok(KeyKind::Config));
         assert_eq!(key_kind("device.read_noise"), Ok(KeyKind::Config));
-        assert!(key_kind("chip.colour").unwrap_err().contains("unknown chip key"));
+        assert!(key_kind("chip.colour")
+            .unwrap_err()
+            .contains("unknown chip key"));
         assert!(key_kind("ou.height").unwrap_err().contains("unknown key"));
         assert!(key_kind("synth.sparsity")
             .unwrap_err()
