@@ -94,12 +94,12 @@ pub struct PlotArgs {
     /// better (e.g. --x cycles --y top1).
     #[arg(long)]
     pub pareto: bool,
-    /// With --pareto: which end of x is better.
-    #[arg(long, value_enum, default_value_t = crate::pareto::Better::Lower, requires = "pareto")]
-    pub x_better: crate::pareto::Better,
-    /// With --pareto: which end of y is better.
-    #[arg(long, value_enum, default_value_t = crate::pareto::Better::Higher, requires = "pareto")]
-    pub y_better: crate::pareto::Better,
+    /// With --pareto: which end of x is better (default lower).
+    #[arg(long, value_enum)]
+    pub x_better: Option<crate::pareto::Better>,
+    /// With --pareto: which end of y is better (default higher).
+    #[arg(long, value_enum)]
+    pub y_better: Option<crate::pareto::Better>,
 }
 
 #[derive(Debug, Clone, Args)]

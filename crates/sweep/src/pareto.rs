@@ -107,18 +107,17 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     }
-    let on: Vec<(f64, f64)> = front(&all, a.x_better, a.y_better)
-        .into_iter()
-        .map(|i| all[i])
-        .collect();
+    let bx = a.x_better.unwrap_or(Better::Lower);
+    let by = a.y_better.unwrap_or(Better::Higher);
+    let on: Vec<(f64, f64)> = front(&all, bx, by).into_iter().map(|i| all[i]).collect();
     let dir = |b: Better| match b {
         Better::Lower => "lower is better",
         Better::Higher => "higher is better",
     };
     Ok(Chart {
         title: title(t, a, &f, "Pareto front: "),
-        x_label: format!("{}; {}", label(&a.x, ""), dir(a.x_better)),
-        y_label: format!("{}; {}", label(&a.y, ""), dir(a.y_better)),
+        x_label: format!("{}; {}", label(&a.x, ""), dir(bx)),
+        y_label: format!("{}; {}", label(&a.y, ""), dir(by)),
         legend: si
             .iter()
             .map(|&i| t.header[i].clone())

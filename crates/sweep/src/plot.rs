@@ -230,6 +230,11 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
 
 /// `sresim plot`: writes the SVG and returns its path.
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
+    for (flag, set) in [("--x-better", a.x_better), ("--y-better", a.y_better)] {
+        if set.is_some() && !a.pareto {
+            bail!("{flag}: needs --pareto (it sets the direction of the Pareto front)");
+        }
+    }
     let t = Table::read(&a.input)?;
     let c = match a.pareto {
         true => super::pareto::chart(&t, a)?,
@@ -289,8 +294,8 @@ mod tests {
             log_x: false,
             log_y: false,
             pareto: false,
-            x_better: crate::pareto::Better::Lower,
-            y_better: crate::pareto::Better::Higher,
+            x_better: None,
+            y_better: None,
         }
     }
 
