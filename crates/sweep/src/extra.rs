@@ -155,3 +155,55 @@ pub fn extend(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use columnar::Kind;
+    use std::collections::HashMap;
+
+    #[test]
+    fn extra_columns_are_typed_in_parquet() {
+        let all = Extras {
+            functional: true,
+            chip: true,
+            accuracy: true,
+        };
+        let meta = crate::store::Meta {
+            extra_columns: all.columns(),
+            ..crate::synth::meta(16, 2)
+        };
+        let kinds: HashMap<String, Kind> = meta
+            .typed_columns()
+            .into_iter()
+            .map(|c| (c.name.clone(), c.kind))
+            .collect();
+        for (c, k) in [
+            ("func_rel_rmse", Kind::Float),
+            ("chip_replicas", Kind::Count),
+            ("chip_utilization", Kind::Float),
+            ("chip_fits", Kind::Bool),
+            ("chip_note", Kind::Text),
+            ("chip_chips", Kind::Count),
+            ("chip_run_cycles", Kind::Count),
+            ("chip_latency_ns", Kind::Float),
+            ("chip_cycles_per_image", Kind::Float),
+            ("chip_images_per_s", Kind::Float),
+            ("chip_static_pj", Kind::Float),
+            ("chip_area_chips_mm2", Kind::Float),
+            ("chip_images_per_s_per_mm2", Kind::Float),
+            ("chip_power_w", Kind::Float),
+            ("chip_images_per_s_per_w", Kind::Float),
+            ("accuracy_samples", Kind::Count),
+            ("top1", Kind::Float),
+            ("agreement", Kind::Float),
+            ("output_rel_rmse", Kind::Float),
+        ] {
+            assert_eq!(kinds[c], k, "{c}");
+        }
+        // Every extra column is a result column for compare, and none is an axis name.
+        assert!(all.columns().iter().all(|c| is_extra_column(c)));
+        assert!(!is_extra_column("ou.rows"));
+        assert_eq!(Extras::default().columns(), Vec::<String>::new());
+    }
+}
