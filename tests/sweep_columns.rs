@@ -444,6 +444,21 @@ fn bad_extra_keys_are_one_line_errors_before_anything_runs() {
             "g.toml: axes.device.preset = \"nonesuch\"",
         ),
     ];
+    // A device error table that stops short of what the ideal mode reads.
+    let table = write(
+        dir.path(),
+        "t.csv",
+        "open_wordlines,ideal_sum,observed_sum,probability\n1,0,0,1\n1,1,1,1\n",
+    );
+    let short = format!(
+        "workloads = [\"lenet5\"]\nmodes = [\"ideal\"]\nfunctional = true\n[set]\n\"device.error_table\" = {:?}\n",
+        s(&table)
+    );
+    let mut cases: Vec<(&str, &str)> = cases.to_vec();
+    cases.push((
+        &short,
+        "the table stops at 1 wordlines, but ideal reads open up to 128",
+    ));
     for (text, want) in cases {
         let grid = write(dir.path(), "g.toml", text);
         let out = dir.path().join("out");

@@ -54,6 +54,13 @@ pub fn values(r: Option<&FuncResult>) -> Vec<String> {
     ]
 }
 
+/// Checks, before anything runs, that the config's device covers every mode: an error
+/// table must list every open-wordline count the modes read.
+pub fn check_device(cfg: &Resolved, modes: &[crossbar::Mode]) -> Result<()> {
+    let label = &cfg.config.device.error_table;
+    functional::check_table(&cfg.device, &cfg.hw, modes, label).map_err(anyhow::Error::msg)
+}
+
 /// The [`COLUMNS`] of the whole network in `mode`: every layer's metrics summed (outputs,
 /// exact outputs, squared errors and references; the largest error), so that
 /// `func_rel_rmse` is ||Y - Y_exact|| over all of the mode's outputs. A sweep writes them

@@ -100,6 +100,10 @@ impl Plan {
             let (cfg, _) = setup(&grid, &grid.assignments(pt))
                 .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
             extras.chip |= cfg.chip.is_some();
+            if grid.functional || grid.accuracy {
+                sim::functional::check_device(&cfg, &grid.modes)
+                    .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+            }
         }
         let dir = grid.path.parent().unwrap_or(Path::new(""));
         let mut open_as = Vec::new();
