@@ -2,8 +2,10 @@
 //!
 //! A point is a config (the base file with `--set key=value` for every fixed and axis
 //! config key), a workload opened with the point's generator parameters, and one
-//! `run::run` over every mode of the grid; its rows are the rows of layers.csv prefixed
-//! with the point id, the workload and the axis values.
+//! `run::run` over every mode of the grid (with the functional datapath under
+//! `functional = true`, and the bundle's network under `accuracy = true`); its rows are
+//! the rows of layers.csv prefixed with the point id, the workload and the axis values,
+//! followed by the extra columns of [`super::extra`].
 
 use super::extra::Extras;
 use super::grid::{near, split_kinds, Grid, Point};
