@@ -1,15 +1,14 @@
 //! `sresim accuracy` (docs/accuracy.md): reads a bundle's network, runs the accuracy
 //! crate over its graph input and writes accuracy.csv and summary.json.
 
-use accuracy::{CrossbarLayer, Evaluation, Machine, Network, PathResult};
+use accuracy::{Evaluation, Network, PathResult};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sim::config::Resolved;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use workload::bundle::BundleWorkload;
-use workload::{LayerSelector, Workload};
+use workload::LayerSelector;
 
 #[derive(Debug, Clone, Args)]
 pub struct AccuracyArgs {
@@ -53,83 +52,6 @@ pub struct AccuracyArgs {
     pub quiet: bool,
 }
 
-/// Opens `name` as a bundle (default: the embedded lenet5-mnist).
-fn open_bundle(name: Option<&str>, cfg: &Resolved) -> Result<BundleWorkload> {
-    let opts = workload::OpenOptions {
-        precision: cfg.precision(),
-        max_layer_bytes: cfg.config.limits.max_layer_bytes,
-        ..workload::OpenOptions::default()
-    };
-    match name {
-        None => sim::workloads::embedded_default(&opts),
-        Some(n) => match workload::resolve::bundle_dir(n) {
-            Some(dir) => BundleWorkload::open(&dir, &opts),
-            None if workload::zoo::layers(n).is_some() => bail!(
-                "--workload {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
-            ),
-            None => bail!("--workload {n}: no such bundle (see `sresim workloads`)"),
-        },
-    }
-}
-
-/// The bundle's network: its graph (batch 1), crossbar layers and graph input.
-pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
-    let label = w.manifest_label().to_string();
-    let m = w.manifest();
-    let Some(bg) = &m.graph else {
-        bail!("{label}: graph: absent; the bundle is a set of layer traces with no network (docs/exporting.md, \"The network graph\")");
-    };
-    let graph = w
-        .graph(1)?
-        .ok_or_else(|| anyhow!("{label}: graph: absent"))?;
-    let precision = cfg.precision();
-    let mut layers = Vec::with_capacity(m.layers.len());
-    for (i, l) in m.layers.iter().enumerate() {
-        let at = format!("{label}: layers[{i}] ({})", l.spec.name);
-        let (Some(input_max), Some(signed)) = (l.input_max, l.input_signed) else {
-            bail!("{at}: input_max, input_signed: absent (the accuracy path quantizes each layer's input with its calibrated range; tools/export_onnx.py writes them)");
-        };
-        if !(input_max.is_finite() && input_max >= 0.0) {
-            bail!("{at}: input_max: {input_max} (expected a finite value >= 0)");
-        }
-        let mut quant = w.load_weights(i, precision)?;
-        quant.signed = signed;
-        let (_, weights, is_float) = w.read_f64(&l.weight)?;
-        let weight_scale = if is_float {
-            let max = weights.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-            max / workload::quant::signed_max(precision.weight_bits) as f64
-        } else {
-            1.0
-        };
-        let bias_name = format!("{}.bias", l.spec.name);
-        let bias = if w.has_array(&bias_name)? {
-            let (shape, b, _) = w.read_f64(&bias_name)?;
-            if shape != [l.spec.geom.out_channels] {
-                bail!(
-                    "{label}: {bias_name}: shape {shape:?} (expected [{}], one per output channel)",
-                    l.spec.geom.out_channels
-                );
-            }
-            Some(b)
-        } else {
-            None
-        };
-        layers.push(CrossbarLayer {
-            quant,
-            weights,
-            weight_scale,
-            bias,
-            input_max,
-        });
-    }
-    let (_, input, _) = w.read_f64(&bg.input)?;
-    let labels = match &bg.labels {
-        Some(name) => Some(w.read_i64(name)?.1),
-        None => None,
-    };
-    Network::new(&m.name, graph, layers, input, labels).map_err(|e| anyhow!("{label}: {e}"))
-}
-
 /// `sresim accuracy`.
 pub fn run(args: &AccuracyArgs) -> Result<()> {
     let cfg = sim::config::load_cli(args.config.as_deref(), &args.sets)?;
@@ -145,8 +67,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(LayerSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--layers: {e}"))?;
-    let w = open_bundle(args.workload.as_deref(), &cfg)?;
-    let net = load_network(&w, &cfg)?;
+    let w = sim::accuracy::open_bundle(args.workload.as_deref(), &cfg, "--workload")?;
+    let net = sim::accuracy::load_network(&w, &cfg)?;
     let samples = match args.samples {
         None => net.samples,
         Some(0) => bail!("--samples: must be at least 1"),
@@ -157,16 +79,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         ),
         Some(s) => s,
     };
-    let specs: Vec<workload::LayerSpec> = net.layers.iter().map(|l| l.quant.spec.clone()).collect();
-    let crossbar: Vec<bool> = match &selector {
-        None => vec![true; specs.len()],
-        Some(sel) => {
-            let chosen = sel
-                .indices(&net.name, &specs)
-                .map_err(|e| anyhow!("--layers: {e}"))?;
-            (0..specs.len()).map(|i| chosen.contains(&i)).collect()
-        }
-    };
+    let crossbar = sim::accuracy::crossbar_layers(&net, selector.as_ref(), "--layers")?;
     functional::check_table(&cfg.device, &cfg.hw, &modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -210,13 +123,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
             b.inc(n);
         }
     };
-    let machine = Machine {
-        hw: &cfg.hw,
-        sim: &cfg.opts,
-        func: &sim::functional::options(&cfg, false),
-    };
     let ev =
-        pool.install(|| accuracy::evaluate(&net, &machine, &modes, &crossbar, samples, &inc))?;
+        pool.install(|| sim::accuracy::evaluate(&net, &cfg, &modes, &crossbar, samples, &inc))?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -282,25 +190,7 @@ fn fmt(x: Option<f64>) -> String {
 /// Network figures of one path: top1, top1_float, agreement, top1_quantized,
 /// agreement_quantized, output_rel_rmse.
 fn network_figures(net: &Network, ev: &Evaluation, p: &PathResult) -> [String; 6] {
-    let top = |preds: &[usize]| {
-        net.labels
-            .as_ref()
-            .map(|l| Evaluation::top1(preds, &l[..preds.len()]))
-    };
-    [
-        fmt(top(&p.predictions)),
-        fmt(top(&ev.float_predictions)),
-        fmt(Some(Evaluation::agreement(
-            &p.predictions,
-            &ev.float_predictions,
-        ))),
-        fmt(top(&ev.quantized.predictions)),
-        fmt(Some(Evaluation::agreement(
-            &p.predictions,
-            &ev.quantized.predictions,
-        ))),
-        fmt(ev.output_rel_rmse(p)),
-    ]
+    sim::accuracy::figures(net, ev, p).map(sim::accuracy::cell)
 }
 
 /// accuracy.csv: per path (the quantized network, then each mode) a `TOTAL` row with the

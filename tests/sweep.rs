@@ -889,7 +889,9 @@ fn the_shipped_grids_are_valid() {
     let expect = [
         ("adcs", 15),
         ("cell-bits", 12),
+        ("chip-replication", 8),
         ("crossbar-size", 12),
+        ("ou-accuracy", 8),
         ("ou-size", 72),
         ("precision", 12),
         ("ssl-sparsity", 63),

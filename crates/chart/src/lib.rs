@@ -3,6 +3,8 @@
 //! of a [`Chart`] (`sresim plot`): plot area with mesh and axis labels, one line with
 //! markers per series, the legend beside the plot (so it never hides a line). Large linear
 //! y values are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+//! Without lines the chart is a scatter (one marker per point), over which a Pareto
+//! front can be drawn as a step line in [`style::REFERENCE`].
 //! It knows no model and writes no file: callers get the SVG text.
 
 use anyhow::{anyhow, bail, Result};
@@ -26,7 +28,15 @@ pub struct Chart {
     pub categories: Option<Vec<String>>,
     /// (label, points sorted by x).
     pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Whether a series' points are joined by a line (else markers only: a scatter).
+    pub lines: bool,
+    /// A Pareto front drawn over the series as a step line (the corners, in order), with
+    /// its own legend entry; empty for none.
+    pub front: Vec<(f64, f64)>,
 }
+
+/// The legend entry of [`Chart::front`].
+pub const FRONT_LABEL: &str = "Pareto front";
 
 /// The project's palette (tab10), in the order series take it; in the line chart, series
 /// past the tenth change marker shape.
@@ -300,12 +310,20 @@ where
         .light_line_style(style::GRID_LIGHT)
         .draw()
         .map_err(err)?;
+    if !c.front.is_empty() {
+        let pts: Vec<(f64, f64)> = c.front.iter().map(|&(px, py)| (px, py / scale)).collect();
+        chart
+            .draw_series(LineSeries::new(pts, style::REFERENCE.stroke_width(2)))
+            .map_err(err)?;
+    }
     for (k, (_, pts)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(err)?;
+        if c.lines {
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(err)?;
+        }
         chart
             .draw_series(pts.into_iter().map(|p| marker(k, p)))
             .map_err(err)?;
@@ -326,11 +344,24 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     for (k, (name, _)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let y = top + 24 * k as i32;
-        let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
-        area.draw(&line).map_err(err)?;
+        if c.lines {
+            let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
+            area.draw(&line).map_err(err)?;
+        }
         area.draw(&marker(k, (28, y))).map_err(err)?;
         area.draw(&Text::new(
             name.clone(),
+            (52, y - 8),
+            (style::FONT, style::LEGEND),
+        ))
+        .map_err(err)?;
+    }
+    if !c.front.is_empty() {
+        let y = top + 24 * c.series.len() as i32;
+        let line = PathElement::new(vec![(12, y), (44, y)], style::REFERENCE.stroke_width(2));
+        area.draw(&line).map_err(err)?;
+        area.draw(&Text::new(
+            FRONT_LABEL,
             (52, y - 8),
             (style::FONT, style::LEGEND),
         ))

@@ -207,6 +207,80 @@ pub fn values(m: &ModeChip, i: Option<usize>) -> Vec<String> {
     }
 }
 
+/// Per-mode chip figures a sweep's points table adds on TOTAL rows after
+/// [`CHIP_COLUMNS`] (empty on layer rows): those of summary.json's `chip.modes.MODE`
+/// that the TOTAL row's [`CHIP_COLUMNS`] do not already hold (`chip_tiles` is
+/// `tiles_used`, `chip_utilization` the chip's, `chip_end_cycle` `run_cycles`,
+/// `chip_network_bytes` and `chip_spill_bytes` the network and off-chip bytes).
+pub const SUMMARY_COLUMNS: [&str; 20] = [
+    "chip_fits",
+    "chip_note",
+    "chip_chips",
+    "chip_segments",
+    "chip_run_cycles",
+    "chip_latency_cycles",
+    "chip_latency_ns",
+    "chip_cycles_per_image",
+    "chip_images_per_s",
+    "chip_network_pj",
+    "chip_offchip_pj",
+    "chip_write_cycles",
+    "chip_write_pj",
+    "chip_static_pj",
+    "chip_energy_pj",
+    "chip_area_occupied_mm2",
+    "chip_area_chips_mm2",
+    "chip_images_per_s_per_mm2",
+    "chip_power_w",
+    "chip_images_per_s_per_w",
+];
+
+/// The [`SUMMARY_COLUMNS`] of a mode (the figures of summary.json, empty where it has
+/// null).
+pub fn summary_values(m: &ModeChip) -> Vec<String> {
+    let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let n = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+    let t = m.timing.as_ref();
+    let p = m.placement.as_ref();
+    vec![
+        p.is_some().to_string(),
+        m.note.clone().unwrap_or_default(),
+        m.chips.to_string(),
+        n(p.map(|p| p.segments as u64)),
+        n(t.map(|t| t.run_cycles)),
+        n(t.map(|t| t.latency_cycles)),
+        f(t.map(|t| t.latency_ns)),
+        f(t.map(|t| t.cycles_per_image)),
+        f(t.map(|t| t.images_per_s)),
+        f(t.map(|t| t.network_pj)),
+        f(t.map(|t| t.offchip_pj)),
+        n(t.map(|t| t.write_cycles)),
+        f(t.map(|t| t.write_pj)),
+        f(t.map(|t| t.static_pj)),
+        f(m.energy_pj),
+        f(m.area_occupied_mm2),
+        f(Some(m.area_chips_mm2)),
+        f(m.images_per_s_per_mm2),
+        f(m.power_w),
+        f(m.images_per_s_per_w),
+    ]
+}
+
+/// The type of a chip column of layers.csv or points.csv: `chip_fits` a boolean,
+/// `chip_note` text, utilization, energies, times, areas, powers and rates floats,
+/// every other a count.
+pub fn kind(col: &str) -> columnar::Kind {
+    use columnar::Kind;
+    match col {
+        "chip_fits" => Kind::Bool,
+        "chip_note" => Kind::Text,
+        "chip_utilization" | "chip_cycles_per_image" | "chip_power_w" => Kind::Float,
+        c if c.ends_with("_pj") || c.ends_with("_ns") || c.ends_with("_mm2") => Kind::Float,
+        c if c.starts_with("chip_images_per_s") => Kind::Float,
+        _ => Kind::Count,
+    }
+}
+
 /// summary.json's `chip` section.
 pub fn json(c: &ResolvedChip, figures: &[ModeChip]) -> Value {
     json!({

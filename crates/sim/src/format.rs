@@ -64,20 +64,19 @@ impl std::str::FromStr for Format {
 }
 
 /// The type of a column of layers.csv (and of the layers.csv columns of points.csv):
-/// names are text; energies, times, ratios and the functional and chip utilization
-/// figures are floats; every other column is a count.
+/// names are text; energies, times, ratios and the functional and accuracy figures are
+/// floats; the chip columns as [`crate::chip::kind`] says; every other column is a count.
 pub fn layers_kind(col: &str) -> Kind {
     match col {
         "network" | "layer" | "kind" | "mode" | "point" | "workload" => Kind::Text,
         // A number, `auto` or `unbounded`.
         "queue_depth" => Kind::Text,
-        "time_ns"
-        | "energy_pj"
-        | "speedup_vs_dense"
-        | "energy_saving_vs_dense"
-        | "chip_utilization" => Kind::Float,
+        "time_ns" | "energy_pj" | "speedup_vs_dense" | "energy_saving_vs_dense" => Kind::Float,
         c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
         c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
+        c if c.starts_with("chip_") => crate::chip::kind(c),
+        // The accuracy figures of a sweep's TOTAL rows (sim::accuracy).
+        c if crate::accuracy::FIGURES.contains(&c) => Kind::Float,
         _ => Kind::Count,
     }
 }

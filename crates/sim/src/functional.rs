@@ -54,6 +54,45 @@ pub fn values(r: Option<&FuncResult>) -> Vec<String> {
     ]
 }
 
+/// Checks, before anything runs, that the config's device covers every mode: an error
+/// table must list every open-wordline count the modes read.
+pub fn check_device(cfg: &Resolved, modes: &[crossbar::Mode]) -> Result<()> {
+    let label = &cfg.config.device.error_table;
+    functional::check_table(&cfg.device, &cfg.hw, modes, label).map_err(anyhow::Error::msg)
+}
+
+/// The [`COLUMNS`] of the whole network in `mode`: every layer's metrics summed (outputs,
+/// exact outputs, squared errors and references; the largest error), so that
+/// `func_rel_rmse` is ||Y - Y_exact|| over all of the mode's outputs. A sweep writes them
+/// on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
+pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
+    let mut sum = Metrics::default();
+    let mut any = false;
+    for f in res
+        .layers
+        .iter()
+        .filter(|r| r.mode == mode)
+        .filter_map(|r| r.functional.as_ref())
+    {
+        let m = &f.metrics;
+        any = true;
+        sum.outputs += m.outputs;
+        sum.exact += m.exact;
+        sum.sq_err += m.sq_err;
+        sum.sq_exact += m.sq_exact;
+        sum.max_abs_err = sum.max_abs_err.max(m.max_abs_err);
+        sum.float_outputs += m.float_outputs;
+        sum.float_sq_err += m.float_sq_err;
+        sum.float_sq_ref += m.float_sq_ref;
+    }
+    let r = FuncResult {
+        metrics: sum,
+        outputs: None,
+        shape: Vec::new(),
+    };
+    values(any.then_some(&r))
+}
+
 /// An element type of the `.npy` arrays sresim writes: its dtype and its 8 bytes.
 pub trait NpyElement: Copy {
     /// The numpy `descr` of the type (little-endian).

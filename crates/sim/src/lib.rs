@@ -3,6 +3,7 @@
 //! output files of a run ([`report`], with the [`functional`] and [`chip`] columns) and of
 //! the memory model ([`memory_out`]), and which workload a name opens ([`workloads`]).
 
+pub mod accuracy;
 pub mod chip;
 pub mod config;
 pub mod format;

@@ -172,6 +172,15 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
     run_inner(spec, progress, None)
 }
 
+/// [`run_functional`], reporting progress to `progress` (spec.progress is not looked at).
+pub fn run_functional_with(
+    spec: &RunSpec,
+    progress: &dyn Progress,
+    func: Option<&functional::FuncOptions>,
+) -> Result<RunResult> {
+    run_inner(spec, progress, func)
+}
+
 fn run_inner(
     spec: &RunSpec,
     progress: &dyn Progress,

@@ -89,6 +89,17 @@ pub struct PlotArgs {
     /// Logarithmic y axis.
     #[arg(long)]
     pub log_y: bool,
+    /// A Pareto view: one marker per row (no lines; several rows may share an x) and the
+    /// Pareto front of all of them as a step line. By default lower x and higher y are
+    /// better (e.g. --x cycles --y top1).
+    #[arg(long)]
+    pub pareto: bool,
+    /// With --pareto: which end of x is better (default lower).
+    #[arg(long, value_enum)]
+    pub x_better: Option<crate::pareto::Better>,
+    /// With --pareto: which end of y is better (default higher).
+    #[arg(long, value_enum)]
+    pub y_better: Option<crate::pareto::Better>,
 }
 
 #[derive(Debug, Clone, Args)]

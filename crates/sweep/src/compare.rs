@@ -1,8 +1,9 @@
 //! `sresim compare OLD NEW --tolerance T`: what changed between two result CSVs.
 //!
 //! Rows are matched by their key columns: those of `point, workload, network, layer,
-//! mode` the files have, plus every column that is not a layers.csv column (the axis
-//! columns of a sweep). Numeric cells are equal within a relative tolerance,
+//! mode` the files have, plus every column that is not a result column — of layers.csv,
+//! or a functional, chip or accuracy column ([`super::extra`]) — i.e. the axis columns
+//! of a sweep. Numeric cells are equal within a relative tolerance,
 //! |new - old| <= T * max(|old|, |new|); other cells must match exactly. Rows present in
 //! one file only and columns present in one file only are differences too.
 
@@ -40,7 +41,7 @@ impl Report {
 }
 
 fn is_key(col: &str, layer_cols: &[&str]) -> bool {
-    KEYS.contains(&col) || !layer_cols.contains(&col)
+    KEYS.contains(&col) || !(layer_cols.contains(&col) || super::extra::is_extra_column(col))
 }
 
 /// Whether `col` identifies a row (a key column) rather than holding a result.

@@ -7,6 +7,9 @@
 //! samples = 1                        # optional, default all a workload holds
 //! layers = ["conv2", "fc*"]          # optional, default every layer (names or globs)
 //! engine = "fast"                    # optional
+//! functional = true                  # optional: the functional datapath's columns
+//! accuracy = true                    # optional: top-1 and agreement per mode
+//! accuracy_samples = 100             # optional, default all of the graph input
 //! [set]                              # optional: fixed for every point, not a column
 //! "synth.structure" = "ssl"
 //! [axes]                             # cartesian product, first axis outermost
@@ -34,6 +37,9 @@ struct RawGrid {
     samples: Option<i64>,
     layers: Option<Vec<String>>,
     engine: Option<String>,
+    functional: Option<bool>,
+    accuracy: Option<bool>,
+    accuracy_samples: Option<i64>,
     set: Option<Ordered>,
     axes: Option<Ordered>,
     points: Option<Vec<Ordered>>,
@@ -59,6 +65,13 @@ pub struct Grid {
     /// Only these layers of every workload (`layers = [...]`), as `run --layers`.
     pub layers: Option<LayerSelector>,
     pub engine: EngineKind,
+    /// `functional = true`: every point runs the functional datapath (`run --functional`).
+    pub functional: bool,
+    /// `accuracy = true`: every point also runs the bundle's network through each mode
+    /// (`sresim accuracy`), on the first `accuracy_samples` graph-input samples (None:
+    /// all of them).
+    pub accuracy: bool,
+    pub accuracy_samples: Option<usize>,
     /// Fixed assignments for every point.
     pub set: Vec<(String, AxisValue)>,
     pub axes: Vec<Axis>,
@@ -144,6 +157,15 @@ impl Grid {
             None => EngineKind::Fast,
             Some(e) => e.parse().map_err(|err| anyhow!("{p}: engine: {err}"))?,
         };
+        let accuracy = raw.accuracy.unwrap_or(false);
+        let accuracy_samples = match raw.accuracy_samples {
+            None => None,
+            Some(_) if !accuracy => {
+                bail!("{p}: accuracy_samples: set without accuracy = true")
+            }
+            Some(n) if n >= 1 => Some(n as usize),
+            Some(n) => bail!("{p}: accuracy_samples: {n} is not a positive number of samples"),
+        };
         let set = match raw.set {
             None => Vec::new(),
             Some(t) => {
@@ -196,6 +218,9 @@ impl Grid {
             samples,
             layers,
             engine,
+            functional: raw.functional.unwrap_or(false),
+            accuracy,
+            accuracy_samples,
             set,
             axes,
             explicit,

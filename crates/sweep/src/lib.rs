@@ -14,9 +14,11 @@
 pub mod args;
 pub mod compare;
 pub mod exec;
+pub mod extra;
 pub mod grid;
 pub mod index;
 pub mod ordered;
+pub mod pareto;
 pub mod plan;
 pub mod plot;
 pub mod shard;

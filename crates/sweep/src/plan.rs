@@ -2,9 +2,12 @@
 //!
 //! A point is a config (the base file with `--set key=value` for every fixed and axis
 //! config key), a workload opened with the point's generator parameters, and one
-//! `run::run` over every mode of the grid; its rows are the rows of layers.csv prefixed
-//! with the point id, the workload and the axis values.
+//! `run::run` over every mode of the grid (with the functional datapath under
+//! `functional = true`, and the bundle's network under `accuracy = true`); its rows are
+//! the rows of layers.csv prefixed with the point id, the workload and the axis values,
+//! followed by the extra columns of [`super::extra`].
 
+use super::extra::Extras;
 use super::grid::{near, split_kinds, Grid, Point};
 use super::value::AxisValue;
 use anyhow::{anyhow, bail, Result};
@@ -23,6 +26,8 @@ pub struct Plan {
     pub points: Vec<Point>,
     /// The columns of points.csv.
     pub columns: Vec<String>,
+    /// Which columns beyond layers.csv's it has ([`super::extra`]).
+    pub extras: Extras,
     /// Rows each point writes: (layers + 1 TOTAL) x modes.
     pub rows: Vec<usize>,
     /// Work of each point, in the progress units of [`run::work`].
@@ -34,11 +39,12 @@ pub struct Plan {
     open_as: Vec<String>,
 }
 
-/// The columns of points.csv for the given axis keys.
-pub fn columns(axis_keys: &[String]) -> Vec<String> {
+/// The columns of points.csv for the given axis keys and extra columns.
+pub fn columns(axis_keys: &[String], extra: &[String]) -> Vec<String> {
     let mut c = vec!["point".to_string(), "workload".to_string()];
     c.extend(axis_keys.iter().cloned());
     c.extend(report::header().iter().map(|s| s.to_string()));
+    c.extend(extra.iter().cloned());
     c
 }
 
@@ -55,11 +61,30 @@ impl Plan {
         let (base_cfg, base_synth) =
             setup(&grid, &fixed).map_err(|e| anyhow!("{p}: set: {e:#}"))?;
         let keys = grid.axis_keys();
+        // A value wrong on its own is named as such, unless it needs another axis (as
+        // chip.replication needs chip.preset): then the points that hold it decide.
+        let firsts: Vec<(String, &AxisValue)> = grid
+            .axes
+            .iter()
+            .map(|a| (a.key.clone(), &a.values[0]))
+            .chain(
+                grid.explicit
+                    .iter()
+                    .flat_map(|(k, rows)| k.iter().cloned().zip(&rows[0])),
+            )
+            .collect();
         for axis in &grid.axes {
             for v in &axis.values {
                 let mut pairs = fixed.clone();
                 pairs.push((axis.key.clone(), v));
-                setup(&grid, &pairs).map_err(|e| anyhow!("{p}: axes.{} = {v}: {e:#}", axis.key))?;
+                if let Err(e) = setup(&grid, &pairs) {
+                    let mut with = fixed.clone();
+                    with.extend(firsts.iter().filter(|(k, _)| *k != axis.key).cloned());
+                    with.push((axis.key.clone(), v));
+                    if setup(&grid, &with).is_err() {
+                        bail!("{p}: axes.{} = {v}: {e:#}", axis.key);
+                    }
+                }
             }
         }
         let points = grid.points();
@@ -68,9 +93,19 @@ impl Plan {
         if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
             bail!("{p}: two points share the id {} (a repeated point?)", w[0]);
         }
+        let mut extras = Extras {
+            functional: grid.functional,
+            chip: base_cfg.chip.is_some(),
+            accuracy: grid.accuracy,
+        };
         for pt in &points {
-            setup(&grid, &grid.assignments(pt))
+            let (cfg, _) = setup(&grid, &grid.assignments(pt))
                 .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+            extras.chip |= cfg.chip.is_some();
+            if grid.functional || grid.accuracy {
+                sim::functional::check_device(&cfg, &grid.modes)
+                    .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+            }
         }
         let dir = grid.path.parent().unwrap_or(Path::new(""));
         let mut open_as = Vec::new();
@@ -96,6 +131,9 @@ impl Plan {
             layers.push(wl.layers().len());
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
+            }
+            if grid.accuracy {
+                super::extra::check_accuracy(&grid, &name, &base_cfg)?;
             }
             let samples = grid.samples.unwrap_or(wl.available_samples());
             work.push(run::work(wl.layers(), samples, grid.modes.len()));
@@ -138,8 +176,16 @@ impl Plan {
             // Only when present, so that grids without it keep their fingerprints.
             text += &format!("layers: {}\n", sel.patterns().join(","));
         }
+        // Likewise.
+        if grid.functional {
+            text += "functional: true\n";
+        }
+        if grid.accuracy {
+            text += &format!("accuracy: samples {:?}\n", grid.accuracy_samples);
+        }
         Ok(Plan {
-            columns: columns(&keys),
+            columns: columns(&keys, &extras.columns()),
+            extras,
             fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
             grid,
             points,
@@ -179,14 +225,23 @@ impl Plan {
                 samples,
                 progress: false,
             };
-            run::run_with(&spec, progress)
+            let func = g.functional.then(|| sim::functional::options(&cfg, false));
+            let res = run::run_functional_with(&spec, progress, func.as_ref())?;
+            let acc = match g.accuracy {
+                true => Some(super::extra::accuracy(g, name, &cfg)?),
+                false => None,
+            };
+            Ok::<_, anyhow::Error>((res, acc))
         })()
         .map_err(|e| anyhow!("{}: {e:#}", context()))?;
+        let (result, acc) = result;
         let prefix: Vec<String> = [pt.id.clone(), pt.workload.clone()]
             .into_iter()
             .chain(pt.values.iter().map(AxisValue::csv))
             .collect();
-        let rows: Vec<Vec<String>> = report::layers_rows(&result)
+        let mut cells = report::layers_rows(&result);
+        super::extra::extend(&mut cells, &result, self.extras, acc.as_ref());
+        let rows: Vec<Vec<String>> = cells
             .into_iter()
             .map(|r| prefix.iter().cloned().chain(r).collect())
             .collect();

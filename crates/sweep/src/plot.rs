@@ -41,7 +41,8 @@ pub fn unit(col: &str) -> Option<&'static str> {
     })
 }
 
-fn label(col: &str, scale: &str) -> String {
+/// An axis label: the column and its unit.
+pub fn label(col: &str, scale: &str) -> String {
     match (unit(col), scale.is_empty()) {
         (Some(u), true) => format!("{col} ({u})"),
         (Some(u), false) => format!("{col} ({u}, {scale})"),
@@ -50,8 +51,30 @@ fn label(col: &str, scale: &str) -> String {
     }
 }
 
-/// Filters and groups the rows of `t` as `a` asks.
-pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
+/// The rows `a` keeps (its `--where` filters, and `layer=TOTAL` unless one names the
+/// layer) that have a y value, with the filters applied.
+pub struct Filtered<'t> {
+    pub rows: Vec<&'t Vec<String>>,
+    pub filters: Vec<(usize, String)>,
+}
+
+/// `COL=V1|V2, ...` of filters, for titles and messages.
+pub fn shown(t: &Table, fs: &[(usize, String)]) -> String {
+    let mut cols: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (i, v) in fs {
+        match cols.iter_mut().find(|c| c.0 == *i) {
+            Some(c) => c.1.push(v),
+            None => cols.push((*i, vec![v])),
+        }
+    }
+    cols.iter()
+        .map(|(i, v)| format!("{}={}", t.header[*i], v.join("|")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Applies the filters of `a` to `t`; an error when no row with a value of y remains.
+pub fn filter<'t>(t: &'t Table, a: &PlotArgs) -> Result<Filtered<'t>> {
     let p = t.path.display().to_string();
     let mut filters: Vec<(usize, String)> = Vec::new();
     for f in &a.filters {
@@ -65,15 +88,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             filters.push((l, "TOTAL".into()));
         }
     }
-    let xi = t.col(&a.x, "--x")?;
     let yi = t.col(&a.y, "--y")?;
-    let si: Vec<usize> = a
-        .series
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| t.col(s, "--series"))
-        .collect::<Result<_>>()?;
     let rows: Vec<&Vec<String>> = t
         .rows
         .iter()
@@ -85,32 +100,68 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         })
         .filter(|r| !r[yi].is_empty())
         .collect();
-    let shown = |fs: &[(usize, String)]| {
-        let mut cols: Vec<(usize, Vec<&str>)> = Vec::new();
-        for (i, v) in fs {
-            match cols.iter_mut().find(|c| c.0 == *i) {
-                Some(c) => c.1.push(v),
-                None => cols.push((*i, vec![v])),
-            }
-        }
-        cols.iter()
-            .map(|(i, v)| format!("{}={}", t.header[*i], v.join("|")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     if rows.is_empty() {
         bail!(
             "{p}: no row with a value of {} matches {}",
             a.y,
-            shown(&filters)
+            shown(t, &filters)
         );
     }
+    Ok(Filtered { rows, filters })
+}
+
+/// The series name of row `r`: the values of the series columns `si`.
+pub fn series_name(t: &Table, si: &[usize], r: &[String], y: &str) -> String {
+    match si {
+        [] => y.to_string(),
+        [i] => r[*i].clone(),
+        many => many
+            .iter()
+            .map(|&i| format!("{}={}", t.header[i], r[i]))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// The series columns of `a`.
+pub fn series_columns(t: &Table, a: &PlotArgs) -> Result<Vec<usize>> {
+    a.series
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| t.col(s, "--series"))
+        .collect()
+}
+
+/// The title: `a`'s, or y vs x and the filters (with the workload when all rows share
+/// one).
+pub fn title(t: &Table, a: &PlotArgs, f: &Filtered, what: &str) -> String {
+    let mut fixed = f.filters.clone();
+    if let Ok(w) = t.col("workload", "").or_else(|_| t.col("network", "")) {
+        let first = &f.rows[0][w];
+        if !fixed.iter().any(|(i, _)| *i == w) && f.rows.iter().all(|r| r[w] == *first) {
+            fixed.insert(0, (w, first.clone()));
+        }
+    }
+    a.title
+        .clone()
+        .unwrap_or_else(|| format!("{}{} vs {} ({})", what, a.y, a.x, shown(t, &fixed)))
+}
+
+/// Filters and groups the rows of `t` as `a` asks.
+pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
+    let p = t.path.display().to_string();
+    let xi = t.col(&a.x, "--x")?;
+    let yi = t.col(&a.y, "--y")?;
+    let si = series_columns(t, a)?;
+    let f = filter(t, a)?;
+    let rows = &f.rows;
     let numeric = rows.iter().all(|r| r[xi].parse::<f64>().is_ok());
     let mut cats: Vec<String> = Vec::new();
     // (name, points, the row of each point)
     type Series<'r> = (String, Vec<(f64, f64)>, Vec<&'r Vec<String>>);
     let mut series: Vec<Series> = Vec::new();
-    for r in &rows {
+    for r in rows {
         let y: f64 = r[yi]
             .parse()
             .map_err(|_| anyhow!("{p}: --y: column {} holds '{}', not a number", a.y, r[yi]))?;
@@ -127,15 +178,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
                 }
             }
         };
-        let name = match si.as_slice() {
-            [] => a.y.clone(),
-            [i] => r[*i].clone(),
-            many => many
-                .iter()
-                .map(|&i| format!("{}={}", t.header[i], r[i]))
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
+        let name = series_name(t, &si, r, &a.y);
         let s = match series.iter().position(|s| s.0 == name) {
             Some(i) => &mut series[i],
             None => {
@@ -162,17 +205,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         s.1.push((x, y));
         s.2.push(r);
     }
-    let mut fixed = filters.clone();
-    if let Ok(w) = t.col("workload", "").or_else(|_| t.col("network", "")) {
-        let first = &rows[0][w];
-        if !fixed.iter().any(|(i, _)| *i == w) && rows.iter().all(|r| r[w] == *first) {
-            fixed.insert(0, (w, first.clone()));
-        }
-    }
-    let title = a
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} vs {} ({})", a.y, a.x, shown(&fixed)));
+    let title = title(t, a, &f, "");
     Ok(Chart {
         title,
         x_label: label(&a.x, ""),
@@ -190,16 +223,29 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
                 (n, pts)
             })
             .collect(),
+        lines: true,
+        front: Vec::new(),
     })
 }
 
 /// `sresim plot`: writes the SVG and returns its path.
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
+    for (flag, set) in [("--x-better", a.x_better), ("--y-better", a.y_better)] {
+        if set.is_some() && !a.pareto {
+            bail!("{flag}: needs --pareto (it sets the direction of the Pareto front)");
+        }
+    }
     let t = Table::read(&a.input)?;
-    let c = chart(&t, a)?;
+    let c = match a.pareto {
+        true => super::pareto::chart(&t, a)?,
+        false => chart(&t, a)?,
+    };
     let text = chart::svg(&c, a.log_x, a.log_y)?;
     let out = match &a.out {
         Some(o) => o.clone(),
+        None if a.pareto => t
+            .path
+            .with_file_name(format!("pareto-{}-vs-{}.svg", a.y, a.x)),
         None => t.path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
     };
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
@@ -247,6 +293,9 @@ mod tests {
             title: None,
             log_x: false,
             log_y: false,
+            pareto: false,
+            x_better: None,
+            y_better: None,
         }
     }
 

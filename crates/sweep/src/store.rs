@@ -57,6 +57,10 @@ pub struct Meta {
     /// The explicit point list (`[[points]]`), innermost: one row of values per entry,
     /// for the last keys of `axes`.
     pub explicit: Option<Vec<Vec<AxisValue>>>,
+    /// Columns after those of layers.csv (functional, chip, accuracy figures: see
+    /// docs/sweeps.md); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_columns: Vec<String>,
 }
 
 /// A workload of the grid and the rows each of its points writes.
@@ -177,6 +181,7 @@ impl Meta {
                 .collect(),
             values: plan.grid.axes.iter().map(|a| a.values.clone()).collect(),
             explicit: plan.grid.explicit.as_ref().map(|(_, rows)| rows.clone()),
+            extra_columns: plan.extras.columns(),
         }
     }
 
@@ -231,7 +236,7 @@ impl Meta {
     }
 
     pub fn columns(&self) -> Vec<String> {
-        columns(&self.axes)
+        columns(&self.axes, &self.extra_columns)
     }
 
     /// The columns of the points table, typed: `point` and `workload` text, each axis

@@ -43,6 +43,7 @@ pub fn meta(points: usize, rows: usize) -> Meta {
             ints(points / (a * b), |i| i as i64),
         ],
         explicit: None,
+        extra_columns: Vec::new(),
     }
 }
 

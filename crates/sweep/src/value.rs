@@ -1,7 +1,7 @@
 //! Axis values and the keys they may be bound to.
 //!
-//! An axis key is either a config key (`ou.rows`, `crossbar.cell_bits`, `energy.*`: any
-//! key `--set` accepts) or a parameter of the synthetic generators (`synth.*`), which
+//! An axis key is either a config key (`ou.rows`, `crossbar.cell_bits`, `energy.*`,
+//! `chip.*`, `device.*`: any key `--set` accepts) or a parameter of the synthetic generators (`synth.*`), which
 //! decide the data of built-in networks and of bundle layers without inputs.
 
 use energy::EnergyTable;
@@ -136,6 +136,12 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
         .map_err(|e| format!("the default config: {e}"))?;
     let known = match key.split('.').collect::<Vec<_>>().as_slice() {
         ["energy", "table"] => true,
+        ["chip", k] if sim::chip::is_key(k) => true,
+        ["chip", _] => {
+            return Err(
+                "unknown chip key (chip.preset, or a key of configs/chip/isaac.toml)".into(),
+            )
+        }
         ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
             .map_err(|e| format!("the default energy table: {e}"))?
             .contains_key(*k),
@@ -201,6 +207,19 @@ mod tests {
         assert_eq!(key_kind("ou.rows"), Ok(KeyKind::Config));
         assert_eq!(key_kind("energy.dac_per_row_pj"), Ok(KeyKind::Config));
         assert_eq!(key_kind("synth.structure"), Ok(KeyKind::Synth));
+        for k in [
+            "chip.preset",
+            "chip.count",
+            "chip.replication",
+            "chip.schedule",
+        ] {
+            assert_eq!(key_kind(k), Ok(KeyKind::Config), "{k}");
+        }
+        assert_eq!(key_kind("device.preset"), Ok(KeyKind::Config));
+        assert_eq!(key_kind("device.read_noise"), Ok(KeyKind::Config));
+        assert!(key_kind("chip.colour")
+            .unwrap_err()
+            .contains("unknown chip key"));
         assert!(key_kind("ou.height").unwrap_err().contains("unknown key"));
         assert!(key_kind("synth.sparsity")
             .unwrap_err()

@@ -1,0 +1,209 @@
+//! Columns of points.csv beyond those of layers.csv, each group present only when the grid
+//! asks for it, so that a grid without them writes the points.csv it always did:
+//!
+//! - `functional = true`: the functional columns of `run --functional`, on layer rows as
+//!   layers.csv has them and on TOTAL rows summed over the mode's layers
+//!   ([`sim::functional::total_values`]);
+//! - a `[chip]` in any point (the base config, `[set]`, an axis or an explicit point):
+//!   layers.csv's `chip_*` columns, then the per-mode figures of summary.json's
+//!   `chip.modes.MODE` on TOTAL rows ([`sim::chip::SUMMARY_COLUMNS`]); empty for points
+//!   without a chip;
+//! - `accuracy = true`: `accuracy_samples` and the network figures of `sresim accuracy`
+//!   ([`sim::accuracy::FIGURES`]) on TOTAL rows, each mode's own.
+
+use super::grid::Grid;
+use anyhow::{anyhow, bail, Result};
+use sim::config::Resolved;
+use sim::run::RunResult;
+
+/// Which groups of extra columns a grid's points table has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extras {
+    pub functional: bool,
+    pub chip: bool,
+    pub accuracy: bool,
+}
+
+impl Extras {
+    /// The extra columns, in order: functional, chip, accuracy.
+    pub fn columns(&self) -> Vec<String> {
+        let mut c: Vec<&str> = Vec::new();
+        if self.functional {
+            c.extend(sim::functional::COLUMNS);
+        }
+        if self.chip {
+            c.extend(sim::chip::CHIP_COLUMNS);
+            c.extend(sim::chip::SUMMARY_COLUMNS);
+        }
+        if self.accuracy {
+            c.push(ACCURACY_SAMPLES);
+            c.extend(sim::accuracy::FIGURES);
+        }
+        c.into_iter().map(String::from).collect()
+    }
+}
+
+/// The column that says how many graph-input samples the accuracy figures cover.
+pub const ACCURACY_SAMPLES: &str = "accuracy_samples";
+
+/// Whether `col` is one of the extra columns (a result, not an axis).
+pub fn is_extra_column(col: &str) -> bool {
+    Extras {
+        functional: true,
+        chip: true,
+        accuracy: true,
+    }
+    .columns()
+    .iter()
+    .any(|c| c == col)
+}
+
+/// The accuracy cells of every mode of the grid, in its order.
+pub type AccuracyCells = Vec<Vec<String>>;
+
+/// The bundle `name`'s network through every mode of the grid, on the point's config.
+pub fn accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyCells> {
+    let p = grid.path.display().to_string();
+    let what = format!("{p}: accuracy: workload");
+    let w = sim::accuracy::open_bundle(Some(name), cfg, &what)?;
+    let net = sim::accuracy::load_network(&w, cfg).map_err(|e| anyhow!("{p}: accuracy: {e:#}"))?;
+    let samples = match grid.accuracy_samples {
+        None => net.samples,
+        Some(n) if n > net.samples => bail!(
+            "{p}: accuracy_samples: {n}: the graph input of {} holds {} samples",
+            net.name,
+            net.samples
+        ),
+        Some(n) => n,
+    };
+    let crossbar =
+        sim::accuracy::crossbar_layers(&net, grid.layers.as_ref(), &format!("{p}: layers"))?;
+    let ev = sim::accuracy::evaluate(&net, cfg, &grid.modes, &crossbar, samples, &|_| {})?;
+    Ok(ev
+        .modes
+        .iter()
+        .map(|path| {
+            let mut v = vec![samples.to_string()];
+            v.extend(sim::accuracy::figures(&net, &ev, path).map(sim::accuracy::cell));
+            v
+        })
+        .collect())
+}
+
+/// Checks, before anything runs, that `name` is a bundle whose network the accuracy path
+/// reads, with the samples and layers the grid asks for.
+pub fn check_accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<()> {
+    let p = grid.path.display().to_string();
+    let w = sim::accuracy::open_bundle(Some(name), cfg, &format!("{p}: accuracy: workload"))?;
+    let net = sim::accuracy::load_network(&w, cfg).map_err(|e| anyhow!("{p}: accuracy: {e:#}"))?;
+    if let Some(n) = grid.accuracy_samples.filter(|&n| n > net.samples) {
+        bail!(
+            "{p}: accuracy_samples: {n}: the graph input of {} holds {} samples",
+            net.name,
+            net.samples
+        );
+    }
+    sim::accuracy::crossbar_layers(&net, grid.layers.as_ref(), &format!("{p}: layers"))?;
+    Ok(())
+}
+
+/// Appends the extra cells to the rows of `res` (layer rows, layer-major then in the
+/// run's mode order, then one TOTAL row per mode, as [`sim::report::layers_rows`]).
+pub fn extend(
+    rows: &mut [Vec<String>],
+    res: &RunResult,
+    extras: Extras,
+    accuracy: Option<&AccuracyCells>,
+) {
+    let per_mode = res.modes.len().max(1);
+    let n_layers = res.layers.len();
+    let func_cols = sim::functional::COLUMNS.len();
+    for (i, row) in rows.iter_mut().enumerate() {
+        let (layer, m) = if i < n_layers {
+            (Some(i / per_mode), i % per_mode)
+        } else {
+            (None, i - n_layers)
+        };
+        if extras.functional && layer.is_none() {
+            // The run wrote empty functional cells on TOTAL rows: the network's instead.
+            let at = row.len() - func_cols;
+            row.truncate(at);
+            row.extend(sim::functional::total_values(res, res.modes[m]));
+        }
+        if extras.chip {
+            match res.chip.as_ref().and_then(|c| c.get(m)) {
+                Some(c) => {
+                    row.extend(sim::chip::values(c, layer));
+                    match layer {
+                        None => row.extend(sim::chip::summary_values(c)),
+                        Some(_) => {
+                            row.extend(vec![String::new(); sim::chip::SUMMARY_COLUMNS.len()])
+                        }
+                    }
+                }
+                None => {
+                    let n = sim::chip::CHIP_COLUMNS.len() + sim::chip::SUMMARY_COLUMNS.len();
+                    row.extend(vec![String::new(); n]);
+                }
+            }
+        }
+        if extras.accuracy {
+            match (layer, accuracy.and_then(|a| a.get(m))) {
+                (None, Some(cells)) => row.extend(cells.iter().cloned()),
+                _ => row.extend(vec![String::new(); 1 + sim::accuracy::FIGURES.len()]),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use columnar::Kind;
+    use std::collections::HashMap;
+
+    #[test]
+    fn extra_columns_are_typed_in_parquet() {
+        let all = Extras {
+            functional: true,
+            chip: true,
+            accuracy: true,
+        };
+        let meta = crate::store::Meta {
+            extra_columns: all.columns(),
+            ..crate::synth::meta(16, 2)
+        };
+        let kinds: HashMap<String, Kind> = meta
+            .typed_columns()
+            .into_iter()
+            .map(|c| (c.name.clone(), c.kind))
+            .collect();
+        for (c, k) in [
+            ("func_rel_rmse", Kind::Float),
+            ("chip_replicas", Kind::Count),
+            ("chip_utilization", Kind::Float),
+            ("chip_fits", Kind::Bool),
+            ("chip_note", Kind::Text),
+            ("chip_chips", Kind::Count),
+            ("chip_run_cycles", Kind::Count),
+            ("chip_latency_ns", Kind::Float),
+            ("chip_cycles_per_image", Kind::Float),
+            ("chip_images_per_s", Kind::Float),
+            ("chip_static_pj", Kind::Float),
+            ("chip_area_chips_mm2", Kind::Float),
+            ("chip_images_per_s_per_mm2", Kind::Float),
+            ("chip_power_w", Kind::Float),
+            ("chip_images_per_s_per_w", Kind::Float),
+            ("accuracy_samples", Kind::Count),
+            ("top1", Kind::Float),
+            ("agreement", Kind::Float),
+            ("output_rel_rmse", Kind::Float),
+        ] {
+            assert_eq!(kinds[c], k, "{c}");
+        }
+        // Every extra column is a result column for compare, and none is an axis name.
+        assert!(all.columns().iter().all(|c| is_extra_column(c)));
+        assert!(!is_extra_column("ou.rows"));
+        assert_eq!(Extras::default().columns(), Vec::<String>::new());
+    }
+}

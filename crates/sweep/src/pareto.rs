@@ -1,0 +1,189 @@
+//! `sresim plot --pareto`: one marker per row (a scatter, series by `--series`) and the
+//! Pareto front of all plotted points drawn as a step line.
+//!
+//! Direction rule: by default lower x is better (cycles, energy) and higher y is better
+//! (top-1, agreement); `--x-better higher` and `--y-better lower` flip either. A point
+//! dominates another when it is at least as good on both axes and better on one; the
+//! front is every point no other point dominates (equal points are all on it).
+
+use super::args::PlotArgs;
+use super::plot::{filter, label, series_columns, series_name, title};
+use super::table::Table;
+use anyhow::{anyhow, Result};
+use chart::Chart;
+
+/// Which end of an axis is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+impl Better {
+    /// `v` turned so that lower is better.
+    fn cost(self, v: f64) -> f64 {
+        match self {
+            Better::Lower => v,
+            Better::Higher => -v,
+        }
+    }
+}
+
+/// Whether `a` dominates `b`: at least as good on both axes and better on one.
+pub fn dominates(a: (f64, f64), b: (f64, f64), bx: Better, by: Better) -> bool {
+    let (ax, ay, cx, cy) = (bx.cost(a.0), by.cost(a.1), bx.cost(b.0), by.cost(b.1));
+    ax <= cx && ay <= cy && (ax < cx || ay < cy)
+}
+
+/// The indices of the points no other point dominates, from the best x to the worst (ties
+/// in x by the best y). One sort and one pass: O(n log n).
+pub fn front(points: &[(f64, f64)], bx: Better, by: Better) -> Vec<usize> {
+    let cost = |i: usize| (bx.cost(points[i].0), by.cost(points[i].1));
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (cost(i), cost(j));
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(i.cmp(&j))
+    });
+    let mut out: Vec<usize> = Vec::new();
+    for i in order {
+        let c = cost(i);
+        match out.last().map(|&l| cost(l)) {
+            // Sorted by x cost: a point is dominated iff an earlier one has a y cost as
+            // low, unless it equals that point.
+            Some(last) if c != last && c.1 >= last.1 => {}
+            _ => out.push(i),
+        }
+    }
+    out
+}
+
+/// The step line through front points `f` (in [`front`]'s order): from each point along
+/// x to the next one's x, then along y to it — the edge of the region the front
+/// dominates.
+pub fn steps(f: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(2 * f.len());
+    for (k, &p) in f.iter().enumerate() {
+        if k > 0 {
+            out.push((p.0, f[k - 1].1));
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// The Pareto chart of the rows of `t` that `a` keeps.
+pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
+    let p = t.path.display().to_string();
+    let xi = t.col(&a.x, "--x")?;
+    let yi = t.col(&a.y, "--y")?;
+    let si = series_columns(t, a)?;
+    let f = filter(t, a)?;
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut all = Vec::with_capacity(f.rows.len());
+    for r in &f.rows {
+        let num = |i: usize, flag: &str, col: &str| {
+            r[i].parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| anyhow!("{p}: {flag}: column {col} holds '{}', not a number", r[i]))
+        };
+        // Rows without an x value (a mode that does not fit a chip) are not points.
+        if r[xi].is_empty() {
+            continue;
+        }
+        let pt = (num(xi, "--x", &a.x)?, num(yi, "--y", &a.y)?);
+        all.push(pt);
+        let name = series_name(t, &si, r, &a.y);
+        match series.iter_mut().find(|s| s.0 == name) {
+            Some(s) => s.1.push(pt),
+            None => series.push((name, vec![pt])),
+        }
+    }
+    if all.is_empty() {
+        return Err(anyhow!("{p}: --x: no kept row has a value of {}", a.x));
+    }
+    for s in &mut series {
+        s.1.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    }
+    let bx = a.x_better.unwrap_or(Better::Lower);
+    let by = a.y_better.unwrap_or(Better::Higher);
+    let on: Vec<(f64, f64)> = front(&all, bx, by).into_iter().map(|i| all[i]).collect();
+    let dir = |b: Better| match b {
+        Better::Lower => "lower is better",
+        Better::Higher => "higher is better",
+    };
+    Ok(Chart {
+        title: title(t, a, &f, "Pareto front: "),
+        x_label: format!("{}; {}", label(&a.x, ""), dir(bx)),
+        y_label: format!("{}; {}", label(&a.y, ""), dir(by)),
+        legend: si
+            .iter()
+            .map(|&i| t.header[i].clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+        categories: None,
+        series,
+        lines: false,
+        front: steps(&on),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LH: (Better, Better) = (Better::Lower, Better::Higher);
+
+    #[test]
+    fn hand_computed_fronts() {
+        // (cycles, top1): (1, 0.5) (2, 0.9) (3, 0.8) (4, 0.95) (2, 0.6) (5, 0.95)
+        let pts = [
+            (1.0, 0.5),
+            (2.0, 0.9),
+            (3.0, 0.8),
+            (4.0, 0.95),
+            (2.0, 0.6),
+            (5.0, 0.95),
+        ];
+        assert_eq!(front(&pts, LH.0, LH.1), [0, 1, 3]);
+        // Flipped: higher x and lower y are better.
+        assert_eq!(front(&pts, Better::Higher, Better::Lower), [5, 2, 4, 0]);
+        // Both lower: (1, 0.5) dominates all.
+        assert_eq!(front(&pts, Better::Lower, Better::Lower), [0]);
+        // Equal points are both on the front; a point equal in x but worse in y is not.
+        let dup = [(1.0, 1.0), (1.0, 1.0), (1.0, 0.5)];
+        assert_eq!(front(&dup, LH.0, LH.1), [0, 1]);
+        assert!(front(&[], LH.0, LH.1).is_empty());
+        assert_eq!(
+            steps(&[(1.0, 0.5), (2.0, 0.9), (4.0, 0.95)]),
+            [(1.0, 0.5), (2.0, 0.5), (2.0, 0.9), (4.0, 0.9), (4.0, 0.95)]
+        );
+    }
+
+    fn better() -> impl Strategy<Value = Better> {
+        prop_oneof![Just(Better::Lower), Just(Better::Higher)]
+    }
+
+    proptest! {
+        /// No front point is dominated by any point; every other point is dominated by a
+        /// front point. Small integer coordinates make ties common.
+        #[test]
+        fn front_is_exactly_the_non_dominated_points(
+            pts in prop::collection::vec((0i32..8, 0i32..8), 0..40),
+            bx in better(),
+            by in better(),
+        ) {
+            let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x as f64, y as f64)).collect();
+            let f = front(&pts, bx, by);
+            for &i in &f {
+                prop_assert!(pts.iter().all(|&q| !dominates(q, pts[i], bx, by)));
+            }
+            for i in (0..pts.len()).filter(|i| !f.contains(i)) {
+                prop_assert!(f.iter().any(|&j| dominates(pts[j], pts[i], bx, by)), "{i}");
+            }
+        }
+    }
+}
