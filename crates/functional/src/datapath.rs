@@ -11,6 +11,7 @@
 use crate::adc::Adc;
 use crate::device::Device;
 use crate::program::{Column, Program, Tile};
+use crate::rng::normal;
 use crossbar::Mode;
 use engine::input::Pass;
 use engine::{Granularity, PassPlan};
@@ -48,6 +49,13 @@ struct Reads {
     codes: Vec<u128>,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
+    /// Per column of the tile: the ideal bitline sum of the current OU read.
+    sums: Vec<u64>,
+    /// The columns of the current OU read that carry current, in tile order.
+    live: Vec<u32>,
+    /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
+    /// product [`Device::noisy`] computes, looked up.
+    noise: Vec<f64>,
 }
 
 impl Scratch {
@@ -55,12 +63,16 @@ impl Scratch {
         let b = dp.plan.applied_bits as usize;
         let w = dp.program.words;
         let cols = dp.program.tiles.iter().map(|t| t.cols.len()).max();
+        let cols = cols.unwrap_or(0);
         Scratch {
             planes: vec![0; dp.program.routes.len() * b * w],
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
-                codes: vec![0; cols.unwrap_or(0)],
+                codes: vec![0; cols],
                 acc: vec![0; outputs],
+                sums: vec![0; cols],
+                live: vec![0; cols],
+                noise: noise_table(dp),
             },
         }
     }
@@ -69,6 +81,28 @@ impl Scratch {
     pub fn acc(&mut self) -> &mut [i128] {
         &mut self.reads.acc
     }
+}
+
+/// Entries of the table of read_noise * sqrt(S) at most (8 KiB): larger sums are
+/// computed.
+pub(crate) const NOISE_TABLE: usize = 1024;
+
+/// read_noise * sqrt(S) for S = 0 .. the largest sum of a read (capped at
+/// [`NOISE_TABLE`] entries), empty without read noise.
+fn noise_table(dp: &Datapath) -> Vec<f64> {
+    let rn = dp.device.read_noise;
+    if rn == 0.0 {
+        return Vec::new();
+    }
+    let rows = (dp.program.words * 64) as u64;
+    let top = (1u64 << dp.cell_bits) - 1;
+    let digit = (1u64 << dp.plan.dac_bits) - 1;
+    let len = rows
+        .saturating_mul(top)
+        .saturating_mul(digit)
+        .saturating_add(1)
+        .min(NOISE_TABLE as u64);
+    (0..len).map(|s| rn * (s as f64).sqrt()).collect()
 }
 
 /// How a read turns a bitline sum into the ADC's input, decided once per vector.
@@ -368,21 +402,49 @@ impl Datapath<'_> {
         sum
     }
 
+    /// The ideal bitline sums of the first `n` columns of `tile` into `sums`, the shape
+    /// of the read decided once for all of them.
+    #[inline(always)]
+    fn sums(&self, tile: &Tile, n: usize, span: Span, digits: &[u64], sums: &mut [u64]) {
+        let words = self.program.words;
+        let per_col = self.cell_bits * words;
+        let cells = &tile.cells[..n * per_col];
+        let sums = &mut sums[..n];
+        if span.wl == span.wh && span.digit_bits == 1 {
+            let (w, x) = (span.wl, digits[span.wl]);
+            match self.cell_bits {
+                1 => one_word::<1>(cells, per_col, words, w, x, sums),
+                2 => one_word::<2>(cells, per_col, words, w, x, sums),
+                3 => one_word::<3>(cells, per_col, words, w, x, sums),
+                4 => one_word::<4>(cells, per_col, words, w, x, sums),
+                _ => {
+                    for (s, cells) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
+                        *s = self.ideal_sum(cells, span, digits);
+                    }
+                }
+            }
+            return;
+        }
+        for (s, cells) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
+            *s = self.ideal_sum(cells, span, digits);
+        }
+    }
+
     /// One read of every column of `tile` with ideal cells (stuck-at faults are in the
     /// cells): code = ADC(S).
     #[inline(always)]
     fn read_exact(&self, tile: &Tile, span: Span, r: &mut Reads) {
-        let per_col = self.cell_bits * self.program.words;
-        let cells = tile.cells.chunks_exact(per_col);
-        for (codes, cells) in r.codes.iter_mut().zip(cells) {
-            let sum = self.ideal_sum(cells, span, &r.digits);
+        let n = tile.cols.len();
+        self.sums(tile, n, span, &r.digits, &mut r.sums);
+        for (codes, &sum) in r.codes[..n].iter_mut().zip(&r.sums[..n]) {
             *codes += self.adc.convert(sum) as u128;
         }
     }
 
     /// One read of every column of `tile` with read noise and IR drop on ideal cells:
     /// [`Device::analog_sum`] with its per-OU factors hoisted, and no draw for a column
-    /// that carries no current.
+    /// that carries no current (the sums are computed first, then the columns with
+    /// current are listed without a branch, then drawn for).
     #[inline(always)]
     fn read_analog(&self, tile: &Tile, span: Span, r: &mut Reads) {
         let dev = self.device;
@@ -393,16 +455,31 @@ impl Datapath<'_> {
             open += nz.count_ones();
         }
         let att = dev.attenuation(open);
-        let per_col = self.cell_bits * words;
-        let cells = tile.cells.chunks_exact(per_col);
-        for ((col, codes), cells) in tile.cols.iter().zip(r.codes.iter_mut()).zip(cells) {
-            let sum = self.ideal_sum(cells, span, &r.digits);
-            if sum == 0 {
-                // No current, no draw: S' = 0 (no off current without a ratio).
-                continue;
-            }
-            let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-            *codes += self.adc.convert_real(att * dev.noisy(sum as f64, key)) as u128;
+        let n = tile.cols.len();
+        self.sums(tile, n, span, &r.digits, &mut r.sums);
+        // No current, no draw: S' = 0 (no off current without a ratio), code 0.
+        let mut live = 0;
+        for (j, &sum) in r.sums[..n].iter().enumerate() {
+            r.live[live] = j as u32;
+            live += (sum != 0) as usize;
+        }
+        let noisy = dev.read_noise > 0.0;
+        for &j in &r.live[..live] {
+            let j = j as usize;
+            let (sum, col) = (r.sums[j], &tile.cols[j]);
+            let current = sum as f64;
+            // Device::noisy: I + (read_noise * sqrt(I)) * z'.
+            let s = if noisy {
+                let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                let a = match r.noise.get(sum as usize) {
+                    Some(&a) => a,
+                    None => dev.read_noise * current.sqrt(),
+                };
+                current + a * normal(key)
+            } else {
+                current
+            };
+            r.codes[j] += self.adc.convert_real(att * s) as u128;
         }
     }
 
@@ -484,6 +561,26 @@ impl Datapath<'_> {
             }
         }
         current
+    }
+}
+
+/// The bitline sums of one-bit digits `x` (word `w` of the OU) against every column
+/// of `cells` (`per_col` words a column, CB planes of `words` words).
+#[inline(always)]
+fn one_word<const CB: usize>(
+    cells: &[u64],
+    per_col: usize,
+    words: usize,
+    w: usize,
+    x: u64,
+    sums: &mut [u64],
+) {
+    for (s, col) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
+        let mut t = 0u64;
+        for c in 0..CB {
+            t += ((x & col[c * words + w]).count_ones() as u64) << c;
+        }
+        *s = t;
     }
 }
 
