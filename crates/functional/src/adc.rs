@@ -41,11 +41,17 @@ impl Adc {
             s / self.step as f64
         };
         if self.max_count < 1 << 53 {
-            // The same code without a branch: max(0, .) sends NaN and every x <= 0 below
-            // one half (count 0); min(max_count) before truncating is min after it, as
-            // max_count is an integer a double holds exactly.
-            let y = (x + HALF_BELOW).max(0.0).min(self.max_count as f64);
-            return y as u64 * self.step;
+            // The same code without a branch: NaN and every x <= 0 are below one half
+            // (count 0); min(max_count) before truncating is min after it, as max_count
+            // is an integer a double holds exactly.
+            let y = x + HALF_BELOW;
+            let y = if y > 0.0 { y } else { 0.0 };
+            let m = self.max_count as f64;
+            let y = if y < m { y } else { m };
+            // SAFETY: 0 <= y <= max_count < 2^53, a value an i64 holds: the cast
+            // truncates without the checks of a saturating one.
+            let count = unsafe { y.to_int_unchecked::<i64>() };
+            return count as u64 * self.step;
         }
         // NaN and sums below one half read 0.
         if x.is_nan() || x <= 0.0 {

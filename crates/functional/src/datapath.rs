@@ -11,7 +11,7 @@
 use crate::adc::Adc;
 use crate::device::Device;
 use crate::program::{Column, Program, Tile};
-use crate::rng::normal;
+use crate::rng::{normal_with, ziggurat, Ziggurat};
 use crossbar::Mode;
 use engine::input::Pass;
 use engine::{Granularity, PassPlan};
@@ -49,13 +49,13 @@ struct Reads {
     codes: Vec<u128>,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
-    /// Per column of the tile: the ideal bitline sum of the current OU read.
-    sums: Vec<u64>,
-    /// The columns of the current OU read that carry current, in tile order.
-    live: Vec<u32>,
+    /// The columns of the current OU read that carry current: bit j of live[j / 64].
+    live: Vec<u64>,
     /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
     /// product [`Device::noisy`] computes, looked up.
     noise: Vec<f64>,
+    /// The normal draw's tables.
+    zig: &'static Ziggurat,
 }
 
 impl Scratch {
@@ -70,9 +70,9 @@ impl Scratch {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
                 codes: vec![0; cols],
                 acc: vec![0; outputs],
-                sums: vec![0; cols],
-                live: vec![0; cols],
+                live: vec![0; cols.div_ceil(64)],
                 noise: noise_table(dp),
+                zig: ziggurat(),
             },
         }
     }
@@ -367,8 +367,8 @@ impl Datapath<'_> {
             base: cyc.base,
         };
         match cyc.kind {
-            Kind::Exact => self.read_exact(tile, span, r),
-            Kind::Analog => self.read_analog(tile, span, r),
+            Kind::Exact => self.read_live(tile, span, false, r),
+            Kind::Analog => self.read_live(tile, span, true, r),
             kind => self.read_device(tile, span, kind, r),
         }
     }
@@ -402,84 +402,72 @@ impl Datapath<'_> {
         sum
     }
 
-    /// The ideal bitline sums of the first `n` columns of `tile` into `sums`, the shape
-    /// of the read decided once for all of them.
-    #[inline(always)]
-    fn sums(&self, tile: &Tile, n: usize, span: Span, digits: &[u64], sums: &mut [u64]) {
-        let words = self.program.words;
-        let per_col = self.cell_bits * words;
-        let cells = &tile.cells[..n * per_col];
-        let sums = &mut sums[..n];
-        if span.wl == span.wh && span.digit_bits == 1 {
-            let (w, x) = (span.wl, digits[span.wl]);
-            match self.cell_bits {
-                1 => one_word::<1>(cells, per_col, words, w, x, sums),
-                2 => one_word::<2>(cells, per_col, words, w, x, sums),
-                3 => one_word::<3>(cells, per_col, words, w, x, sums),
-                4 => one_word::<4>(cells, per_col, words, w, x, sums),
-                _ => {
-                    for (s, cells) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
-                        *s = self.ideal_sum(cells, span, digits);
-                    }
-                }
-            }
-            return;
-        }
-        for (s, cells) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
-            *s = self.ideal_sum(cells, span, digits);
-        }
-    }
-
     /// One read of every column of `tile` with ideal cells (stuck-at faults are in the
-    /// cells): code = ADC(S).
+    /// cells), with read noise and IR drop when `analog`: code = ADC(S), or
+    /// ADC([`Device::analog_sum`]) with its per-OU factors hoisted. Only the columns with
+    /// a non-zero cell in an open row are read: every other column's sum is 0, its code
+    /// 0, and it draws nothing (no off current without a ratio).
     #[inline(always)]
-    fn read_exact(&self, tile: &Tile, span: Span, r: &mut Reads) {
-        let n = tile.cols.len();
-        self.sums(tile, n, span, &r.digits, &mut r.sums);
-        for (codes, &sum) in r.codes[..n].iter_mut().zip(&r.sums[..n]) {
-            *codes += self.adc.convert(sum) as u128;
-        }
-    }
-
-    /// One read of every column of `tile` with read noise and IR drop on ideal cells:
-    /// [`Device::analog_sum`] with its per-OU factors hoisted, and no draw for a column
-    /// that carries no current (the sums are computed first, then the columns with
-    /// current are listed without a branch, then drawn for).
-    #[inline(always)]
-    fn read_analog(&self, tile: &Tile, span: Span, r: &mut Reads) {
+    fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
+        let cw = tile.col_words;
+        let live = &mut r.live[..cw];
+        live.iter_mut().for_each(|m| *m = 0);
         let mut open = 0u32;
         for w in span.wl..=span.wh {
-            let nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
+            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
             open += nz.count_ones();
+            while nz != 0 {
+                let i = w * 64 + nz.trailing_zeros() as usize;
+                nz &= nz - 1;
+                for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
+                    *m |= c;
+                }
+            }
         }
         let att = dev.attenuation(open);
-        let n = tile.cols.len();
-        self.sums(tile, n, span, &r.digits, &mut r.sums);
-        // No current, no draw: S' = 0 (no off current without a ratio), code 0.
-        let mut live = 0;
-        for (j, &sum) in r.sums[..n].iter().enumerate() {
-            r.live[live] = j as u32;
-            live += (sum != 0) as usize;
-        }
-        let noisy = dev.read_noise > 0.0;
-        for &j in &r.live[..live] {
-            let j = j as usize;
-            let (sum, col) = (r.sums[j], &tile.cols[j]);
-            let current = sum as f64;
-            // Device::noisy: I + (read_noise * sqrt(I)) * z'.
-            let s = if noisy {
-                let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-                let a = match r.noise.get(sum as usize) {
-                    Some(&a) => a,
-                    None => dev.read_noise * current.sqrt(),
+        let noisy = analog && dev.read_noise > 0.0;
+        let per_col = self.cell_bits * words;
+        let one_word = span.wl == span.wh && span.digit_bits == 1;
+        for (k, &m) in live.iter().enumerate() {
+            let mut m = m;
+            while m != 0 {
+                let j = k * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let cells = &tile.cells[j * per_col..][..per_col];
+                let sum = if one_word {
+                    // The common read: one-bit digits, an OU within one word.
+                    let (w, x) = (span.wl, r.digits[span.wl]);
+                    (0..self.cell_bits).fold(0u64, |s, c| {
+                        s + (((x & cells[c * words + w]).count_ones() as u64) << c)
+                    })
+                } else {
+                    self.ideal_sum(cells, span, &r.digits)
                 };
-                current + a * normal(key)
-            } else {
-                current
-            };
-            r.codes[j] += self.adc.convert_real(att * s) as u128;
+                debug_assert!(
+                    sum > 0,
+                    "a column with a cell in an open row carries current"
+                );
+                if !analog {
+                    r.codes[j] += self.adc.convert(sum) as u128;
+                    continue;
+                }
+                let current = sum as f64;
+                // Device::noisy: I + (read_noise * sqrt(I)) * z'.
+                let s = if noisy {
+                    let col = &tile.cols[j];
+                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    let a = match r.noise.get(sum as usize) {
+                        Some(&a) => a,
+                        None => dev.read_noise * current.sqrt(),
+                    };
+                    current + a * normal_with(r.zig, key)
+                } else {
+                    current
+                };
+                r.codes[j] += self.adc.convert_real(att * s) as u128;
+            }
         }
     }
 
@@ -561,26 +549,6 @@ impl Datapath<'_> {
             }
         }
         current
-    }
-}
-
-/// The bitline sums of one-bit digits `x` (word `w` of the OU) against every column
-/// of `cells` (`per_col` words a column, CB planes of `words` words).
-#[inline(always)]
-fn one_word<const CB: usize>(
-    cells: &[u64],
-    per_col: usize,
-    words: usize,
-    w: usize,
-    x: u64,
-    sums: &mut [u64],
-) {
-    for (s, col) in sums.iter_mut().zip(cells.chunks_exact(per_col)) {
-        let mut t = 0u64;
-        for c in 0..CB {
-            t += ((x & col[c * words + w]).count_ones() as u64) << c;
-        }
-        *s = t;
     }
 }
 
