@@ -404,9 +404,10 @@ impl Datapath<'_> {
 
     /// One read of every column of `tile` with ideal cells (stuck-at faults are in the
     /// cells), with read noise and IR drop when `analog`: code = ADC(S), or
-    /// ADC([`Device::analog_sum`]) with its per-OU factors hoisted. Only the columns with
-    /// a non-zero cell in an open row are read: every other column's sum is 0, its code
-    /// 0, and it draws nothing (no off current without a ratio).
+    /// ADC([`Device::analog_sum`]) with its per-OU factors hoisted. In a dense tile only
+    /// the columns with a non-zero cell in an open row are read: every other column's
+    /// sum is 0, its code 0, and it draws nothing (no off current without a ratio); a
+    /// read without current draws nothing either.
     #[inline(always)]
     fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
         let dev = self.device;
@@ -414,11 +415,20 @@ impl Datapath<'_> {
         let cw = tile.col_words;
         let live = &mut r.live[..cw];
         live.iter_mut().for_each(|m| *m = 0);
+        let sets = !tile.row_cols.is_empty();
+        if !sets {
+            // A compacted tile: every column.
+            let n = tile.cols.len();
+            for (k, m) in live.iter_mut().enumerate() {
+                let left = n - k * 64;
+                *m = if left >= 64 { !0 } else { (1u64 << left) - 1 };
+            }
+        }
         let mut open = 0u32;
         for w in span.wl..=span.wh {
             let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
             open += nz.count_ones();
-            while nz != 0 {
+            while sets && nz != 0 {
                 let i = w * 64 + nz.trailing_zeros() as usize;
                 nz &= nz - 1;
                 for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
@@ -446,11 +456,15 @@ impl Datapath<'_> {
                     self.ideal_sum(cells, span, &r.digits)
                 };
                 debug_assert!(
-                    sum > 0,
+                    sum > 0 || !sets,
                     "a column with a cell in an open row carries current"
                 );
                 if !analog {
                     r.codes[j] += self.adc.convert(sum) as u128;
+                    continue;
+                }
+                if sum == 0 {
+                    // No current, no draw: S' = 0, code 0.
                     continue;
                 }
                 let current = sum as f64;

@@ -146,7 +146,8 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
     // A column of a tile: its planes and 20 bytes of metadata; a tile's rows, u32 each.
     let column = mul(&[cb, words, 8]).saturating_add(20);
     let columns = mul(&[cols, tiles, column]);
-    // A tile's column set per row: ceil(its columns / 64) words a row.
+    // A dense tile's column set per row: ceil(its columns / 64) words a row (compacted
+    // tiles keep none).
     let row_cols = |cols: u32| mul(&[x, (cols.max(1) as u128).div_ceil(64), 8]);
     // A tile or a route: 128 bytes of its own besides its rows.
     let dense = columns
@@ -165,9 +166,7 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
         columns.saturating_add(mul(&[
             col_groups,
             tiles,
-            x.saturating_mul(8)
-                .saturating_add(256)
-                .saturating_add(row_cols(hw.ou_cols.min(hw.xbar_cols))),
+            x.saturating_mul(8).saturating_add(256),
         ]))
     } else {
         0

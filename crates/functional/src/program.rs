@@ -63,7 +63,8 @@ pub(crate) struct Tile {
     pub col_words: usize,
     /// Per physical row i, the columns whose cell at row i is not 0 (after stuck-at
     /// faults): bit j of row_cols[i * col_words + j / 64]. The columns a read can find
-    /// current in are the union over its open rows.
+    /// current in are the union over its open rows. Empty for a compacted tile (one
+    /// column group, whose rows all hold a non-zero weight): every column is read.
     pub row_cols: Box<[u64]>,
 }
 
@@ -74,6 +75,7 @@ impl Tile {
         t: u32,
         written: Vec<u32>,
         cell_bits: usize,
+        column_sets: bool,
         columns: impl Iterator<Item = (Column, Vec<u64>)>,
     ) -> Self {
         let (mut cols, mut cells) = (Vec::new(), Vec::new());
@@ -87,8 +89,15 @@ impl Tile {
         } else {
             cells.len() / cols.len()
         };
-        let mut row_cols = vec![0u64; written.len() * col_words];
-        if per_col > 0 {
+        let mut row_cols = vec![
+            0u64;
+            if column_sets {
+                written.len() * col_words
+            } else {
+                0
+            }
+        ];
+        if per_col > 0 && column_sets {
             let words = per_col / cell_bits.max(1);
             for (j, col) in cells.chunks_exact(per_col).enumerate() {
                 for w in 0..words {
@@ -252,6 +261,7 @@ impl Program {
                     t,
                     rows,
                     map.cell_bits as usize,
+                    true,
                     columns.into_iter(),
                 ));
             }
@@ -293,6 +303,7 @@ impl Program {
                         t,
                         written,
                         map.cell_bits as usize,
+                        false,
                         cols.into_iter(),
                     ));
                 }
