@@ -1,5 +1,8 @@
 //! The ADC of docs/functional.md, "The datapath in the code's words": a bitline sum to a code.
 
+/// The largest double below one half.
+const HALF_BELOW: f64 = 0.499_999_999_999_999_94;
+
 /// code = clamp(round(S / step), 0, 2^bits - 1) * step, round half away from zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adc {
@@ -37,6 +40,19 @@ impl Adc {
         } else {
             s / self.step as f64
         };
+        if self.max_count < 1 << 53 {
+            // The same code without a branch: NaN and every x <= 0 are below one half
+            // (count 0); min(max_count) before truncating is min after it, as max_count
+            // is an integer a double holds exactly.
+            let y = x + HALF_BELOW;
+            let y = if y > 0.0 { y } else { 0.0 };
+            let m = self.max_count as f64;
+            let y = if y < m { y } else { m };
+            // SAFETY: 0 <= y <= max_count < 2^53, a value an i64 holds: the cast
+            // truncates without the checks of a saturating one.
+            let count = unsafe { y.to_int_unchecked::<i64>() };
+            return count as u64 * self.step;
+        }
         // NaN and sums below one half read 0.
         if x.is_nan() || x <= 0.0 {
             return 0;
@@ -44,7 +60,7 @@ impl Adc {
         // round(x) for x > 0 without a call to libm's round: the largest double below
         // one half added, then truncated (the cast, which saturates); exact at every
         // half and beyond 2^52, as `f64::round` is.
-        let count = (x + 0.499_999_999_999_999_94) as u64;
+        let count = (x + HALF_BELOW) as u64;
         count.min(self.max_count) * self.step
     }
 }
@@ -93,6 +109,35 @@ mod tests {
             4_503_599_627_370_497.0,
         ] {
             assert_eq!(d.convert_real(x), x.round() as u64, "{x}");
+        }
+        // The branch-free path (max_count < 2^53) against the definition, at every
+        // kind of input including NaN, infinities, negatives and clipping.
+        for bits in [1u32, 3, 8, 20, 52, 53, 63] {
+            for step in [1u64, 2, 3] {
+                let a = Adc::new(bits, step);
+                if a.max_count.checked_mul(step).is_none() {
+                    continue;
+                }
+                let mut h = bits as u64 * 31 + step;
+                for i in 0..20_000u64 {
+                    h = crate::rng::mix(h ^ i);
+                    let x = match i % 6 {
+                        0 => (h >> 40) as f64 + 0.5 - 2.0,
+                        1 => crate::rng::uniform(h) * 40.0 - 4.0,
+                        2 => f64::from_bits(h),
+                        3 => [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0][(h % 4) as usize],
+                        4 => ((h >> 11) as f64) * (1u64 << (i % 13)) as f64,
+                        _ => (h >> (i % 64)) as f64 + 0.5,
+                    };
+                    let v = x / step as f64;
+                    let want = if v.is_nan() || v <= 0.0 {
+                        0
+                    } else {
+                        (v.round() as u64).min(a.max_count) * step
+                    };
+                    assert_eq!(a.convert_real(x), want, "bits {bits} step {step} x {x}");
+                }
+            }
         }
         let c = Adc::new(32, 1);
         assert_eq!(c.convert(u32::MAX as u64 + 5), u32::MAX as u64);

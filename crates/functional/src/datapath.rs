@@ -11,6 +11,7 @@
 use crate::adc::Adc;
 use crate::device::Device;
 use crate::program::{Column, Program, Tile};
+use crate::rng::{normal_with, ziggurat, Ziggurat};
 use crossbar::Mode;
 use engine::input::Pass;
 use engine::{Granularity, PassPlan};
@@ -48,6 +49,13 @@ struct Reads {
     codes: Vec<u128>,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
+    /// The columns of the current OU read that carry current: bit j of live[j / 64].
+    live: Vec<u64>,
+    /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
+    /// product [`Device::noisy`] computes, looked up.
+    noise: Vec<f64>,
+    /// The normal draw's tables.
+    zig: &'static Ziggurat,
 }
 
 impl Scratch {
@@ -55,12 +63,16 @@ impl Scratch {
         let b = dp.plan.applied_bits as usize;
         let w = dp.program.words;
         let cols = dp.program.tiles.iter().map(|t| t.cols.len()).max();
+        let cols = cols.unwrap_or(0);
         Scratch {
             planes: vec![0; dp.program.routes.len() * b * w],
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
-                codes: vec![0; cols.unwrap_or(0)],
+                codes: vec![0; cols],
                 acc: vec![0; outputs],
+                live: vec![0; cols.div_ceil(64)],
+                noise: noise_table(dp),
+                zig: ziggurat(),
             },
         }
     }
@@ -69,6 +81,28 @@ impl Scratch {
     pub fn acc(&mut self) -> &mut [i128] {
         &mut self.reads.acc
     }
+}
+
+/// Entries of the table of read_noise * sqrt(S) at most (8 KiB): larger sums are
+/// computed.
+pub(crate) const NOISE_TABLE: usize = 1024;
+
+/// read_noise * sqrt(S) for S = 0 .. the largest sum of a read (capped at
+/// [`NOISE_TABLE`] entries), empty without read noise.
+fn noise_table(dp: &Datapath) -> Vec<f64> {
+    let rn = dp.device.read_noise;
+    if rn == 0.0 {
+        return Vec::new();
+    }
+    let rows = (dp.program.words * 64) as u64;
+    let top = (1u64 << dp.cell_bits) - 1;
+    let digit = (1u64 << dp.plan.dac_bits) - 1;
+    let len = rows
+        .saturating_mul(top)
+        .saturating_mul(digit)
+        .saturating_add(1)
+        .min(NOISE_TABLE as u64);
+    (0..len).map(|s| rn * (s as f64).sqrt()).collect()
 }
 
 /// How a read turns a bitline sum into the ADC's input, decided once per vector.
@@ -333,8 +367,8 @@ impl Datapath<'_> {
             base: cyc.base,
         };
         match cyc.kind {
-            Kind::Exact => self.read_exact(tile, span, r),
-            Kind::Analog => self.read_analog(tile, span, r),
+            Kind::Exact => self.read_live(tile, span, false, r),
+            Kind::Analog => self.read_live(tile, span, true, r),
             kind => self.read_device(tile, span, kind, r),
         }
     }
@@ -369,40 +403,85 @@ impl Datapath<'_> {
     }
 
     /// One read of every column of `tile` with ideal cells (stuck-at faults are in the
-    /// cells): code = ADC(S).
+    /// cells), with read noise and IR drop when `analog`: code = ADC(S), or
+    /// ADC([`Device::analog_sum`]) with its per-OU factors hoisted. In a dense tile only
+    /// the columns with a non-zero cell in an open row are read: every other column's
+    /// sum is 0, its code 0, and it draws nothing (no off current without a ratio); a
+    /// read without current draws nothing either.
     #[inline(always)]
-    fn read_exact(&self, tile: &Tile, span: Span, r: &mut Reads) {
-        let per_col = self.cell_bits * self.program.words;
-        let cells = tile.cells.chunks_exact(per_col);
-        for (codes, cells) in r.codes.iter_mut().zip(cells) {
-            let sum = self.ideal_sum(cells, span, &r.digits);
-            *codes += self.adc.convert(sum) as u128;
-        }
-    }
-
-    /// One read of every column of `tile` with read noise and IR drop on ideal cells:
-    /// [`Device::analog_sum`] with its per-OU factors hoisted, and no draw for a column
-    /// that carries no current.
-    #[inline(always)]
-    fn read_analog(&self, tile: &Tile, span: Span, r: &mut Reads) {
+    fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
+        let cw = tile.col_words;
+        let live = &mut r.live[..cw];
+        live.iter_mut().for_each(|m| *m = 0);
+        let sets = !tile.row_cols.is_empty();
+        if !sets {
+            // A compacted tile: every column.
+            let n = tile.cols.len();
+            for (k, m) in live.iter_mut().enumerate() {
+                let left = n - k * 64;
+                *m = if left >= 64 { !0 } else { (1u64 << left) - 1 };
+            }
+        }
         let mut open = 0u32;
         for w in span.wl..=span.wh {
-            let nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
+            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
             open += nz.count_ones();
+            while sets && nz != 0 {
+                let i = w * 64 + nz.trailing_zeros() as usize;
+                nz &= nz - 1;
+                for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
+                    *m |= c;
+                }
+            }
         }
         let att = dev.attenuation(open);
+        let noisy = analog && dev.read_noise > 0.0;
         let per_col = self.cell_bits * words;
-        let cells = tile.cells.chunks_exact(per_col);
-        for ((col, codes), cells) in tile.cols.iter().zip(r.codes.iter_mut()).zip(cells) {
-            let sum = self.ideal_sum(cells, span, &r.digits);
-            if sum == 0 {
-                // No current, no draw: S' = 0 (no off current without a ratio).
-                continue;
+        let one_word = span.wl == span.wh && span.digit_bits == 1;
+        for (k, &m) in live.iter().enumerate() {
+            let mut m = m;
+            while m != 0 {
+                let j = k * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let cells = &tile.cells[j * per_col..][..per_col];
+                let sum = if one_word {
+                    // The common read: one-bit digits, an OU within one word.
+                    let (w, x) = (span.wl, r.digits[span.wl]);
+                    (0..self.cell_bits).fold(0u64, |s, c| {
+                        s + (((x & cells[c * words + w]).count_ones() as u64) << c)
+                    })
+                } else {
+                    self.ideal_sum(cells, span, &r.digits)
+                };
+                debug_assert!(
+                    sum > 0 || !sets,
+                    "a column with a cell in an open row carries current"
+                );
+                if !analog {
+                    r.codes[j] += self.adc.convert(sum) as u128;
+                    continue;
+                }
+                if sum == 0 {
+                    // No current, no draw: S' = 0, code 0.
+                    continue;
+                }
+                let current = sum as f64;
+                // Device::noisy: I + (read_noise * sqrt(I)) * z'.
+                let s = if noisy {
+                    let col = &tile.cols[j];
+                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    let a = match r.noise.get(sum as usize) {
+                        Some(&a) => a,
+                        None => dev.read_noise * current.sqrt(),
+                    };
+                    current + a * normal_with(r.zig, key)
+                } else {
+                    current
+                };
+                r.codes[j] += self.adc.convert_real(att * s) as u128;
             }
-            let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-            *codes += self.adc.convert_real(att * dev.noisy(sum as f64, key)) as u128;
         }
     }
 

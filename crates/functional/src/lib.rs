@@ -146,8 +146,12 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
     // A column of a tile: its planes and 20 bytes of metadata; a tile's rows, u32 each.
     let column = mul(&[cb, words, 8]).saturating_add(20);
     let columns = mul(&[cols, tiles, column]);
+    // A dense tile's column set per row: ceil(its columns / 64) words a row (compacted
+    // tiles keep none).
+    let row_cols = |cols: u32| mul(&[x, (cols.max(1) as u128).div_ceil(64), 8]);
     // A tile or a route: 128 bytes of its own besides its rows.
     let dense = columns
+        .saturating_add(mul(&[blocks, tiles, row_cols(hw.xbar_cols)]))
         .saturating_add(mul(&[
             blocks,
             tiles,
@@ -171,12 +175,15 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
     let modes = b.modes.len() as u128;
     // Per thread and mode, a scratch: the bit-planes of every route of its program (a
     // route per conv group and tile, or per column group and tile when compacted), the
-    // digits, a code sum per column of a tile, an i128 per output.
+    // digits, a code sum and a bit per column of a tile, an i128 per output, the table
+    // of read noise.
     let scratch = |compacted: bool| {
         let routes = mul(&[if compacted { col_groups } else { groups }, tiles]);
         let tile_cols = mul(&[blocks_per_pol, hw.xbar_cols as u128]).min(pol_cols);
         mul(&[routes, b.applied_bits.max(1) as u128, words, 8])
             .saturating_add(mul(&[tile_cols, 16]))
+            .saturating_add(mul(&[tile_cols.div_ceil(64), 8]))
+            .saturating_add(datapath::NOISE_TABLE as u128 * 8)
             .saturating_add(mul(&[outs, 16]))
     };
     let per_thread = b

@@ -59,6 +59,13 @@ pub(crate) struct Tile {
     /// column; bit i of cells[(col * cell_bits + c) * words + w] is bit c of the level of
     /// the cell at physical row 64 * w + i. A read's columns are contiguous in memory.
     pub cells: Box<[u64]>,
+    /// Words of a row's column set: ceil(cols / 64).
+    pub col_words: usize,
+    /// Per physical row i, the columns whose cell at row i is not 0 (after stuck-at
+    /// faults): bit j of row_cols[i * col_words + j / 64]. The columns a read can find
+    /// current in are the union over its open rows. Empty for a compacted tile (one
+    /// column group, whose rows all hold a non-zero weight): every column is read.
+    pub row_cols: Box<[u64]>,
 }
 
 impl Tile {
@@ -67,6 +74,8 @@ impl Tile {
         route: usize,
         t: u32,
         written: Vec<u32>,
+        cell_bits: usize,
+        column_sets: bool,
         columns: impl Iterator<Item = (Column, Vec<u64>)>,
     ) -> Self {
         let (mut cols, mut cells) = (Vec::new(), Vec::new());
@@ -74,12 +83,41 @@ impl Tile {
             cols.push(c);
             cells.extend_from_slice(&planes);
         }
+        let col_words = cols.len().div_ceil(64);
+        let per_col = if cols.is_empty() {
+            0
+        } else {
+            cells.len() / cols.len()
+        };
+        let mut row_cols = vec![
+            0u64;
+            if column_sets {
+                written.len() * col_words
+            } else {
+                0
+            }
+        ];
+        if per_col > 0 && column_sets {
+            let words = per_col / cell_bits.max(1);
+            for (j, col) in cells.chunks_exact(per_col).enumerate() {
+                for w in 0..words {
+                    let mut any = (0..cell_bits).fold(0u64, |a, c| a | col[c * words + w]);
+                    while any != 0 {
+                        let i = w * 64 + any.trailing_zeros() as usize;
+                        any &= any - 1;
+                        row_cols[i * col_words + j / 64] |= 1u64 << (j % 64);
+                    }
+                }
+            }
+        }
         Tile {
             route,
             t,
             written,
             cols,
             cells: cells.into_boxed_slice(),
+            col_words,
+            row_cols: row_cols.into_boxed_slice(),
         }
     }
 }
@@ -104,6 +142,7 @@ impl Program {
                 t.written.len() * 4
                     + t.cols.len() * std::mem::size_of::<Column>()
                     + t.cells.len() * 8
+                    + t.row_cols.len() * 8
             })
             .sum();
         routes
@@ -217,7 +256,14 @@ impl Program {
                     .flat_map(|cg_i| w.group_cols(cg_i))
                     .map(|(phys, c)| w.column(block.group, block.polarity, phys, c, &rows))
                     .collect();
-                tiles.push(Tile::new(route, t, rows, columns.into_iter()));
+                tiles.push(Tile::new(
+                    route,
+                    t,
+                    rows,
+                    map.cell_bits as usize,
+                    true,
+                    columns.into_iter(),
+                ));
             }
         }
         Program {
@@ -252,7 +298,14 @@ impl Program {
                         group: block.group,
                         rows: (0..n).map(|i| decoder(g, t * x + i)).collect(),
                     });
-                    tiles.push(Tile::new(routes.len() - 1, t, written, cols.into_iter()));
+                    tiles.push(Tile::new(
+                        routes.len() - 1,
+                        t,
+                        written,
+                        map.cell_bits as usize,
+                        false,
+                        cols.into_iter(),
+                    ));
                 }
             }
         }

@@ -39,7 +39,7 @@ const ZIG: usize = 128;
 /// The ziggurat of the standard normal (Marsaglia and Tsang, with Doornik's layer
 /// table): `x[i]` is the right edge of layer i (x[0] the base strip's equivalent width,
 /// x[1] the tail's start r, x[ZIG] = 0); `ratio[i]` = x[i + 1] / x[i].
-struct Ziggurat {
+pub struct Ziggurat {
     x: [f64; ZIG + 1],
     ratio: [f64; ZIG],
 }
@@ -69,7 +69,18 @@ static ZIGGURAT: std::sync::LazyLock<Ziggurat> = std::sync::LazyLock::new(|| {
 /// uniforms from keys derived from `h`, so the draw stays a pure function of `h`.
 #[inline]
 pub fn normal(h: u64) -> f64 {
-    let z = &*ZIGGURAT;
+    normal_with(ziggurat(), h)
+}
+
+/// The ziggurat's tables, for [`normal_with`] (looked up once, not per draw).
+#[inline]
+pub fn ziggurat() -> &'static Ziggurat {
+    &ZIGGURAT
+}
+
+/// [`normal`] with the tables `z` of [`ziggurat`]: the same draw.
+#[inline(always)]
+pub fn normal_with(z: &Ziggurat, h: u64) -> f64 {
     let i = (h & (ZIG as u64 - 1)) as usize;
     let u = 2.0 * uniform(h) - 1.0;
     if u.abs() < z.ratio[i] {
