@@ -287,3 +287,92 @@ fn an_on_off_ratio_with_a_reference_column_and_no_variation_reads_exactly() {
     }
     assert_eq!(num(total(&r, "sre"), "agreement_quantized"), 1.0);
 }
+
+/// Every file of configs/device is a shipped preset: `device.preset = "NAME"` selects it
+/// and the resolved config carries each of its keys (summary.json).
+#[test]
+fn every_shipped_device_preset_loads() {
+    let presets = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/device");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&presets).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            names.push(p);
+        }
+    }
+    names.sort();
+    assert!(names.len() >= 4, "{names:?}");
+    for p in names {
+        let name = p.file_stem().unwrap().to_str().unwrap();
+        let file: toml::Table = std::fs::read_to_string(&p).unwrap().parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let set = format!("device.preset={name}");
+        ok(&[
+            "accuracy",
+            "--samples",
+            "1",
+            "--modes",
+            "none",
+            "--set",
+            &set,
+            "--out",
+            dir.path().to_str().unwrap(),
+            "-q",
+        ]);
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap())
+                .unwrap();
+        let dev = &summary["config_values"]["device"];
+        assert_eq!(dev["preset"], name);
+        for (k, v) in file["device"].as_table().unwrap() {
+            let want: serde_json::Value = serde_json::to_value(v).unwrap();
+            match (want.as_f64(), dev[k].as_f64()) {
+                (Some(a), Some(b)) => assert_eq!(a, b, "{name}: device.{k}"),
+                _ => assert_eq!(dev[k], want, "{name}: device.{k}"),
+            }
+        }
+    }
+}
+
+/// The literature presets with variation: their own sigma costs output accuracy against
+/// the quantized network, and three times their sigma (same seed) costs more.
+#[test]
+fn raising_a_literature_presets_variation_raises_the_output_error() {
+    let run = |preset: &str, sigma: Option<f64>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a: Vec<String> = [
+            "accuracy",
+            "--samples",
+            "10",
+            "--modes",
+            "sre",
+            "--layers",
+            "fc2",
+            "--set",
+            "device.seed=3",
+            "--out",
+            dir.path().to_str().unwrap(),
+            "-q",
+        ]
+        .map(String::from)
+        .to_vec();
+        a.extend(["--set".into(), format!("device.preset={preset}")]);
+        if let Some(s) = sigma {
+            a.extend(["--set".into(), format!("device.sigma={s}")]);
+        }
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        ok(&a);
+        let r = rows(dir.path());
+        (
+            num(total(&r, "quantized"), "output_rel_rmse"),
+            num(total(&r, "sre"), "output_rel_rmse"),
+            num(total(&r, "sre"), "agreement_quantized"),
+        )
+    };
+    for (preset, sigma) in [("dlrsim-rram", 0.162), ("milo-rram", 0.0235)] {
+        let (q, e1, a1) = run(preset, None);
+        let (_, e3, a3) = run(preset, Some(3.0 * sigma));
+        assert!(q < e1 && e1 < e3, "{preset}: output error {q} {e1} {e3}");
+        assert!(a3 <= a1, "{preset}: agreement {a1} {a3}");
+    }
+}

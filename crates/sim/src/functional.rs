@@ -211,7 +211,7 @@ impl Default for DeviceCfg {
 }
 
 /// Presets shipped inside the binary (also in configs/device/).
-const PRESETS: [(&str, &str); 3] = [
+const PRESETS: [(&str, &str); 5] = [
     ("ideal", include_str!("../../../configs/device/ideal.toml")),
     (
         "noisy-rram",
@@ -220,6 +220,14 @@ const PRESETS: [(&str, &str); 3] = [
     (
         "neurosim-rram",
         include_str!("../../../configs/device/neurosim-rram.toml"),
+    ),
+    (
+        "dlrsim-rram",
+        include_str!("../../../configs/device/dlrsim-rram.toml"),
+    ),
+    (
+        "milo-rram",
+        include_str!("../../../configs/device/milo-rram.toml"),
     ),
 ];
 
