@@ -506,12 +506,23 @@ impl Datapath<'_> {
         }
         let per_col = self.cell_bits * words;
         let cells = tile.cells.chunks_exact(per_col);
-        for ((col, codes), cells) in tile.cols.iter().zip(r.codes.iter_mut()).zip(cells) {
+        let rows = tile.written.len();
+        for (j, ((col, codes), cells)) in tile
+            .cols
+            .iter()
+            .zip(r.codes.iter_mut())
+            .zip(cells)
+            .enumerate()
+        {
             let sum = self.ideal_sum(cells, span, &r.digits);
             let s = match kind {
                 Kind::PerCell => {
                     let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-                    let current = self.cell_current(tile, col, cells, span, g_off, &r.digits);
+                    let current = if tile.g.is_empty() {
+                        self.cell_current(tile, col, cells, span, g_off, &r.digits)
+                    } else {
+                        self.cached_current(&tile.g[j * rows..(j + 1) * rows], span, &r.digits)
+                    };
                     dev.analog_sum(current, open, drive, g_off, key)
                 }
                 Kind::Table => {
@@ -525,6 +536,25 @@ impl Datapath<'_> {
             };
             *codes += self.adc.convert_real(s) as u128;
         }
+    }
+
+    /// [`Datapath::cell_current`] with the conductances of the column cached (`g`, one
+    /// per physical row): the same terms in the same order.
+    fn cached_current(&self, g: &[f64], span: Span, digits: &[u64]) -> f64 {
+        let words = self.program.words;
+        let mut current = 0.0;
+        for w in span.wl..=span.wh {
+            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
+            while nz != 0 {
+                let b = nz.trailing_zeros() as usize;
+                nz &= nz - 1;
+                let d: u32 = (0..span.digit_bits)
+                    .map(|x| ((digits[x * words + w] >> b & 1) as u32) << x)
+                    .sum();
+                current += d as f64 * g[w * 64 + b];
+            }
+        }
+        current
     }
 
     /// I = sum over the open rows of d * G, each cell's conductance drawn from its key.

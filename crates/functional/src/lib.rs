@@ -25,7 +25,9 @@ pub use adc::Adc;
 pub use device::{Device, ErrorTable};
 pub use exact::{exact_product, fits_i64};
 pub use metrics::Metrics;
-pub use program::{index_decoder, Decoder, Program};
+pub use program::{
+    index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
+};
 pub use run::{Layer, LayerRun, ModeOutput};
 
 use crossbar::Hardware;
@@ -112,6 +114,9 @@ pub struct Budget<'a> {
     /// Samples of the layer, when its outputs are kept for `--dump-outputs` (0 otherwise).
     pub kept_samples: u64,
     pub threads: usize,
+    /// The device draws each cell's conductance: the programs cache them (up to
+    /// [`CONDUCTANCE_CACHE_BYTES`] each).
+    pub per_cell: bool,
 }
 
 /// Saturating product of u128 factors.
@@ -162,12 +167,21 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
             tiles,
             x.saturating_mul(4).saturating_add(128),
         ]));
+    // Cached conductances: an f64 per cell of every tile, up to the cache's limit.
+    let conductances = if b.per_cell {
+        mul(&[cols, tiles, x, 8]).min(program::conductance_cache_limit() as u128)
+    } else {
+        0
+    };
+    let dense = dense.saturating_add(conductances);
     let compacted = if b.modes.iter().any(|m| m.compacted()) {
-        columns.saturating_add(mul(&[
-            col_groups,
-            tiles,
-            x.saturating_mul(8).saturating_add(256),
-        ]))
+        columns
+            .saturating_add(mul(&[
+                col_groups,
+                tiles,
+                x.saturating_mul(8).saturating_add(256),
+            ]))
+            .saturating_add(conductances)
     } else {
         0
     };

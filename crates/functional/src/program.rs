@@ -11,6 +11,7 @@
 use crate::device::Device;
 use crossbar::{LayerMap, PhysCol, Polarity};
 use sparsity::{CompressedGroup, Compression};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The index decoder the datapath routes compacted rows with: the logical row that
 /// drives physical row `phys` of a column group.
@@ -66,6 +67,30 @@ pub(crate) struct Tile {
     /// current in are the union over its open rows. Empty for a compacted tile (one
     /// column group, whose rows all hold a non-zero weight): every column is read.
     pub row_cols: Box<[u64]>,
+    /// With per-cell device draws (variation or an off current) and a program under
+    /// [`CONDUCTANCE_CACHE_BYTES`]: every cell's conductance, computed once from its key
+    /// when the tile is programmed, column after column: g[j * written.len() + i] for
+    /// column j, physical row i. The very values a read would draw (same key, same
+    /// arithmetic), so reads give the same bits with or without it. Empty otherwise.
+    pub g: Box<[f64]>,
+}
+
+/// The most bytes a program's cached conductances may take by default; a larger program
+/// draws each cell's conductance at every read instead (the same values, more slowly).
+pub const CONDUCTANCE_CACHE_BYTES: usize = 64 << 20;
+
+static CACHE_LIMIT: AtomicUsize = AtomicUsize::new(CONDUCTANCE_CACHE_BYTES);
+
+/// Sets the most bytes of cached conductances a program built from now on may hold (0:
+/// none, every read draws). Results do not depend on it, only speed and memory; the
+/// tests set 0 to compare the two ways of reading.
+pub fn set_conductance_cache_limit(bytes: usize) {
+    CACHE_LIMIT.store(bytes, Ordering::Relaxed);
+}
+
+/// The limit [`set_conductance_cache_limit`] set.
+pub(crate) fn conductance_cache_limit() -> usize {
+    CACHE_LIMIT.load(Ordering::Relaxed)
 }
 
 impl Tile {
@@ -118,8 +143,57 @@ impl Tile {
             cells: cells.into_boxed_slice(),
             col_words,
             row_cols: row_cols.into_boxed_slice(),
+            g: Box::default(),
         }
     }
+
+    /// Cells of the tile: columns x physical rows.
+    fn cell_count(&self) -> usize {
+        self.cols.len() * self.written.len()
+    }
+
+    /// Fills [`Tile::g`]: each cell's level read back from its planes, its conductance
+    /// drawn from its key as [`Device::conductance`] does at a read.
+    fn cache_conductances(&mut self, w: &Writer) {
+        let (cb, words) = (w.map.cell_bits as usize, w.words);
+        let g_off = w.device.g_off((1u32 << w.map.cell_bits) - 1);
+        let rows = self.written.len();
+        let mut g = vec![0.0; self.cell_count()];
+        for (j, (col, planes)) in self
+            .cols
+            .iter()
+            .zip(self.cells.chunks_exact(cb * words))
+            .enumerate()
+        {
+            for (i, &k) in self.written.iter().enumerate() {
+                let level: u32 = (0..cb)
+                    .map(|c| ((planes[c * words + i / 64] >> (i % 64)) & 1) as u32)
+                    .enumerate()
+                    .map(|(c, bit)| bit << c)
+                    .sum();
+                let cell = [
+                    w.layer,
+                    col.neg as u64,
+                    k as u64,
+                    col.out as u64,
+                    col.slice as u64,
+                ];
+                g[j * rows + i] = w.device.conductance(cell, level, g_off);
+            }
+        }
+        self.g = g.into_boxed_slice();
+    }
+}
+
+/// Caches the conductances of every tile of a program when the device draws them per
+/// cell and they fit [`CONDUCTANCE_CACHE_BYTES`].
+fn cache_conductances(tiles: &mut [Tile], w: &Writer) {
+    use rayon::prelude::*;
+    let cells: usize = tiles.iter().map(Tile::cell_count).sum();
+    if !w.device.per_cell() || cells.saturating_mul(8) > conductance_cache_limit() {
+        return;
+    }
+    tiles.par_iter_mut().for_each(|t| t.cache_conductances(w));
 }
 
 /// Every crossbar of one tiling of a layer.
@@ -143,6 +217,7 @@ impl Program {
                     + t.cols.len() * std::mem::size_of::<Column>()
                     + t.cells.len() * 8
                     + t.row_cols.len() * 8
+                    + t.g.len() * 8
             })
             .sum();
         routes
@@ -266,6 +341,7 @@ impl Program {
                 ));
             }
         }
+        cache_conductances(&mut tiles, w);
         Program {
             routes,
             tiles,
@@ -309,6 +385,7 @@ impl Program {
                 }
             }
         }
+        cache_conductances(&mut tiles, w);
         Program {
             routes,
             tiles,

@@ -39,6 +39,7 @@ proptest! {
         cin in 1usize..6, cout in 1usize..40, kernel in 1usize..4, groups_pick in 0usize..2,
         fc in any::<bool>(), rows in 2u32..140, cols in 2u32..70, ou_rows in 1u32..20,
         ou_cols in 1u32..12, cell_bits in 1u32..5, weight_bits in 2u32..17, seed in any::<u64>(),
+        per_cell in any::<bool>(),
     ) {
         let (geom, kind) = if fc {
             (ConvGeometry::fc(cin * kernel * 7, cout), LayerKind::Fc)
@@ -60,7 +61,9 @@ proptest! {
         let l = layer(geom, kind, seed);
         let opts = SimOptions::default();
         let prep = Prepared::new(&l, &hw, &opts);
-        let f = FuncOptions::default();
+        // A device with variation: every cell's conductance is cached with its program.
+        let device = functional::Device { sigma: if per_cell { 0.1 } else { 0.0 }, ..Default::default() };
+        let f = FuncOptions { device, ..FuncOptions::default() };
         let fl = Layer::new(&prep, &hw, &opts, &f);
         fl.program(Mode::Dense);
         fl.program(Mode::Sre);
@@ -72,6 +75,7 @@ proptest! {
             held_samples: 1,
             kept_samples: 0,
             threads: 1,
+            per_cell,
         };
         let bound = program_bytes(&l.spec, &budget);
         prop_assert!(held <= bound, "programs hold {held} bytes, the estimate says {bound}");

@@ -218,6 +218,7 @@ fn run_inner(
                     0
                 },
                 threads,
+                per_cell: f.device.per_cell(),
             };
             let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
             functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
