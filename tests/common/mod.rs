@@ -62,3 +62,20 @@ pub fn col(header: &[String], name: &str) -> usize {
         .position(|h| h == name)
         .unwrap_or_else(|| panic!("no column {name}"))
 }
+
+/// Runs `sresim ARGS`, which must succeed; its standard output.
+pub fn run_ok(args: &[&str]) -> String {
+    ok(&sresim(args))
+}
+
+/// Runs `sresim ARGS`, which must fail with one `error: ` line; that line.
+pub fn run_fails(args: &[&str]) -> String {
+    fails(&sresim(args))
+}
+
+/// Writes `text` to `dir/name`; the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
