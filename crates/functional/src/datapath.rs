@@ -538,9 +538,10 @@ impl Datapath<'_> {
         }
     }
 
-    /// [`Datapath::cell_current`] with the conductances of the column cached (`g`, one
-    /// per physical row): the same terms in the same order.
-    fn cached_current(&self, g: &[f64], span: Span, digits: &[u64]) -> f64 {
+    /// I = sum over the open rows i of d_i * G(i), in row order: the one walk of a read's
+    /// open rows that the cached and the drawn conductances share.
+    #[inline(always)]
+    fn open_current(&self, span: Span, digits: &[u64], g: impl Fn(usize) -> f64) -> f64 {
         let words = self.program.words;
         let mut current = 0.0;
         for w in span.wl..=span.wh {
@@ -551,13 +552,18 @@ impl Datapath<'_> {
                 let d: u32 = (0..span.digit_bits)
                     .map(|x| ((digits[x * words + w] >> b & 1) as u32) << x)
                     .sum();
-                current += d as f64 * g[w * 64 + b];
+                current += d as f64 * g(w * 64 + b);
             }
         }
         current
     }
 
-    /// I = sum over the open rows of d * G, each cell's conductance drawn from its key.
+    /// I with the conductances of the column cached (`g`, one per physical row).
+    fn cached_current(&self, g: &[f64], span: Span, digits: &[u64]) -> f64 {
+        self.open_current(span, digits, |i| g[i])
+    }
+
+    /// I with each cell's conductance drawn from its key.
     fn cell_current(
         &self,
         tile: &Tile,
@@ -568,31 +574,17 @@ impl Datapath<'_> {
         digits: &[u64],
     ) -> f64 {
         let words = self.program.words;
-        let mut current = 0.0;
-        for w in span.wl..=span.wh {
-            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
-            while nz != 0 {
-                let b = nz.trailing_zeros() as usize;
-                nz &= nz - 1;
-                let i = w * 64 + b;
-                let bit = |plane: u64| (plane >> b & 1) as u32;
-                let d: u32 = (0..span.digit_bits)
-                    .map(|x| bit(digits[x * words + w]) << x)
-                    .sum();
-                let level: u32 = (0..self.cell_bits)
-                    .map(|c| bit(cells[c * words + w]) << c)
-                    .sum();
-                let cell = [
-                    self.layer,
-                    col.neg as u64,
-                    tile.written[i] as u64,
-                    col.out as u64,
-                    col.slice as u64,
-                ];
-                current += d as f64 * self.device.conductance(cell, level, g_off);
-            }
-        }
-        current
+        self.open_current(span, digits, |i| {
+            let level = crate::program::level(cells, words, self.cell_bits, i);
+            let cell = [
+                self.layer,
+                col.neg as u64,
+                tile.written[i] as u64,
+                col.out as u64,
+                col.slice as u64,
+            ];
+            self.device.conductance(cell, level, g_off)
+        })
     }
 }
 

@@ -166,11 +166,7 @@ impl Tile {
             .enumerate()
         {
             for (i, &k) in self.written.iter().enumerate() {
-                let level: u32 = (0..cb)
-                    .map(|c| ((planes[c * words + i / 64] >> (i % 64)) & 1) as u32)
-                    .enumerate()
-                    .map(|(c, bit)| bit << c)
-                    .sum();
+                let level = level(planes, words, cb, i);
                 let cell = [
                     w.layer,
                     col.neg as u64,
@@ -183,6 +179,14 @@ impl Tile {
         }
         self.g = g.into_boxed_slice();
     }
+}
+
+/// The level of the cell at physical row `i` of a column's `cell_bits` planes.
+#[inline(always)]
+pub(crate) fn level(planes: &[u64], words: usize, cell_bits: usize, i: usize) -> u32 {
+    (0..cell_bits)
+        .map(|c| (((planes[c * words + i / 64] >> (i % 64)) & 1) as u32) << c)
+        .sum()
 }
 
 /// Caches the conductances of every tile of a program when the device draws them per
