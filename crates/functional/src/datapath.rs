@@ -46,16 +46,36 @@ struct Reads {
     digits: Vec<u64>,
     /// Per column of the tile being read: the sum of its codes over the OUs of the
     /// current input cycle (shift-and-added once per tile and cycle, not per read).
-    codes: Vec<u128>,
+    codes: Vec<u64>,
+    /// Whether a column's codes over one tile and cycle could overflow `codes` (an ADC
+    /// of more than about 50 bits): then every read is shift-and-added by itself.
+    flush_each_read: bool,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
     /// The columns of the current OU read that carry current: bit j of live[j / 64].
     live: Vec<u64>,
+    /// The columns of an analog read with a non-zero sum, and the sum.
+    hits: Vec<(u32, u64)>,
+    /// The standard normal draw of each of `hits` (with read noise).
+    draws: Vec<f64>,
     /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
     /// product [`Device::noisy`] computes, looked up.
     noise: Vec<f64>,
     /// The normal draw's tables.
     zig: &'static Ziggurat,
+    /// Whether the CPU has the features of [`Datapath::vector_native`] (checked once).
+    native: bool,
+}
+
+/// Whether the CPU has the features of [`Datapath::vector_native`].
+fn native() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("sse4.1");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 impl Scratch {
@@ -69,12 +89,28 @@ impl Scratch {
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
                 codes: vec![0; cols],
+                flush_each_read: {
+                    // A tile's OUs in one cycle are at most its rows, each one code.
+                    let max_code = dp.adc.max_count.saturating_mul(dp.adc.step);
+                    let rows = (w * 64) as u64;
+                    max_code.checked_mul(rows).is_none()
+                },
                 acc: vec![0; outputs],
                 live: vec![0; cols.div_ceil(64)],
+                hits: vec![(0, 0); cols],
+                draws: vec![0.0; cols],
                 noise: noise_table(dp),
                 zig: ziggurat(),
+                native: native(),
             },
         }
+    }
+
+    /// Shift-and-adds every read by itself, as for an ADC too wide to sum a tile's codes
+    /// in 64 bits (for tests: the results must not change).
+    #[cfg(test)]
+    pub fn flush_each_read(&mut self) {
+        self.reads.flush_each_read = true;
     }
 
     /// Y of the last vector read.
@@ -159,11 +195,7 @@ impl Datapath<'_> {
     /// correction of multi-bit digits.
     pub fn vector(&self, vector: &[i32], index: u64, s: &mut Scratch) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("sse4.1")
-        {
+        if s.reads.native {
             // SAFETY: the CPU has been checked to support these features.
             unsafe { self.vector_native(vector, index, s) };
             return;
@@ -201,16 +233,18 @@ impl Datapath<'_> {
                     }
                 }
             }
-            for c in 0..plan.cycles {
-                let at = At {
-                    vector: index,
-                    pass: p as u64,
-                    cycle: c,
-                    weight: cycle_weight(plan, pass, c),
-                };
-                for tile in &self.program.tiles {
-                    let route = &self.program.routes[tile.route];
-                    let planes = &s.planes[tile.route * bits * words..][..bits * words];
+            // Tile after tile, each through every cycle while its cells are in cache
+            // (the shift-and-add is integer arithmetic: the order does not matter).
+            for tile in &self.program.tiles {
+                let route = &self.program.routes[tile.route];
+                let planes = &s.planes[tile.route * bits * words..][..bits * words];
+                for c in 0..plan.cycles {
+                    let at = At {
+                        vector: index,
+                        pass: p as u64,
+                        cycle: c,
+                        weight: cycle_weight(plan, pass, c),
+                    };
                     self.tile_cycle(tile, route, planes, at, kind, &mut s.reads);
                 }
             }
@@ -241,8 +275,6 @@ impl Datapath<'_> {
         if (0..words).all(|w| digit(w) == 0) {
             return;
         }
-        let ncols = tile.cols.len();
-        r.codes[..ncols].iter_mut().for_each(|c| *c = 0);
         // The key words shared by every read of this tile and cycle, hashed once.
         let base = match kind {
             Kind::Exact => 0,
@@ -262,15 +294,13 @@ impl Datapath<'_> {
             digit_bits,
             base,
             kind,
-        };
-        let mut read = |lo: usize, hi: usize, ou_index: u64| {
-            self.ou_read(tile, &cyc, lo, hi, ou_index, r);
+            at,
         };
         match self.mode {
-            Mode::Ideal => read(0, n, 0),
+            Mode::Ideal => self.ou_read(tile, &cyc, 0, n, 0, r),
             Mode::Dense | Mode::Weight => {
                 for (j, lo) in (0..n).step_by(ou).enumerate() {
-                    read(lo, (lo + ou).min(n), j as u64);
+                    self.ou_read(tile, &cyc, lo, (lo + ou).min(n), j as u64, r);
                 }
             }
             Mode::Activation | Mode::Sre => {
@@ -291,24 +321,30 @@ impl Datapath<'_> {
                         }
                         count += 1;
                         if count == ou {
-                            read(lo, i + 1, j);
+                            self.ou_read(tile, &cyc, lo, i + 1, j, r);
                             count = 0;
                             j += 1;
                         }
                     }
                 }
                 if count > 0 {
-                    read(lo, n, j);
+                    self.ou_read(tile, &cyc, lo, n, j, r);
                 }
             }
         }
-        // Shift-and-add: sum over the OUs of a column's codes, weighted by its slice,
-        // polarity and the cycle (integer arithmetic: the order does not matter).
-        for (col, &codes) in tile.cols.iter().zip(&r.codes[..ncols]) {
-            if codes != 0 {
-                let v = at
-                    .weight
-                    .wrapping_mul((codes as i128).wrapping_shl(col.shift));
+        self.shift_add(tile, at, r);
+    }
+
+    /// Shift-and-add: the sum over the OUs of a column's codes, weighted by its slice,
+    /// polarity and the cycle, into Y, and the sums set to 0 (integer arithmetic modulo
+    /// 2^128: the order and the grouping of the reads do not matter).
+    #[inline(always)]
+    fn shift_add(&self, tile: &Tile, at: At, r: &mut Reads) {
+        let ncols = tile.cols.len();
+        for (col, codes) in tile.cols.iter().zip(&mut r.codes[..ncols]) {
+            let c = std::mem::take(codes);
+            if c != 0 {
+                let v = at.weight.wrapping_mul((c as i128).wrapping_shl(col.shift));
                 let a = &mut r.acc[col.out as usize];
                 *a = if col.neg {
                     a.wrapping_sub(v)
@@ -371,6 +407,9 @@ impl Datapath<'_> {
             Kind::Analog => self.read_live(tile, span, true, r),
             kind => self.read_device(tile, span, kind, r),
         }
+        if r.flush_each_read {
+            self.shift_add(tile, cyc.at, r);
+        }
     }
 
     /// The integer bitline sum of the column whose cells are `cells` over the rows whose
@@ -410,6 +449,28 @@ impl Datapath<'_> {
     /// read without current draws nothing either.
     #[inline(always)]
     fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+        #[cfg(target_arch = "x86_64")]
+        if r.native {
+            // SAFETY: `native` is set only when the CPU has the features.
+            unsafe { self.read_live_native(tile, span, analog, r) };
+            return;
+        }
+        self.read_live_body(tile, span, analog, r)
+    }
+
+    /// [`Self::read_live_body`] out of line, with the CPU features of
+    /// [`Self::vector_native`]: its loops get the registers to themselves rather than
+    /// sharing them with the whole of the vector's walk (which spilled its pointers).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx2,bmi1,sse4.1")]
+    #[inline(never)]
+    unsafe fn read_live_native(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+        self.read_live_body(tile, span, analog, r)
+    }
+
+    /// The body of [`Self::read_live`].
+    #[inline(always)]
+    fn read_live_body(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
         let cw = tile.col_words;
@@ -436,53 +497,102 @@ impl Datapath<'_> {
                 }
             }
         }
-        let att = dev.attenuation(open);
-        let noisy = analog && dev.read_noise > 0.0;
-        let per_col = self.cell_bits * words;
         let one_word = span.wl == span.wh && span.digit_bits == 1;
-        for (k, &m) in live.iter().enumerate() {
+        // What column_sum's unchecked reads rely on besides its column's index.
+        assert!(span.wh < words && tile.cells.len() == tile.cols.len() * self.cell_bits * words);
+        if !analog {
+            for (k, &m) in r.live[..cw].iter().enumerate() {
+                let mut m = m;
+                while m != 0 {
+                    let j = k * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    r.codes[j] += self
+                        .adc
+                        .convert(self.column_sum(tile, span, one_word, sets, j, &r.digits));
+                }
+            }
+            return;
+        }
+        // The sums first, then the draws of the columns with current: every draw is a
+        // chain of its own, and a loop that holds nothing else lets the CPU overlap them.
+        let mut n = 0;
+        for (k, &m) in r.live[..cw].iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let cells = &tile.cells[j * per_col..][..per_col];
-                let sum = if one_word {
-                    // The common read: one-bit digits, an OU within one word.
-                    let (w, x) = (span.wl, r.digits[span.wl]);
-                    (0..self.cell_bits).fold(0u64, |s, c| {
-                        s + (((x & cells[c * words + w]).count_ones() as u64) << c)
-                    })
-                } else {
-                    self.ideal_sum(cells, span, &r.digits)
-                };
-                debug_assert!(
-                    sum > 0 || !sets,
-                    "a column with a cell in an open row carries current"
-                );
-                if !analog {
-                    r.codes[j] += self.adc.convert(sum) as u128;
-                    continue;
-                }
-                if sum == 0 {
-                    // No current, no draw: S' = 0, code 0.
-                    continue;
-                }
-                let current = sum as f64;
-                // Device::noisy: I + (read_noise * sqrt(I)) * z'.
-                let s = if noisy {
-                    let col = &tile.cols[j];
-                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-                    let a = match r.noise.get(sum as usize) {
-                        Some(&a) => a,
-                        None => dev.read_noise * current.sqrt(),
-                    };
-                    current + a * normal_with(r.zig, key)
-                } else {
-                    current
-                };
-                r.codes[j] += self.adc.convert_real(att * s) as u128;
+                let sum = self.column_sum(tile, span, one_word, sets, j, &r.digits);
+                // No current, no draw: S' = 0, code 0 (kept without a branch).
+                r.hits[n] = (j as u32, sum);
+                n += (sum != 0) as usize;
             }
         }
+        let att = dev.attenuation(open);
+        let noisy = dev.read_noise > 0.0;
+        if noisy {
+            // The standard normal draws z' first, a loop of integer work and table
+            // lookups, then the arithmetic of the reads: two short chains per column.
+            for (z, &(j, _)) in r.draws.iter_mut().zip(&r.hits[..n]) {
+                let col = &tile.cols[j as usize];
+                let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                *z = normal_with(r.zig, key);
+            }
+        }
+        for (&(j, sum), &z) in r.hits[..n].iter().zip(&r.draws) {
+            // (A sum is far below 2^63: the signed conversion is one instruction.)
+            let current = sum as i64 as f64;
+            // Device::noisy: I + (read_noise * sqrt(I)) * z'.
+            let s = if noisy {
+                let a = match r.noise.get(sum as usize) {
+                    Some(&a) => a,
+                    None => dev.read_noise * current.sqrt(),
+                };
+                current + a * z
+            } else {
+                current
+            };
+            r.codes[j as usize] += self.adc.convert_real(att * s);
+        }
+    }
+
+    /// The integer bitline sum of column `j` of `tile` in the read of `span` (`sets`: a
+    /// dense tile, whose read visits only columns with a cell in an open row).
+    #[inline(always)]
+    fn column_sum(
+        &self,
+        tile: &Tile,
+        span: Span,
+        one_word: bool,
+        sets: bool,
+        j: usize,
+        digits: &[u64],
+    ) -> u64 {
+        let words = self.program.words;
+        let per_col = self.cell_bits * words;
+        let sum = if one_word {
+            // The common read: one-bit digits, an OU within one word, and its plane c
+            // at cells[j * per_col + c * words + w].
+            let (w, x) = (span.wl, digits[span.wl]);
+            let base = j * per_col + w;
+            assert!(j < tile.cols.len());
+            // SAFETY: j < cols, w < words and cells.len() = cols * per_col (asserted
+            // here and by the caller, [`Self::read_live`]), so base + c * words <
+            // cells.len().
+            let plane = |c: usize| unsafe { *tile.cells.get_unchecked(base + c * words) };
+            let ones = |c: usize| ((x & plane(c)).count_ones() as u64) << c;
+            match self.cell_bits {
+                1 => ones(0),
+                2 => ones(0) + ones(1),
+                cb => (0..cb).map(ones).sum(),
+            }
+        } else {
+            self.ideal_sum(&tile.cells[j * per_col..][..per_col], span, digits)
+        };
+        debug_assert!(
+            sum > 0 || !sets,
+            "a column with a cell in an open row carries current"
+        );
+        sum
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -534,7 +644,7 @@ impl Datapath<'_> {
                 }
                 Kind::Exact | Kind::Analog => sum as f64,
             };
-            *codes += self.adc.convert_real(s) as u128;
+            *codes += self.adc.convert_real(s);
         }
     }
 
@@ -598,6 +708,7 @@ struct Cycle<'a> {
     /// [`Device::read_base`] of the tile and cycle (0 for exact reads).
     base: u64,
     kind: Kind,
+    at: At,
 }
 
 /// The rows of one OU read: words wl..=wh of the digit planes, and its key.

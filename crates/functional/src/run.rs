@@ -298,3 +298,70 @@ impl<'l> LayerRun<'l> {
         self.results
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Device;
+    use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
+
+    /// A column's codes summed over a tile and cycle, or shift-and-added read by read
+    /// (the path of ADCs wider than about 50 bits): the same Y in every mode, ideal and
+    /// noisy, on a layer of 150 rows (two words, OUs across them) and 4-bit inputs.
+    #[test]
+    fn summing_a_tiles_codes_or_adding_each_read_gives_the_same_y() {
+        let (k, n) = (150usize, 7usize);
+        let mut h = 1u64;
+        let mut next = |m: i64| {
+            h = crate::rng::mix(h);
+            (h % (2 * m as u64 + 1)) as i32 - m as i32
+        };
+        let weights: Vec<i32> = (0..k * n)
+            .map(|i| if i % 3 == 0 { 0 } else { next(100) })
+            .collect();
+        let input: Vec<i32> = (0..k)
+            .map(|i| if i % 4 == 0 { 0 } else { next(7) })
+            .collect();
+        let l = QuantLayer {
+            spec: LayerSpec {
+                name: "fc".into(),
+                kind: LayerKind::Fc,
+                geom: ConvGeometry::fc(k, n),
+            },
+            signed: true,
+            weights,
+            input,
+            samples: 1,
+        };
+        let hw = Hardware {
+            ou_rows: 9,
+            input_bits: 4,
+            ..Hardware::default()
+        };
+        for device in [
+            Device::default(),
+            Device {
+                read_noise: 0.05,
+                ir_drop: 0.01,
+                ..Device::default()
+            },
+        ] {
+            let sim = SimOptions::default();
+            let prep = Prepared::new(&l, &hw, &sim);
+            let opts = FuncOptions {
+                device,
+                ..FuncOptions::default()
+            };
+            let layer = Layer::new(&prep, &hw, &sim, &opts);
+            for mode in Mode::ALL {
+                let dp = layer.datapath(mode);
+                let (mut summed, mut each) = (Scratch::new(&dp, n), Scratch::new(&dp, n));
+                each.flush_each_read();
+                dp.vector(&l.input, 0, &mut summed);
+                dp.vector(&l.input, 0, &mut each);
+                assert_eq!(summed.acc(), each.acc(), "{mode}");
+                assert!(summed.acc().iter().any(|&y| y != 0), "{mode}");
+            }
+        }
+    }
+}
