@@ -32,6 +32,28 @@ impl Adc {
         count.min(self.max_count) * self.step
     }
 
+    /// Whether [`Self::convert_real`] is [`Self::count_below_2_53`] of the sum itself.
+    #[inline]
+    pub fn unit(&self) -> bool {
+        self.step == 1 && self.max_count < 1 << 53
+    }
+
+    /// clamp(round(x), 0, max_count) for max_count < 2^53, without a branch: NaN and
+    /// every x <= 0 are below one half (count 0); min(max_count) before truncating is
+    /// min after it, as max_count is an integer a double holds exactly.
+    #[inline(always)]
+    pub fn count_below_2_53(&self, x: f64) -> u64 {
+        debug_assert!(self.max_count < 1 << 53);
+        let y = x + HALF_BELOW;
+        let y = if y > 0.0 { y } else { 0.0 };
+        let m = self.max_count as f64;
+        let y = if y < m { y } else { m };
+        // SAFETY: 0 <= y <= max_count < 2^53, a value an i64 holds: the cast
+        // truncates without the checks of a saturating one.
+        let count = unsafe { y.to_int_unchecked::<i64>() };
+        count as u64
+    }
+
     /// The code of a real bitline sum (a non-ideal device): negative sums read 0.
     #[inline]
     pub fn convert_real(&self, s: f64) -> u64 {
@@ -41,17 +63,7 @@ impl Adc {
             s / self.step as f64
         };
         if self.max_count < 1 << 53 {
-            // The same code without a branch: NaN and every x <= 0 are below one half
-            // (count 0); min(max_count) before truncating is min after it, as max_count
-            // is an integer a double holds exactly.
-            let y = x + HALF_BELOW;
-            let y = if y > 0.0 { y } else { 0.0 };
-            let m = self.max_count as f64;
-            let y = if y < m { y } else { m };
-            // SAFETY: 0 <= y <= max_count < 2^53, a value an i64 holds: the cast
-            // truncates without the checks of a saturating one.
-            let count = unsafe { y.to_int_unchecked::<i64>() };
-            return count as u64 * self.step;
+            return self.count_below_2_53(x) * self.step;
         }
         // NaN and sums below one half read 0.
         if x.is_nan() || x <= 0.0 {

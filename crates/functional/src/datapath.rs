@@ -515,18 +515,15 @@ impl Datapath<'_> {
         }
         // The sums first, then the draws of the columns with current: every draw is a
         // chain of its own, and a loop that holds nothing else lets the CPU overlap them.
-        let mut n = 0;
-        for (k, &m) in r.live[..cw].iter().enumerate() {
-            let mut m = m;
-            while m != 0 {
-                let j = k * 64 + m.trailing_zeros() as usize;
-                m &= m - 1;
-                let sum = self.column_sum(tile, span, one_word, sets, j, &r.digits);
-                // No current, no draw: S' = 0, code 0 (kept without a branch).
-                r.hits[n] = (j as u32, sum);
-                n += (sum != 0) as usize;
-            }
-        }
+        // The common shapes of a read get loops of their own (no per-column branch on
+        // the shape).
+        let n = match (one_word, self.cell_bits) {
+            (true, 1) => self.hits(tile, r, |j, d| self.one_word_sum::<1>(tile, span, j, d)),
+            (true, 2) => self.hits(tile, r, |j, d| self.one_word_sum::<2>(tile, span, j, d)),
+            _ => self.hits(tile, r, |j, d| {
+                self.column_sum(tile, span, one_word, sets, j, d)
+            }),
+        };
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
         if noisy {
@@ -538,21 +535,65 @@ impl Datapath<'_> {
                 *z = normal_with(r.zig, key);
             }
         }
+        // code = ADC(att * S'), S' = I + (read_noise * sqrt(I)) * z' (Device::noisy).
+        let adc = self.adc;
+        match (noisy, adc.unit()) {
+            (true, true) => self.codes(r, n, |s, z, a| adc.count_below_2_53(att * (s + a * z))),
+            (true, false) => self.codes(r, n, |s, z, a| adc.convert_real(att * (s + a * z))),
+            (false, _) => self.codes(r, n, |s, _, _| adc.convert_real(att * s)),
+        }
+    }
+
+    /// Adds code(I, z', read_noise * sqrt(I)) to the codes of the first `n` hits of a
+    /// read.
+    #[inline(always)]
+    fn codes(&self, r: &mut Reads, n: usize, code: impl Fn(f64, f64, f64) -> u64) {
+        let rn = self.device.read_noise;
         for (&(j, sum), &z) in r.hits[..n].iter().zip(&r.draws) {
             // (A sum is far below 2^63: the signed conversion is one instruction.)
             let current = sum as i64 as f64;
-            // Device::noisy: I + (read_noise * sqrt(I)) * z'.
-            let s = if noisy {
-                let a = match r.noise.get(sum as usize) {
-                    Some(&a) => a,
-                    None => dev.read_noise * current.sqrt(),
-                };
-                current + a * z
-            } else {
-                current
+            let a = match r.noise.get(sum as usize) {
+                Some(&a) => a,
+                None => rn * current.sqrt(),
             };
-            r.codes[j as usize] += self.adc.convert_real(att * s);
+            r.codes[j as usize] += code(current, z, a);
         }
+    }
+
+    /// The live columns of a read with a non-zero `sum` into `r.hits`, in order; their
+    /// count.
+    #[inline(always)]
+    fn hits(&self, tile: &Tile, r: &mut Reads, sum: impl Fn(usize, &[u64]) -> u64) -> usize {
+        let mut n = 0;
+        for (k, &m) in r.live[..tile.col_words].iter().enumerate() {
+            let mut m = m;
+            while m != 0 {
+                let j = k * 64 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                let s = sum(j, &r.digits);
+                // No current, no draw: S' = 0, code 0 (kept without a branch).
+                r.hits[n] = (j as u32, s);
+                n += (s != 0) as usize;
+            }
+        }
+        n
+    }
+
+    /// [`Self::column_sum`] of a one-word, one-bit-digit read with CB-bit cells.
+    #[inline(always)]
+    fn one_word_sum<const CB: usize>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        j: usize,
+        digits: &[u64],
+    ) -> u64 {
+        let words = self.program.words;
+        let (w, x) = (span.wl, digits[span.wl]);
+        let cells = &tile.cells[(j * CB) * words..][..CB * words];
+        (0..CB).fold(0u64, |s, c| {
+            s + (((x & cells[c * words + w]).count_ones() as u64) << c)
+        })
     }
 
     /// The integer bitline sum of column `j` of `tile` in the read of `span` (`sets`: a
