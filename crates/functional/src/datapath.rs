@@ -518,11 +518,9 @@ impl Datapath<'_> {
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
         let n = match (one_word, self.cell_bits) {
-            (true, 1) => self.hits(tile, r, |j, d| self.one_word_sum::<1>(tile, span, j, d)),
-            (true, 2) => self.hits(tile, r, |j, d| self.one_word_sum::<2>(tile, span, j, d)),
-            _ => self.hits(tile, r, |j, d| {
-                self.column_sum(tile, span, one_word, sets, j, d)
-            }),
+            (true, 1) => self.hits::<1>(tile, span, one_word, sets, r),
+            (true, 2) => self.hits::<2>(tile, span, one_word, sets, r),
+            _ => self.hits::<0>(tile, span, one_word, sets, r),
         };
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
@@ -536,41 +534,64 @@ impl Datapath<'_> {
             }
         }
         // code = ADC(att * S'), S' = I + (read_noise * sqrt(I)) * z' (Device::noisy).
-        let adc = self.adc;
-        match (noisy, adc.unit()) {
-            (true, true) => self.codes(r, n, |s, z, a| adc.count_below_2_53(att * (s + a * z))),
-            (true, false) => self.codes(r, n, |s, z, a| adc.convert_real(att * (s + a * z))),
-            (false, _) => self.codes(r, n, |s, _, _| adc.convert_real(att * s)),
+        match (noisy, self.adc.unit()) {
+            (true, true) => self.codes::<{ Codes::NoisyUnit as u8 }>(r, n, att),
+            (true, false) => self.codes::<{ Codes::Noisy as u8 }>(r, n, att),
+            (false, _) => self.codes::<{ Codes::Attenuated as u8 }>(r, n, att),
         }
     }
 
-    /// Adds code(I, z', read_noise * sqrt(I)) to the codes of the first `n` hits of a
-    /// read.
+    /// Adds the code of each of the first `n` hits of a read to its column's sum:
+    /// ADC(att times S'), with S' = I + (read_noise * sqrt(I)) * z' when noisy
+    /// (Device::noisy), and the unit ADC's branch-free count when it is one.
+    /// (Const-generic loops rather than closures: a closure left out of line loses the
+    /// CPU features of the read.)
     #[inline(always)]
-    fn codes(&self, r: &mut Reads, n: usize, code: impl Fn(f64, f64, f64) -> u64) {
-        let rn = self.device.read_noise;
+    fn codes<const HOW: u8>(&self, r: &mut Reads, n: usize, att: f64) {
+        let (rn, adc) = (self.device.read_noise, self.adc);
         for (&(j, sum), &z) in r.hits[..n].iter().zip(&r.draws) {
             // (A sum is far below 2^63: the signed conversion is one instruction.)
             let current = sum as i64 as f64;
-            let a = match r.noise.get(sum as usize) {
-                Some(&a) => a,
-                None => rn * current.sqrt(),
+            let code = if HOW == Codes::Attenuated as u8 {
+                adc.convert_real(att * current)
+            } else {
+                let a = match r.noise.get(sum as usize) {
+                    Some(&a) => a,
+                    None => rn * current.sqrt(),
+                };
+                let s = att * (current + a * z);
+                if HOW == Codes::NoisyUnit as u8 {
+                    adc.count_below_2_53(s)
+                } else {
+                    adc.convert_real(s)
+                }
             };
-            r.codes[j as usize] += code(current, z, a);
+            r.codes[j as usize] += code;
         }
     }
 
-    /// The live columns of a read with a non-zero `sum` into `r.hits`, in order; their
-    /// count.
+    /// The live columns of a read with a non-zero sum into `r.hits`, in order; their
+    /// count. CB = 1 or 2: a one-word, one-bit-digit read of CB-bit cells; 0: any read.
     #[inline(always)]
-    fn hits(&self, tile: &Tile, r: &mut Reads, sum: impl Fn(usize, &[u64]) -> u64) -> usize {
+    fn hits<const CB: usize>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        one_word: bool,
+        sets: bool,
+        r: &mut Reads,
+    ) -> usize {
         let mut n = 0;
         for (k, &m) in r.live[..tile.col_words].iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let s = sum(j, &r.digits);
+                let s = if CB == 0 {
+                    self.column_sum(tile, span, one_word, sets, j, &r.digits)
+                } else {
+                    self.one_word_sum::<CB>(tile, span, j, &r.digits)
+                };
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
                 r.hits[n] = (j as u32, s);
                 n += (s != 0) as usize;
@@ -737,6 +758,18 @@ impl Datapath<'_> {
             self.device.conductance(cell, level, g_off)
         })
     }
+}
+
+/// How [`Datapath::codes`] turns a hit into a code.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Codes {
+    /// ADC(att * (I + a z')) with the unit ADC's branch-free count.
+    NoisyUnit,
+    /// ADC(att * (I + a z')).
+    Noisy,
+    /// ADC(att * I): IR drop without read noise.
+    Attenuated,
 }
 
 /// What the OU reads of one tile in one input cycle share.
