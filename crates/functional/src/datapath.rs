@@ -58,6 +58,8 @@ struct Reads {
     hits: Vec<(u32, u64)>,
     /// The standard normal draw of each of `hits` (with read noise).
     draws: Vec<f64>,
+    /// Per column, the current of a per-cell read with cached conductances.
+    currents: Vec<f64>,
     /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
     /// product [`Device::noisy`] computes, looked up.
     noise: Vec<f64>,
@@ -99,6 +101,7 @@ impl Scratch {
                 live: vec![0; cols.div_ceil(64)],
                 hits: vec![(0, 0); cols],
                 draws: vec![0.0; cols],
+                currents: vec![0.0; cols],
                 noise: noise_table(dp),
                 zig: ziggurat(),
                 native: native(),
@@ -678,7 +681,22 @@ impl Datapath<'_> {
         }
         let per_col = self.cell_bits * words;
         let cells = tile.cells.chunks_exact(per_col);
-        let rows = tile.written.len();
+        let ncols = tile.cols.len();
+        let cached = kind == Kind::PerCell && !tile.g.is_empty();
+        if cached {
+            // Every column's I = sum over the open rows i of d_i * G(i), in row order,
+            // one open row at a time across the columns: each column's additions are
+            // those of cell_current, in its order (the same bits), and the columns'
+            // chains of additions run side by side.
+            let currents = &mut r.currents[..ncols];
+            currents.iter_mut().for_each(|c| *c = 0.0);
+            self.open_rows(span, &r.digits, |i, d| {
+                let d = d as f64;
+                for (c, &g) in currents.iter_mut().zip(&tile.g[i * ncols..][..ncols]) {
+                    *c += d * g;
+                }
+            });
+        }
         for (j, ((col, codes), cells)) in tile
             .cols
             .iter()
@@ -686,36 +704,34 @@ impl Datapath<'_> {
             .zip(cells)
             .enumerate()
         {
-            let sum = self.ideal_sum(cells, span, &r.digits);
             let s = match kind {
                 Kind::PerCell => {
                     let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
-                    let current = if tile.g.is_empty() {
-                        self.cell_current(tile, col, cells, span, g_off, &r.digits)
+                    let current = if cached {
+                        r.currents[j]
                     } else {
-                        self.cached_current(&tile.g[j * rows..(j + 1) * rows], span, &r.digits)
+                        self.cell_current(tile, col, cells, span, g_off, &r.digits)
                     };
                     dev.analog_sum(current, open, drive, g_off, key)
                 }
                 Kind::Table => {
+                    let sum = self.ideal_sum(cells, span, &r.digits);
                     let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
                     match &dev.error_table {
                         Some(t) => dev.table_sum(t, sum, open, key),
                         None => sum as f64,
                     }
                 }
-                Kind::Exact | Kind::Analog => sum as f64,
+                Kind::Exact | Kind::Analog => self.ideal_sum(cells, span, &r.digits) as f64,
             };
             *codes += self.adc.convert_real(s);
         }
     }
 
-    /// I = sum over the open rows i of d_i * G(i), in row order: the one walk of a read's
-    /// open rows that the cached and the drawn conductances share.
+    /// Calls `f(i, d_i)` for every open row i of a read, in row order, with its digit.
     #[inline(always)]
-    fn open_current(&self, span: Span, digits: &[u64], g: impl Fn(usize) -> f64) -> f64 {
+    fn open_rows(&self, span: Span, digits: &[u64], mut f: impl FnMut(usize, u32)) {
         let words = self.program.words;
-        let mut current = 0.0;
         for w in span.wl..=span.wh {
             let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
             while nz != 0 {
@@ -724,15 +740,9 @@ impl Datapath<'_> {
                 let d: u32 = (0..span.digit_bits)
                     .map(|x| ((digits[x * words + w] >> b & 1) as u32) << x)
                     .sum();
-                current += d as f64 * g(w * 64 + b);
+                f(w * 64 + b, d);
             }
         }
-        current
-    }
-
-    /// I with the conductances of the column cached (`g`, one per physical row).
-    fn cached_current(&self, g: &[f64], span: Span, digits: &[u64]) -> f64 {
-        self.open_current(span, digits, |i| g[i])
     }
 
     /// I with each cell's conductance drawn from its key.
@@ -746,7 +756,9 @@ impl Datapath<'_> {
         digits: &[u64],
     ) -> f64 {
         let words = self.program.words;
-        self.open_current(span, digits, |i| {
+        // I = sum over the open rows i of d_i * G(i), in row order.
+        let mut current = 0.0;
+        self.open_rows(span, digits, |i, d| {
             let level = crate::program::level(cells, words, self.cell_bits, i);
             let cell = [
                 self.layer,
@@ -755,8 +767,9 @@ impl Datapath<'_> {
                 col.out as u64,
                 col.slice as u64,
             ];
-            self.device.conductance(cell, level, g_off)
-        })
+            current += d as f64 * self.device.conductance(cell, level, g_off);
+        });
+        current
     }
 }
 

@@ -69,8 +69,8 @@ pub(crate) struct Tile {
     pub row_cols: Box<[u64]>,
     /// With per-cell device draws (variation or an off current) and a program under
     /// [`CONDUCTANCE_CACHE_BYTES`]: every cell's conductance, computed once from its key
-    /// when the tile is programmed, column after column: g[j * written.len() + i] for
-    /// column j, physical row i. The very values a read would draw (same key, same
+    /// when the tile is programmed, row after row: g[i * cols.len() + j] for physical
+    /// row i, column j (a read adds one open row to every column's current at a time). The very values a read would draw (same key, same
     /// arithmetic), so reads give the same bits with or without it. Empty otherwise.
     pub g: Box<[f64]>,
 }
@@ -157,7 +157,7 @@ impl Tile {
     fn cache_conductances(&mut self, w: &Writer) {
         let (cb, words) = (w.map.cell_bits as usize, w.words);
         let g_off = w.device.g_off((1u32 << w.map.cell_bits) - 1);
-        let rows = self.written.len();
+        let ncols = self.cols.len();
         let mut g = vec![0.0; self.cell_count()];
         for (j, (col, planes)) in self
             .cols
@@ -174,7 +174,7 @@ impl Tile {
                     col.out as u64,
                     col.slice as u64,
                 ];
-                g[j * rows + i] = w.device.conductance(cell, level, g_off);
+                g[i * ncols + j] = w.device.conductance(cell, level, g_off);
             }
         }
         self.g = g.into_boxed_slice();
