@@ -171,15 +171,15 @@ impl Kind {
     }
 }
 
-/// The signed weight of input cycle c in the shift-and-add: 2^(c*dac.bits), or
-/// -2^(B-1) for the sign cycle of a two's-complement pass read one bit at a time, and
-/// negated in the negative pass of sign-magnitude.
-fn cycle_weight(plan: &PassPlan, pass: Pass, c: u32) -> i128 {
-    let w = 1i128 << (c * plan.dac_bits);
+/// The signed weight of input cycle c in the shift-and-add, as (k, negative) for
+/// +-2^k: 2^(c*dac.bits), or -2^(B-1) for the sign cycle of a two's-complement pass read
+/// one bit at a time, and negated in the negative pass of sign-magnitude.
+fn cycle_weight(plan: &PassPlan, pass: Pass, c: u32) -> (u32, bool) {
+    let k = c * plan.dac_bits;
     match pass {
-        Pass::TwosComplement { bits } if plan.dac_bits == 1 && c == bits - 1 => -w,
-        Pass::Negative => -w,
-        _ => w,
+        Pass::TwosComplement { bits } if plan.dac_bits == 1 && c == bits - 1 => (k, true),
+        Pass::Negative => (k, true),
+        _ => (k, false),
     }
 }
 
@@ -189,7 +189,9 @@ struct At {
     vector: u64,
     pass: u64,
     cycle: u32,
-    weight: i128,
+    /// The cycle's weight +-2^shift ([`cycle_weight`]).
+    shift: u32,
+    negative: bool,
 }
 
 impl Datapath<'_> {
@@ -242,11 +244,13 @@ impl Datapath<'_> {
                 let route = &self.program.routes[tile.route];
                 let planes = &s.planes[tile.route * bits * words..][..bits * words];
                 for c in 0..plan.cycles {
+                    let (shift, negative) = cycle_weight(plan, pass, c);
                     let at = At {
                         vector: index,
                         pass: p as u64,
                         cycle: c,
-                        weight: cycle_weight(plan, pass, c),
+                        shift,
+                        negative,
                     };
                     self.tile_cycle(tile, route, planes, at, kind, &mut s.reads);
                 }
@@ -347,9 +351,11 @@ impl Datapath<'_> {
         for (col, codes) in tile.cols.iter().zip(&mut r.codes[..ncols]) {
             let c = std::mem::take(codes);
             if c != 0 {
-                let v = at.weight.wrapping_mul((c as i128).wrapping_shl(col.shift));
+                // c * 2^(slice shift + cycle shift) modulo 2^128 (0 from 128 bits on),
+                // subtracted for a negative column or cycle weight, not for both.
+                let v = (c as i128).checked_shl(col.shift + at.shift).unwrap_or(0);
                 let a = &mut r.acc[col.out as usize];
-                *a = if col.neg {
+                *a = if col.neg != at.negative {
                     a.wrapping_sub(v)
                 } else {
                     a.wrapping_add(v)
