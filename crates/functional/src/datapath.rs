@@ -75,6 +75,8 @@ fn native() -> bool {
     return std::arch::is_x86_feature_detected!("popcnt")
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
         && std::arch::is_x86_feature_detected!("sse4.1");
     #[cfg(not(target_arch = "x86_64"))]
     false
@@ -208,11 +210,12 @@ impl Datapath<'_> {
         self.vector_any(vector, index, s)
     }
 
-    /// [`Self::vector`] compiled with popcnt, AVX2 and BMI (most of the work is
-    /// popcounts and bit scans). No fused multiply-add is enabled: floating-point results
-    /// are the same bits as without.
+    /// [`Self::vector`] compiled with popcnt, AVX2, BMI1/2 and lzcnt (most of the work is
+    /// popcounts, bit scans and shifts by a variable count; BMI2's shifts need no count
+    /// register). No fused multiply-add is enabled: floating-point results are the same
+    /// bits as without.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx2,bmi1,sse4.1")]
+    #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
     unsafe fn vector_native(&self, vector: &[i32], index: u64, s: &mut Scratch) {
         self.vector_any(vector, index, s)
     }
@@ -471,7 +474,7 @@ impl Datapath<'_> {
     /// [`Self::vector_native`]: its loops get the registers to themselves rather than
     /// sharing them with the whole of the vector's walk (which spilled its pointers).
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx2,bmi1,sse4.1")]
+    #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
     #[inline(never)]
     unsafe fn read_live_native(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
         self.read_live_body(tile, span, analog, r)
