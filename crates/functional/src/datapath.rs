@@ -513,16 +513,12 @@ impl Datapath<'_> {
         // What column_sum's unchecked reads rely on besides its column's index.
         assert!(span.wh < words && tile.cells.len() == tile.cols.len() * self.cell_bits * words);
         if !analog {
-            for (k, &m) in r.live[..cw].iter().enumerate() {
-                let mut m = m;
-                while m != 0 {
-                    let j = k * 64 + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    r.codes[j] += self
-                        .adc
-                        .convert(self.column_sum(tile, span, one_word, sets, j, &r.digits));
-                }
-            }
+            // code = ADC(S), added to the column's sum as it is read.
+            match (one_word, self.cell_bits) {
+                (true, 1) => self.hits::<1, true>(tile, span, one_word, sets, r),
+                (true, 2) => self.hits::<2, true>(tile, span, one_word, sets, r),
+                _ => self.hits::<0, true>(tile, span, one_word, sets, r),
+            };
             return;
         }
         // The sums first, then the draws of the columns with current: every draw is a
@@ -530,9 +526,9 @@ impl Datapath<'_> {
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
         let n = match (one_word, self.cell_bits) {
-            (true, 1) => self.hits::<1>(tile, span, one_word, sets, r),
-            (true, 2) => self.hits::<2>(tile, span, one_word, sets, r),
-            _ => self.hits::<0>(tile, span, one_word, sets, r),
+            (true, 1) => self.hits::<1, false>(tile, span, one_word, sets, r),
+            (true, 2) => self.hits::<2, false>(tile, span, one_word, sets, r),
+            _ => self.hits::<0, false>(tile, span, one_word, sets, r),
         };
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
@@ -584,8 +580,9 @@ impl Datapath<'_> {
 
     /// The live columns of a read with a non-zero sum into `r.hits`, in order; their
     /// count. CB = 1 or 2: a one-word, one-bit-digit read of CB-bit cells; 0: any read.
+    /// EXACT: each sum's code ADC(S) added to its column's instead (no hits, count 0).
     #[inline(always)]
-    fn hits<const CB: usize>(
+    fn hits<const CB: usize, const EXACT: bool>(
         &self,
         tile: &Tile,
         span: Span,
@@ -604,6 +601,10 @@ impl Datapath<'_> {
                 } else {
                     self.one_word_sum::<CB>(tile, span, j, &r.digits)
                 };
+                if EXACT {
+                    r.codes[j] += self.adc.convert(s);
+                    continue;
+                }
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
                 r.hits[n] = (j as u32, s);
                 n += (s != 0) as usize;
