@@ -510,14 +510,12 @@ impl Datapath<'_> {
             }
         }
         let one_word = span.wl == span.wh && span.digit_bits == 1;
-        // What column_sum's unchecked reads rely on besides its column's index.
-        assert!(span.wh < words && tile.cells.len() == tile.cols.len() * self.cell_bits * words);
         if !analog {
             // code = ADC(S), added to the column's sum as it is read.
             match (one_word, self.cell_bits) {
-                (true, 1) => self.hits::<1, true>(tile, span, one_word, sets, r),
-                (true, 2) => self.hits::<2, true>(tile, span, one_word, sets, r),
-                _ => self.hits::<0, true>(tile, span, one_word, sets, r),
+                (true, 1) => self.hits::<1, true>(tile, span, sets, r),
+                (true, 2) => self.hits::<2, true>(tile, span, sets, r),
+                _ => self.hits::<0, true>(tile, span, sets, r),
             };
             return;
         }
@@ -526,9 +524,9 @@ impl Datapath<'_> {
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
         let n = match (one_word, self.cell_bits) {
-            (true, 1) => self.hits::<1, false>(tile, span, one_word, sets, r),
-            (true, 2) => self.hits::<2, false>(tile, span, one_word, sets, r),
-            _ => self.hits::<0, false>(tile, span, one_word, sets, r),
+            (true, 1) => self.hits::<1, false>(tile, span, sets, r),
+            (true, 2) => self.hits::<2, false>(tile, span, sets, r),
+            _ => self.hits::<0, false>(tile, span, sets, r),
         };
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
@@ -579,14 +577,14 @@ impl Datapath<'_> {
     }
 
     /// The live columns of a read with a non-zero sum into `r.hits`, in order; their
-    /// count. CB = 1 or 2: a one-word, one-bit-digit read of CB-bit cells; 0: any read.
+    /// count. CB = 1 or 2: a one-word, one-bit-digit read of CB-bit cells; 0: any read
+    /// (`sets`: a dense tile, whose read visits only columns with a cell in an open row).
     /// EXACT: each sum's code ADC(S) added to its column's instead (no hits, count 0).
     #[inline(always)]
     fn hits<const CB: usize, const EXACT: bool>(
         &self,
         tile: &Tile,
         span: Span,
-        one_word: bool,
         sets: bool,
         r: &mut Reads,
     ) -> usize {
@@ -597,10 +595,14 @@ impl Datapath<'_> {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
                 let s = if CB == 0 {
-                    self.column_sum(tile, span, one_word, sets, j, &r.digits)
+                    self.column_sum(tile, span, j, &r.digits)
                 } else {
                     self.one_word_sum::<CB>(tile, span, j, &r.digits)
                 };
+                debug_assert!(
+                    s > 0 || !sets,
+                    "a column with a cell in an open row carries current"
+                );
                 if EXACT {
                     r.codes[j] += self.adc.convert(s);
                     continue;
@@ -630,44 +632,11 @@ impl Datapath<'_> {
         })
     }
 
-    /// The integer bitline sum of column `j` of `tile` in the read of `span` (`sets`: a
-    /// dense tile, whose read visits only columns with a cell in an open row).
+    /// The integer bitline sum of column `j` of `tile` in the read of `span`.
     #[inline(always)]
-    fn column_sum(
-        &self,
-        tile: &Tile,
-        span: Span,
-        one_word: bool,
-        sets: bool,
-        j: usize,
-        digits: &[u64],
-    ) -> u64 {
-        let words = self.program.words;
-        let per_col = self.cell_bits * words;
-        let sum = if one_word {
-            // The common read: one-bit digits, an OU within one word, and its plane c
-            // at cells[j * per_col + c * words + w].
-            let (w, x) = (span.wl, digits[span.wl]);
-            let base = j * per_col + w;
-            assert!(j < tile.cols.len());
-            // SAFETY: j < cols, w < words and cells.len() = cols * per_col (asserted
-            // here and by the caller, [`Self::read_live`]), so base + c * words <
-            // cells.len().
-            let plane = |c: usize| unsafe { *tile.cells.get_unchecked(base + c * words) };
-            let ones = |c: usize| ((x & plane(c)).count_ones() as u64) << c;
-            match self.cell_bits {
-                1 => ones(0),
-                2 => ones(0) + ones(1),
-                cb => (0..cb).map(ones).sum(),
-            }
-        } else {
-            self.ideal_sum(&tile.cells[j * per_col..][..per_col], span, digits)
-        };
-        debug_assert!(
-            sum > 0 || !sets,
-            "a column with a cell in an open row carries current"
-        );
-        sum
+    fn column_sum(&self, tile: &Tile, span: Span, j: usize, digits: &[u64]) -> u64 {
+        let per_col = self.cell_bits * self.program.words;
+        self.ideal_sum(&tile.cells[j * per_col..][..per_col], span, digits)
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
