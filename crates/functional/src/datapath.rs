@@ -428,25 +428,17 @@ impl Datapath<'_> {
     /// digits are in `digits`.
     #[inline(always)]
     fn ideal_sum(&self, cells: &[u64], span: Span, digits: &[u64]) -> u64 {
-        let words = self.program.words;
-        let cb = self.cell_bits;
+        let (words, cb) = (self.program.words, self.cell_bits);
         if span.wl == span.wh && span.digit_bits == 1 {
             // The common read: one-bit digits, an OU within one word.
-            let (w, x) = (span.wl, digits[span.wl]);
-            return (0..cb).fold(0u64, |s, c| {
-                s + (((x & cells[c * words + w]).count_ones() as u64) << c)
-            });
+            return plane_sum(cells, words, span.wl, digits[span.wl], cb);
         }
         let mut sum = 0u64;
         for w in span.wl..=span.wh {
             for d in 0..span.digit_bits {
                 let x = digits[d * words + w];
-                if x == 0 {
-                    continue;
-                }
-                for c in 0..cb {
-                    let n = (x & cells[c * words + w]).count_ones() as u64;
-                    sum += n << (d + c);
+                if x != 0 {
+                    sum += plane_sum(cells, words, w, x, cb) << d;
                 }
             }
         }
@@ -594,11 +586,7 @@ impl Datapath<'_> {
             while m != 0 {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let s = if CB == 0 {
-                    self.column_sum(tile, span, j, &r.digits)
-                } else {
-                    self.one_word_sum::<CB>(tile, span, j, &r.digits)
-                };
+                let s = self.column_sum::<CB>(tile, span, j, &r.digits);
                 debug_assert!(
                     s > 0 || !sets,
                     "a column with a cell in an open row carries current"
@@ -615,9 +603,11 @@ impl Datapath<'_> {
         n
     }
 
-    /// [`Self::column_sum`] of a one-word, one-bit-digit read with CB-bit cells.
+    /// The integer bitline sum of column `j` of `tile` in the read of `span`. CB = 1 or
+    /// 2: a one-word, one-bit-digit read of CB-bit cells (the cell width a constant);
+    /// 0: any read.
     #[inline(always)]
-    fn one_word_sum<const CB: usize>(
+    fn column_sum<const CB: usize>(
         &self,
         tile: &Tile,
         span: Span,
@@ -625,18 +615,13 @@ impl Datapath<'_> {
         digits: &[u64],
     ) -> u64 {
         let words = self.program.words;
-        let (w, x) = (span.wl, digits[span.wl]);
-        let cells = &tile.cells[(j * CB) * words..][..CB * words];
-        (0..CB).fold(0u64, |s, c| {
-            s + (((x & cells[c * words + w]).count_ones() as u64) << c)
-        })
-    }
-
-    /// The integer bitline sum of column `j` of `tile` in the read of `span`.
-    #[inline(always)]
-    fn column_sum(&self, tile: &Tile, span: Span, j: usize, digits: &[u64]) -> u64 {
-        let per_col = self.cell_bits * self.program.words;
-        self.ideal_sum(&tile.cells[j * per_col..][..per_col], span, digits)
+        let cb = if CB == 0 { self.cell_bits } else { CB };
+        let cells = &tile.cells[j * cb * words..][..cb * words];
+        if CB == 0 {
+            self.ideal_sum(cells, span, digits)
+        } else {
+            plane_sum(cells, words, span.wl, digits[span.wl], CB)
+        }
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -739,17 +724,21 @@ impl Datapath<'_> {
         let mut current = 0.0;
         self.open_rows(span, digits, |i, d| {
             let level = crate::program::level(cells, words, self.cell_bits, i);
-            let cell = [
-                self.layer,
-                col.neg as u64,
-                tile.written[i] as u64,
-                col.out as u64,
-                col.slice as u64,
-            ];
+            let cell = col.cell_key(self.layer, tile.written[i]);
             current += d as f64 * self.device.conductance(cell, level, g_off);
         });
         current
     }
+}
+
+/// sum over the cell planes c < `cb` of popcount(x & plane c, word w) << c: a column's
+/// bitline sum for the one-bit digits `x` of word w (cells: the column's `cb` planes of
+/// `words` words).
+#[inline(always)]
+fn plane_sum(cells: &[u64], words: usize, w: usize, x: u64, cb: usize) -> u64 {
+    (0..cb).fold(0u64, |s, c| {
+        s + (((x & cells[c * words + w]).count_ones() as u64) << c)
+    })
 }
 
 /// How [`Datapath::codes`] turns a hit into a code.

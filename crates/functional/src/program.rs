@@ -36,6 +36,21 @@ pub(crate) struct Column {
     pub phys: u32,
 }
 
+impl Column {
+    /// The key of the cell of this column that holds logical row `row` (a draw's words
+    /// after its kind): programming faults and conductances are drawn from it.
+    #[inline(always)]
+    pub fn cell_key(&self, layer: u64, row: u32) -> [u64; 5] {
+        [
+            layer,
+            self.neg as u64,
+            row as u64,
+            self.out as u64,
+            self.slice as u64,
+        ]
+    }
+}
+
 /// The logical rows that drive the physical rows of a row tile, in physical order.
 #[derive(Debug, Clone)]
 pub(crate) struct Route {
@@ -70,8 +85,9 @@ pub(crate) struct Tile {
     /// With per-cell device draws (variation or an off current) and a program under
     /// [`CONDUCTANCE_CACHE_BYTES`]: every cell's conductance, computed once from its key
     /// when the tile is programmed, row after row: g[i * cols.len() + j] for physical
-    /// row i, column j (a read adds one open row to every column's current at a time). The very values a read would draw (same key, same
-    /// arithmetic), so reads give the same bits with or without it. Empty otherwise.
+    /// row i, column j (a read adds one open row to every column's current at a time).
+    /// The very values a read would draw (same key, same arithmetic), so reads give the
+    /// same bits with or without it. Empty otherwise.
     pub g: Box<[f64]>,
 }
 
@@ -167,14 +183,7 @@ impl Tile {
         {
             for (i, &k) in self.written.iter().enumerate() {
                 let level = level(planes, words, cb, i);
-                let cell = [
-                    w.layer,
-                    col.neg as u64,
-                    k as u64,
-                    col.out as u64,
-                    col.slice as u64,
-                ];
-                g[i * ncols + j] = w.device.conductance(cell, level, g_off);
+                g[i * ncols + j] = w.device.conductance(col.cell_key(w.layer, k), level, g_off);
             }
         }
         self.g = g.into_boxed_slice();
@@ -253,34 +262,26 @@ impl Writer<'_> {
         let map = self.map;
         let (cb, words) = (map.cell_bits as usize, self.words);
         let top = (1u32 << map.cell_bits) - 1;
-        let out = group * map.cols_per_group + col.n;
+        let column = Column {
+            out: group * map.cols_per_group + col.n,
+            slice: col.slice,
+            shift: col.slice * map.cell_bits,
+            neg: pol == Polarity::Neg,
+            phys,
+        };
         let mut planes = vec![0u64; cb * words];
         for (i, &k) in logical.iter().enumerate() {
             let c = map.cell_at(self.weights, group, pol, col, k);
-            let key = [
-                self.layer,
-                pol as u64,
-                k as u64,
-                out as u64,
-                col.slice as u64,
-            ];
-            let mut c = self.device.programmed(key, c, top);
+            let mut c = self
+                .device
+                .programmed(column.cell_key(self.layer, k), c, top);
             while c != 0 {
                 let b = c.trailing_zeros() as usize;
                 planes[b * words + i / 64] |= 1u64 << (i % 64);
                 c &= c - 1;
             }
         }
-        (
-            Column {
-                out,
-                slice: col.slice,
-                shift: col.slice * map.cell_bits,
-                neg: pol == Polarity::Neg,
-                phys,
-            },
-            planes,
-        )
+        (column, planes)
     }
 
     /// The physical columns of column group `cg_i` with their index in the polarity array.
