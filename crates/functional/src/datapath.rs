@@ -10,7 +10,7 @@
 
 use crate::adc::Adc;
 use crate::device::Device;
-use crate::program::{Column, Program, Tile};
+use crate::program::{Program, Tile};
 use crate::rng::{normal_with, ziggurat, Ziggurat};
 use crossbar::Mode;
 use engine::input::Pass;
@@ -424,21 +424,22 @@ impl Datapath<'_> {
         }
     }
 
-    /// The integer bitline sum of the column whose cells are `cells` over the rows whose
-    /// digits are in `digits`.
+    /// The integer bitline sum of column j of `tile` over the rows whose digits are in
+    /// `digits`.
     #[inline(always)]
-    fn ideal_sum(&self, cells: &[u64], span: Span, digits: &[u64]) -> u64 {
+    fn ideal_sum(&self, tile: &Tile, j: usize, span: Span, digits: &[u64]) -> u64 {
         let (words, cb) = (self.program.words, self.cell_bits);
         if span.wl == span.wh && span.digit_bits == 1 {
             // The common read: one-bit digits, an OU within one word.
-            return plane_sum(cells, words, span.wl, digits[span.wl], cb);
+            return plane_sum(tile.planes(j, span.wl, cb), digits[span.wl]);
         }
         let mut sum = 0u64;
         for w in span.wl..=span.wh {
+            let planes = tile.planes(j, w, cb);
             for d in 0..span.digit_bits {
                 let x = digits[d * words + w];
                 if x != 0 {
-                    sum += plane_sum(cells, words, w, x, cb) << d;
+                    sum += plane_sum(planes, x) << d;
                 }
             }
         }
@@ -525,9 +526,10 @@ impl Datapath<'_> {
         if noisy {
             // The standard normal draws z' first, a loop of integer work and table
             // lookups, then the arithmetic of the reads: two short chains per column.
+            let ou = span.ou_index;
             for (z, &(j, _)) in r.draws.iter_mut().zip(&r.hits[..n]) {
                 let col = &tile.cols[j as usize];
-                let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                let key = Device::read_hash(span.base, col.read_word, ou);
                 *z = normal_with(r.zig, key);
             }
         }
@@ -581,12 +583,19 @@ impl Datapath<'_> {
         r: &mut Reads,
     ) -> usize {
         let mut n = 0;
+        // A one-word read's planes of every column (CB > 0), and its digits.
+        let planes = tile.word_planes::<CB>(span.wl);
+        let x = r.digits[span.wl];
         for (k, &m) in r.live[..tile.col_words].iter().enumerate() {
             let mut m = m;
             while m != 0 {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let s = self.column_sum::<CB>(tile, span, j, &r.digits);
+                let s = if CB == 0 {
+                    self.ideal_sum(tile, j, span, &r.digits)
+                } else {
+                    plane_sum(&planes[j], x)
+                };
                 debug_assert!(
                     s > 0 || !sets,
                     "a column with a cell in an open row carries current"
@@ -601,27 +610,6 @@ impl Datapath<'_> {
             }
         }
         n
-    }
-
-    /// The integer bitline sum of column `j` of `tile` in the read of `span`. CB = 1 or
-    /// 2: a one-word, one-bit-digit read of CB-bit cells (the cell width a constant);
-    /// 0: any read.
-    #[inline(always)]
-    fn column_sum<const CB: usize>(
-        &self,
-        tile: &Tile,
-        span: Span,
-        j: usize,
-        digits: &[u64],
-    ) -> u64 {
-        let words = self.program.words;
-        let cb = if CB == 0 { self.cell_bits } else { CB };
-        let cells = &tile.cells[j * cb * words..][..cb * words];
-        if CB == 0 {
-            self.ideal_sum(cells, span, digits)
-        } else {
-            plane_sum(cells, words, span.wl, digits[span.wl], CB)
-        }
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -643,8 +631,6 @@ impl Datapath<'_> {
             }
             open += nz.count_ones();
         }
-        let per_col = self.cell_bits * words;
-        let cells = tile.cells.chunks_exact(per_col);
         let ncols = tile.cols.len();
         let cached = kind == Kind::PerCell && !tile.g.is_empty();
         if cached {
@@ -661,32 +647,26 @@ impl Datapath<'_> {
                 }
             });
         }
-        for (j, ((col, codes), cells)) in tile
-            .cols
-            .iter()
-            .zip(r.codes.iter_mut())
-            .zip(cells)
-            .enumerate()
-        {
+        for (j, (col, codes)) in tile.cols.iter().zip(r.codes.iter_mut()).enumerate() {
             let s = match kind {
                 Kind::PerCell => {
-                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    let key = Device::read_hash(span.base, col.read_word, span.ou_index);
                     let current = if cached {
                         r.currents[j]
                     } else {
-                        self.cell_current(tile, col, cells, span, g_off, &r.digits)
+                        self.cell_current(tile, j, span, g_off, &r.digits)
                     };
                     dev.analog_sum(current, open, drive, g_off, key)
                 }
                 Kind::Table => {
-                    let sum = self.ideal_sum(cells, span, &r.digits);
-                    let key = Device::read_hash(span.base, col.neg, col.phys, span.ou_index);
+                    let sum = self.ideal_sum(tile, j, span, &r.digits);
+                    let key = Device::read_hash(span.base, col.read_word, span.ou_index);
                     match &dev.error_table {
                         Some(t) => dev.table_sum(t, sum, open, key),
                         None => sum as f64,
                     }
                 }
-                Kind::Exact | Kind::Analog => self.ideal_sum(cells, span, &r.digits) as f64,
+                Kind::Exact | Kind::Analog => self.ideal_sum(tile, j, span, &r.digits) as f64,
             };
             *codes += self.adc.convert_real(s);
         }
@@ -710,20 +690,12 @@ impl Datapath<'_> {
     }
 
     /// I with each cell's conductance drawn from its key.
-    fn cell_current(
-        &self,
-        tile: &Tile,
-        col: &Column,
-        cells: &[u64],
-        span: Span,
-        g_off: f64,
-        digits: &[u64],
-    ) -> f64 {
-        let words = self.program.words;
+    fn cell_current(&self, tile: &Tile, j: usize, span: Span, g_off: f64, digits: &[u64]) -> f64 {
+        let col = &tile.cols[j];
         // I = sum over the open rows i of d_i * G(i), in row order.
         let mut current = 0.0;
         self.open_rows(span, digits, |i, d| {
-            let level = crate::program::level(cells, words, self.cell_bits, i);
+            let level = tile.level(j, i, self.cell_bits);
             let cell = col.cell_key(self.layer, tile.written[i]);
             current += d as f64 * self.device.conductance(cell, level, g_off);
         });
@@ -731,14 +703,14 @@ impl Datapath<'_> {
     }
 }
 
-/// sum over the cell planes c < `cb` of popcount(x & plane c, word w) << c: a column's
-/// bitline sum for the one-bit digits `x` of word w (cells: the column's `cb` planes of
-/// `words` words).
+/// sum over the cell planes c of popcount(x & planes[c]) << c: a column's bitline sum
+/// for the one-bit digits `x` of the 64 rows its `planes` cover ([`Tile::planes`]).
 #[inline(always)]
-fn plane_sum(cells: &[u64], words: usize, w: usize, x: u64, cb: usize) -> u64 {
-    (0..cb).fold(0u64, |s, c| {
-        s + (((x & cells[c * words + w]).count_ones() as u64) << c)
-    })
+fn plane_sum(planes: &[u64], x: u64) -> u64 {
+    planes
+        .iter()
+        .enumerate()
+        .fold(0u64, |s, (c, &p)| s + (((x & p).count_ones() as u64) << c))
 }
 
 /// How [`Datapath::codes`] turns a hit into a code.

@@ -174,10 +174,16 @@ impl Device {
     /// column, OU index) packed into one word (column in bits 0..32, polarity bit 32,
     /// OU index from bit 33: one-to-one for the OU indices of any crossbar, fewer than
     /// 2^31) and mixed once: the reads of one tile and cycle get distinct hashes, as
-    /// the mixer is a bijection.
-    #[inline]
-    pub fn read_hash(base: u64, neg: bool, column: u32, ou: u64) -> u64 {
-        mix(base ^ (ou << 33 | (neg as u64) << 32 | column as u64))
+    /// the mixer is a bijection. `column`: the column's [`Device::read_word`].
+    #[inline(always)]
+    pub fn read_hash(base: u64, column: u64, ou: u64) -> u64 {
+        mix(base ^ (ou << 33 | column))
+    }
+
+    /// A column's bits of [`Device::read_hash`]'s word: its physical column in bits
+    /// 0..32, its polarity (1: negative) in bit 32.
+    pub fn read_word(neg: bool, column: u32) -> u64 {
+        (neg as u64) << 32 | column as u64
     }
 
     /// S' of a read of current `current` with `open` wordlines driven and `drive` =
@@ -368,7 +374,11 @@ mod tests {
             read_noise: 0.5,
             ..Device::default()
         };
-        let key = Device::read_hash(noisy.read_base(1, 2, 3, 4, 5, 6), false, 7, 8);
+        let key = Device::read_hash(
+            noisy.read_base(1, 2, 3, 4, 5, 6),
+            Device::read_word(false, 7),
+            8,
+        );
         let a = noisy.analog_sum(9.0, 2, 0, 0.0, key);
         assert_eq!(a, noisy.analog_sum(9.0, 2, 0, 0.0, key));
         assert_ne!(a, 9.0);

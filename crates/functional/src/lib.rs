@@ -148,8 +148,8 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
         .saturating_mul(pol_cols.div_ceil(hw.ou_cols.max(1) as u128))
         .saturating_add(blocks);
     let tiles = k.div_ceil(x).max(1);
-    // A column of a tile: its planes and 20 bytes of metadata; a tile's rows, u32 each.
-    let column = mul(&[cb, words, 8]).saturating_add(20);
+    // A column of a tile: its planes and 24 bytes of metadata; a tile's rows, u32 each.
+    let column = mul(&[cb, words, 8]).saturating_add(24);
     let columns = mul(&[cols, tiles, column]);
     // A dense tile's column set per row: ceil(its columns / 64) words a row (compacted
     // tiles keep none).

@@ -32,8 +32,9 @@ pub(crate) struct Column {
     pub shift: u32,
     /// Negative polarity array: its codes are subtracted.
     pub neg: bool,
-    /// Index of the column in its polarity array (the read key's physical column).
-    pub phys: u32,
+    /// The column's word of its reads' keys ([`Device::read_word`]: its polarity and
+    /// its index in its polarity array, the physical column).
+    pub read_word: u64,
 }
 
 impl Column {
@@ -71,9 +72,10 @@ pub(crate) struct Tile {
     /// group of a tile sees the same OUs, and a column's read does not depend on the
     /// others', so the datapath reads them in this order).
     pub cols: Vec<Column>,
-    /// The cells, one column after the other: cell_bits planes of `words` words per
-    /// column; bit i of cells[(col * cell_bits + c) * words + w] is bit c of the level of
-    /// the cell at physical row 64 * w + i. A read's columns are contiguous in memory.
+    /// The cells as bit-planes, 64 physical rows (one word) after the other and, within
+    /// them, one column after the other: bit i of cells[(w * cols + j) * cell_bits + c]
+    /// is bit c of the level of column j's cell at physical row 64 * w + i. The planes a
+    /// read of rows within one word needs are contiguous ([`Tile::word_planes`]).
     pub cells: Box<[u64]>,
     /// Words of a row's column set: ceil(cols / 64).
     pub col_words: usize,
@@ -110,26 +112,30 @@ pub(crate) fn conductance_cache_limit() -> usize {
 }
 
 impl Tile {
-    /// Builds a tile from its columns and their planes, in order.
+    /// Builds a tile from its columns and their planes (`cell_bits` planes of `words`
+    /// words each, [`Writer::column`]), in order.
     fn new(
         route: usize,
         t: u32,
         written: Vec<u32>,
-        cell_bits: usize,
+        (cell_bits, words): (usize, usize),
         column_sets: bool,
         columns: impl Iterator<Item = (Column, Vec<u64>)>,
     ) -> Self {
-        let (mut cols, mut cells) = (Vec::new(), Vec::new());
+        let (mut cols, mut per_column) = (Vec::new(), Vec::new());
         for (c, planes) in columns {
             cols.push(c);
-            cells.extend_from_slice(&planes);
+            per_column.extend_from_slice(&planes);
         }
         let col_words = cols.len().div_ceil(64);
-        let per_col = if cols.is_empty() {
-            0
-        } else {
-            cells.len() / cols.len()
-        };
+        let per_col = cell_bits * words;
+        // Word-major: for each word, each column's planes of it.
+        let mut cells = Vec::with_capacity(per_column.len());
+        for w in 0..words {
+            for col in per_column.chunks_exact(per_col) {
+                cells.extend((0..cell_bits).map(|c| col[c * words + w]));
+            }
+        }
         let mut row_cols = vec![
             0u64;
             if column_sets {
@@ -139,8 +145,7 @@ impl Tile {
             }
         ];
         if per_col > 0 && column_sets {
-            let words = per_col / cell_bits.max(1);
-            for (j, col) in cells.chunks_exact(per_col).enumerate() {
+            for (j, col) in per_column.chunks_exact(per_col).enumerate() {
                 for w in 0..words {
                     let mut any = (0..cell_bits).fold(0u64, |a, c| a | col[c * words + w]);
                     while any != 0 {
@@ -168,34 +173,47 @@ impl Tile {
         self.cols.len() * self.written.len()
     }
 
+    /// The `cell_bits` planes of column j over the 64 rows of word w.
+    #[inline(always)]
+    pub fn planes(&self, j: usize, w: usize, cell_bits: usize) -> &[u64] {
+        &self.cells[(w * self.cols.len() + j) * cell_bits..][..cell_bits]
+    }
+
+    /// The CB planes of every column over the 64 rows of word w, column after column
+    /// (none for CB = 0).
+    #[inline(always)]
+    pub fn word_planes<const CB: usize>(&self, w: usize) -> &[[u64; CB]] {
+        if CB == 0 {
+            return &[];
+        }
+        let n = self.cols.len();
+        self.cells[w * n * CB..][..n * CB].as_chunks::<CB>().0
+    }
+
+    /// The level of column j's cell at physical row i.
+    #[inline(always)]
+    pub fn level(&self, j: usize, i: usize, cell_bits: usize) -> u32 {
+        let planes = self.planes(j, i / 64, cell_bits);
+        (0..cell_bits)
+            .map(|c| (((planes[c] >> (i % 64)) & 1) as u32) << c)
+            .sum()
+    }
+
     /// Fills [`Tile::g`]: each cell's level read back from its planes, its conductance
     /// drawn from its key as [`Device::conductance`] does at a read.
     fn cache_conductances(&mut self, w: &Writer) {
-        let (cb, words) = (w.map.cell_bits as usize, w.words);
+        let cb = w.map.cell_bits as usize;
         let g_off = w.device.g_off((1u32 << w.map.cell_bits) - 1);
         let ncols = self.cols.len();
         let mut g = vec![0.0; self.cell_count()];
-        for (j, (col, planes)) in self
-            .cols
-            .iter()
-            .zip(self.cells.chunks_exact(cb * words))
-            .enumerate()
-        {
+        for (j, col) in self.cols.iter().enumerate() {
             for (i, &k) in self.written.iter().enumerate() {
-                let level = level(planes, words, cb, i);
+                let level = self.level(j, i, cb);
                 g[i * ncols + j] = w.device.conductance(col.cell_key(w.layer, k), level, g_off);
             }
         }
         self.g = g.into_boxed_slice();
     }
-}
-
-/// The level of the cell at physical row `i` of a column's `cell_bits` planes.
-#[inline(always)]
-pub(crate) fn level(planes: &[u64], words: usize, cell_bits: usize, i: usize) -> u32 {
-    (0..cell_bits)
-        .map(|c| (((planes[c * words + i / 64] >> (i % 64)) & 1) as u32) << c)
-        .sum()
 }
 
 /// Caches the conductances of every tile of a program when the device draws them per
@@ -267,7 +285,7 @@ impl Writer<'_> {
             slice: col.slice,
             shift: col.slice * map.cell_bits,
             neg: pol == Polarity::Neg,
-            phys,
+            read_word: Device::read_word(pol == Polarity::Neg, phys),
         };
         let mut planes = vec![0u64; cb * words];
         for (i, &k) in logical.iter().enumerate() {
@@ -340,7 +358,7 @@ impl Program {
                     route,
                     t,
                     rows,
-                    map.cell_bits as usize,
+                    (map.cell_bits as usize, w.words),
                     true,
                     columns.into_iter(),
                 ));
@@ -383,7 +401,7 @@ impl Program {
                         routes.len() - 1,
                         t,
                         written,
-                        map.cell_bits as usize,
+                        (map.cell_bits as usize, w.words),
                         false,
                         cols.into_iter(),
                     ));
