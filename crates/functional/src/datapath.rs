@@ -44,12 +44,15 @@ pub(crate) struct Scratch {
 struct Reads {
     /// The digit planes of one cycle restricted to one OU.
     digits: Vec<u64>,
-    /// Per column of the tile being read: the sum of its codes over the OUs of the
-    /// current input cycle (shift-and-added once per tile and cycle, not per read).
+    /// Per column of the tile being read: the sum of its codes since its last
+    /// shift-and-add, each times `weight` (modulo 2^64).
     codes: Vec<u64>,
-    /// Whether a column's codes over one tile and cycle could overflow `codes` (an ADC
-    /// of more than about 50 bits): then every read is shift-and-added by itself.
-    flush_each_read: bool,
+    /// When `codes` are shift-and-added into Y.
+    flush: Flush,
+    /// What a code is multiplied by as it is added to `codes`: its cycle's +-2^k
+    /// ([`cycle_weight`], as a two's-complement word) when `flush` is [`Flush::Tile`],
+    /// else 1 (the cycle's weight is applied by the shift-and-add).
+    weight: u64,
     /// Y of the vector, shift-and-added so far.
     acc: Vec<i128>,
     /// The columns of the current OU read that carry current: bit j of live[j / 64].
@@ -93,12 +96,8 @@ impl Scratch {
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
                 codes: vec![0; cols],
-                flush_each_read: {
-                    // A tile's OUs in one cycle are at most its rows, each one code.
-                    let max_code = dp.adc.max_count.saturating_mul(dp.adc.step);
-                    let rows = (w * 64) as u64;
-                    max_code.checked_mul(rows).is_none()
-                },
+                flush: Flush::of(dp),
+                weight: 1,
                 acc: vec![0; outputs],
                 live: vec![0; cols.div_ceil(64)],
                 hits: vec![(0, 0); cols],
@@ -111,11 +110,11 @@ impl Scratch {
         }
     }
 
-    /// Shift-and-adds every read by itself, as for an ADC too wide to sum a tile's codes
-    /// in 64 bits (for tests: the results must not change).
+    /// Shift-and-adds the codes at `flush` rather than at the latest point they fit 64
+    /// bits (for tests: the results must not change).
     #[cfg(test)]
-    pub fn flush_each_read(&mut self) {
-        self.reads.flush_each_read = true;
+    pub fn flush_at(&mut self, flush: Flush) {
+        self.reads.flush = flush;
     }
 
     /// Y of the last vector read.
@@ -144,6 +143,39 @@ fn noise_table(dp: &Datapath) -> Vec<f64> {
         .saturating_add(1)
         .min(NOISE_TABLE as u64);
     (0..len).map(|s| rn * (s as f64).sqrt()).collect()
+}
+
+/// When the codes a tile's columns add up are shift-and-added into Y: as late as the
+/// sum of their magnitudes is sure to stay below 2^63 (a shift-and-add is 128-bit
+/// arithmetic into an output that the columns of one weight's slices share: it is
+/// costlier than the reads it sums).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Flush {
+    /// After the tile's last input cycle of a pass: the codes carry their cycle's
+    /// weight.
+    Tile,
+    /// After each input cycle of a tile.
+    Cycle,
+    /// After every read (an ADC of more than about 50 bits).
+    Read,
+}
+
+impl Flush {
+    pub(crate) fn of(dp: &Datapath) -> Self {
+        // A tile's OUs in one cycle are at most its rows, each one code of at most
+        // max_count * step; a pass's cycle weights 2^(c * dac.bits) sum to less than
+        // 2^(cycles * dac.bits).
+        let max_code = dp.adc.max_count.saturating_mul(dp.adc.step);
+        let rows = (dp.program.words * 64) as u64;
+        let Some(cycle) = max_code.checked_mul(rows).filter(|&c| c <= i64::MAX as u64) else {
+            return Flush::Read;
+        };
+        let weights = 1u64.checked_shl(dp.plan.cycles * dp.plan.dac_bits);
+        match weights.and_then(|w| cycle.checked_mul(w)) {
+            Some(tile) if tile <= i64::MAX as u64 => Flush::Tile,
+            _ => Flush::Cycle,
+        }
+    }
 }
 
 /// How a read turns a bitline sum into the ADC's input, decided once per vector.
@@ -255,7 +287,16 @@ impl Datapath<'_> {
                         shift,
                         negative,
                     };
+                    s.reads.weight = match s.reads.flush {
+                        // +-2^shift modulo 2^64 (shift < 63 for a tile's flush).
+                        Flush::Tile if negative => (1u64 << shift).wrapping_neg(),
+                        Flush::Tile => 1u64 << shift,
+                        _ => 1,
+                    };
                     self.tile_cycle(tile, route, planes, at, kind, &mut s.reads);
+                }
+                if s.reads.flush == Flush::Tile {
+                    self.shift_add::<true>(tile, 0, false, &mut s.reads);
                 }
             }
         }
@@ -342,23 +383,34 @@ impl Datapath<'_> {
                 }
             }
         }
-        self.shift_add(tile, at, r);
+        if r.flush == Flush::Cycle {
+            self.shift_add::<false>(tile, at.shift, at.negative, r);
+        }
     }
 
-    /// Shift-and-add: the sum over the OUs of a column's codes, weighted by its slice,
-    /// polarity and the cycle, into Y, and the sums set to 0 (integer arithmetic modulo
-    /// 2^128: the order and the grouping of the reads do not matter).
+    /// Shift-and-add: a column's codes (SIGNED: a sum of weighted codes below 2^63 in
+    /// magnitude, [`Flush::Tile`]; else a sum of codes), weighted by its slice, its
+    /// polarity and 2^shift (negated when `negative`), into Y, and the sums set to 0
+    /// (integer arithmetic modulo 2^128: the order and the grouping of the reads do not
+    /// matter).
     #[inline(always)]
-    fn shift_add(&self, tile: &Tile, at: At, r: &mut Reads) {
+    fn shift_add<const SIGNED: bool>(
+        &self,
+        tile: &Tile,
+        shift: u32,
+        negative: bool,
+        r: &mut Reads,
+    ) {
         let ncols = tile.cols.len();
         for (col, codes) in tile.cols.iter().zip(&mut r.codes[..ncols]) {
             let c = std::mem::take(codes);
             if c != 0 {
-                // c * 2^(slice shift + cycle shift) modulo 2^128 (0 from 128 bits on),
-                // subtracted for a negative column or cycle weight, not for both.
-                let v = (c as i128).checked_shl(col.shift + at.shift).unwrap_or(0);
+                // c * 2^(slice shift + shift) modulo 2^128 (0 from 128 bits on),
+                // subtracted for a negative column or weight, not for both.
+                let c = if SIGNED { c as i64 as i128 } else { c as i128 };
+                let v = c.checked_shl(col.shift + shift).unwrap_or(0);
                 let a = &mut r.acc[col.out as usize];
-                *a = if col.neg != at.negative {
+                *a = if col.neg != negative {
                     a.wrapping_sub(v)
                 } else {
                     a.wrapping_add(v)
@@ -419,8 +471,8 @@ impl Datapath<'_> {
             Kind::Analog => self.read_live(tile, span, true, r),
             kind => self.read_device(tile, span, kind, r),
         }
-        if r.flush_each_read {
-            self.shift_add(tile, cyc.at, r);
+        if r.flush == Flush::Read {
+            self.shift_add::<false>(tile, cyc.at.shift, cyc.at.negative, r);
         }
     }
 
@@ -566,7 +618,7 @@ impl Datapath<'_> {
                     adc.convert_real(s)
                 }
             };
-            r.codes[j as usize] += code;
+            add_code(&mut r.codes[j as usize], code, r.weight);
         }
     }
 
@@ -601,7 +653,7 @@ impl Datapath<'_> {
                     "a column with a cell in an open row carries current"
                 );
                 if EXACT {
-                    r.codes[j] += self.adc.convert(s);
+                    add_code(&mut r.codes[j], self.adc.convert(s), r.weight);
                     continue;
                 }
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
@@ -668,7 +720,7 @@ impl Datapath<'_> {
                 }
                 Kind::Exact | Kind::Analog => self.ideal_sum(tile, j, span, &r.digits) as f64,
             };
-            *codes += self.adc.convert_real(s);
+            add_code(codes, self.adc.convert_real(s), r.weight);
         }
     }
 
@@ -701,6 +753,12 @@ impl Datapath<'_> {
         });
         current
     }
+}
+
+/// Adds a code times `weight` to a column's sum of codes (modulo 2^64, [`Reads::codes`]).
+#[inline(always)]
+fn add_code(codes: &mut u64, code: u64, weight: u64) {
+    *codes = codes.wrapping_add(code.wrapping_mul(weight));
 }
 
 /// sum over the cell planes c of popcount(x & planes[c]) << c: a column's bitline sum

@@ -302,12 +302,14 @@ impl<'l> LayerRun<'l> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::datapath::Flush;
     use crate::device::Device;
     use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
-    /// A column's codes summed over a tile and cycle, or shift-and-added read by read
-    /// (the path of ADCs wider than about 50 bits): the same Y in every mode, ideal and
-    /// noisy, on a layer of 150 rows (two words, OUs across them) and 4-bit inputs.
+    /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
+    /// shift-and-added read by read (the paths of wider ADCs and inputs): the same Y in
+    /// every mode, ideal and noisy, on a layer of 150 rows (two words, OUs across them)
+    /// and 4-bit inputs.
     #[test]
     fn summing_a_tiles_codes_or_adding_each_read_gives_the_same_y() {
         let (k, n) = (150usize, 7usize);
@@ -355,12 +357,29 @@ mod tests {
             let layer = Layer::new(&prep, &hw, &sim, &opts);
             for mode in Mode::ALL {
                 let dp = layer.datapath(mode);
-                let (mut summed, mut each) = (Scratch::new(&dp, n), Scratch::new(&dp, n));
-                each.flush_each_read();
+                // The latest flush whose sums fit below 2^63: codes of up to
+                // (2^32 - 1) * step, up to 128 of them a cycle (128-row crossbars),
+                // cycle weights summing to 2^4 - 1.
+                assert_eq!(Flush::of(&dp), Flush::Tile);
+                let with = |bits, step| {
+                    Flush::of(&Datapath {
+                        adc: Adc::new(bits, step),
+                        ..dp
+                    })
+                };
+                assert_eq!(with(32, 1 << 20), Flush::Tile, "2^52 * 2^7 * 2^4");
+                assert_eq!(with(32, 1 << 21), Flush::Cycle, "2^53 * 2^7 * 2^4");
+                assert_eq!(with(32, 1 << 24), Flush::Cycle, "2^56 * 2^7");
+                assert_eq!(with(32, 1 << 25), Flush::Read, "2^57 * 2^7");
+                let mut summed = Scratch::new(&dp, n);
                 dp.vector(&l.input, 0, &mut summed);
-                dp.vector(&l.input, 0, &mut each);
-                assert_eq!(summed.acc(), each.acc(), "{mode}");
                 assert!(summed.acc().iter().any(|&y| y != 0), "{mode}");
+                for flush in [Flush::Tile, Flush::Cycle, Flush::Read] {
+                    let mut each = Scratch::new(&dp, n);
+                    each.flush_at(flush);
+                    dp.vector(&l.input, 0, &mut each);
+                    assert_eq!(summed.acc(), each.acc(), "{mode} {flush:?}");
+                }
             }
         }
     }
