@@ -220,8 +220,8 @@ fn cycle_weight(plan: &PassPlan, pass: Pass, c: u32) -> (u32, bool) {
 /// Where a read happens: the fields of its random key besides the column.
 #[derive(Clone, Copy)]
 struct At {
-    vector: u64,
-    pass: u64,
+    /// [`Device::read_tile`] of the tile, vector and pass (0 for exact reads).
+    tile_key: u64,
     cycle: u32,
     /// The cycle's weight +-2^shift ([`cycle_weight`]).
     shift: u32,
@@ -278,11 +278,16 @@ impl Datapath<'_> {
             for tile in &self.program.tiles {
                 let route = &self.program.routes[tile.route];
                 let planes = &s.planes[tile.route * bits * words..][..bits * words];
+                let tile_key = match kind {
+                    Kind::Exact => 0,
+                    _ => self
+                        .device
+                        .read_tile(self.layer, route.group, tile.t, index, p as u64),
+                };
                 for c in 0..plan.cycles {
                     let (shift, negative) = cycle_weight(plan, pass, c);
                     let at = At {
-                        vector: index,
-                        pass: p as u64,
+                        tile_key,
                         cycle: c,
                         shift,
                         negative,
@@ -329,14 +334,7 @@ impl Datapath<'_> {
         // The key words shared by every read of this tile and cycle, hashed once.
         let base = match kind {
             Kind::Exact => 0,
-            _ => self.device.read_base(
-                self.layer,
-                route.group,
-                tile.t,
-                at.vector,
-                at.pass,
-                at.cycle,
-            ),
+            _ => Device::read_cycle(at.tile_key, at.cycle),
         };
         let ou = self.ou_rows as usize;
         let cyc = Cycle {

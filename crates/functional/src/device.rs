@@ -156,18 +156,23 @@ impl Device {
         pass: u64,
         cycle: u32,
     ) -> u64 {
+        Device::read_cycle(self.read_tile(layer, group, tile, vector, pass), cycle)
+    }
+
+    /// The words of [`Device::read_base`] before the cycle, hashed (shared by a tile's
+    /// input cycles in one pass).
+    #[inline]
+    pub fn read_tile(&self, layer: u64, group: u32, tile: u32, vector: u64, pass: u64) -> u64 {
         hash(
             self.seed,
-            &[
-                READ,
-                layer,
-                group as u64,
-                tile as u64,
-                vector,
-                pass,
-                cycle as u64,
-            ],
+            &[READ, layer, group as u64, tile as u64, vector, pass],
         )
+    }
+
+    /// [`Device::read_base`] from [`Device::read_tile`]: the hash's last word, the cycle.
+    #[inline(always)]
+    pub fn read_cycle(tile: u64, cycle: u32) -> u64 {
+        mix(tile ^ cycle as u64)
     }
 
     /// The hash of a read's whole key: [`Device::read_base`], then (polarity, physical
@@ -374,6 +379,9 @@ mod tests {
             read_noise: 0.5,
             ..Device::default()
         };
+        // The tile's words hashed once, then the cycle: the hash of all seven words.
+        let whole = hash(noisy.seed, &[READ, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(noisy.read_base(1, 2, 3, 4, 5, 6), whole);
         let key = Device::read_hash(
             noisy.read_base(1, 2, 3, 4, 5, 6),
             Device::read_word(false, 7),
