@@ -552,13 +552,21 @@ impl Datapath<'_> {
                 }
             }
         }
-        let one_word = span.wl == span.wh && span.digit_bits == 1;
+        // One-bit digits over one word, or two (an OU across a word's end, an ideal read
+        // of 65..128 rows): the words a read's sums take; 0 for any other read.
+        let words = match (span.digit_bits, span.wh - span.wl) {
+            (1, 0) => 1,
+            (1, 1) => 2,
+            _ => 0,
+        };
         if !analog {
             // code = ADC(S), added to the column's sum as it is read.
-            match (one_word, self.cell_bits) {
-                (true, 1) => self.hits::<1, true>(tile, span, sets, r),
-                (true, 2) => self.hits::<2, true>(tile, span, sets, r),
-                _ => self.hits::<0, true>(tile, span, sets, r),
+            match (words, self.cell_bits) {
+                (1, 1) => self.hits::<1, 1, true>(tile, span, sets, r),
+                (1, 2) => self.hits::<2, 1, true>(tile, span, sets, r),
+                (2, 1) => self.hits::<1, 2, true>(tile, span, sets, r),
+                (2, 2) => self.hits::<2, 2, true>(tile, span, sets, r),
+                _ => self.hits::<0, 1, true>(tile, span, sets, r),
             };
             return;
         }
@@ -566,10 +574,12 @@ impl Datapath<'_> {
         // chain of its own, and a loop that holds nothing else lets the CPU overlap them.
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
-        let n = match (one_word, self.cell_bits) {
-            (true, 1) => self.hits::<1, false>(tile, span, sets, r),
-            (true, 2) => self.hits::<2, false>(tile, span, sets, r),
-            _ => self.hits::<0, false>(tile, span, sets, r),
+        let n = match (words, self.cell_bits) {
+            (1, 1) => self.hits::<1, 1, false>(tile, span, sets, r),
+            (1, 2) => self.hits::<2, 1, false>(tile, span, sets, r),
+            (2, 1) => self.hits::<1, 2, false>(tile, span, sets, r),
+            (2, 2) => self.hits::<2, 2, false>(tile, span, sets, r),
+            _ => self.hits::<0, 1, false>(tile, span, sets, r),
         };
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
@@ -621,11 +631,12 @@ impl Datapath<'_> {
     }
 
     /// The live columns of a read with a non-zero sum into `r.hits`, in order; their
-    /// count. CB = 1 or 2: a one-word, one-bit-digit read of CB-bit cells; 0: any read
-    /// (`sets`: a dense tile, whose read visits only columns with a cell in an open row).
+    /// count. CB = 1 or 2: a one-bit-digit read of CB-bit cells over WORDS = 1 or 2
+    /// words; CB = 0: any read (`sets`: a dense tile, whose read visits only columns
+    /// with a cell in an open row).
     /// EXACT: each sum's code ADC(S) added to its column's instead (no hits, count 0).
     #[inline(always)]
-    fn hits<const CB: usize, const EXACT: bool>(
+    fn hits<const CB: usize, const WORDS: usize, const EXACT: bool>(
         &self,
         tile: &Tile,
         span: Span,
@@ -633,9 +644,14 @@ impl Datapath<'_> {
         r: &mut Reads,
     ) -> usize {
         let mut n = 0;
-        // A one-word read's planes of every column (CB > 0), and its digits.
+        // The planes of every column over the read's words (CB > 0), and its digits.
         let planes = tile.word_planes::<CB>(span.wl);
         let x = r.digits[span.wl];
+        let (planes2, x2) = if WORDS == 2 {
+            (tile.word_planes::<CB>(span.wh), r.digits[span.wh])
+        } else {
+            (&[][..], 0)
+        };
         for (k, &m) in r.live[..tile.col_words].iter().enumerate() {
             let mut m = m;
             while m != 0 {
@@ -643,6 +659,8 @@ impl Datapath<'_> {
                 m &= m - 1;
                 let s = if CB == 0 {
                     self.ideal_sum(tile, j, span, &r.digits)
+                } else if WORDS == 2 {
+                    plane_sum(&planes[j], x) + plane_sum(&planes2[j], x2)
                 } else {
                     plane_sum(&planes[j], x)
                 };
