@@ -13,46 +13,30 @@ mod common;
 
 mod cases;
 
-use cases::{direct_conv, keep, run_modes};
+use cases::{direct_conv, hardware, keep, run_modes};
 use common::arb_opts;
-use crossbar::{AdcBits, Hardware, Layout};
+use crossbar::Hardware;
 use engine::SimOptions;
 use functional::{Device, FuncOptions};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
-/// An fc layer of k = 65..200 inputs (two to four words of rows), some weights and
-/// inputs 0, on crossbars of 64..140 rows with OUs of any height.
+/// An fc layer of k = 65..200 inputs, some weights and inputs 0, on crossbars of
+/// 64..140 rows (bit-planes of one to three words) with OUs of any height.
 fn arb_wide() -> impl Strategy<Value = (QuantLayer, Hardware, SimOptions)> {
     (
         (64u32..=140, 8u32..=16, 1u32..=3),
         (1u32..=140, 1u32..=8),
-        (2u32..=6, 2u32..=6, 1u32..=2, any::<bool>()),
+        (2u32..=6, 2u32..=6, 1u32..=2),
+        any::<bool>(),
         (65usize..=200, 1usize..=5, 1usize..=2),
         arb_opts(),
         any::<u64>(),
     )
         .prop_filter_map(
             "valid hardware",
-            |((xr, xc, cb), (our, ouc), (wb, ib, dac, sm), (k, n, samples), opts, seed)| {
-                let hw = Hardware {
-                    xbar_rows: xr,
-                    xbar_cols: xc,
-                    cell_bits: cb,
-                    ou_rows: our.min(xr),
-                    ou_cols: ouc.min(xc),
-                    weight_bits: wb,
-                    input_bits: ib,
-                    dac_bits: dac,
-                    adc_bits: AdcBits::Auto,
-                    layout: if sm {
-                        Layout::SliceMajor
-                    } else {
-                        Layout::WeightMajor
-                    },
-                    ..Hardware::default()
-                };
-                hw.validate().ok()?;
+            |(xbar, ou, (wb, ib, dac), sm, (k, n, samples), opts, seed)| {
+                let hw = hardware(xbar, ou, (wb, ib, dac), sm)?;
                 let mut h = seed;
                 let mut draw = |m: i64| {
                     h = functional_mix(h);

@@ -17,29 +17,37 @@ pub fn arb_hw() -> impl Strategy<Value = Hardware> {
         (2u32..=9, 2u32..=7, 1u32..=4),
         any::<bool>(),
     )
-        .prop_filter_map(
-            "valid hardware",
-            |((xr, xc, cb), (our, ouc), (wb, ib, dac), sm)| {
-                let hw = Hardware {
-                    xbar_rows: xr,
-                    xbar_cols: xc,
-                    cell_bits: cb,
-                    ou_rows: our.min(xr),
-                    ou_cols: ouc.min(xc),
-                    weight_bits: wb,
-                    input_bits: ib,
-                    dac_bits: dac,
-                    adc_bits: AdcBits::Auto,
-                    layout: if sm {
-                        Layout::SliceMajor
-                    } else {
-                        Layout::WeightMajor
-                    },
-                    ..Hardware::default()
-                };
-                hw.validate().ok().map(|_| hw)
-            },
-        )
+        .prop_filter_map("valid hardware", |(xbar, ou, precision, sm)| {
+            hardware(xbar, ou, precision, sm)
+        })
+}
+
+/// Crossbars of (rows, cols, cell_bits), OUs of (rows, cols) (at most the crossbar's),
+/// (weight_bits, input_bits, dac.bits), weight- or slice-major: the hardware, when valid.
+pub fn hardware(
+    (xr, xc, cb): (u32, u32, u32),
+    (our, ouc): (u32, u32),
+    (wb, ib, dac): (u32, u32, u32),
+    slice_major: bool,
+) -> Option<Hardware> {
+    let hw = Hardware {
+        xbar_rows: xr,
+        xbar_cols: xc,
+        cell_bits: cb,
+        ou_rows: our.min(xr),
+        ou_cols: ouc.min(xc),
+        weight_bits: wb,
+        input_bits: ib,
+        dac_bits: dac,
+        adc_bits: AdcBits::Auto,
+        layout: if slice_major {
+            Layout::SliceMajor
+        } else {
+            Layout::WeightMajor
+        },
+        ..Hardware::default()
+    };
+    hw.validate().ok().map(|_| hw)
 }
 
 /// A random layer whose weights are within the precision (the shared generator may
