@@ -156,7 +156,7 @@ pub(crate) enum Flush {
     Tile,
     /// After each input cycle of a tile.
     Cycle,
-    /// After every read (an ADC of more than about 50 bits).
+    /// After every read (codes so large that one cycle's sum could pass 2^63).
     Read,
 }
 
