@@ -552,35 +552,16 @@ impl Datapath<'_> {
                 }
             }
         }
-        // One-bit digits over one word, or two (an OU across a word's end, an ideal read
-        // of 65..128 rows): the words a read's sums take; 0 for any other read.
-        let words = match (span.digit_bits, span.wh - span.wl) {
-            (1, 0) => 1,
-            (1, 1) => 2,
-            _ => 0,
-        };
         if !analog {
             // code = ADC(S), added to the column's sum as it is read.
-            match (words, self.cell_bits) {
-                (1, 1) => self.hits::<1, 1, true>(tile, span, sets, r),
-                (1, 2) => self.hits::<2, 1, true>(tile, span, sets, r),
-                (2, 1) => self.hits::<1, 2, true>(tile, span, sets, r),
-                (2, 2) => self.hits::<2, 2, true>(tile, span, sets, r),
-                _ => self.hits::<0, 1, true>(tile, span, sets, r),
-            };
+            self.sums::<true>(tile, span, sets, r);
             return;
         }
         // The sums first, then the draws of the columns with current: every draw is a
         // chain of its own, and a loop that holds nothing else lets the CPU overlap them.
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
-        let n = match (words, self.cell_bits) {
-            (1, 1) => self.hits::<1, 1, false>(tile, span, sets, r),
-            (1, 2) => self.hits::<2, 1, false>(tile, span, sets, r),
-            (2, 1) => self.hits::<1, 2, false>(tile, span, sets, r),
-            (2, 2) => self.hits::<2, 2, false>(tile, span, sets, r),
-            _ => self.hits::<0, 1, false>(tile, span, sets, r),
-        };
+        let n = self.sums::<false>(tile, span, sets, r);
         let att = dev.attenuation(open);
         let noisy = dev.read_noise > 0.0;
         if noisy {
@@ -627,6 +608,25 @@ impl Datapath<'_> {
                 }
             };
             add_code(&mut r.codes[j as usize], code, r.weight);
+        }
+    }
+
+    /// [`Self::hits`] in the loop of the read's shape: one-bit digits over one word, or
+    /// two (an OU across a word's end, an ideal read of 65..128 rows), of 1- or 2-bit
+    /// cells; any other read the general loop.
+    #[inline(always)]
+    fn sums<const EXACT: bool>(&self, tile: &Tile, span: Span, sets: bool, r: &mut Reads) -> usize {
+        let span_words = match (span.digit_bits, span.wh - span.wl) {
+            (1, 0) => 1,
+            (1, 1) => 2,
+            _ => 0,
+        };
+        match (span_words, self.cell_bits) {
+            (1, 1) => self.hits::<1, 1, EXACT>(tile, span, sets, r),
+            (1, 2) => self.hits::<2, 1, EXACT>(tile, span, sets, r),
+            (2, 1) => self.hits::<1, 2, EXACT>(tile, span, sets, r),
+            (2, 2) => self.hits::<2, 2, EXACT>(tile, span, sets, r),
+            _ => self.hits::<0, 1, EXACT>(tile, span, sets, r),
         }
     }
 
