@@ -102,6 +102,33 @@ pub fn arb_layer(weight_bits: u32, input_bits: u32) -> impl Strategy<Value = Qua
         })
 }
 
+/// Crossbars of (rows, cols, cell_bits), OUs of (rows, cols) (at most the crossbar's),
+/// (weight_bits, input_bits, dac.bits), weight- or slice-major; the rest the defaults.
+/// Not validated.
+pub fn hardware(
+    (xr, xc, cb): (u32, u32, u32),
+    (our, ouc): (u32, u32),
+    (wb, ib, dac): (u32, u32, u32),
+    slice_major: bool,
+) -> Hardware {
+    Hardware {
+        xbar_rows: xr,
+        xbar_cols: xc,
+        cell_bits: cb,
+        ou_rows: our.min(xr),
+        ou_cols: ouc.min(xc),
+        weight_bits: wb,
+        input_bits: ib,
+        dac_bits: dac,
+        layout: if slice_major {
+            Layout::SliceMajor
+        } else {
+            Layout::WeightMajor
+        },
+        ..Hardware::default()
+    }
+}
+
 /// Small hardware with every knob in play.
 pub fn arb_hw() -> impl Strategy<Value = Hardware> {
     (
@@ -117,24 +144,12 @@ pub fn arb_hw() -> impl Strategy<Value = Hardware> {
     )
         .prop_filter_map(
             "valid hardware",
-            |((xr, xc, cb), (our, ouc), (wb, ib, dac), (adc, idx, sm, adc_bits))| {
+            |(xbar, ou, precision, (adc, idx, sm, adc_bits))| {
                 let hw = Hardware {
-                    xbar_rows: xr,
-                    xbar_cols: xc,
-                    cell_bits: cb,
-                    ou_rows: our.min(xr),
-                    ou_cols: ouc.min(xc),
-                    weight_bits: wb,
-                    input_bits: ib,
-                    dac_bits: dac,
                     adc_bits: adc_bits.map_or(AdcBits::Auto, AdcBits::Fixed),
                     adc_per_crossbar: adc,
                     index_rows_per_cycle: idx,
-                    layout: if sm {
-                        Layout::SliceMajor
-                    } else {
-                        Layout::WeightMajor
-                    },
+                    ..hardware(xbar, ou, precision, sm)
                 };
                 hw.validate().ok().map(|_| hw)
             },

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::{arb_layer, arb_opts};
-use crossbar::{AdcBits, Hardware, Layout, Mode};
+use crossbar::{Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
 use functional::{FuncOptions, Layer, LayerRun, ModeOutput};
 use proptest::prelude::*;
@@ -22,31 +22,14 @@ pub fn arb_hw() -> impl Strategy<Value = Hardware> {
         })
 }
 
-/// Crossbars of (rows, cols, cell_bits), OUs of (rows, cols) (at most the crossbar's),
-/// (weight_bits, input_bits, dac.bits), weight- or slice-major: the hardware, when valid.
+/// [`crate::common::hardware`] when it is valid, with the ADC's resolution `auto`.
 pub fn hardware(
-    (xr, xc, cb): (u32, u32, u32),
-    (our, ouc): (u32, u32),
-    (wb, ib, dac): (u32, u32, u32),
+    xbar: (u32, u32, u32),
+    ou: (u32, u32),
+    precision: (u32, u32, u32),
     slice_major: bool,
 ) -> Option<Hardware> {
-    let hw = Hardware {
-        xbar_rows: xr,
-        xbar_cols: xc,
-        cell_bits: cb,
-        ou_rows: our.min(xr),
-        ou_cols: ouc.min(xc),
-        weight_bits: wb,
-        input_bits: ib,
-        dac_bits: dac,
-        adc_bits: AdcBits::Auto,
-        layout: if slice_major {
-            Layout::SliceMajor
-        } else {
-            Layout::WeightMajor
-        },
-        ..Hardware::default()
-    };
+    let hw = crate::common::hardware(xbar, ou, precision, slice_major);
     hw.validate().ok().map(|_| hw)
 }
 
