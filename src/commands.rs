@@ -78,6 +78,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
             )?;
         }
         write!(o, "{}", report::summary_table(&result))?;
+        if !cfg.device.is_ideal() && sim::functional::all_exact(&result) {
+            writeln!(
+                o,
+                "note: the [device] is not ideal, yet every output equals the exact product: \
+                 each read's error rounded back to its level (raise device.read_noise, e.g. \
+                 0.2, or widen the OUs to see an error)"
+            )?;
+        }
         match &args.out {
             Some(dir) => writeln!(
                 o,
