@@ -37,6 +37,22 @@ pub enum Command {
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),
+    /// Open a bundle with the rules of `run` and `accuracy` and print one `ok: ...` line
+    /// (or the one error line, and a non-zero exit).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// A bundle directory (or the name of a bundle under workloads/).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: String,
+    /// TOML config (its precision and limits are the ones the bundle is checked against).
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Override a config key, e.g. --set precision.weight_bits=8 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
