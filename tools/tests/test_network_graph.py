@@ -22,6 +22,7 @@ import tiny_model  # noqa: E402
 from sresim_export import read_bundle  # noqa: E402
 from sresim_export.export import export, network  # noqa: E402
 from sresim_export.netexec import calibrate, run_graph  # noqa: E402
+from sresim_export.schema import find_binary  # noqa: E402
 
 import export_onnx  # noqa: E402
 
@@ -198,16 +199,9 @@ def test_committed_graph_matches_onnxruntime(name):
     assert rel_err(env[manifest["graph_output"]], tensors["graph.reference"]) < 1e-4
 
 
-def sresim_binary():
-    """The most recently built sresim (release or debug), or None."""
-    built = [p for p in (os.path.join(REPO, "target", k, "sresim") for k in ("release", "debug"))
-             if os.path.exists(p)]
-    return max(built, key=os.path.getmtime) if built else None
-
-
 @pytest.mark.parametrize("name", bundles_with_graph())
 def test_sresim_float_path_matches_onnxruntime(name, tmp_path):
-    binary = sresim_binary()
+    binary = find_binary()
     if binary is None:
         pytest.skip("no built sresim binary (cargo build)")
     out = tmp_path / "float.npy"

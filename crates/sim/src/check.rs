@@ -24,16 +24,20 @@ pub struct Checked {
 impl Checked {
     /// The one `ok: ...` line of `sresim check` for the bundle at `label`.
     pub fn line(&self, label: &str) -> String {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let graph = match self.graph {
             None => "no graph (run only; accuracy needs a graph)".to_string(),
             Some((nodes, samples, labels)) => format!(
-                "graph of {nodes} nodes over {samples} samples, {}",
+                "graph of {nodes} nodes over {}, {}",
+                plural(samples, "sample"),
                 if labels { "labelled" } else { "no labels" }
             ),
         };
         format!(
-            "ok: {label}: {}: {} layers, {} samples; {graph}",
-            self.name, self.layers, self.samples
+            "ok: {label}: {}: {}, {}; {graph}",
+            self.name,
+            plural(self.layers, "layer"),
+            plural(self.samples, "sample")
         )
     }
 }
