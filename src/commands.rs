@@ -35,6 +35,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let func = args
         .functional
         .then(|| sim::functional::options(&cfg, args.dump_outputs));
+    sim::workloads::check_synth_flags(
+        args.workload.as_deref(),
+        &args.synth.given(),
+        args.synth.synthetic_inputs,
+    )?;
     let w = sim::workloads::open(
         args.workload.as_deref(),
         &args.synth.to_synth(),
