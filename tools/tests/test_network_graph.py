@@ -32,15 +32,38 @@ def rel_err(got, want):
     return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
 
 
+def tracked_manifests():
+    """workloads/*/manifest.json that git tracks (a user's untracked workloads/mynet is not
+    a committed bundle); outside a git checkout, every one there is."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", "workloads"], cwd=REPO,
+                             capture_output=True, check=True).stdout.decode()
+        paths = [p for p in out.split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        paths = [os.path.join("workloads", n, "manifest.json") for n in os.listdir(os.path.join(REPO, "workloads"))]
+    return sorted(p.split("/")[1] for p in paths
+                  if p.count("/") == 2 and p.endswith("/manifest.json") and os.path.exists(os.path.join(REPO, p)))
+
+
 def bundles_with_graph():
     out = []
-    for name in sorted(os.listdir(os.path.join(REPO, "workloads"))):
-        path = os.path.join(REPO, "workloads", name, "manifest.json")
-        if os.path.exists(path):
-            with open(path) as f:
-                if "graph" in json.load(f):
-                    out.append(name)
+    for name in tracked_manifests():
+        with open(os.path.join(REPO, "workloads", name, "manifest.json")) as f:
+            if "graph" in json.load(f):
+                out.append(name)
     return out
+
+
+def test_only_tracked_bundles_are_listed(tmp_path, monkeypatch):
+    """An untracked workloads/mynet (what docs/exporting.md's example writes) is not read."""
+    root = tmp_path / "repo"
+    for name in ("net", "mynet"):
+        (root / "workloads" / name).mkdir(parents=True)
+        (root / "workloads" / name / "manifest.json").write_text("{}")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "workloads/net/manifest.json"], cwd=root, check=True)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", str(root))
+    assert tracked_manifests() == ["net"]
 
 
 def mobile_like(path, seed=1):
