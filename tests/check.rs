@@ -150,6 +150,37 @@ fn the_torch_fixture_runs_and_gives_its_float_top1() {
     ok(&sresim(&["run", "-w", FIXTURE, "-q", "--modes", "sre"]));
 }
 
+/// The float path through the fixture's graph (MaxPools that carry `dilations` [1, 1], a
+/// conv with dilation 2) computes onnxruntime's logits, stored in the bundle as
+/// `graph.reference` when it was exported.
+#[test]
+fn the_torch_fixtures_float_logits_are_onnxruntimes() {
+    use ndarray::{Array2, ArrayD};
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("logits.npy");
+    ok(&sresim(&[
+        "accuracy",
+        "-w",
+        FIXTURE,
+        "--float-logits",
+        s(&f),
+        "-q",
+    ]));
+    let got: Array2<f64> = ndarray_npy::read_npy(&f).unwrap();
+    let npz = std::fs::File::open(repo(&format!("{FIXTURE}/tensors.npz"))).unwrap();
+    let want: ArrayD<f32> = ndarray_npy::NpzReader::new(npz)
+        .unwrap()
+        .by_name("graph.reference.npy")
+        .unwrap();
+    assert_eq!(got.shape(), want.shape());
+    let scale = want.iter().fold(0f64, |m, &v| m.max((v as f64).abs()));
+    let err = got
+        .iter()
+        .zip(want.iter())
+        .fold(0f64, |m, (&g, &w)| m.max((g - w as f64).abs()));
+    assert!(err <= 1e-4 * scale, "max error {err} of {scale}");
+}
+
 /// A graph attribute the reader refuses is refused alike by check, run and accuracy (one
 /// open for all: docs/exporting.md, "Checking a bundle").
 #[test]
