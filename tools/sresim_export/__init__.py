@@ -9,7 +9,8 @@
 - capture: running the model in onnxruntime and capturing inner tensors;
 - prune: magnitude and SSL-like structured pruning;
 - inputs: images / .npy files -> model input batch;
-- export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime.
+- export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime;
+- schema: the rules sresim's reader applies (its Python mirror, and `sresim check`).
 """
 
 from .bundle import conv_layer, fc_layer, read_bundle, write_bundle  # noqa: F401
