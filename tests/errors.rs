@@ -113,7 +113,8 @@
 //! | memory_tiny_bandwidth | memory --bandwidth of 1e-300 B/s | --bandwidth, not a finite number |
 //! | memory_tiny_peak | memory.peak_macs_per_s = 1e-300 | memory.peak_macs_per_s |
 //! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -94,7 +94,11 @@ pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
     if name.contains(['/', '\\', '\n']) || name.is_empty() {
         bail!("{}: not a file name", dir.join(name).display());
     }
-    let dst = dir.join(name);
+    stage_at(dir, name, dir.join(name))
+}
+
+/// [`stage`] of `dir/name`, named `dst` in messages.
+fn stage_at(dir: &Path, name: &str, dst: PathBuf) -> Result<Staged> {
     check_destination(&dst)?;
     let tmp = scratch(dir, name, "tmp");
     let file = File::options()
@@ -129,7 +133,11 @@ pub fn stage_file(path: &Path) -> Result<Staged> {
     let name = path
         .file_name()
         .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
-    stage(dir, &name.to_string_lossy())
+    let name = name.to_string_lossy();
+    if name.contains(['/', '\\', '\n']) {
+        bail!("{}: not a file name", path.display());
+    }
+    stage_at(dir, &name, path.to_path_buf())
 }
 
 /// Replaces the files of `staged` all together or not at all: each is flushed and synced,
@@ -167,7 +175,14 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
         });
     }
     let journal = if dst.len() > 1 {
-        Some(write_journal(dir, &temps.0, &dst)?)
+        let saved: Vec<Option<PathBuf>> = olds
+            .iter()
+            .map(|o| match o {
+                Old::Linked(l) => Some(l.clone()),
+                _ => None,
+            })
+            .collect();
+        Some(write_journal(dir, &temps.0, &dst, &saved)?)
     } else {
         None
     };
@@ -228,13 +243,23 @@ fn parents(files: &[PathBuf], dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Writes the journal (pairs of lines: temporary, destination) to a temporary, syncs it
-/// and renames it to [`JOURNAL`] in `dir`; returns its path.
-pub(crate) fn write_journal(dir: &Path, temps: &[PathBuf], dst: &[PathBuf]) -> Result<PathBuf> {
+/// Writes the journal (three lines a file: its temporary, its destination, the link to
+/// its old content or an empty line) to a temporary, syncs it and renames it to
+/// [`JOURNAL`] in `dir`; returns its path.
+pub(crate) fn write_journal(
+    dir: &Path,
+    temps: &[PathBuf],
+    dst: &[PathBuf],
+    olds: &[Option<PathBuf>],
+) -> Result<PathBuf> {
     let path = dir.join(JOURNAL);
     let mut text = String::new();
-    for (t, d) in temps.iter().zip(dst) {
-        for p in [t, d] {
+    for ((t, d), o) in temps.iter().zip(dst).zip(olds) {
+        for p in [Some(t), Some(d), o.as_ref()] {
+            let Some(p) = p else {
+                text.push('\n');
+                continue;
+            };
             let p = std::path::absolute(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
             let s = p
                 .to_str()
@@ -287,15 +312,22 @@ pub fn recover(dir: &Path) -> Result<()> {
     }
     let text = std::fs::read_to_string(&path).map_err(|e| bad(&e.to_string()))?;
     let lines: Vec<&str> = text.lines().collect();
-    if !lines.len().is_multiple_of(2) {
-        return Err(bad("an odd number of lines"));
+    if !lines.len().is_multiple_of(3) {
+        return Err(bad("not three lines a file"));
     }
-    for pair in lines.chunks(2) {
-        let (tmp, dst) = (Path::new(pair[0]), Path::new(pair[1]));
-        let tmp_name = tmp.file_name().unwrap_or_default().to_string_lossy();
-        if !tmp_name.starts_with('.') || tmp.parent() != dst.parent() {
+    let mut links = Scratch::default();
+    for entry in lines.chunks(3) {
+        let (tmp, dst) = (Path::new(entry[0]), Path::new(entry[1]));
+        let dotted = |p: &Path| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                && p.parent() == dst.parent()
+        };
+        let old = (!entry[2].is_empty()).then(|| PathBuf::from(entry[2]));
+        if !dotted(tmp) || old.as_deref().is_some_and(|o| !dotted(o)) {
             return Err(bad("a line names no temporary beside its destination"));
         }
+        links.0.extend(old);
         if std::fs::symlink_metadata(tmp).is_ok() {
             std::fs::rename(tmp, dst)
                 .map_err(|e| anyhow!("{}: cannot replace: {e}", dst.display()))?;
@@ -306,6 +338,7 @@ pub fn recover(dir: &Path) -> Result<()> {
     }
     std::fs::remove_file(&path).map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
     sync_dir(dir);
+    drop(links);
     Ok(())
 }
 

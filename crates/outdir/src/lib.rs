@@ -82,8 +82,9 @@ impl OutputDir {
 
     /// Replaces `files` (name, content) of the directory all together; see [`replace`].
     pub fn replace(&self, files: &[(&str, &[u8])]) -> Result<()> {
+        replace(&self.path, files)?;
         self.written.store(true, Ordering::Relaxed);
-        replace(&self.path, files)
+        Ok(())
     }
 
     /// Starts the new content of one of its files; see [`stage`].
@@ -93,8 +94,9 @@ impl OutputDir {
 
     /// Replaces the staged files all together; see [`replace_staged`].
     pub fn replace_staged(&self, staged: Vec<Staged>) -> Result<()> {
+        replace_staged(&self.path, staged)?;
         self.written.store(true, Ordering::Relaxed);
-        replace_staged(&self.path, staged)
+        Ok(())
     }
 
     /// Marks the directory as holding results written another way (e.g. appended).

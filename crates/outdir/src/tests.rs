@@ -119,7 +119,12 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
     std::fs::write(t.path().join("target"), "kept").unwrap();
     std::os::unix::fs::symlink("target", t.path().join("link")).unwrap();
     let e = replace(t.path(), &[("a", b"new a"), ("link", b"new")]).unwrap_err();
-    assert!(e.to_string().ends_with("link: is a symbolic link: sresim does not replace one (name the file it points to)"), "{e}");
+    assert!(
+        e.to_string().ends_with(
+            "link: is a symbolic link: sresim does not replace one (name the file it points to)"
+        ),
+        "{e}"
+    );
     let fifo = t.path().join("fifo");
     rustix::fs::mknodat(
         rustix::fs::CWD,
@@ -131,13 +136,29 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
     .unwrap();
     let e = stage_file(&fifo).err().unwrap();
     assert!(e.to_string().contains("fifo: not a regular file"), "{e}");
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
     let e = stage_file(Path::new("/dev/null")).err().unwrap();
-    assert!(e.to_string().contains("/dev/null: not a regular file"), "{e}");
-    assert!(std::fs::symlink_metadata(t.path().join("link")).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(t.path().join("target")).unwrap(), "kept");
+    assert!(
+        e.to_string().contains("/dev/null: not a regular file"),
+        "{e}"
+    );
+    assert!(std::fs::symlink_metadata(t.path().join("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("target")).unwrap(),
+        "kept"
+    );
     assert!(!t.path().join("a").exists(), "nothing written");
-    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 3, "no temporary left");
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        3,
+        "no temporary left"
+    );
 }
 
 /// The state a kill between two renames leaves (the journal written, one of two files
@@ -146,7 +167,10 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
 fn a_replacement_cut_between_renames_is_rolled_forward() {
     let t = tempfile::tempdir().unwrap();
     replace(t.path(), &[("a", b"old a"), ("b", b"old b")]).unwrap();
-    assert!(!interrupted(t.path()), "the journal is removed after the renames");
+    assert!(
+        !interrupted(t.path()),
+        "the journal is removed after the renames"
+    );
     let mut staged = Vec::new();
     let mut temps = Vec::new();
     let mut dst = Vec::new();
@@ -158,7 +182,7 @@ fn a_replacement_cut_between_renames_is_rolled_forward() {
         dst.push(s.target().to_path_buf());
         staged.push(s);
     }
-    write_journal(t.path(), &temps, &dst).unwrap();
+    write_journal(t.path(), &temps, &dst, &[None, None]).unwrap();
     std::fs::rename(&temps[0], &dst[0]).unwrap();
     // Killed here: nothing runs the destructors.
     std::mem::forget(staged);
@@ -174,7 +198,10 @@ fn a_replacement_cut_between_renames_is_rolled_forward() {
 #[test]
 fn a_foreign_journal_is_refused() {
     let t = tempfile::tempdir().unwrap();
-    std::fs::write(t.path().join(JOURNAL), "/etc/passwd\n/tmp/x\n").unwrap();
+    std::fs::write(t.path().join(JOURNAL), "/etc/passwd\n/tmp/x\n\n").unwrap();
     let e = OutputDir::open(t.path()).unwrap_err().to_string();
-    assert!(e.contains(".sresim-commit: a line names no temporary beside its destination"), "{e}");
+    assert!(
+        e.contains(".sresim-commit: a line names no temporary beside its destination"),
+        "{e}"
+    );
 }

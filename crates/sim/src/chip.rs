@@ -49,12 +49,17 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
         Some(t) => (t.to_string(), None),
         None => {
             let path = at(&cfg.preset);
-            let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES).map_err(|e| {
-                anyhow!(
-                    "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e})",
-                    cfg.preset
-                )
-            })?;
+            let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
+                .map_err(|e| {
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        anyhow!("{origin}: chip.preset: {}: cannot read: {e}", path.display())
+                    } else {
+                        anyhow!(
+                            "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e})",
+                            cfg.preset
+                        )
+                    }
+                })?;
             (text, path.parent().map(Path::to_path_buf))
         }
     };

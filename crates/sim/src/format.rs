@@ -172,8 +172,7 @@ pub fn remove_other(dir: &Path, stem: &str, format: Format) -> Result<()> {
 pub fn is_parquet_file(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    workload::files::open(path, "")
-        .is_ok_and(|mut f| f.read_exact(&mut magic).is_ok())
+    workload::files::open(path, "").is_ok_and(|mut f| f.read_exact(&mut magic).is_ok())
         && columnar::is_parquet(&magic)
 }
 

@@ -260,8 +260,7 @@ pub fn apply_preset(
     let (label, text) = match local.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
         Some(p) => (
             p.display().to_string(),
-            workload::files::read_text(&p, &p.display().to_string())
-                .map_err(anyhow::Error::msg)?,
+            workload::files::read_text(&p, &p.display().to_string()).map_err(anyhow::Error::msg)?,
         ),
         None => match PRESETS.iter().find(|(n, _)| *n == name) {
             Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
@@ -312,9 +311,10 @@ pub fn resolve_device(
             _ => p.to_path_buf(),
         };
         let label = p.display().to_string();
-        let text = workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
-            anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
-        })?;
+        let text =
+            workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
+                anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
+            })?;
         Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
     };
     let device = functional::Device {

@@ -243,8 +243,8 @@ impl RunReader {
                 row: Vec::new(),
             }
         } else {
-            let file = workload::files::open(path, &path.display().to_string())
-                .map_err(|e| anyhow!(e))?;
+            let file =
+                workload::files::open(path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
             Source::Csv {
                 file,
                 buf: Vec::new(),

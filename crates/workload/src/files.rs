@@ -183,7 +183,10 @@ mod tests {
         );
         // /dev/null is a character device: refused without reading.
         let e = open(Path::new("/dev/null"), "null").unwrap_err();
-        assert!(e.starts_with("null: cannot open: is a device, not a regular file"), "{e}");
+        assert!(
+            e.starts_with("null: cannot open: is a device, not a regular file"),
+            "{e}"
+        );
         assert_eq!(check_dir(d.path()), Ok(()));
         assert_eq!(check_dir(&f), Err("is not a directory".into()));
     }
@@ -220,8 +223,14 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let q = p.clone();
         std::thread::spawn(move || tx.send(read_text(&q, "p")).unwrap());
-        let e = rx.recv_timeout(Duration::from_secs(10)).unwrap().unwrap_err();
-        assert!(e.starts_with("p: cannot read: is a FIFO, not a regular file"), "{e}");
+        let e = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            e.starts_with("p: cannot read: is a FIFO, not a regular file"),
+            "{e}"
+        );
         // The non-blocking open itself also refuses a FIFO (the race after the stat).
         let t = Instant::now();
         let f = open_nonblocking(&p).unwrap();
@@ -238,7 +247,9 @@ mod tests {
         assert_eq!(read_to_string(&f, "b", 100).map(|s| s.len()), Ok(100));
         assert_eq!(
             read_to_string(&f, "b", 99),
-            Err("b: cannot read: larger than 99 bytes, the most sresim reads of such a file".into())
+            Err(
+                "b: cannot read: larger than 99 bytes, the most sresim reads of such a file".into()
+            )
         );
         fs::write(&f, [0xff, 0xfe]).unwrap();
         assert_eq!(
