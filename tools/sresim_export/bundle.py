@@ -218,6 +218,9 @@ def recover(out_dir):
     path = os.path.join(out_dir, JOURNAL)
     if not os.path.lexists(path):
         return
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
+        raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
     with open(path) as f:
         lines = f.read().split("\n")[:-1]
     if len(lines) % 3:
