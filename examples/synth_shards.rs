@@ -1,6 +1,5 @@
 //! Writes synthetic sweep shards for the merge benchmark (scripts/bench-merge):
 //! `synth_shards DIR POINTS ROWS SHARDS` makes DIR/shard-0 .. DIR/shard-(SHARDS-1).
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();

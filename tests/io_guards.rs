@@ -287,3 +287,59 @@ fn a_kill_between_renames_is_refused_then_completed() {
         );
     }
 }
+
+/// A text file past the bound (64 MiB) is refused with one line, without being read (a
+/// sparse file: its size is all there is).
+#[test]
+fn a_config_past_the_bound_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let f = std::fs::File::create(d.join("big.toml")).unwrap();
+    f.set_len((64 << 20) + 1).unwrap();
+    let e = fails(d, &with(RUN, &["-c", "big.toml"]));
+    assert!(
+        e.contains("big.toml: cannot read config: larger than 67108864 bytes"),
+        "{e}"
+    );
+}
+
+/// `memory` replaces its reports and its trace in one step: killed after the first
+/// rename, the journal in --out lists the trace too, and the next writer of --out puts
+/// the trace of the killed run in place (what a clean run writes).
+#[test]
+fn memory_reports_and_trace_are_one_replacement() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let memory = |out: &str, trace: &str, envs: &[(&str, &str)]| {
+        let args = [
+            "memory",
+            "--workload",
+            "resnet18",
+            "--batch",
+            "2",
+            "--out",
+            out,
+            "--dump-trace",
+            trace,
+        ];
+        within(d, &args, envs, Duration::from_secs(120)).expect("ends")
+    };
+    std::fs::write(d.join("t.trace"), "old").unwrap();
+    let killed = memory("o", "t.trace", &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "1")]);
+    assert!(
+        killed.status.code().is_none(),
+        "killed by a signal: {killed:?}"
+    );
+    assert!(d.join("o/.sresim-commit").exists());
+    assert_eq!(std::fs::read_to_string(d.join("t.trace")).unwrap(), "old");
+    // Any writer of o completes the replacement first.
+    let o = within(d, &with(RUN, &["--out", "o"]), &[], Duration::from_secs(60));
+    assert!(o.unwrap().status.success());
+    assert!(!d.join("o/.sresim-commit").exists());
+    assert!(memory("clean", "clean.trace", &[]).status.success());
+    assert_eq!(
+        std::fs::read(d.join("t.trace")).unwrap(),
+        std::fs::read(d.join("clean.trace")).unwrap()
+    );
+    assert!(dot_files(d).is_empty() && dot_files(&d.join("o")).is_empty());
+}

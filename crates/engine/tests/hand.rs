@@ -1,6 +1,5 @@
 //! Hand-computed tiny layers for every mode. The arithmetic is in the comments; both
 //! the reference and the fast engine must reproduce it.
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! The memory bound of a functional run (`limits.max_layer_bytes`) is an upper bound of
 //! what its programs hold, over layers of every shape: a bound below the truth would let
 //! a run through that then exhausts memory.
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 use crossbar::{Hardware, Mode};
 use engine::{Prepared, SimOptions};

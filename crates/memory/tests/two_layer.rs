@@ -3,7 +3,6 @@
 //!
 //! Tensors (bytes): x 2*4 = 8, w1 3*4 = 12, y1 2*3 = 6, w2 2*3 = 6, y2 2*2 = 4, and the
 //! gradients dy2 4, dy1 6, dw2 6, dw1 12.
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 use memory::access::{self, Scope};
 use memory::buffer::{simulate, Policy};

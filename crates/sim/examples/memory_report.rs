@@ -1,7 +1,6 @@
 //! Runs the memory model as `sresim memory` would, for the worked examples of docs/memory.md:
 //! `cargo run --release -p sim --example memory_report -- --workload resnet50 --batch 32
 //!  --capacity 1MiB,4MiB,16MiB,64MiB,256MiB,1GiB,inf --bandwidth 900GB/s --out out/memory`.
-#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 use clap::Parser;
 use memory::{ComputeSource, MemoryArgs, MemoryConfig};
