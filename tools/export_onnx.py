@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from sresim_export import describe, export, write_bundle  # noqa: E402
-from sresim_export.export import network, pruning_cost  # noqa: E402
+from sresim_export.export import check_model_file, network, pruning_cost  # noqa: E402
 from sresim_export.schema import publish_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
@@ -120,6 +120,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     try:
+        check_model_file(args.model)
         model = onnx.load(args.model)
         feeds = _load_feeds(args.feed, model)
         inp = data_input(model, feeds, where=args.model)
