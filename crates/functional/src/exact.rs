@@ -3,7 +3,7 @@
 //! read with multi-bit digits; when a mode's reads are provably exact, the fast path
 //! that computes that product directly, batched as a matrix product.
 
-use crate::{index_decoder, Decoder, FuncOptions};
+use crate::FuncOptions;
 use crossbar::{Hardware, Mode};
 use rayon::prelude::*;
 
@@ -52,15 +52,11 @@ pub fn fits_i64(weight_bits: u32, input_bits: u32, k: u64) -> bool {
 /// that its output is the exact product and may be computed as one ([`exact_products`])
 /// instead of OU by OU (docs/functional.md, "The exact fast path"): `opts` allows the
 /// fast path, the device is ideal (no `[device]` key changes a value, no error table),
-/// the index decoder is the model's, `adc.step` is 1 and the ADC holds the largest sum a
+/// `adc.step` is 1 and the ADC holds the largest sum a
 /// read can make: min(rows a read opens, crossbar.rows, K) cells at the top level, each
 /// driven with the largest digit, 2^dac.bits - 1.
 pub fn exact_path(hw: &Hardware, opts: &FuncOptions, mode: Mode, k: u64) -> bool {
-    if !opts.exact_fast_path
-        || !opts.device.is_ideal()
-        || opts.adc_step != 1
-        || !std::ptr::fn_addr_eq(opts.decoder, index_decoder as Decoder)
-    {
+    if !opts.exact_fast_path || !opts.device.is_ideal() || opts.adc_step != 1 {
         return false;
     }
     let rows = (hw.ou_height(mode) as u128)

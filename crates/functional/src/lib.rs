@@ -47,8 +47,9 @@ pub struct FuncOptions {
     /// `[device]`: the ideal device by default.
     pub device: Device,
     /// Compute a mode whose reads are provably exact ([`exact_path`]) as the exact
-    /// product instead of OU by OU (on by default; the tests of the datapath itself
-    /// turn it off).
+    /// product instead of OU by OU (on by default). Off in the tests of the datapath
+    /// itself, and wherever `decoder` is not the model's (the fast path assumes it; a
+    /// function's address cannot tell it reliably).
     pub exact_fast_path: bool,
 }
 
