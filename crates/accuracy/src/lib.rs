@@ -1,12 +1,13 @@
-//! End-to-end accuracy (docs/accuracy.md): a bundle's network graph run sample by sample,
-//! in float (no quantization, exact products), as the quantized network (each crossbar
+//! End-to-end accuracy (docs/accuracy.md): a bundle's network graph run a batch of samples
+//! at a time, in float (no quantization, exact products), as the quantized network (each crossbar
 //! layer's input quantized with its calibrated range, exact integer products), and in each
 //! mode with its crossbar layers through the functional datapath.
 //!
 //! Owns the graph executor over ndarray and the reduction of per-sample results into
 //! top-1, agreement and per-layer error figures. Knows no command line and reads no
 //! file: the caller hands it the graph, the layers' arrays and the input samples.
-//! A sample's result does not depend on the other samples, on threads or on chunking.
+//! A sample's result ([`SampleRecord`]) does not depend on the other samples, on the
+//! batch, on threads or on chunking; [`reduce`] adds the records in sample order.
 
 // Values come from user data: no unwrap/expect outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -65,7 +65,7 @@ pub fn exact_path(hw: &Hardware, opts: &FuncOptions, mode: Mode, k: u64) -> bool
     let top = (1u128 << hw.cell_bits) - 1;
     let digit = (1u128 << hw.dac_bits) - 1;
     let bits = hw.adc_resolution(mode);
-    bits >= 64 || rows * top * digit <= (1u128 << bits) - 1
+    bits >= 64 || rows * top * digit < 1u128 << bits
 }
 
 /// Vectors whose exact products are computed at once by [`exact_products`]: bounds its

@@ -50,7 +50,11 @@ fn records_do_not_depend_on_batches_threads_or_ranges() {
         assert_eq!(all.len(), 5);
         assert_eq!(all, records(sets, &modes, 0..5, 1, 1, true), "{sets:?}");
         assert_eq!(all, records(sets, &modes, 0..5, 3, 2, true), "{sets:?}");
-        assert_eq!(all[2..], records(sets, &modes, 2..5, 2, 2, true)[..], "{sets:?}");
+        assert_eq!(
+            all[2..],
+            records(sets, &modes, 2..5, 2, 2, true)[..],
+            "{sets:?}"
+        );
         let ev = reduce(&all, &modes);
         assert_eq!(ev.samples, 5);
         assert_eq!(ev.modes.len(), 2);
