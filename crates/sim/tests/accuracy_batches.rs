@@ -76,3 +76,33 @@ fn the_exact_fast_path_changes_no_figure() {
     let slow = records(&[], &modes, 0..2, 2, 2, false);
     assert_eq!(fast, slow);
 }
+
+/// A real CNN's graph (hard-swish, squeeze-and-excitation products broadcast over the
+/// batch, global pooling, flatten) runs in a batch of two as one sample at a time.
+#[test]
+fn a_mobilenetv3_graph_runs_in_batches_as_sample_by_sample() {
+    let cfg = sim::config::load_cli(None, &[]).unwrap();
+    let w = sim::accuracy::open_bundle(Some("ppocr-cls-mobilenetv3"), &cfg, "--workload").unwrap();
+    let net = sim::accuracy::load_network(&w, &cfg).unwrap();
+    assert!(net.batchable());
+    let func = sim::functional::options(&cfg, false);
+    let machine = Machine {
+        hw: &cfg.hw,
+        sim: &cfg.opts,
+        func: &func,
+    };
+    let crossbar = vec![true; net.layers.len()];
+    let run = |batch| {
+        evaluate_samples(
+            &net,
+            &machine,
+            &[Mode::Sre],
+            &crossbar,
+            0..2,
+            batch,
+            &|_| {},
+        )
+        .unwrap()
+    };
+    assert_eq!(run(2), run(1));
+}
