@@ -114,7 +114,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(outdir::OutputDir::open)
         .transpose()?;
     let bar = progress_bar(
-        samples as u64,
+        accuracy::work(samples, &modes),
         !args.quiet && std::io::stderr().is_terminal(),
     );
     let inc = |n: u64| {
@@ -148,14 +148,17 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     Ok(())
 }
 
+/// The bar of `total` units of [`accuracy::work`] (a sample through one path), drawn at
+/// once and redrawn as batches finish.
 fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
     enabled.then(|| {
         let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         if let Ok(style) = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples (eta {eta})",
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} sample-paths (eta {eta})",
         ) {
             pb.set_style(style);
         }
+        pb.enable_steady_tick(std::time::Duration::from_millis(250));
         pb
     })
 }

@@ -23,7 +23,7 @@ mod run;
 
 pub use adc::Adc;
 pub use device::{Device, ErrorTable};
-pub use exact::{exact_product, fits_i64};
+pub use exact::{exact_path, exact_product, exact_products, fits_i64};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
@@ -46,6 +46,11 @@ pub struct FuncOptions {
     pub decoder: Decoder,
     /// `[device]`: the ideal device by default.
     pub device: Device,
+    /// Compute a mode whose reads are provably exact ([`exact_path`]) as the exact
+    /// product instead of OU by OU (on by default). Off in the tests of the datapath
+    /// itself, and wherever `decoder` is not the model's (the fast path assumes it; a
+    /// function's address cannot tell it reliably).
+    pub exact_fast_path: bool,
 }
 
 impl Default for FuncOptions {
@@ -55,6 +60,7 @@ impl Default for FuncOptions {
             keep_outputs: false,
             decoder: index_decoder,
             device: Device::default(),
+            exact_fast_path: true,
         }
     }
 }
@@ -205,12 +211,14 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
         .iter()
         .fold(0u128, |a, m| a.saturating_add(scratch(m.compacted())))
         .saturating_add(mul(&[k, groups, 12]))
-        .saturating_add(mul(&[outs, 8]));
+        .saturating_add(mul(&[outs, 8]))
+        .saturating_add(exact::BLOCK_BYTES as u128);
     // The outputs of a batch of vectors (at most a chunk's), every mode's and the exact
-    // product as i64, the float layer's as f64.
+    // product as i64 (the latter twice: as computed, and in the batch's rows), the float
+    // layer's as f64.
     let chunk_outputs = mul(&[b.held_samples as u128, g.vectors_per_sample() as u128, outs]);
     let batch_outputs = chunk_outputs.min((run::BATCH_OUTPUTS as u128).max(outs));
-    let batch = mul(&[batch_outputs, modes.saturating_add(2), 8]);
+    let batch = mul(&[batch_outputs, modes.saturating_add(3), 8]);
     let kept = mul(&[
         b.kept_samples as u128,
         g.vectors_per_sample() as u128,

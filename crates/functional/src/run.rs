@@ -1,7 +1,7 @@
 //! A layer's samples through every mode's datapath, a chunk at a time.
 
 use crate::datapath::{Datapath, Scratch};
-use crate::exact::{exact_product, twos_correction};
+use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
 use crate::{Adc, FuncOptions, Metrics};
 use crossbar::{Hardware, Mode};
@@ -94,6 +94,12 @@ impl<'p> Layer<'p> {
         }
     }
 
+    /// Whether `mode` takes the exact fast path on this layer ([`exact_path`]): its
+    /// outputs are then the exact product, computed as one, never OU by OU.
+    pub fn is_exact(&self, mode: Mode) -> bool {
+        exact_path(self.hw, self.opts, mode, self.prep.map.k as u64)
+    }
+
     /// Outputs of one input vector: groups * Cout/G.
     fn outputs(&self) -> usize {
         (self.prep.map.groups * self.prep.map.cols_per_group) as usize
@@ -113,6 +119,8 @@ pub struct ModeOutput {
 pub struct LayerRun<'l> {
     layer: &'l Layer<'l>,
     paths: Vec<Datapath<'l>>,
+    /// Per mode: whether it takes the exact fast path.
+    exact: Vec<bool>,
     results: Vec<ModeOutput>,
     /// Samples fed so far, counted from sample `first` of the layer's input.
     samples: usize,
@@ -137,6 +145,7 @@ impl<'l> LayerRun<'l> {
         LayerRun {
             layer,
             paths: modes.iter().map(|&m| layer.datapath(m)).collect(),
+            exact: modes.iter().map(|&m| layer.is_exact(m)).collect(),
             results: modes
                 .iter()
                 .map(|&mode| ModeOutput {
@@ -221,26 +230,43 @@ impl<'l> LayerRun<'l> {
         let stride = outs * (self.paths.len() + 1);
         let twos_digits =
             prep.plan.dac_bits > 1 && matches!(prep.plan.passes[0], Pass::TwosComplement { .. });
+        // The exact product of every vector, as one matrix product.
+        let exact = exact_products(prep.weights, k, groups, range.len(), |i, x| {
+            chunk.fill_vector(geom, range.start + i, x)
+        });
+        let read = self.exact.iter().any(|&e| !e);
         let mut ys = vec![0i64; range.len() * stride];
         let piece = (range.len() / (rayon::current_num_threads() * 4)).clamp(1, 64);
         ys.par_chunks_mut(stride * piece)
             .enumerate()
             .for_each(|(p, block)| {
-                let mut vector = vec![0i32; k * groups];
-                let mut scratch: Vec<Scratch> =
-                    self.paths.iter().map(|d| Scratch::new(d, outs)).collect();
+                let mut vector = vec![0i32; if read { k * groups } else { 0 }];
+                // No scratch for a mode on the fast path: it copies the exact product.
+                let mut scratch: Vec<Option<Scratch>> = self
+                    .paths
+                    .iter()
+                    .zip(&self.exact)
+                    .map(|(d, &e)| (!e).then(|| Scratch::new(d, outs)))
+                    .collect();
                 for (i, row) in block.chunks_mut(stride).enumerate() {
                     let v = range.start + p * piece + i;
-                    chunk.fill_vector(geom, v, &mut vector);
-                    let index = (first_vector + v) as u64;
+                    let want = &exact[(v - range.start) * outs..][..outs];
                     let (exact, rest) = row.split_at_mut(outs);
-                    exact_product(prep.weights, &vector, k, groups, exact);
+                    exact.copy_from_slice(want);
+                    if read {
+                        chunk.fill_vector(geom, v, &mut vector);
+                    }
+                    let index = (first_vector + v) as u64;
                     for ((dp, s), y) in self
                         .paths
                         .iter()
                         .zip(&mut scratch)
                         .zip(rest.chunks_mut(outs))
                     {
+                        let Some(s) = s else {
+                            y.copy_from_slice(want);
+                            continue;
+                        };
                         dp.vector(&vector, index, s);
                         if twos_digits {
                             twos_correction(

@@ -37,6 +37,8 @@ fn run(l: &QuantLayer, hw: &Hardware, f: FuncOptions) -> Vec<ModeOutput> {
 fn keep() -> FuncOptions {
     FuncOptions {
         keep_outputs: true,
+        // The datapath itself, OU by OU, not the exact fast path.
+        exact_fast_path: false,
         ..FuncOptions::default()
     }
 }
