@@ -83,6 +83,9 @@ def structure_rows(res):
             groups = (f"rows {int((~w.any(axis=1)).sum())}/{w.shape[0]}, "
                       f"columns {int((~w.any(axis=0)).sum())}/{w.shape[1]}")
         rows.append(f"| {entry['name']} | {entry['kind']} | {list(w.shape)} | {zero} | {groups} |")
+    zeros = sum(int((t[e["weight"]] == 0).sum()) for e, t in res.layers)
+    size = sum(t[e["weight"]].size for e, t in res.layers)
+    rows.append(f"| all | | {size} weights | {zeros / size:.2%} | |")
     return rows
 
 
