@@ -17,7 +17,6 @@ the README's top-1 figures are `sresim accuracy`'s.
 from __future__ import annotations
 
 import argparse
-import copy
 import gzip
 import hashlib
 import os
@@ -89,51 +88,24 @@ def main():
     sel = rng.permutation(len(xtr))[:TRAIN]
     x, y = (xtr[sel] / 255.0).astype(np.float32), ytr[sel]
     xt = (xte / 255.0).astype(np.float32)
-    lines = []
-
-    def log(msg):
-        print(msg, flush=True)
-        lines.append(msg)
-
-    def acc(net):
-        return st.evaluate(net, xt, yte), st.evaluate(net, xt[:GRAPH_SAMPLES], yte[:GRAPH_SAMPLES])
-
+    run = st.Run([(xt, yte), (xt[:GRAPH_SAMPLES], yte[:GRAPH_SAMPLES])])
+    run.log(f"top-1 on the 10,000 test images / the first {GRAPH_SAMPLES}")
     net = st.ChainNet(SPEC)
-    log(f"dense: {TRAIN} training images, {EPOCHS} epochs, SGD momentum 0.9, lr {LR}->{LR_END}, "
-        f"weight decay {DECAY}, batch {BATCH}")
-    st.train(net, x, y, EPOCHS, LR, rng, log, batch=BATCH, decay=DECAY, lr_end=LR_END)
-    dense = acc(net)
-    log(f"dense top-1 (torch float32): {dense[0]:.4f} on 10000 test images, {dense[1]:.4f} on the first {GRAPH_SAMPLES}")
-    dense_log = list(lines)
+    accs = {"dense": st.train_dense(run, net, x, y, rng, EPOCHS, LR, LR_END, DECAY, BATCH)}
+    dense_log = list(run.lines)
     dense_params = st.numpy_params(net)
-
-    ssl = copy.deepcopy(net)
-    log(f"SSL: {SSL_EPOCHS} epochs from the dense weights, group lasso {LASSO}, lr {SSL_LR}, no weight decay")
-    st.train(ssl, x, y, SSL_EPOCHS, SSL_LR, rng, log, batch=BATCH, lasso=LASSO)
-    after_lasso = acc(ssl)
-    log(f"after group lasso: {after_lasso[0]:.4f} / {after_lasso[1]:.4f}")
-    masks = st.threshold_groups(ssl, THRESHOLD, HW_AFTER)
-    thresholded = acc(ssl)
-    log(f"groups below {THRESHOLD} x layer RMS zeroed: {thresholded[0]:.4f} / {thresholded[1]:.4f}")
-    for name, (wm, _) in masks.items():
-        log(f"  {name}: {st.structure(wm.numpy())}")
-    log(f"fine-tune: {FT_EPOCHS} epochs, zeros held, lr {FT_LR}->{FT_LR_END}, weight decay {DECAY}")
-    st.train(ssl, x, y, FT_EPOCHS, FT_LR, rng, log, batch=BATCH, decay=DECAY, masks=masks, lr_end=FT_LR_END)
-    fine = acc(ssl)
-    log(f"SSL fine-tuned top-1 (torch float32): {fine[0]:.4f} on 10000 test images, {fine[1]:.4f} on the first {GRAPH_SAMPLES}")
-    ssl_params = st.numpy_params(ssl)
+    accs.update(st.train_ssl(run, net, x, y, rng, SSL, HW_AFTER, BATCH))
+    ssl_params = st.numpy_params(net)
 
     common = dict(xte=xte, yte=yte, digests=digests, binary=binary)
     build(os.path.join(args.out_dir, "fmnist-cnn"), "fmnist-cnn", dense_params, dense_log,
-          {"dense": dense}, None, **common)
-    build(os.path.join(args.out_dir, "fmnist-cnn-ssl"), "fmnist-cnn-ssl", ssl_params, lines,
-          {"dense": dense, "after_group_lasso": after_lasso, "thresholded": thresholded, "fine_tuned": fine},
-          masks, **common)
+          {"dense": accs["dense"]}, False, **common)
+    build(os.path.join(args.out_dir, "fmnist-cnn-ssl"), "fmnist-cnn-ssl", ssl_params, run.lines, accs,
+          True, **common)
     print(f"wrote both bundles in {time.time() - t0:.0f} s")
 
 
-def build(out, name, params, log_lines, accs, masks, xte, yte, digests, binary):
-    pruned = masks is not None
+def build(out, name, params, log_lines, accs, pruned, xte, yte, digests, binary):
     desc = {"files": FILES[2:], "sha256": {k: digests[k] for k in FILES[2:]},
             "what": f"the first {SAMPLES} Fashion-MNIST test images (t10k #0-{SAMPLES - 1}), raw pixels 0..255",
             "labels": yte[:SAMPLES].tolist()}

@@ -69,36 +69,11 @@ def main():
     perm = rng.permutation(len(xu))
     tr, te = perm[:TRAIN], perm[TRAIN:]
     x = (xu / 255.0).astype(np.float32)
-    lines = []
-
-    def log(msg):
-        print(msg, flush=True)
-        lines.append(msg)
-
-    def acc(net):
-        return st.evaluate(net, x[te], y[te]), st.evaluate(net, x[te[:GRAPH_SAMPLES]], y[te[:GRAPH_SAMPLES]])
-
+    run = st.Run([(x[te], y[te]), (x[te[:GRAPH_SAMPLES]], y[te[:GRAPH_SAMPLES]])])
+    run.log(f"top-1 on the {len(te)} held-out digits / the first {GRAPH_SAMPLES} (the same here)")
     net = st.ChainNet(SPEC)
-    log(f"dense: {TRAIN} training digits, {EPOCHS} epochs, SGD momentum 0.9, lr {LR}->{LR_END}, "
-        f"weight decay {DECAY}, batch {BATCH}")
-    st.train(net, x[tr], y[tr], EPOCHS, LR, rng, log, batch=BATCH, decay=DECAY, lr_end=LR_END)
-    accs = {"dense": acc(net)}
-    log(f"dense top-1 (torch float32): {accs['dense'][0]:.4f} on {len(te)} held-out digits")
-    h = SSL
-    log(f"SSL: {h['epochs']} epochs from the dense weights, group lasso {h['lasso']}, lr {h['lr']}, no weight decay")
-    st.train(net, x[tr], y[tr], h["epochs"], h["lr"], rng, log, batch=BATCH, lasso=h["lasso"])
-    accs["after_group_lasso"] = acc(net)
-    log(f"after group lasso: {accs['after_group_lasso'][0]:.4f}")
-    masks = st.threshold_groups(net, h["threshold"], HW_AFTER)
-    accs["thresholded"] = acc(net)
-    log(f"groups below {h['threshold']} x layer RMS zeroed: {accs['thresholded'][0]:.4f}")
-    for name, (wm, _) in masks.items():
-        log(f"  {name}: {st.structure(wm.numpy())}")
-    log(f"fine-tune: {h['ft_epochs']} epochs, zeros held, lr {h['ft_lr']}->{h['ft_lr_end']}, weight decay {DECAY}")
-    st.train(net, x[tr], y[tr], h["ft_epochs"], h["ft_lr"], rng, log, batch=BATCH, decay=DECAY, masks=masks,
-             lr_end=h["ft_lr_end"])
-    accs["fine_tuned"] = acc(net)
-    log(f"SSL fine-tuned top-1 (torch float32): {accs['fine_tuned'][0]:.4f} on {len(te)} held-out digits")
+    accs = {"dense": st.train_dense(run, net, x[tr], y[tr], rng, EPOCHS, LR, LR_END, DECAY, BATCH)}
+    accs.update(st.train_ssl(run, net, x[tr], y[tr], rng, SSL, HW_AFTER, BATCH))
 
     name = "lenet5-mnist-ssl"
     desc = {"files": ["mnist_5k.csv.gz"], "sha256": digest,
@@ -118,7 +93,7 @@ def main():
               f"structured sparsity learning and fine-tuned; graph input: {GRAPH_SAMPLES} held-out digits with "
               f"labels; layer traces: the first {SAMPLES}; rebuild: python3 tools/build_lenet5_mnist_ssl.py")
     res, rows = trained.write(args.out, name, SPEC, st.numpy_params(net), xu[te[:SAMPLES]], xu[te[:GRAPH_SAMPLES]],
-                              y[te[:GRAPH_SAMPLES]], desc, source, prov, lines, binary, CHECK_SAMPLES)
+                              y[te[:GRAPH_SAMPLES]], desc, source, prov, run.lines, binary, CHECK_SAMPLES)
     text = f"""# {name}
 
 Caffe's LeNet (examples/mnist/lenet.prototxt, the layers of lenet5-mnist) trained on real

@@ -254,3 +254,53 @@ def to_onnx(spec, params, in_shape, path, input_scale=1.0):
     model.ir_version = 8
     onnx.checker.check_model(model)
     onnx.save(model, path)
+
+
+class Run:
+    """A training run: its log (printed, and kept for the bundle's train.log) and the test
+    sets its top-1 is measured on (a list of (x, y); `acc` gives one top-1 per set)."""
+
+    def __init__(self, evals):
+        self.lines = []
+        self.evals = evals
+
+    def log(self, msg):
+        print(msg, flush=True)
+        self.lines.append(msg)
+
+    def acc(self, net):
+        return tuple(evaluate(net, x, y) for x, y in self.evals)
+
+    def top1(self, what, net):
+        """Measures and logs `net`'s top-1 on every test set; returns them."""
+        a = self.acc(net)
+        self.log(f"{what}: top-1 (torch float32) " + " / ".join(f"{v:.4f}" for v in a))
+        return a
+
+
+def train_dense(run, net, x, y, rng, epochs, lr, lr_end, decay, batch):
+    """Phase 1: the dense network, SGD with momentum 0.9 and weight decay; its top-1."""
+    run.log(f"dense: {len(x)} training images, {epochs} epochs, SGD momentum 0.9, lr {lr}->{lr_end}, "
+            f"weight decay {decay}, batch {batch}")
+    train(net, x, y, epochs, lr, rng, run.log, batch=batch, decay=decay, lr_end=lr_end)
+    return run.top1("dense", net)
+
+
+def train_ssl(run, net, x, y, rng, h, hw_after, batch):
+    """SSL on the trained `net`, in place (the module doc's three steps) with the
+    hyper-parameters `h` (epochs, lr, lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay);
+    the top-1 after each step."""
+    run.log(f"SSL: {h['epochs']} epochs from the dense weights, group lasso {h['lasso']}, lr {h['lr']}, "
+            f"no weight decay")
+    train(net, x, y, h["epochs"], h["lr"], rng, run.log, batch=batch, lasso=h["lasso"])
+    accs = {"after_group_lasso": run.top1("after group lasso", net)}
+    masks = threshold_groups(net, h["threshold"], hw_after)
+    accs["thresholded"] = run.top1(f"groups below {h['threshold']} x layer RMS zeroed", net)
+    for name, (wm, _) in masks.items():
+        run.log(f"  {name}: {structure(wm.numpy())}")
+    run.log(f"fine-tune: {h['ft_epochs']} epochs, zeros held, lr {h['ft_lr']}->{h['ft_lr_end']}, "
+            f"weight decay {h['decay']}")
+    train(net, x, y, h["ft_epochs"], h["ft_lr"], rng, run.log, batch=batch, decay=h["decay"], masks=masks,
+          lr_end=h["ft_lr_end"])
+    accs["fine_tuned"] = run.top1("SSL fine-tuned", net)
+    return accs
