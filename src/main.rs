@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => sweep::compare_command(&args),
         Command::Memory(cmd) => commands::memory(&cmd),
         Command::Accuracy(args) => accuracy_command::run(&args),
+        Command::Check(args) => commands::check(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

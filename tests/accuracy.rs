@@ -274,15 +274,11 @@ fn an_on_off_ratio_with_a_reference_column_and_no_variation_reads_exactly() {
 /// and the resolved config carries each of its keys (summary.json).
 #[test]
 fn every_shipped_device_preset_loads() {
-    let presets = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/device");
-    let mut names = Vec::new();
-    for e in std::fs::read_dir(&presets).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            names.push(p);
-        }
-    }
-    names.sort();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let names: Vec<_> = common::tracked_files(root, "configs/device")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     assert!(names.len() >= 4, "{names:?}");
     for p in names {
         let name = p.file_stem().unwrap().to_str().unwrap();

@@ -6,6 +6,8 @@
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use crossbar::Mode;
 use engine::EngineKind;
 use ndarray::ArrayD;
@@ -31,14 +33,9 @@ const SHIPPED: [&str; 7] = [
     "ppocr-cls-mobilenetv3",
 ];
 
+/// The tracked bundles of workloads/ (a user's untracked `workloads/mynet` is not one).
 fn bundle_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("workloads/ exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("manifest.json").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = common::tracked_bundles();
     let names: Vec<String> = dirs.iter().map(|d| dir_name(d)).collect();
     for s in SHIPPED {
         assert!(names.iter().any(|n| n == s), "workloads/{s} is missing");

@@ -113,6 +113,12 @@
 //! | memory_tiny_bandwidth | memory --bandwidth of 1e-300 B/s | --bandwidth, not a finite number |
 //! | memory_tiny_peak | memory.peak_macs_per_s = 1e-300 | memory.peak_macs_per_s |
 //! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
+//! | synth_weight_sparsity_on_bundle | run of bundle b with --weight-sparsity 0.5 | --weight-sparsity, b, its own weights |
+//! | synth_structure_on_bundle | run of bundle b with --structure ssl | --structure, b, its own weights |
+//! | synth_act_sparsity_on_bundle | run of bundle b with --act-sparsity 0.2 | --act-sparsity, b, its own inputs |
+//! | synth_seed_on_bundle | run of bundle b with --seed 3 | --seed, b, its own inputs |
+//! | synth_flag_on_default | run (the embedded lenet5-mnist) with --weight-sparsity 0 | --weight-sparsity, lenet5-mnist |
+//! | check_dilated_pool | check of bundle b whose graph has a MaxPool with dilations [2, 2] | b/manifest.json, graph[1], dilations |
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -609,6 +615,32 @@ fn cases() -> Vec<Case> {
             std::fs::write(d.join("a.csv"), "network,layer,mode,cycles\nn,l,dense,1\nn,m,dense,2\n").unwrap();
             args(&["compare", "a.csv", "a.csv", "--ignore", "network", "--ignore", "layer", "--ignore", "mode"])
         }),
+        case("synth_weight_sparsity_on_bundle", &["--weight-sparsity", "b is a bundle", "its own weights"], |d| {
+            flags(d, &["--weight-sparsity", "0.5"])
+        }),
+        case("synth_structure_on_bundle", &["--structure", "b is a bundle", "its own weights"], |d| {
+            flags(d, &["--structure", "ssl"])
+        }),
+        case("synth_act_sparsity_on_bundle", &["--act-sparsity", "b is a bundle", "its own inputs"], |d| {
+            flags(d, &["--act-sparsity", "0.2"])
+        }),
+        case("synth_seed_on_bundle", &["--seed", "b is a bundle", "its own inputs"], |d| flags(d, &["--seed", "3"])),
+        case("synth_flag_on_default", &["--weight-sparsity", "lenet5-mnist is a bundle"], |_| {
+            args(&["run", "--weight-sparsity", "0"])
+        }),
+        case("check_dilated_pool", &["b/manifest.json", "graph[1] (MaxPool -> p)", "dilations: dilated pooling"], |d| {
+            let mut a = bundle(d, |m, _| {
+                m["graph"] = json!([
+                    {"op": "layer", "layer": "conv1", "inputs": ["x"], "output": "c"},
+                    {"op": "MaxPool", "inputs": ["c"], "output": "p", "kernel_shape": [2, 2], "dilations": [2, 2]}
+                ]);
+                m["graph_input"] = json!("conv1.input");
+                m["graph_output"] = json!("p");
+            });
+            a[0] = "check".into();
+            a.retain(|x| x != "--workload");
+            a
+        }),
     ]
 }
 
@@ -640,9 +672,9 @@ fn run_case(c: &Case) -> Result<(), String> {
     let out = dir.path().join("out");
     let mut cmd = Command::new(BIN);
     cmd.args(&args).current_dir(dir.path());
-    // compare writes nothing; memory has no --quiet.
+    // compare and check write nothing; memory has no --quiet.
     match args[0].as_str() {
-        "compare" => {}
+        "compare" | "check" => {}
         "memory" => {
             cmd.arg("--out").arg(&out);
         }

@@ -11,21 +11,22 @@
 #[allow(dead_code)]
 mod entries;
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 type Entry = fn(&[u8]) -> Result<(), String>;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/corpus")
-        .join(target);
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| {
-            let p = e.unwrap().path();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let files = common::tracked_files(&root, &format!("tests/corpus/{target}"));
+    assert!(!files.is_empty(), "tests/corpus/{target}: no tracked file");
+    let mut files: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            (name, std::fs::read(&p).unwrap())
+            (name, std::fs::read(p).unwrap())
         })
         .collect();
     files.sort();

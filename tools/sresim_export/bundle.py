@@ -15,6 +15,8 @@ import tempfile
 
 import numpy as np
 
+from .schema import check_manifest
+
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
@@ -93,7 +95,10 @@ def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
     `graph_input`, `graph_output`, `labels` (when known), each layer's calibrated
     `input_max` and `input_signed`, and their arrays (with `graph.reference`, onnxruntime's
     output on the graph input). The layer entries and
-    arrays are the same with or without it."""
+    arrays are the same with or without it.
+
+    A manifest that breaks a rule of sresim's reader (schema.check_manifest) raises
+    ValueError before anything is written."""
     if not layers:
         raise ValueError("a bundle needs at least one layer")
     entries, tensors = [], {}
@@ -113,6 +118,7 @@ def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
         manifest["provenance"] = provenance
     if network is not None:
         manifest, tensors = add_network(manifest, tensors, network)
+    check_manifest(manifest, os.path.join(out_dir, "manifest.json"))
     os.makedirs(out_dir, exist_ok=True)
     _atomic_write(out_dir, "tensors.npz", lambda f: np.savez_compressed(f, **tensors))
     text = json.dumps(manifest, indent=1) + "\n"

@@ -217,8 +217,9 @@ fn flag(o: &Obj, key: &str, at: &str) -> Result<bool, GraphError> {
     }
 }
 
-/// The attribute keys of each op, besides `op`, `inputs` and `output`.
-fn attribute_keys(op: &str) -> &'static [&'static str] {
+/// The attribute keys of each op, besides `op`, `inputs` and `output` (tools/sresim_export/
+/// schema.json holds the same table for the exporter; tests/bundles.rs compares them).
+pub fn attribute_keys(op: &str) -> &'static [&'static str] {
     match op {
         "layer" => &["layer"],
         "Clip" => &["min", "max"],
@@ -228,6 +229,7 @@ fn attribute_keys(op: &str) -> &'static [&'static str] {
             "kernel_shape",
             "strides",
             "pads",
+            "dilations",
             "ceil_mode",
             "count_include_pad",
         ],
@@ -267,6 +269,15 @@ fn parse_op(op: &str, o: &Obj, at: &str) -> Result<NodeOp, GraphError> {
             let kernel = fixed(o, "kernel_shape", at, 2, 1, None)?;
             let strides = fixed(o, "strides", at, 2, 1, Some(vec![1, 1]))?;
             let pads = fixed(o, "pads", at, 4, 0, Some(vec![0; 4]))?;
+            // ONNX writes `dilations` on every pool (torch.onnx: [1, 1]); a dilated window
+            // is not modelled, and tools/export_onnx.py refuses it before writing.
+            if fixed(o, "dilations", at, 2, 1, Some(vec![1, 1]))? != [1, 1] {
+                return Err(attr_err(
+                    at,
+                    "dilations",
+                    "dilated pooling is not supported (expected [1, 1])",
+                ));
+            }
             for d in 0..2 {
                 if pads[d] >= kernel[d] || pads[d + 2] >= kernel[d] {
                     return Err(attr_err(
@@ -991,6 +1002,38 @@ mod tests {
             let e = build(&nodes).unwrap_err();
             assert!(e.starts_with(want), "{e}\n  expected: {want}");
             assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    /// ONNX writes `dilations` on pools (torch.onnx: [1, 1] on every MaxPool): accepted
+    /// when every entry is 1, refused by name otherwise (a dilated window is not modelled).
+    #[test]
+    fn pool_dilations_of_one_are_accepted_and_others_refused() {
+        let pool = |d: &str| {
+            with(
+                2,
+                &format!(
+                    r#"{{"op": "MaxPool", "inputs": ["r1"], "output": "p1", "kernel_shape": [2, 2], "strides": [2, 2], "dilations": {d}}}"#
+                ),
+            )
+        };
+        let g = build(&pool("[1, 1]")).unwrap();
+        assert_eq!(g, build(GOOD).unwrap());
+        let cases = [
+            (
+                "[2, 2]",
+                "dilations: dilated pooling is not supported (expected [1, 1])",
+            ),
+            (
+                "[1, 2]",
+                "dilations: dilated pooling is not supported (expected [1, 1])",
+            ),
+            ("[1]", "dilations: expected 2 positive integers"),
+            ("[0, 1]", "dilations: expected 2 positive integers"),
+        ];
+        for (d, want) in cases {
+            let e = build(&pool(d)).unwrap_err();
+            assert_eq!(e, format!("graph[2] (MaxPool -> p1): {want}"), "{d}");
         }
     }
 

@@ -61,11 +61,11 @@ pub fn check_device(cfg: &Resolved, modes: &[crossbar::Mode]) -> Result<()> {
     functional::check_table(&cfg.device, &cfg.hw, modes, label).map_err(anyhow::Error::msg)
 }
 
-/// The [`COLUMNS`] of the whole network in `mode`: every layer's metrics summed (outputs,
-/// exact outputs, squared errors and references; the largest error), so that
-/// `func_rel_rmse` is ||Y - Y_exact|| over all of the mode's outputs. A sweep writes them
-/// on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
-pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
+/// The metrics of the whole network in `mode`: every layer's metrics summed (outputs,
+/// exact outputs, squared errors and references; the largest error), so that the
+/// relative RMS error is ||Y - Y_exact|| over all of the mode's outputs. `None` when no
+/// layer has figures.
+pub fn total_metrics(res: &RunResult, mode: crossbar::Mode) -> Option<Metrics> {
     let mut sum = Metrics::default();
     let mut any = false;
     for f in res
@@ -85,12 +85,28 @@ pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
         sum.float_sq_err += m.float_sq_err;
         sum.float_sq_ref += m.float_sq_ref;
     }
-    let r = FuncResult {
-        metrics: sum,
+    any.then_some(sum)
+}
+
+/// The [`COLUMNS`] of the whole network in `mode` ([`total_metrics`]). A sweep writes
+/// them on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
+pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
+    let r = total_metrics(res, mode).map(|metrics| FuncResult {
+        metrics,
         outputs: None,
         shape: Vec::new(),
-    };
-    values(any.then_some(&r))
+    });
+    values(r.as_ref())
+}
+
+/// Whether a functional run's every output equals the exact product in every mode
+/// (false when the run has no functional figures).
+pub fn all_exact(res: &RunResult) -> bool {
+    res.functional
+        && res
+            .modes
+            .iter()
+            .all(|&m| total_metrics(res, m).is_some_and(|t| t.outputs > 0 && t.exact == t.outputs))
 }
 
 /// An element type of the `.npy` arrays sresim writes: its dtype and its 8 bytes.

@@ -4,6 +4,7 @@
 //! the memory model ([`memory_out`]), and which workload a name opens ([`workloads`]).
 
 pub mod accuracy;
+pub mod check;
 pub mod chip;
 pub mod config;
 pub mod format;

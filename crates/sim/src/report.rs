@@ -484,11 +484,15 @@ pub fn summary_table(res: &RunResult) -> String {
         res.samples,
         res.engine
     );
-    let _ = writeln!(
+    let _ = write!(
         s,
         "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
         "mode", "cycles", "time", "energy", "speedup", "e-saving", "crossbars"
     );
+    if res.functional {
+        let _ = write!(s, "{:>9}{:>11}", "exact", "rel-err");
+    }
+    s.push('\n');
     for t in &res.totals {
         let e = t.energy.total();
         let sp = dense
@@ -499,7 +503,7 @@ pub fn summary_table(res: &RunResult) -> String {
             .filter(|d| d.1 > 0.0)
             .map(|d| format!("{:.1}%", 100.0 * (1.0 - e / d.1)))
             .unwrap_or_else(|| "-".into());
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
             t.mode.as_str(),
@@ -510,6 +514,19 @@ pub fn summary_table(res: &RunResult) -> String {
             sv,
             t.events.crossbars
         );
+        if res.functional {
+            let m = crate::functional::total_metrics(res, t.mode);
+            let exact = m
+                .as_ref()
+                .and_then(|m| m.exact_frac())
+                .map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+            let err = m
+                .as_ref()
+                .and_then(|m| m.rel_rmse())
+                .map_or("-".into(), |x| format!("{x:.2e}"));
+            let _ = write!(s, "{exact:>9}{err:>11}");
+        }
+        s.push('\n');
     }
     if let Some(chip) = &res.chip {
         s.push_str(&crate::chip::table(chip));
