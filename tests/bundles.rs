@@ -25,8 +25,11 @@ use workload::resolve::OpenOptions;
 use workload::{ConvGeometry, LayerKind, Workload};
 
 /// The bundles the repository ships; the test fails if one of them goes missing.
-const SHIPPED: [&str; 4] = [
+const SHIPPED: [&str; 7] = [
+    "fmnist-cnn",
+    "fmnist-cnn-ssl",
     "lenet5-mnist",
+    "lenet5-mnist-ssl",
     "mobilenetv2-nsfwjs",
     "mobilenetv2-nsfwjs-pruned",
     "ppocr-cls-mobilenetv3",
