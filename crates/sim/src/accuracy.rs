@@ -119,16 +119,113 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
+    evaluate_seeded(net, cfg, modes, crossbar, samples, cfg.device.seed, progress)
+}
+
+/// [`evaluate`] with `device.seed` replaced by `seed` (one device draw).
+fn evaluate_seeded(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    samples: usize,
+    seed: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Evaluation> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
+    let mut func = crate::functional::options(cfg, false);
+    func.device.seed = seed;
     let machine = Machine {
         hw: &cfg.hw,
         sim: &cfg.opts,
-        func: &crate::functional::options(cfg, false),
+        func: &func,
     };
     Ok(accuracy::evaluate(
         net, &machine, modes, crossbar, samples, progress,
     )?)
+}
+
+/// The evaluations of K device draws (docs/accuracy.md, "Device draws").
+#[derive(Debug, Clone)]
+pub struct Draws {
+    /// K.
+    pub k: u32,
+    /// The `device.seed` of each draw ([`crate::draws::seed`]).
+    pub seeds: Vec<u64>,
+    /// One evaluation per draw; a single one when the device draws nothing
+    /// ([`Draws::identical`]): every draw would give the same figures.
+    pub evals: Vec<Evaluation>,
+}
+
+impl Draws {
+    /// Whether the K draws are one computation repeated (a device that draws nothing).
+    pub fn identical(&self) -> bool {
+        self.evals.len() < self.k as usize
+    }
+
+    /// The evaluation of draw `d`.
+    pub fn eval(&self, d: usize) -> &Evaluation {
+        &self.evals[d.min(self.evals.len() - 1)]
+    }
+
+    /// Draw 0 (the single-draw run's evaluation).
+    pub fn first(&self) -> &Evaluation {
+        &self.evals[0]
+    }
+
+    /// Figure `f` (an index of [`FIGURES`]) of path `path` (0: the quantized network,
+    /// then each mode) in every draw, and its interval (None when a draw lacks it).
+    pub fn figure(&self, net: &Network, path: usize, f: usize) -> Option<crate::draws::Interval> {
+        let of = |ev: &Evaluation| {
+            let p = if path == 0 { &ev.quantized } else { &ev.modes[path - 1] };
+            figures(net, ev, p)[f]
+        };
+        if self.identical() {
+            return of(self.first()).map(crate::draws::Interval::constant);
+        }
+        let v: Option<Vec<f64>> = self.evals.iter().map(of).collect();
+        crate::draws::Interval::of(&v?)
+    }
+}
+
+/// The indices in [`FIGURES`] of the figures an interval is reported for
+/// ([`crate::draws::FIGURES`]).
+pub const DRAW_FIGURES: [usize; 3] = [0, 2, 5];
+
+/// [`evaluate`] over `k` device draws, draw d with `device.seed` = [`crate::draws::seed`]
+/// (seed, d): draw 0 is [`evaluate`]'s. A device that draws nothing is evaluated once
+/// (every draw is the same). Draws run one after the other, each parallel over samples.
+pub fn evaluate_draws(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    samples: usize,
+    k: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Draws> {
+    if k == 0 {
+        bail!("draws: must be at least 1");
+    }
+    let seeds: Vec<u64> = (0..k)
+        .map(|d| crate::draws::seed(cfg.device.seed, d))
+        .collect();
+    let runs = draws_computed(cfg, modes, k) as usize;
+    let evals = seeds[..runs]
+        .iter()
+        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, s, progress))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Draws { k, seeds, evals })
+}
+
+/// How many draws [`evaluate_draws`] computes (for a progress bar's total).
+pub fn draws_computed(cfg: &Resolved, modes: &[Mode], k: u32) -> u32 {
+    if crate::draws::random(&cfg.device) && !modes.is_empty() {
+        k
+    } else {
+        1
+    }
 }
 
 /// The network figures of a path, as accuracy.csv and points.csv write them.

@@ -6,6 +6,7 @@
 pub mod accuracy;
 pub mod chip;
 pub mod config;
+pub mod draws;
 pub mod format;
 pub mod functional;
 pub mod memory_out;
