@@ -119,7 +119,15 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
-    evaluate_seeded(net, cfg, modes, crossbar, samples, cfg.device.seed, progress)
+    evaluate_seeded(
+        net,
+        cfg,
+        modes,
+        crossbar,
+        samples,
+        cfg.device.seed,
+        progress,
+    )
 }
 
 /// [`evaluate`] with `device.seed` replaced by `seed` (one device draw).
@@ -178,7 +186,11 @@ impl Draws {
     /// then each mode) in every draw, and its interval (None when a draw lacks it).
     pub fn figure(&self, net: &Network, path: usize, f: usize) -> Option<crate::draws::Interval> {
         let of = |ev: &Evaluation| {
-            let p = if path == 0 { &ev.quantized } else { &ev.modes[path - 1] };
+            let p = if path == 0 {
+                &ev.quantized
+            } else {
+                &ev.modes[path - 1]
+            };
             figures(net, ev, p)[f]
         };
         if self.identical() {

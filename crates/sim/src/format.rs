@@ -77,6 +77,8 @@ pub fn layers_kind(col: &str) -> Kind {
         c if c.starts_with("chip_") => crate::chip::kind(c),
         // The accuracy figures of a sweep's TOTAL rows (sim::accuracy).
         c if crate::accuracy::FIGURES.contains(&c) => Kind::Float,
+        // Their means, standard deviations and intervals over device draws.
+        c if crate::draws::columns().iter().any(|d| d == c) => Kind::Float,
         _ => Kind::Count,
     }
 }

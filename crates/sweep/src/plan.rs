@@ -97,6 +97,7 @@ impl Plan {
             functional: grid.functional,
             chip: base_cfg.chip.is_some(),
             accuracy: grid.accuracy,
+            draws: grid.accuracy && grid.draws > 1,
         };
         for pt in &points {
             let (cfg, _) = setup(&grid, &grid.assignments(pt))
@@ -182,6 +183,10 @@ impl Plan {
         }
         if grid.accuracy {
             text += &format!("accuracy: samples {:?}\n", grid.accuracy_samples);
+        }
+        // Likewise: one draw is the grid without the key.
+        if grid.draws > 1 {
+            text += &format!("draws: {}\n", grid.draws);
         }
         Ok(Plan {
             columns: columns(&keys, &extras.columns()),
