@@ -139,7 +139,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         b.finish_and_clear();
     }
     let ev = draws.first();
-    let csv = accuracy_csv(&net, &draws)?;
+    let clip = matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_));
+    let csv = accuracy_csv(&net, &draws, clip)?;
     let mut summary = summary_json(&net, ev, &cfg, &crossbar);
     if draws.k > 1 {
         add_draws_json(&mut summary, &net, &draws);
@@ -222,11 +223,15 @@ pub fn draw_columns() -> Vec<String> {
 /// accuracy.csv: per path (the quantized network, then each mode) a `TOTAL` row with the
 /// network figures, then a row per crossbar layer with its error figures. With K > 1
 /// draws, those rows once per draw (`draw` = 0..K-1), then a `TOTAL` row with `draw` =
-/// `all`: the figures' means over the draws and their intervals.
-pub fn accuracy_csv(net: &Network, draws: &Draws) -> Result<Vec<u8>> {
+/// `all`: the figures' means over the draws and their intervals. With a fixed
+/// `adc.bits` (`clip`), `adc_clip_frac` follows `float_rel_rmse` on layer rows.
+pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let multi = draws.k > 1;
     let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    if clip {
+        header.push(sim::functional::CLIP_COLUMN.to_string());
+    }
     if multi {
         header.extend(draw_columns());
     }
@@ -257,6 +262,9 @@ pub fn accuracy_csv(net: &Network, draws: &Draws) -> Result<Vec<u8>> {
             ];
             row.extend(network_figures(net, ev, p));
             row.extend([String::new(), String::new(), String::new(), String::new()]);
+            if clip {
+                row.push(String::new());
+            }
             if multi {
                 row.extend(tail(&d.to_string()));
             }
@@ -278,6 +286,10 @@ pub fn accuracy_csv(net: &Network, draws: &Draws) -> Result<Vec<u8>> {
                     row.extend([String::new(), String::new(), String::new()]);
                 }
                 row.push(fmt(st.float_rel_rmse()));
+                if clip {
+                    let m = st.crossbar.then_some(&st.func);
+                    row.push(sim::functional::clip_value(m));
+                }
                 if multi {
                     row.extend(tail(&d.to_string()));
                 }
@@ -285,7 +297,7 @@ pub fn accuracy_csv(net: &Network, draws: &Draws) -> Result<Vec<u8>> {
             }
         }
         if multi {
-            w.write_record(&summary_row(net, draws, pi))?;
+            w.write_record(&summary_row(net, draws, pi, clip))?;
         }
     }
     w.into_inner().map_err(|e| anyhow!("accuracy.csv: {e}"))
@@ -293,7 +305,7 @@ pub fn accuracy_csv(net: &Network, draws: &Draws) -> Result<Vec<u8>> {
 
 /// The `draw` = `all` row of path `pi`: each figure's mean over the draws (top1_float and
 /// top1_quantized are the same in every draw), then the intervals.
-fn summary_row(net: &Network, draws: &Draws, pi: usize) -> Vec<String> {
+fn summary_row(net: &Network, draws: &Draws, pi: usize, clip: bool) -> Vec<String> {
     let ev = draws.first();
     let p = if pi == 0 {
         &ev.quantized
@@ -310,7 +322,7 @@ fn summary_row(net: &Network, draws: &Draws, pi: usize) -> Vec<String> {
         .map(|f| sim::accuracy::cell(draws.figure(net, pi, f).map(|i| i.mean)))
         .collect();
     row.extend(means);
-    row.extend(std::iter::repeat_n(String::new(), 4));
+    row.extend(std::iter::repeat_n(String::new(), 4 + clip as usize));
     row.push("all".into());
     for f in sim::accuracy::DRAW_FIGURES {
         row.extend(sim::draws::Interval::cells(draws.figure(net, pi, f)));

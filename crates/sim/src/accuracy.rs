@@ -119,6 +119,7 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
+    let steps = calibrate(net, cfg, modes, crossbar)?;
     evaluate_seeded(
         net,
         cfg,
@@ -126,8 +127,50 @@ pub fn evaluate(
         crossbar,
         samples,
         cfg.device.seed,
+        &steps,
         progress,
     )
+}
+
+/// The calibrated ADC steps of every datapath layer and mode (`adc.range = max |
+/// percentile:P`; empty otherwise): each layer calibrated on its quantized inputs in
+/// the quantized network over the first `adc.calibration_samples` graph-input samples
+/// (whatever `--samples` says, so the first samples give the same figures in any run).
+pub fn calibrate(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+) -> Result<Vec<(String, Mode, u64)>> {
+    let range = cfg.adc_range();
+    if !range.calibrated() || modes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
+    let bits = cfg.hw.input_bits;
+    let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
+    for s in 0..n {
+        net.forward(net.sample(s), &mut |l, x| {
+            let layer = &net.layers[l];
+            let q = layer.quantize(x, bits);
+            let step = layer.input_step(bits) * layer.weight_scale;
+            let y = layer.exact(&q).iter().map(|&v| v as f64 * step).collect();
+            inputs[l].extend_from_slice(&q);
+            Ok(y)
+        })?;
+    }
+    let mut steps = Vec::new();
+    for (l, layer) in net.layers.iter().enumerate() {
+        if !crossbar.get(l).copied().unwrap_or(true) {
+            continue;
+        }
+        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
+        let samples = engine::Samples::new(&inputs[l], n);
+        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
+            steps.push((layer.name().to_string(), m, s));
+        }
+    }
+    Ok(steps)
 }
 
 /// [`evaluate`] with `device.seed` replaced by `seed` (one device draw).
@@ -138,12 +181,14 @@ fn evaluate_seeded(
     crossbar: &[bool],
     samples: usize,
     seed: u64,
+    steps: &[(String, Mode, u64)],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
     let mut func = crate::functional::options(cfg, false);
     func.device.seed = seed;
+    func.adc_steps = std::sync::Arc::new(steps.to_vec());
     let machine = Machine {
         hw: &cfg.hw,
         sim: &cfg.opts,
@@ -224,9 +269,11 @@ pub fn evaluate_draws(
         .map(|d| crate::draws::seed(cfg.device.seed, d))
         .collect();
     let runs = draws_computed(cfg, modes, k) as usize;
+    // Calibrated once, on the ideal device: every draw converts with the same steps.
+    let steps = calibrate(net, cfg, modes, crossbar)?;
     let evals = seeds[..runs]
         .iter()
-        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, s, progress))
+        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, s, &steps, progress))
         .collect::<Result<Vec<_>>>()?;
     Ok(Draws { k, seeds, evals })
 }

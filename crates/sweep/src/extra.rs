@@ -3,7 +3,8 @@
 //!
 //! - `functional = true`: the functional columns of `run --functional`, on layer rows as
 //!   layers.csv has them and on TOTAL rows summed over the mode's layers
-//!   ([`sim::functional::total_values`]);
+//!   ([`sim::functional::total_values`]); with a fixed `adc.bits` at some point, then
+//!   `adc_clip_frac` (every point, so an auto point says 0);
 //! - a `[chip]` in any point (the base config, `[set]`, an axis or an explicit point):
 //!   layers.csv's `chip_*` columns, then the per-mode figures of summary.json's
 //!   `chip.modes.MODE` on TOTAL rows ([`sim::chip::SUMMARY_COLUMNS`]); empty for points
@@ -26,6 +27,9 @@ pub struct Extras {
     pub accuracy: bool,
     /// Intervals over device draws (`draws` > 1).
     pub draws: bool,
+    /// `adc_clip_frac` after the functional columns (functional, and a fixed `adc.bits`
+    /// at some point).
+    pub adc_clip: bool,
 }
 
 impl Extras {
@@ -34,6 +38,9 @@ impl Extras {
         let mut c: Vec<&str> = Vec::new();
         if self.functional {
             c.extend(sim::functional::COLUMNS);
+        }
+        if self.functional && self.adc_clip {
+            c.push(sim::functional::CLIP_COLUMN);
         }
         if self.chip {
             c.extend(sim::chip::CHIP_COLUMNS);
@@ -65,6 +72,7 @@ pub fn is_extra_column(col: &str) -> bool {
         chip: true,
         accuracy: true,
         draws: true,
+        adc_clip: true,
     }
     .columns()
     .iter()
@@ -146,7 +154,7 @@ pub fn extend(
 ) {
     let per_mode = res.modes.len().max(1);
     let n_layers = res.layers.len();
-    let func_cols = sim::functional::COLUMNS.len();
+    let func_cols = sim::functional::COLUMNS.len() + res.adc_clip as usize;
     for (i, row) in rows.iter_mut().enumerate() {
         let (layer, m) = if i < n_layers {
             (Some(i / per_mode), i % per_mode)
@@ -158,6 +166,10 @@ pub fn extend(
             let at = row.len() - func_cols;
             row.truncate(at);
             row.extend(sim::functional::total_values(res, res.modes[m]));
+            if res.adc_clip {
+                let total = sim::functional::total_metrics(res, res.modes[m]);
+                row.push(sim::functional::clip_value(total.as_ref()));
+            }
         }
         if extras.chip {
             match res.chip.as_ref().and_then(|c| c.get(m)) {
@@ -207,6 +219,7 @@ mod tests {
             chip: true,
             accuracy: true,
             draws: true,
+            adc_clip: true,
         };
         let meta = crate::store::Meta {
             extra_columns: all.columns(),
@@ -238,6 +251,7 @@ mod tests {
             ("agreement", Kind::Float),
             ("output_rel_rmse", Kind::Float),
             ("accuracy_draws", Kind::Count),
+            ("adc_clip_frac", Kind::Float),
             ("top1_mean", Kind::Float),
             ("top1_ci_low", Kind::Float),
             ("agreement_std", Kind::Float),
