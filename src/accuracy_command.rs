@@ -67,8 +67,12 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         sim::run::parse_modes(&args.modes)?
     };
     sim::run::check_workers("--threads", args.threads)?;
-    if args.draws == 0 {
-        bail!("--draws: must be at least 1");
+    if !(1..=sim::draws::MAX_DRAWS).contains(&args.draws) {
+        bail!(
+            "--draws: {} is not a number of device draws in 1..={}",
+            args.draws,
+            sim::draws::MAX_DRAWS
+        );
     }
     let selector = args
         .layers

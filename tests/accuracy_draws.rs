@@ -179,7 +179,8 @@ fn an_ideal_device_is_evaluated_once_and_its_draws_are_identical() {
     }
     assert_eq!(num(t[6], "output_rel_rmse_std"), 0.0);
     assert_eq!(t[6]["output_rel_rmse_ci_low"], t[0]["output_rel_rmse"]);
-    assert!(run_fails(&["accuracy", "--draws", "0"]).contains("--draws"));
+    assert!(run_fails(&["accuracy", "--draws", "0"]).contains("--draws: 0 is not"));
+    assert!(run_fails(&["accuracy", "--draws", "4000000000"]).contains("1..=10000"));
 }
 
 /// Twenty independent runs (device.seed 1..=20) of 5 draws each: each run's 95% interval

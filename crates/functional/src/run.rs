@@ -382,7 +382,10 @@ pub fn calibrate(
                 AdcRange::Full => return (mode, Adc::step_for(bits, full_sum(hw, mode))),
                 AdcRange::Percentile(p) => p,
             };
-            let top = full_sum(hw, mode);
+            let full = full_sum(hw, mode);
+            // The histogram holds sums up to HISTOGRAM_TOP; larger ones count as the full
+            // sum (a percentile among them gives the full range: nothing it covers clips).
+            let top = full.min(HISTOGRAM_TOP);
             let auto = Hardware {
                 adc_bits: crossbar::AdcBits::Auto,
                 ..*hw
@@ -408,10 +411,17 @@ pub fn calibrate(
                     || vec![0u64; top as usize + 1],
                     |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
                 );
-            (mode, Adc::step_for(bits, percentile(&hist, p)))
+            let mut f = percentile(&hist, p);
+            if f >= HISTOGRAM_TOP {
+                f = full;
+            }
+            (mode, Adc::step_for(bits, f))
         })
         .collect()
 }
+
+/// The largest sum a calibration histogram holds an entry for (512 KiB of counts).
+const HISTOGRAM_TOP: u64 = (1 << 16) - 1;
 
 /// The P-th percentile (nearest rank) of the values counted in `hist` (hist[v]: how many
 /// are v), ignoring zeros: the smallest v with at least ceil(P/100 * n) of the n non-zero

@@ -4,6 +4,9 @@
 
 use functional::Device;
 
+/// The most device draws a run or a grid point may ask for (`--draws`, a grid's `draws`).
+pub const MAX_DRAWS: u32 = 10_000;
+
 /// The `device.seed` of draw `d` of a run seeded `seed`: draw 0 is `seed` itself (one
 /// draw is the single-draw run), draw d >= 1 is `mix(mix(seed) ^ d)`, `mix` the SplitMix64
 /// finalizer of the device's own draws. A pure function: the same draws on every thread

@@ -173,8 +173,11 @@ impl Grid {
         let draws = match raw.draws {
             None => 1,
             Some(_) if !accuracy => bail!("{p}: draws: set without accuracy = true"),
-            Some(n) if (1..=10_000).contains(&n) => n as u32,
-            Some(n) => bail!("{p}: draws: {n} is not a number of device draws in 1..=10000"),
+            Some(n) if (1..=sim::draws::MAX_DRAWS as i64).contains(&n) => n as u32,
+            Some(n) => bail!(
+                "{p}: draws: {n} is not a number of device draws in 1..={}",
+                sim::draws::MAX_DRAWS
+            ),
         };
         let set = match raw.set {
             None => Vec::new(),
