@@ -301,7 +301,7 @@ pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>>
             }
         }
         if multi {
-            w.write_record(&summary_row(net, draws, pi, clip))?;
+            w.write_record(summary_row(net, draws, pi, clip))?;
         }
     }
     w.into_inner().map_err(|e| anyhow!("accuracy.csv: {e}"))

@@ -119,17 +119,9 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
-    let steps = calibrate(net, cfg, modes, crossbar)?;
-    evaluate_seeded(
-        net,
-        cfg,
-        modes,
-        crossbar,
-        samples,
-        cfg.device.seed,
-        &steps,
-        progress,
-    )
+    // One draw: draw 0, whose seed is device.seed.
+    let mut d = evaluate_draws(net, cfg, modes, crossbar, samples, 1, progress)?;
+    Ok(d.evals.remove(0))
 }
 
 /// The calibrated ADC steps of every datapath layer and mode (`adc.range = max |
@@ -173,15 +165,15 @@ pub fn calibrate(
     Ok(steps)
 }
 
-/// [`evaluate`] with `device.seed` replaced by `seed` (one device draw).
+/// [`evaluate`] of one device draw: `device.seed` replaced by `seed`, and the
+/// calibrated ADC `steps` ([`calibrate`]).
 fn evaluate_seeded(
     net: &Network,
     cfg: &Resolved,
     modes: &[Mode],
     crossbar: &[bool],
     samples: usize,
-    seed: u64,
-    steps: &[(String, Mode, u64)],
+    (seed, steps): (u64, &[(String, Mode, u64)]),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
@@ -273,7 +265,7 @@ pub fn evaluate_draws(
     let steps = calibrate(net, cfg, modes, crossbar)?;
     let evals = seeds[..runs]
         .iter()
-        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, s, &steps, progress))
+        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, (s, &steps), progress))
         .collect::<Result<Vec<_>>>()?;
     Ok(Draws { k, seeds, evals })
 }
