@@ -26,8 +26,15 @@ fn num(r: &Row, c: &str) -> f64 {
 
 /// A small noisy run: fc2 alone through the datapath, 24 digits.
 fn run(out: &Path, seed: u32, draws: u32, extra: &[&str]) {
-    let seed = format!("device.seed={seed}");
     let draws = draws.to_string();
+    let mut args = vec!["--draws", &draws];
+    args.extend(extra);
+    run_with(out, seed, &args);
+}
+
+/// [`run`] with `extra` flags only (no `--draws`).
+fn run_with(out: &Path, seed: u32, extra: &[&str]) {
+    let seed = format!("device.seed={seed}");
     let mut args = vec![
         "accuracy",
         "--samples",
@@ -40,8 +47,6 @@ fn run(out: &Path, seed: u32, draws: u32, extra: &[&str]) {
         "device.read_noise=2",
         "--set",
         &seed,
-        "--draws",
-        &draws,
         "-q",
         "-o",
         s(out),
@@ -62,22 +67,7 @@ fn one_draw_is_the_single_draw_run_byte_for_byte_and_draw_0_is_it() {
         dir.path().join("b"),
         dir.path().join("c"),
     );
-    ok(&[
-        "accuracy",
-        "--samples",
-        "24",
-        "--modes",
-        "sre",
-        "--layers",
-        "fc2",
-        "--set",
-        "device.read_noise=2",
-        "--set",
-        "device.seed=3",
-        "-q",
-        "-o",
-        s(&a),
-    ]);
+    run_with(&a, 3, &[]);
     run(&b, 3, 1, &[]);
     for f in ["accuracy.csv", "summary.json"] {
         assert_eq!(read(&a.join(f)), read(&b.join(f)), "{f}");

@@ -13,7 +13,7 @@ mod cases;
 use cases::{arb_case, direct_conv, keep, run_modes};
 use crossbar::{AdcBits, Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
-use functional::{calibrate, AdcRange, FuncOptions, Layer, LayerRun, ModeOutput};
+use functional::{calibrate, AdcRange, FuncOptions, ModeOutput};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -47,12 +47,7 @@ fn tiny() -> (QuantLayer, Hardware) {
 }
 
 fn run(l: &QuantLayer, hw: &Hardware, f: FuncOptions) -> Vec<ModeOutput> {
-    let opts = SimOptions::default();
-    let prep = Prepared::new(l, hw, &opts);
-    let layer = Layer::new(&prep, hw, &opts, &f);
-    let mut r = LayerRun::new(&layer, &Mode::ALL);
-    r.feed(Samples::new(&l.input, l.samples));
-    r.finish()
+    run_modes(l, hw, &SimOptions::default(), f, l.samples)
 }
 
 /// Dense (and activation, whose OUs here are the same {0, 1}, {2}): cycle 0 reads
