@@ -56,12 +56,7 @@ pub struct LayerStats {
 
 impl LayerStats {
     fn merge(&mut self, o: &LayerStats) {
-        let m = &mut self.func;
-        m.outputs += o.func.outputs;
-        m.exact += o.func.exact;
-        m.sq_err += o.func.sq_err;
-        m.sq_exact += o.func.sq_exact;
-        m.max_abs_err = m.max_abs_err.max(o.func.max_abs_err);
+        self.func.merge(&o.func);
         self.float_sq_err += o.float_sq_err;
         self.float_sq += o.float_sq;
         self.crossbar |= o.crossbar;

@@ -70,6 +70,13 @@ struct Reads {
     zig: &'static Ziggurat,
     /// Whether the CPU has the features of [`Datapath::vector_native`] (checked once).
     native: bool,
+    /// ADC conversions so far (a column of the tile per read with current), and those
+    /// that clipped.
+    conversions: u64,
+    clips: u64,
+    /// When calibrating: how many conversions saw each non-zero ideal sum (index: the
+    /// sum; longer sums in the last entry).
+    hist: Option<Vec<u64>>,
 }
 
 /// Whether the CPU has the features of [`Datapath::vector_native`].
@@ -106,8 +113,29 @@ impl Scratch {
                 noise: noise_table(dp),
                 zig: ziggurat(),
                 native: native(),
+                conversions: 0,
+                clips: 0,
+                hist: None,
             },
         }
+    }
+
+    /// A scratch that also records every non-zero ideal sum of an exact read up to
+    /// `top` (larger ones count as `top`): the histogram of a calibration.
+    pub fn recording(dp: &Datapath, outputs: usize, top: usize) -> Self {
+        let mut s = Scratch::new(dp, outputs);
+        s.reads.hist = Some(vec![0; top + 1]);
+        s
+    }
+
+    /// (ADC conversions, of which clipped) since the scratch was made.
+    pub fn clip_counts(&self) -> (u64, u64) {
+        (self.reads.conversions, self.reads.clips)
+    }
+
+    /// The histogram of a [`Scratch::recording`] (empty otherwise).
+    pub fn take_histogram(&mut self) -> Vec<u64> {
+        self.reads.hist.take().unwrap_or_default()
     }
 
     /// Shift-and-adds the codes at `flush` rather than at the latest point they fit 64
@@ -453,6 +481,7 @@ impl Datapath<'_> {
         if any == 0 {
             return;
         }
+        r.conversions += tile.cols.len() as u64;
         // Every column group of a tile sees the same OUs (a compacted tile holds one
         // group; ideal reads all used columns of the block at once), and a column's read
         // does not depend on the others': the columns are read in their order in the
@@ -553,6 +582,27 @@ impl Datapath<'_> {
             }
         }
         if !analog {
+            if r.hist.is_some() {
+                // Calibration: each non-zero sum recorded, then converted.
+                let n = self.sums::<false>(tile, span, sets, r);
+                let Reads {
+                    hist,
+                    hits,
+                    codes,
+                    clips,
+                    weight,
+                    ..
+                } = r;
+                if let Some(h) = hist.as_mut() {
+                    let top = h.len() - 1;
+                    for &(j, s) in &hits[..n] {
+                        h[(s as usize).min(top)] += 1;
+                        *clips += self.adc.clips(s) as u64;
+                        add_code(&mut codes[j as usize], self.adc.convert(s), *weight);
+                    }
+                }
+                return;
+            }
             // code = ADC(S), added to the column's sum as it is read.
             self.sums::<true>(tile, span, sets, r);
             return;
@@ -594,6 +644,7 @@ impl Datapath<'_> {
             // (A sum is far below 2^63: the signed conversion is one instruction.)
             let current = sum as i64 as f64;
             let code = if HOW == Codes::Attenuated as u8 {
+                r.clips += adc.clips_real(att * current) as u64;
                 adc.convert_real(att * current)
             } else {
                 let a = match r.noise.get(sum as usize) {
@@ -601,6 +652,7 @@ impl Datapath<'_> {
                     None => rn * current.sqrt(),
                 };
                 let s = att * (current + a * z);
+                r.clips += adc.clips_real(s) as u64;
                 if HOW == Codes::NoisyUnit as u8 {
                     adc.count_below_2_53(s)
                 } else {
@@ -669,6 +721,7 @@ impl Datapath<'_> {
                     "a column with a cell in an open row carries current"
                 );
                 if EXACT {
+                    r.clips += self.adc.clips(s) as u64;
                     add_code(&mut r.codes[j], self.adc.convert(s), r.weight);
                     continue;
                 }
@@ -736,6 +789,7 @@ impl Datapath<'_> {
                 }
                 Kind::Exact | Kind::Analog => self.ideal_sum(tile, j, span, &r.digits) as f64,
             };
+            r.clips += self.adc.clips_real(s) as u64;
             add_code(codes, self.adc.convert_real(s), r.weight);
         }
     }

@@ -4,7 +4,7 @@
 //! that computes that product directly, batched as a matrix product.
 
 use crate::FuncOptions;
-use crossbar::{Hardware, Mode};
+use crossbar::{AdcBits, Hardware, Mode};
 use rayon::prelude::*;
 
 /// Y[g*Ng + n] = sum over k of x[g*K + k] * q_w[(g*Ng + n) * K + k].
@@ -52,11 +52,17 @@ pub fn fits_i64(weight_bits: u32, input_bits: u32, k: u64) -> bool {
 /// that its output is the exact product and may be computed as one ([`exact_products`])
 /// instead of OU by OU (docs/functional.md, "The exact fast path"): `opts` allows the
 /// fast path, the device is ideal (no `[device]` key changes a value, no error table),
-/// `adc.step` is 1 and the ADC holds the largest sum a
+/// `adc.step` is 1, `adc.range` is `step`, `adc.bits` is `auto` (a fixed converter is
+/// read, so its clips are counted) and the ADC holds the largest sum a
 /// read can make: min(rows a read opens, crossbar.rows, K) cells at the top level, each
 /// driven with the largest digit, 2^dac.bits - 1.
 pub fn exact_path(hw: &Hardware, opts: &FuncOptions, mode: Mode, k: u64) -> bool {
     if !opts.exact_fast_path || !opts.device.is_ideal() || opts.adc_step != 1 {
+        return false;
+    }
+    // A fixed adc.bits is a converter under study: its reads are made, so that its
+    // conversions and clips are counted (adc_clip_frac), even where none can clip.
+    if opts.adc_range != crate::AdcRange::Step || matches!(hw.adc_bits, AdcBits::Fixed(_)) {
         return false;
     }
     let rows = (hw.ou_height(mode) as u128)

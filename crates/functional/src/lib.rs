@@ -28,7 +28,7 @@ pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
 };
-pub use run::{Layer, LayerRun, ModeOutput};
+pub use run::{calibrate, full_sum, Layer, LayerRun, ModeOutput};
 
 use crossbar::Hardware;
 use thiserror::Error;
@@ -51,6 +51,49 @@ pub struct FuncOptions {
     /// itself, and wherever `decoder` is not the model's (the fast path assumes it; a
     /// function's address cannot tell it reliably).
     pub exact_fast_path: bool,
+    /// `adc.range`: how the ADC step of a fixed `adc.bits` is chosen.
+    pub adc_range: AdcRange,
+    /// Calibrated steps (`adc.range = max | percentile:P`): (layer name, mode, step),
+    /// from [`calibrate`]; a (layer, mode) absent from it converts with `adc_step`.
+    pub adc_steps: std::sync::Arc<Vec<(String, crossbar::Mode, u64)>>,
+}
+
+/// `adc.range` (docs/functional.md, "ADC range").
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum AdcRange {
+    /// The step is `adc.step` (no calibration).
+    #[default]
+    Step,
+    /// The largest sum an OU can produce at its height reaches the top code.
+    Full,
+    /// The P-th percentile (0 < P <= 100, nearest rank) of the non-zero ideal sums over
+    /// the calibration samples reaches the top code; `max` is percentile 100.
+    Percentile(f64),
+}
+
+impl AdcRange {
+    /// `step`, `full`, `max` or `percentile:P`.
+    pub fn parse(s: &str) -> Result<AdcRange, String> {
+        match s {
+            "step" => Ok(AdcRange::Step),
+            "full" => Ok(AdcRange::Full),
+            "max" => Ok(AdcRange::Percentile(100.0)),
+            _ => {
+                let p = s
+                    .strip_prefix("percentile:")
+                    .and_then(|p| p.parse::<f64>().ok())
+                    .filter(|p| *p > 0.0 && *p <= 100.0);
+                p.map(AdcRange::Percentile).ok_or_else(|| {
+                    format!("'{s}' is not step, full, max or percentile:P with 0 < P <= 100")
+                })
+            }
+        }
+    }
+
+    /// Whether the step comes from calibration samples.
+    pub fn calibrated(&self) -> bool {
+        matches!(self, AdcRange::Percentile(_))
+    }
 }
 
 impl Default for FuncOptions {
@@ -61,6 +104,8 @@ impl Default for FuncOptions {
             decoder: index_decoder,
             device: Device::default(),
             exact_fast_path: true,
+            adc_range: AdcRange::Step,
+            adc_steps: Default::default(),
         }
     }
 }

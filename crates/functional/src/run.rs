@@ -3,8 +3,8 @@
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
-use crate::{Adc, FuncOptions, Metrics};
-use crossbar::{Hardware, Mode};
+use crate::{Adc, AdcRange, FuncOptions, Metrics};
+use crossbar::{AdcBits, Hardware, Mode};
 use engine::input::Pass;
 use engine::{Prepared, Samples, SimOptions};
 use rayon::prelude::*;
@@ -79,14 +79,37 @@ impl<'p> Layer<'p> {
             .sum()
     }
 
+    /// The ADC step of `mode` (docs/functional.md, "ADC range"): `adc.step`, the step
+    /// at which the full OU sum reaches the top code, or the calibrated one.
+    fn adc_step(&self, mode: Mode) -> u64 {
+        let bits = self.hw.adc_resolution(mode);
+        match self.opts.adc_range {
+            AdcRange::Step => self.opts.adc_step,
+            AdcRange::Full => Adc::step_for(bits, full_sum(self.hw, mode)),
+            AdcRange::Percentile(_) => self
+                .opts
+                .adc_steps
+                .iter()
+                .find(|(l, m, _)| *m == mode && *l == self.prep.spec.name)
+                .map_or(self.opts.adc_step, |e| e.2),
+        }
+    }
+
     fn datapath(&self, mode: Mode) -> Datapath<'_> {
+        self.datapath_with(
+            mode,
+            Adc::new(self.hw.adc_resolution(mode), self.adc_step(mode)),
+        )
+    }
+
+    fn datapath_with(&self, mode: Mode, adc: Adc) -> Datapath<'_> {
         Datapath {
             program: self.program(mode),
             plan: &self.prep.plan,
             mode,
             granularity: self.sim.granularity,
             ou_rows: self.hw.ou_rows,
-            adc: Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step),
+            adc,
             k: self.prep.map.k as usize,
             cell_bits: self.hw.cell_bits as usize,
             device: &self.opts.device,
@@ -97,7 +120,7 @@ impl<'p> Layer<'p> {
     /// Whether `mode` takes the exact fast path on this layer ([`exact_path`]): its
     /// outputs are then the exact product, computed as one, never OU by OU.
     pub fn is_exact(&self, mode: Mode) -> bool {
-        exact_path(self.hw, self.opts, mode, self.prep.map.k as u64)
+        exact_path(self.hw, self.opts, mode, self.prep.map.k as u64) && self.adc_step(mode) == 1
     }
 
     /// Outputs of one input vector: groups * Cout/G.
@@ -184,7 +207,16 @@ impl<'l> LayerRun<'l> {
         let batch = (BATCH_OUTPUTS / outs.max(1)).max(1);
         for start in (0..vectors).step_by(batch) {
             let end = (start + batch).min(vectors);
-            let ys = self.compute(chunk, start..end);
+            let (ys, clips) = self.compute(chunk, start..end);
+            // Conversions and clips are counted where a converter can clip: a fixed
+            // adc.bits (an auto one never does, and its modes may skip the reads on the
+            // exact fast path).
+            if matches!(self.layer.hw.adc_bits, AdcBits::Fixed(_)) {
+                for (r, (conversions, clipped)) in self.results.iter_mut().zip(clips) {
+                    r.metrics.adc_conversions += conversions;
+                    r.metrics.adc_clips += clipped;
+                }
+            }
             let float = self.float_outputs(chunk, floats, start..end);
             let step = self
                 .layer
@@ -218,8 +250,13 @@ impl<'l> LayerRun<'l> {
         self.samples += chunk.samples;
     }
 
-    /// Per vector of `range`: the exact product, then every mode's Y.
-    fn compute(&self, chunk: Samples, range: std::ops::Range<usize>) -> Vec<i64> {
+    /// Per vector of `range`: the exact product, then every mode's Y; and per mode the
+    /// ADC conversions and clips (integer sums: the same for any split into pieces).
+    fn compute(
+        &self,
+        chunk: Samples,
+        range: std::ops::Range<usize>,
+    ) -> (Vec<i64>, Vec<(u64, u64)>) {
         let prep = self.layer.prep;
         let geom = prep.geom();
         // Vectors are numbered over the layer's samples, whatever the chunking.
@@ -237,9 +274,11 @@ impl<'l> LayerRun<'l> {
         let read = self.exact.iter().any(|&e| !e);
         let mut ys = vec![0i64; range.len() * stride];
         let piece = (range.len() / (rayon::current_num_threads() * 4)).clamp(1, 64);
-        ys.par_chunks_mut(stride * piece)
+        let modes = self.paths.len();
+        let clips = ys
+            .par_chunks_mut(stride * piece)
             .enumerate()
-            .for_each(|(p, block)| {
+            .map(|(p, block)| {
                 let mut vector = vec![0i32; if read { k * groups } else { 0 }];
                 // No scratch for a mode on the fast path: it copies the exact product.
                 let mut scratch: Vec<Option<Scratch>> = self
@@ -282,8 +321,21 @@ impl<'l> LayerRun<'l> {
                         }
                     }
                 }
-            });
-        ys
+                scratch
+                    .iter()
+                    .map(|s| s.as_ref().map_or((0, 0), Scratch::clip_counts))
+                    .collect::<Vec<_>>()
+            })
+            .reduce(
+                || vec![(0, 0); modes],
+                |a, b| {
+                    a.iter()
+                        .zip(&b)
+                        .map(|(x, y)| (x.0 + y.0, x.1 + y.1))
+                        .collect()
+                },
+            );
+        (ys, clips)
     }
 
     /// The float layer's outputs of the vectors of `range` (None without a float layer
@@ -320,9 +372,108 @@ impl<'l> LayerRun<'l> {
     }
 
     /// Every mode's metrics (and outputs, when kept), in the order of the modes given.
+    /// (Their ADC clips are those of the vectors fed.)
     pub fn finish(self) -> Vec<ModeOutput> {
         self.results
     }
+}
+
+/// The largest bitline sum a read of `mode` can produce: its OU height (the whole
+/// crossbar for ideal) times the top cell level times the top digit.
+pub fn full_sum(hw: &Hardware, mode: Mode) -> u64 {
+    hw.ou_height(mode) as u64 * ((1u64 << hw.cell_bits) - 1) * ((1u64 << hw.dac_bits) - 1)
+}
+
+/// The ADC step of each of `modes` for `range` (docs/functional.md, "ADC range"),
+/// calibrated on `samples` of the layer's input: every read of the mode's datapath with
+/// the ideal device (so the step is the same for every device draw) and an ADC that
+/// cannot clip, the non-zero ideal sums counted, and the step at which
+/// `adc.bits` reach the P-th percentile of them (nearest rank). `Step` and `Full` need
+/// no samples: their steps are returned as [`Layer`] computes them.
+pub fn calibrate(
+    prep: &Prepared,
+    hw: &Hardware,
+    sim: &SimOptions,
+    modes: &[Mode],
+    samples: Samples,
+    range: AdcRange,
+) -> Vec<(Mode, u64)> {
+    let ideal = FuncOptions {
+        adc_range: AdcRange::Step,
+        ..FuncOptions::default()
+    };
+    let layer = Layer::new(prep, hw, sim, &ideal);
+    let geom = prep.geom();
+    let outs = layer.outputs();
+    let (k, groups) = (prep.map.k as usize, prep.map.groups as usize);
+    let vectors = samples.vectors(geom);
+    modes
+        .iter()
+        .map(|&mode| {
+            let bits = hw.adc_resolution(mode);
+            let p = match range {
+                AdcRange::Step => return (mode, 1),
+                AdcRange::Full => return (mode, Adc::step_for(bits, full_sum(hw, mode))),
+                AdcRange::Percentile(p) => p,
+            };
+            let full = full_sum(hw, mode);
+            // The histogram holds sums up to HISTOGRAM_TOP; larger ones count as the full
+            // sum (a percentile among them gives the full range: nothing it covers clips).
+            let top = full.min(HISTOGRAM_TOP);
+            let auto = Hardware {
+                adc_bits: crossbar::AdcBits::Auto,
+                ..*hw
+            };
+            let dp = layer.datapath_with(mode, Adc::new(auto.adc_resolution(mode), 1));
+            let hist = (0..vectors)
+                .into_par_iter()
+                .fold(
+                    || {
+                        (
+                            Scratch::recording(&dp, outs, top as usize),
+                            vec![0i32; k * groups],
+                        )
+                    },
+                    |(mut s, mut v), i| {
+                        samples.fill_vector(geom, i, &mut v);
+                        dp.vector(&v, i as u64, &mut s);
+                        (s, v)
+                    },
+                )
+                .map(|(mut s, _)| s.take_histogram())
+                .reduce(
+                    || vec![0u64; top as usize + 1],
+                    |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
+                );
+            let mut f = percentile(&hist, p);
+            if f >= HISTOGRAM_TOP {
+                f = full;
+            }
+            (mode, Adc::step_for(bits, f))
+        })
+        .collect()
+}
+
+/// The largest sum a calibration histogram holds an entry for (512 KiB of counts).
+const HISTOGRAM_TOP: u64 = (1 << 16) - 1;
+
+/// The P-th percentile (nearest rank) of the values counted in `hist` (hist[v]: how many
+/// are v), ignoring zeros: the smallest v with at least ceil(P/100 * n) of the n non-zero
+/// values at most v; 0 without any.
+pub fn percentile(hist: &[u64], p: f64) -> u64 {
+    let n: u64 = hist.iter().skip(1).sum();
+    if n == 0 {
+        return 0;
+    }
+    let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
+    let mut seen = 0;
+    for (v, &c) in hist.iter().enumerate().skip(1) {
+        seen += c;
+        if seen >= rank {
+            return v as u64;
+        }
+    }
+    (hist.len() - 1) as u64
 }
 
 #[cfg(test)]

@@ -119,42 +119,33 @@ fn taken_on_an_ideal_device_with_an_adc_that_cannot_clip() {
 }
 
 #[test]
-fn a_fixed_adc_takes_it_exactly_when_it_holds_the_largest_sum() {
+fn a_fixed_adc_is_always_read_so_its_clips_are_counted() {
     // Default: 2-bit cells (top level 3), dac.bits 1, 9-row OUs, 128-row crossbars.
     let ideal = fast(Device::default());
     let with = |bits| Hardware {
         adc_bits: AdcBits::Fixed(bits),
         ..Hardware::default()
     };
-    // 9 rows * 3 = 27 needs 5 bits; a whole 128-row tile, 384: 9 bits.
-    let order = [
-        Mode::Dense,
-        Mode::Weight,
-        Mode::Activation,
-        Mode::Sre,
-        Mode::Ideal,
-    ];
-    assert_eq!(Mode::ALL, order);
-    assert_eq!(all_modes(&with(4), &ideal, 500), [false; 5]);
-    assert_eq!(
-        all_modes(&with(5), &ideal, 500),
-        [true, true, true, true, false]
-    );
-    assert_eq!(
-        all_modes(&with(8), &ideal, 500),
-        [true, true, true, true, false]
-    );
-    assert_eq!(all_modes(&with(9), &ideal, 500), [true; 5]);
-    // A layer of fewer rows than an OU opens: 5 rows * 3 = 15 fits 4 bits, 6 do not.
-    assert_eq!(all_modes(&with(4), &ideal, 5), [true; 5]);
-    assert_eq!(all_modes(&with(4), &ideal, 6), [false; 5]);
-    // Wider digits: dac.bits 2 drives up to 3 per row, 9 * 3 * 3 = 81 needs 7 bits.
-    let dac = |bits| Hardware {
-        dac_bits: 2,
-        ..with(bits)
+    // Auto bits hold every sum: every mode takes the path.
+    assert_eq!(all_modes(&Hardware::default(), &ideal, 500), [true; 5]);
+    // A fixed converter, however wide (9 bits hold a whole 128-row tile's 384), and even
+    // on a layer of fewer rows than an OU opens, is read OU by OU.
+    for bits in [4, 5, 8, 9, 16] {
+        assert_eq!(all_modes(&with(bits), &ideal, 500), [false; 5], "{bits}");
+        assert_eq!(all_modes(&with(bits), &ideal, 5), [false; 5], "{bits}");
+    }
+    // So is a calibrated range, even with auto bits.
+    let full = FuncOptions {
+        adc_range: functional::AdcRange::Full,
+        ..ideal.clone()
     };
-    assert!(!exact_path(&dac(6), &ideal, Mode::Sre, 500));
-    assert!(exact_path(&dac(7), &ideal, Mode::Sre, 500));
+    assert_eq!(all_modes(&Hardware::default(), &full, 500), [false; 5]);
+    // Wider digits with auto bits: the ADC grows with them, the path is still taken.
+    let dac = Hardware {
+        dac_bits: 2,
+        ..Hardware::default()
+    };
+    assert!(exact_path(&dac, &ideal, Mode::Sre, 500));
 }
 
 /// Products of random vectors, against the one-vector product, in the f64 range and

@@ -109,10 +109,41 @@ pub struct AdcCfg {
     /// Cell levels per ADC count of the functional datapath (docs/functional.md).
     #[serde(default = "one")]
     pub step: u64,
+    /// How the step of a fixed `adc.bits` is chosen: `step` (adc.step), `full`, `max` or
+    /// `percentile:P` (docs/functional.md, "ADC range"). Left out of the serialized
+    /// config at its default, so configs without it keep their fingerprints.
+    #[serde(default = "step_range", skip_serializing_if = "is_step_range")]
+    pub range: String,
+    /// Samples of each layer's input the calibration of `max` and `percentile:P` reads
+    /// (the first ones).
+    #[serde(
+        default = "calibration_samples",
+        skip_serializing_if = "is_calibration_samples"
+    )]
+    pub calibration_samples: u64,
 }
 
 fn one() -> u64 {
     1
+}
+
+fn step_range() -> String {
+    "step".into()
+}
+
+fn is_step_range(s: &str) -> bool {
+    s == "step"
+}
+
+/// The default of `adc.calibration_samples`.
+pub const CALIBRATION_SAMPLES: u64 = 16;
+
+fn calibration_samples() -> u64 {
+    CALIBRATION_SAMPLES
+}
+
+fn is_calibration_samples(n: &u64) -> bool {
+    *n == CALIBRATION_SAMPLES
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -240,6 +271,11 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// `adc.range`, parsed (checked when the config was resolved).
+    pub fn adc_range(&self) -> functional::AdcRange {
+        functional::AdcRange::parse(&self.config.adc.range).unwrap_or_default()
+    }
+
     pub fn precision(&self) -> workload::Precision {
         workload::Precision {
             weight_bits: self.hw.weight_bits,
@@ -478,6 +514,18 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
     hw.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     if config.adc.step == 0 {
         bail!("{origin}: adc.step: 0 is not a positive number of cell levels per ADC count");
+    }
+    let range = functional::AdcRange::parse(&config.adc.range)
+        .map_err(|e| anyhow!("{origin}: adc.range: {e}"))?;
+    if range != functional::AdcRange::Step && config.adc.step != 1 {
+        bail!(
+            "{origin}: adc.range: '{}' sets the ADC step itself; adc.step must stay 1 (it is {})",
+            config.adc.range,
+            config.adc.step
+        );
+    }
+    if config.adc.calibration_samples == 0 {
+        bail!("{origin}: adc.calibration_samples: 0 (expected at least 1 sample)");
     }
     let cycle_ns = config.timing.cycle_ns;
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {

@@ -74,9 +74,12 @@ pub fn layers_kind(col: &str) -> Kind {
         "time_ns" | "energy_pj" | "speedup_vs_dense" | "energy_saving_vs_dense" => Kind::Float,
         c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
         c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
+        crate::functional::CLIP_COLUMN => Kind::Float,
         c if c.starts_with("chip_") => crate::chip::kind(c),
         // The accuracy figures of a sweep's TOTAL rows (sim::accuracy).
         c if crate::accuracy::FIGURES.contains(&c) => Kind::Float,
+        // Their means, standard deviations and intervals over device draws.
+        c if crate::draws::columns().iter().any(|d| d == c) => Kind::Float,
         _ => Kind::Count,
     }
 }

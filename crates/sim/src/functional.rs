@@ -21,6 +21,7 @@ pub struct FuncResult {
 pub fn options(cfg: &Resolved, dump_outputs: bool) -> FuncOptions {
     FuncOptions {
         adc_step: cfg.config.adc.step,
+        adc_range: cfg.adc_range(),
         keep_outputs: dump_outputs,
         device: cfg.device.clone(),
         ..FuncOptions::default()
@@ -34,6 +35,32 @@ pub const COLUMNS: [&str; 4] = [
     "func_max_abs_err",
     "float_rel_rmse",
 ];
+
+/// The column of the fraction of a layer's ADC conversions that clipped (functional
+/// runs with a fixed `adc.bits`; docs/functional.md, "ADC range").
+pub const CLIP_COLUMN: &str = "adc_clip_frac";
+
+/// The [`CLIP_COLUMN`] cell of `m` (empty without figures or conversions).
+pub fn clip_value(m: Option<&Metrics>) -> String {
+    m.and_then(Metrics::adc_clip_frac)
+        .map_or(String::new(), |x| format!("{x}"))
+}
+
+/// The network's metrics in `mode`: every layer's summed (None when none has figures).
+pub fn total_metrics(res: &RunResult, mode: crossbar::Mode) -> Option<Metrics> {
+    let mut sum = Metrics::default();
+    let mut any = false;
+    for f in res
+        .layers
+        .iter()
+        .filter(|r| r.mode == mode)
+        .filter_map(|r| r.functional.as_ref())
+    {
+        any = true;
+        sum.merge(&f.metrics);
+    }
+    any.then_some(sum)
+}
 
 /// The [`COLUMNS`] of one row; empty on TOTAL rows and where a figure is undefined.
 pub fn values(r: Option<&FuncResult>) -> Vec<String> {
@@ -61,35 +88,10 @@ pub fn check_device(cfg: &Resolved, modes: &[crossbar::Mode]) -> Result<()> {
     functional::check_table(&cfg.device, &cfg.hw, modes, label).map_err(anyhow::Error::msg)
 }
 
-/// The metrics of the whole network in `mode`: every layer's metrics summed (outputs,
-/// exact outputs, squared errors and references; the largest error), so that the
-/// relative RMS error is ||Y - Y_exact|| over all of the mode's outputs. `None` when no
-/// layer has figures.
-pub fn total_metrics(res: &RunResult, mode: crossbar::Mode) -> Option<Metrics> {
-    let mut sum = Metrics::default();
-    let mut any = false;
-    for f in res
-        .layers
-        .iter()
-        .filter(|r| r.mode == mode)
-        .filter_map(|r| r.functional.as_ref())
-    {
-        let m = &f.metrics;
-        any = true;
-        sum.outputs += m.outputs;
-        sum.exact += m.exact;
-        sum.sq_err += m.sq_err;
-        sum.sq_exact += m.sq_exact;
-        sum.max_abs_err = sum.max_abs_err.max(m.max_abs_err);
-        sum.float_outputs += m.float_outputs;
-        sum.float_sq_err += m.float_sq_err;
-        sum.float_sq_ref += m.float_sq_ref;
-    }
-    any.then_some(sum)
-}
-
-/// The [`COLUMNS`] of the whole network in `mode` ([`total_metrics`]). A sweep writes
-/// them on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
+/// The [`COLUMNS`] of the whole network in `mode`: every layer's metrics summed (outputs,
+/// exact outputs, squared errors and references; the largest error), so that
+/// `func_rel_rmse` is ||Y - Y_exact|| over all of the mode's outputs. A sweep writes them
+/// on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
 pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
     let r = total_metrics(res, mode).map(|metrics| FuncResult {
         metrics,

@@ -8,6 +8,7 @@ pub mod accuracy;
 pub mod check;
 pub mod chip;
 pub mod config;
+pub mod draws;
 pub mod format;
 pub mod functional;
 pub mod memory_out;

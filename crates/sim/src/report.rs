@@ -90,6 +90,9 @@ pub fn header_for(res: &RunResult) -> Vec<&'static str> {
     if res.functional {
         h.extend(crate::functional::COLUMNS);
     }
+    if res.adc_clip {
+        h.push(crate::functional::CLIP_COLUMN);
+    }
     h
 }
 
@@ -273,6 +276,9 @@ pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
     let func = |mut row: Vec<String>, f: Option<&crate::functional::FuncResult>| {
         if res.functional {
             row.extend(crate::functional::values(f));
+        }
+        if res.adc_clip {
+            row.push(crate::functional::clip_value(f.map(|f| &f.metrics)));
         }
         row
     };
