@@ -4,6 +4,8 @@
 //! 95% intervals cover the mean of 20 independent runs.
 // Test code: a failed unwrap is a failed test, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests make their fixtures and read outputs with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 use common::{run_fails, run_ok as ok, s, write};

@@ -7,6 +7,8 @@
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests make their fixtures and read outputs with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 use common::{fails, ok, s, sresim};

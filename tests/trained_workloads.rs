@@ -6,6 +6,8 @@
 //! sparsity table and whole-input float top-1 against the arrays.
 // Test code: a failed unwrap is a failed test, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests make their fixtures and read outputs with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 use common::{col, read_csv, run_ok, s};

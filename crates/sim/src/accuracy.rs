@@ -142,11 +142,15 @@ pub fn calibrate(
     let bits = cfg.hw.input_bits;
     let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
     for s in 0..n {
-        net.forward(net.sample(s), &mut |l, x| {
+        net.forward(net.samples(s..s + 1), 1, &mut |l, x, n| {
             let layer = &net.layers[l];
             let q = layer.quantize(x, bits);
             let step = layer.input_step(bits) * layer.weight_scale;
-            let y = layer.exact(&q).iter().map(|&v| v as f64 * step).collect();
+            let y = layer
+                .exact_products(&q, n)
+                .iter()
+                .map(|&v| v as f64 * step)
+                .collect();
             inputs[l].extend_from_slice(&q);
             Ok(y)
         })?;
