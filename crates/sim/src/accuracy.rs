@@ -63,14 +63,15 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         };
         let bias_name = format!("{}.bias", l.spec.name);
         let bias = if w.has_array(&bias_name)? {
-            let (shape, b, _) = w.read_f64(&bias_name)?;
+            // The header first: a hostile shape is refused before anything is read.
+            let shape = w.array_shape(&bias_name)?;
             if shape != [l.spec.geom.out_channels] {
                 bail!(
                     "{label}: {bias_name}: shape {shape:?} (expected [{}], one per output channel)",
                     l.spec.geom.out_channels
                 );
             }
-            Some(b)
+            Some(w.read_f64(&bias_name)?.1)
         } else {
             None
         };
