@@ -124,15 +124,37 @@ pub struct Machine<'a> {
     pub func: &'a FuncOptions,
 }
 
-/// Index of the largest value (the first of equal ones).
-pub fn argmax(y: &[f64]) -> usize {
+/// Index of the largest value (the first of equal ones); None for an empty output or one
+/// holding a NaN (no class is predicted: two NaN outputs must not count as agreeing).
+pub fn argmax(y: &[f64]) -> Option<usize> {
+    if y.is_empty() || y.iter().any(|v| v.is_nan()) {
+        return None;
+    }
     let mut best = 0;
     for (i, &v) in y.iter().enumerate() {
         if v > y[best] {
             best = i;
         }
     }
-    best
+    Some(best)
+}
+
+/// The finite gate of a graph output: sample `s`'s output `y` of `path`, or the error
+/// naming the first element that is NaN or infinite (a prediction or a logit written
+/// from it would be meaningless).
+fn gate(net: &Network, s: usize, path: &str, y: Vec<f64>) -> Result<Vec<f64>, AccuracyError> {
+    bounds::finite::check_all(&y, |i| format!("output[{i}]"))
+        .map_err(|e| AccuracyError::Network(format!("{}: sample {s}, {path}: {e}", net.name)))?;
+    Ok(y)
+}
+
+fn prediction(net: &Network, s: usize, y: &[f64]) -> Result<usize, AccuracyError> {
+    argmax(y).ok_or_else(|| {
+        AccuracyError::Network(format!(
+            "{}: sample {s}: the graph output is empty",
+            net.name
+        ))
+    })
 }
 
 /// The float network's output for the first `samples` samples, `[samples, ...]` flat.
@@ -140,10 +162,11 @@ pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, Accuracy
     let per: Vec<Vec<f64>> = (0..samples)
         .into_par_iter()
         .map(|s| {
-            net.forward(
+            let y = net.forward(
                 net.sample(s),
                 &mut |l, x| Ok(net.layers[l].float_product(x)),
-            )
+            )?;
+            gate(net, s, "float network", y)
         })
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
@@ -213,7 +236,8 @@ pub fn evaluate(
                 }
                 Ok(y)
             })?;
-            Ok((y, stats))
+            let name = mode.map_or("quantized".to_string(), |m| m.to_string());
+            Ok((gate(net, s, &name, y)?, stats))
         };
 
     struct SampleOut {
@@ -228,6 +252,7 @@ pub fn evaluate(
                     net.sample(s),
                     &mut |l, x| Ok(net.layers[l].float_product(x)),
                 )?;
+            let float = gate(net, s, "float network", float)?;
             let mut paths = vec![path(s, None)?];
             for &m in modes {
                 paths.push(path(s, Some(m))?);
@@ -249,11 +274,11 @@ pub fn evaluate(
         .collect();
     let mut float_predictions = Vec::with_capacity(samples);
     let mut float_sq = 0.0;
-    for o in &outs {
-        float_predictions.push(argmax(&o.float));
+    for (s, o) in outs.iter().enumerate() {
+        float_predictions.push(prediction(net, s, &o.float)?);
         float_sq += o.float.iter().map(|v| v * v).sum::<f64>();
         for (r, (y, stats)) in results.iter_mut().zip(&o.paths) {
-            r.predictions.push(argmax(y));
+            r.predictions.push(prediction(net, s, y)?);
             r.output_sq_err += y
                 .iter()
                 .zip(&o.float)
@@ -272,4 +297,17 @@ pub fn evaluate(
         quantized,
         modes: results,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn argmax_predicts_no_class_from_a_nan() {
+        assert_eq!(super::argmax(&[1.0, 3.0, 3.0, -1.0]), Some(1));
+        assert_eq!(super::argmax(&[f64::NEG_INFINITY, -1.0]), Some(1));
+        // Before: 0 for both, so two NaN outputs counted as agreeing.
+        assert_eq!(super::argmax(&[f64::NAN, 2.0]), None);
+        assert_eq!(super::argmax(&[2.0, f64::NAN]), None);
+        assert_eq!(super::argmax(&[]), None);
+    }
 }

@@ -127,9 +127,47 @@ pub fn evaluate(
         sim: &cfg.opts,
         func: &crate::functional::options(cfg, false),
     };
-    Ok(accuracy::evaluate(
-        net, &machine, modes, crossbar, samples, progress,
-    )?)
+    let ev = accuracy::evaluate(net, &machine, modes, crossbar, samples, progress)?;
+    check_figures(net, &ev, cfg)?;
+    Ok(ev)
+}
+
+/// The finite gate of every figure accuracy.csv, summary.json, the table and a sweep's
+/// points hold: network figures of each path and error figures of each layer.
+pub fn check_figures(net: &Network, ev: &Evaluation, cfg: &Resolved) -> Result<()> {
+    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
+        let path = p.mode.map_or("quantized".to_string(), |m| m.to_string());
+        for (name, v) in FIGURES.iter().zip(figures(net, ev, p)) {
+            if let Some(v) = v {
+                bounds::finite::check(|| format!("{name} of {path}"), v)
+                    .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+            }
+        }
+        for (l, st) in net.layers.iter().zip(&p.layers) {
+            let m = &st.func;
+            let layer = [
+                ("func_exact_frac", m.exact_frac()),
+                ("func_rel_rmse", m.rel_rmse()),
+                // Saturated at 2^64 - 1 (the error did not fit): refused like infinity.
+                (
+                    "func_max_abs_err",
+                    Some(if m.max_abs_err == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        m.max_abs_err as f64
+                    }),
+                ),
+                ("float_rel_rmse", st.float_rel_rmse()),
+            ];
+            for (name, v) in layer {
+                if let Some(v) = v {
+                    bounds::finite::check(|| format!("{name} of {} ({path})", l.name()), v)
+                        .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The network figures of a path, as accuracy.csv and points.csv write them.
