@@ -12,6 +12,8 @@ use std::fmt;
 /// A figure that an output cannot hold.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NotFinite {
+    /// Its position in the values or the row checked (0 for a single value).
+    pub index: usize,
     /// What the figure is: `energy_pj of conv1 (sre)`.
     pub figure: String,
     /// Its value as it would have been written: `inf`, `NaN`, `1e300 cycles`.
@@ -34,8 +36,10 @@ pub fn check(figure: impl FnOnce() -> String, v: f64) -> Result<f64, NotFinite> 
         Ok(v)
     } else {
         Err(NotFinite {
+            index: 0,
             figure: figure(),
             value: format!("{v}"),
+            problem: Problem::NotFinite,
         })
     }
 }
@@ -46,8 +50,10 @@ pub fn check_all(values: &[f64], figure: impl FnOnce(usize) -> String) -> Result
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => Err(NotFinite {
+            index: i,
             figure: figure(i),
             value: format!("{}", values[i]),
+            problem: Problem::NotFinite,
         }),
     }
 }
@@ -61,8 +67,14 @@ pub fn to_count(figure: impl FnOnce() -> String, v: f64, limit: u64) -> Result<u
         Ok(c as u64)
     } else {
         Err(NotFinite {
+            index: 0,
             figure: figure(),
             value: format!("{v:e}"),
+            problem: if v.is_nan() || v < 0.0 {
+                Problem::NotFinite
+            } else {
+                Problem::AboveLimit(limit)
+            },
         })
     }
 }
@@ -77,20 +89,22 @@ pub fn check_row<S: AsRef<str>>(
     text: impl Fn(&str) -> bool,
     row_name: impl Fn() -> String,
 ) -> Result<(), NotFinite> {
-    for (col, cell) in header.iter().zip(row) {
+    for (i, (col, cell)) in header.iter().zip(row).enumerate() {
         if text(col) {
             continue;
         }
         let cell = cell.as_ref();
-        let bad = match cell.parse::<f64>() {
-            Ok(x) if !x.is_finite() => true,
-            Ok(_) => cell.parse::<u64>() == Ok(u64::MAX),
-            Err(_) => false,
+        let problem = match cell.parse::<f64>() {
+            Ok(x) if !x.is_finite() => Some(Problem::NotFinite),
+            Ok(_) if cell.parse::<u64>() == Ok(u64::MAX) => Some(Problem::Saturated),
+            _ => None,
         };
-        if bad {
+        if let Some(problem) = problem {
             return Err(NotFinite {
+                index: i,
                 figure: format!("{col} of {}", row_name()),
                 value: cell.to_string(),
+                problem,
             });
         }
     }
@@ -114,7 +128,12 @@ mod tests {
             .to_string()
             .starts_with("y[1] would be NaN"));
         assert_eq!(to_count(|| "c".into(), 2.1, u64::MAX), Ok(3));
-        assert!(to_count(|| "c".into(), 1e300, u64::MAX).is_err());
+        assert_eq!(
+            to_count(|| "c".into(), 1e300, u64::MAX)
+                .unwrap_err()
+                .to_string(),
+            "c would be 1e300, more than a 64-bit count holds"
+        );
         assert!(to_count(|| "c".into(), -1.0, u64::MAX).is_err());
         assert!(to_count(|| "c".into(), 2e19, u64::MAX).is_err());
         let h = ["layer", "cycles", "energy_pj"];
@@ -123,8 +142,11 @@ mod tests {
         assert_eq!(check_row(&h, &["a", "3", "1.5"], text, name), Ok(()));
         assert_eq!(check_row(&h, &["NaN", "3", ""], text, name), Ok(()));
         let e = check_row(&h, &["a", "3", "inf"], text, name).unwrap_err();
-        assert_eq!(e.figure, "energy_pj of conv1");
+        assert_eq!((e.index, e.figure.as_str()), (2, "energy_pj of conv1"));
         let e = check_row(&h, &["a", "18446744073709551615", "1"], text, name).unwrap_err();
-        assert_eq!(e.figure, "cycles of conv1");
+        assert_eq!(
+            e.to_string(),
+            "cycles of conv1 would be 18446744073709551615, a count saturated at 2^64 - 1"
+        );
     }
 }
