@@ -45,27 +45,42 @@ fn seq(shape: &[usize], f: impl Fn(usize) -> f32) -> ArrayD<f32> {
     })
 }
 
+/// The arrays of [`TINY_MANIFEST`] (2 samples).
+fn tiny_arrays() -> Vec<(&'static str, ArrayD<f32>)> {
+    vec![
+        ("conv1.weight", seq(&[2, 1, 3, 3], |i| i as f32 - 8.0)),
+        (
+            "conv1.input",
+            seq(&[2, 1, 4, 4], |i| (i as f32 - 10.0) / 4.0),
+        ),
+        ("fc1.weight", seq(&[3, 8], |i| ((i * 7) % 5) as f32 - 2.0)),
+        ("fc1.input", seq(&[2, 8], |i| (i % 3) as f32)),
+    ]
+}
+
+/// An npz of `arrays` and, when given, int64 `labels`; empty if it cannot be written.
+fn npz_of(arrays: &[(&str, ArrayD<f32>)], labels: Option<&[i64]>) -> Vec<u8> {
+    let mut npz = NpzWriter::new_compressed(Cursor::new(Vec::new()));
+    for (name, a) in arrays {
+        if npz.add_array(*name, a).is_err() {
+            return Vec::new();
+        }
+    }
+    if let Some(l) = labels {
+        if npz
+            .add_array("labels", &ndarray::Array1::from(l.to_vec()))
+            .is_err()
+        {
+            return Vec::new();
+        }
+    }
+    npz.finish().map(Cursor::into_inner).unwrap_or_default()
+}
+
 /// tensors.npz of [`TINY_MANIFEST`] (2 samples), built once.
 pub fn tiny_npz() -> &'static [u8] {
     static NPZ: OnceLock<Vec<u8>> = OnceLock::new();
-    NPZ.get_or_init(|| {
-        let arrays = [
-            ("conv1.weight", seq(&[2, 1, 3, 3], |i| i as f32 - 8.0)),
-            (
-                "conv1.input",
-                seq(&[2, 1, 4, 4], |i| (i as f32 - 10.0) / 4.0),
-            ),
-            ("fc1.weight", seq(&[3, 8], |i| ((i * 7) % 5) as f32 - 2.0)),
-            ("fc1.input", seq(&[2, 8], |i| (i % 3) as f32)),
-        ];
-        let mut npz = NpzWriter::new_compressed(Cursor::new(Vec::new()));
-        for (name, a) in &arrays {
-            if npz.add_array(*name, a).is_err() {
-                return Vec::new();
-            }
-        }
-        npz.finish().map(Cursor::into_inner).unwrap_or_default()
-    })
+    NPZ.get_or_init(|| npz_of(&tiny_arrays(), None))
 }
 
 /// The binary's rendering of an error: one line.
@@ -192,27 +207,9 @@ pub const GRAPH_MANIFEST: &str = r#"{"name": "tiny-net", "source": "fuzz", "laye
 pub fn graph_npz() -> &'static [u8] {
     static NPZ: OnceLock<Vec<u8>> = OnceLock::new();
     NPZ.get_or_init(|| {
-        let mut npz = NpzWriter::new_compressed(Cursor::new(Vec::new()));
-        let arrays = [
-            ("conv1.weight", seq(&[2, 1, 3, 3], |i| i as f32 - 8.0)),
-            (
-                "conv1.input",
-                seq(&[2, 1, 4, 4], |i| (i as f32 - 10.0) / 4.0),
-            ),
-            ("fc1.weight", seq(&[3, 8], |i| ((i * 7) % 5) as f32 - 2.0)),
-            ("fc1.input", seq(&[2, 8], |i| (i % 3) as f32)),
-            ("x", seq(&[2, 1, 4, 4], |i| (i as f32 - 12.0) / 8.0)),
-        ];
-        for (name, a) in &arrays {
-            if npz.add_array(*name, a).is_err() {
-                return Vec::new();
-            }
-        }
-        let labels = ndarray::Array1::from(vec![0i64, 2]);
-        if npz.add_array("labels", &labels).is_err() {
-            return Vec::new();
-        }
-        npz.finish().map(Cursor::into_inner).unwrap_or_default()
+        let mut arrays = tiny_arrays();
+        arrays.push(("x", seq(&[2, 1, 4, 4], |i| (i as f32 - 12.0) / 8.0)));
+        npz_of(&arrays, Some(&[0, 2]))
     })
 }
 

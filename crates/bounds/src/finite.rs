@@ -16,17 +16,34 @@ pub struct NotFinite {
     pub index: usize,
     /// What the figure is: `energy_pj of conv1 (sre)`.
     pub figure: String,
-    /// Its value as it would have been written: `inf`, `NaN`, `1e300 cycles`.
+    /// Its value as it would have been written: `inf`, `NaN`, `6.2e302`.
     pub value: String,
+    /// Why it cannot be written.
+    pub problem: Problem,
+}
+
+/// Why a figure cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// NaN or infinite.
+    NotFinite,
+    /// A count at or above this limit (a cast to u64 would saturate, a sum wrap).
+    AboveLimit(u64),
+    /// A count written as 2^64 - 1: saturated on its way.
+    Saturated,
 }
 
 impl fmt::Display for NotFinite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} would be {}, not a finite number",
-            self.figure, self.value
-        )
+        let (fig, v) = (&self.figure, &self.value);
+        match self.problem {
+            Problem::NotFinite => write!(f, "{fig} would be {v}, not a finite number"),
+            Problem::AboveLimit(u64::MAX) => {
+                write!(f, "{fig} would be {v}, more than a 64-bit count holds")
+            }
+            Problem::AboveLimit(l) => write!(f, "{fig} would be {v}, more than the limit of {l}"),
+            Problem::Saturated => write!(f, "{fig} would be {v}, a count saturated at 2^64 - 1"),
+        }
     }
 }
 

@@ -1080,7 +1080,7 @@ mod tests {
                 with(9, &format!(r#"{{"op": "Pad", "inputs": ["rs"], "output": "pad", "pads": [0, 0, {big}, 0, 0, 0, {big}, 0]}}"#)),
                 "graph[9] (Pad -> pad): input shape [2, 16, 3, 3]: the padded size: ",
             ),
-            // Pads that fit usize but make a tensor of 2^60 elements.
+            // Pads that fit usize but make a tensor of more than 2^48 elements.
             (
                 with(9, r#"{"op": "Pad", "inputs": ["rs"], "output": "pad", "pads": [0, 0, 4398046511104, 0, 0, 0, 4398046511104, 0]}"#),
                 "graph[9] (Pad -> pad): input shape [2, 16, 3, 3]: the output [2, 16, 8796093022211, 3] holds 844424930132256 elements, more than the limit of 281474976710656",
