@@ -365,10 +365,11 @@ pub fn check_chip(res: &RunResult, cfg: &Resolved) -> Result<()> {
         bounds::finite::check_row(head, row, is_text, || what.to_string())
             .map_err(|e| anyhow::anyhow!("{}: {}: {e}", cfg.origin, res.network))
     };
-    let layers = res.layers.len() / res.modes.len().max(1);
+    let per_mode = res.modes.len().max(1);
+    let layers = res.layers.len() / per_mode;
     for m in chip {
         for i in 0..layers {
-            let what = format!("layer {i} ({})", m.mode);
+            let what = format!("{} ({})", res.layers[i * per_mode].layer, m.mode);
             gate(
                 &crate::chip::CHIP_COLUMNS,
                 &crate::chip::values(m, Some(i)),
