@@ -82,6 +82,91 @@ fn bundle_manifest_corpus() {
 }
 
 #[test]
+fn graph_corpus() {
+    let (ok, err) = replay("graph", entries::graph);
+    assert!(ok >= 1 && err > 0, "{ok} ok, {err} errors");
+}
+
+#[test]
+fn parquet_corpus() {
+    let (ok, err) = replay("parquet", entries::parquet);
+    assert!(ok >= 1 && err > 0, "{ok} ok, {err} errors");
+}
+
+#[test]
+fn sweep_json_corpus() {
+    let (ok, err) = replay("sweep_json", entries::sweep_json);
+    assert!(ok >= 1 && err > 0, "{ok} ok, {err} errors");
+}
+
+/// The hand-written hostile inputs of the three newer targets end in the errors of the
+/// one bound check and the one finite gate (docs/errors.md), not merely in some error.
+#[test]
+fn hostile_sizes_and_figures_meet_their_guard() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let cases: [(&str, Entry, &str); 12] = [
+        ("graph/pad_wraps.json", entries::graph, "the padded size"),
+        (
+            "graph/pad_over_2e48.json",
+            entries::graph,
+            "more than the limit of 281474976710656",
+        ),
+        (
+            "graph/pad_over_memory_cap.json",
+            entries::graph,
+            "(limits.max_layer_bytes)",
+        ),
+        ("graph/reshape_wraps.json", entries::graph, "(Reshape -> q)"),
+        (
+            "graph/pool_window_2e62.json",
+            entries::graph,
+            "kernel_shape: a window of",
+        ),
+        (
+            "graph/pool_reads_4e12.json",
+            entries::graph,
+            "read more than 4294967296",
+        ),
+        (
+            "graph/clip_beyond_f32.json",
+            entries::graph,
+            "within the float32 range",
+        ),
+        (
+            "graph/output_overflows_to_inf.json",
+            entries::graph,
+            "output[3] would be inf",
+        ),
+        (
+            "graph/softmax_of_inf_is_nan.json",
+            entries::graph,
+            "would be NaN",
+        ),
+        (
+            "parquet/row_group_2e40_rows.parquet",
+            entries::parquet,
+            "row group 0: declares 1099511627776 rows",
+        ),
+        (
+            "sweep_json/count_wraps_to_0.json",
+            entries::sweep_json,
+            "point_count: 0 is not the number",
+        ),
+        (
+            "sweep_json/count_3000_cubed.json",
+            entries::sweep_json,
+            "more than the limit of 67108864",
+        ),
+    ];
+    for (file, entry, want) in cases {
+        let e = entry(&std::fs::read(dir.join(file)).unwrap())
+            .err()
+            .unwrap_or_else(|| panic!("{file}: no error"));
+        assert!(e.contains(want), "{file}: {e}");
+    }
+}
+
+#[test]
 fn the_seeds_succeed() {
     // The fixed inputs the targets mutate are themselves valid.
     assert_eq!(entries::manifest(entries::TINY_MANIFEST.as_bytes()), Ok(()));
@@ -90,6 +175,7 @@ fn the_seeds_succeed() {
         entries::bundle_manifest(entries::TINY_MANIFEST.as_bytes()),
         Ok(())
     );
+    assert_eq!(entries::graph(entries::GRAPH_MANIFEST.as_bytes()), Ok(()));
     let default = include_bytes!("../configs/default.toml");
     assert_eq!(entries::config(default), Ok(()));
     for m in [

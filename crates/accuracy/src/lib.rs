@@ -121,15 +121,45 @@ pub struct Machine<'a> {
     pub func: &'a FuncOptions,
 }
 
-/// Index of the largest value (the first of equal ones).
-pub fn argmax(y: &[f64]) -> usize {
+/// Index of the largest value (the first of equal ones); None for an empty output or one
+/// holding a NaN (no class is predicted: two NaN outputs must not count as agreeing).
+pub fn argmax(y: &[f64]) -> Option<usize> {
+    if y.is_empty() || y.iter().any(|v| v.is_nan()) {
+        return None;
+    }
     let mut best = 0;
     for (i, &v) in y.iter().enumerate() {
         if v > y[best] {
             best = i;
         }
     }
-    best
+    Some(best)
+}
+
+/// The finite gate of a batch's graph outputs `y` of `path` (`[n, ...]` flat, sample
+/// `first` first): `y`, or the error naming the sample and the first element that is NaN
+/// or infinite (a prediction or a logit written from it would be meaningless).
+fn gate_batch(
+    net: &Network,
+    first: usize,
+    path: &str,
+    y: Vec<f64>,
+) -> Result<Vec<f64>, AccuracyError> {
+    for (i, o) in y.chunks(net.output_len().max(1)).enumerate() {
+        bounds::finite::check_all(o, |j| format!("output[{j}]")).map_err(|e| {
+            AccuracyError::Network(format!("{}: sample {}, {path}: {e}", net.name, first + i))
+        })?;
+    }
+    Ok(y)
+}
+
+fn prediction(net: &Network, s: usize, y: &[f64]) -> Result<usize, AccuracyError> {
+    argmax(y).ok_or_else(|| {
+        AccuracyError::Network(format!(
+            "{}: sample {s}: the graph output is empty",
+            net.name
+        ))
+    })
 }
 
 /// Samples run through the graph at once, at most: [`default_batch`] may choose fewer.
@@ -178,9 +208,11 @@ pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, Accuracy
         .into_par_iter()
         .map(|r| {
             let n = r.len();
-            net.forward(net.samples(r), n, &mut |l, x, n| {
+            let first = r.start;
+            let y = net.forward(net.samples(r), n, &mut |l, x, n| {
                 Ok(net.layers[l].float_products(x, n))
-            })
+            })?;
+            gate_batch(net, first, "float network", y)
         })
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
@@ -305,15 +337,17 @@ pub fn evaluate_samples(
                 progress(n as u64);
                 paths.push(p);
             }
-            Ok(float
+            float
                 .chunks(net.output_len().max(1))
                 .enumerate()
-                .map(|(i, f)| SampleRecord {
-                    float_prediction: argmax(f),
-                    float_sq: f.iter().map(|v| v * v).sum::<f64>(),
-                    paths: paths.iter().map(|p| p[i].clone()).collect(),
+                .map(|(i, f)| {
+                    Ok(SampleRecord {
+                        float_prediction: prediction(net, ctx.range.start + i, f)?,
+                        float_sq: f.iter().map(|v| v * v).sum::<f64>(),
+                        paths: paths.iter().map(|p| p[i].clone()).collect(),
+                    })
                 })
-                .collect::<Vec<_>>())
+                .collect::<Result<Vec<_>, AccuracyError>>()
         })
         .collect::<Result<Vec<_>, AccuracyError>>()?;
     Ok(per_batch.concat())
@@ -333,9 +367,10 @@ impl Batch<'_, '_> {
     fn float(&self) -> Result<Vec<f64>, AccuracyError> {
         let n = self.range.len();
         let net = self.net;
-        net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
+        let y = net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
             Ok(net.layers[l].float_products(x, n))
-        })
+        })?;
+        gate_batch(net, self.range.start, "float network", y)
     }
 
     /// One path (`mode` None: the quantized network) of the batch: per sample its
@@ -391,16 +426,21 @@ impl Batch<'_, '_> {
             }
             Ok(y)
         })?;
+        let name = mode.map_or("quantized".to_string(), |m| m.to_string());
+        let y = gate_batch(net, self.range.start, &name, y)?;
         let paths = y
             .chunks(net.output_len().max(1))
             .zip(float.chunks(net.output_len().max(1)))
             .zip(stats)
-            .map(|((y, f), layers)| SamplePath {
-                prediction: argmax(y),
-                output_sq_err: y.iter().zip(f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
-                layers,
+            .enumerate()
+            .map(|(i, ((y, f), layers))| {
+                Ok(SamplePath {
+                    prediction: prediction(net, self.range.start + i, y)?,
+                    output_sq_err: y.iter().zip(f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
+                    layers,
+                })
             })
-            .collect();
+            .collect::<Result<_, AccuracyError>>()?;
         Ok((paths, exact_figures))
     }
 }
@@ -456,5 +496,18 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
         float_sq,
         quantized,
         modes: results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn argmax_predicts_no_class_from_a_nan() {
+        assert_eq!(super::argmax(&[1.0, 3.0, 3.0, -1.0]), Some(1));
+        assert_eq!(super::argmax(&[f64::NEG_INFINITY, -1.0]), Some(1));
+        // Before: 0 for both, so two NaN outputs counted as agreeing.
+        assert_eq!(super::argmax(&[f64::NAN, 2.0]), None);
+        assert_eq!(super::argmax(&[2.0, f64::NAN]), None);
+        assert_eq!(super::argmax(&[]), None);
     }
 }

@@ -63,14 +63,15 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         };
         let bias_name = format!("{}.bias", l.spec.name);
         let bias = if w.has_array(&bias_name)? {
-            let (shape, b, _) = w.read_f64(&bias_name)?;
+            // The header first: a hostile shape is refused before anything is read.
+            let shape = w.array_shape(&bias_name)?;
             if shape != [l.spec.geom.out_channels] {
                 bail!(
                     "{label}: {bias_name}: shape {shape:?} (expected [{}], one per output channel)",
                     l.spec.geom.out_channels
                 );
             }
-            Some(b)
+            Some(w.read_f64(&bias_name)?.1)
         } else {
             None
         };
@@ -190,9 +191,47 @@ fn evaluate_seeded(
         sim: &cfg.opts,
         func: &func,
     };
-    Ok(accuracy::evaluate(
-        net, &machine, modes, crossbar, samples, progress,
-    )?)
+    let ev = accuracy::evaluate(net, &machine, modes, crossbar, samples, progress)?;
+    check_figures(net, &ev, cfg)?;
+    Ok(ev)
+}
+
+/// The finite gate of every figure accuracy.csv, summary.json, the table and a sweep's
+/// points hold: network figures of each path and error figures of each layer.
+pub fn check_figures(net: &Network, ev: &Evaluation, cfg: &Resolved) -> Result<()> {
+    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
+        let path = p.mode.map_or("quantized".to_string(), |m| m.to_string());
+        for (name, v) in FIGURES.iter().zip(figures(net, ev, p)) {
+            if let Some(v) = v {
+                bounds::finite::check(|| format!("{name} of {path}"), v)
+                    .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+            }
+        }
+        for (l, st) in net.layers.iter().zip(&p.layers) {
+            let m = &st.func;
+            let layer = [
+                ("func_exact_frac", m.exact_frac()),
+                ("func_rel_rmse", m.rel_rmse()),
+                // Saturated at 2^64 - 1 (the error did not fit): refused like infinity.
+                (
+                    "func_max_abs_err",
+                    Some(if m.max_abs_err == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        m.max_abs_err as f64
+                    }),
+                ),
+                ("float_rel_rmse", st.float_rel_rmse()),
+            ];
+            for (name, v) in layer {
+                if let Some(v) = v {
+                    bounds::finite::check(|| format!("{name} of {} ({path})", l.name()), v)
+                        .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The evaluations of K device draws (docs/accuracy.md, "Device draws").

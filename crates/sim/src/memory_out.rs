@@ -259,6 +259,12 @@ impl Exports {
         }
         if let Some(t) = &mut self.trace {
             let point = TracePoint::of(model, t.capacity, t.bandwidth);
+            point.check_clock(t.clock_hz).map_err(|e| {
+                anyhow!(
+                    "--trace-clock-mhz: {:e} is too large: {e}",
+                    t.clock_hz / 1e6
+                )
+            })?;
             let target = t.file.target.display().to_string();
             let mut w = BufWriter::with_capacity(1 << 20, &mut t.file.file);
             let mut result = Ok(());

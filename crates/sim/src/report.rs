@@ -327,29 +327,69 @@ fn column_key(col: &str, row: &[String], cfg: &Resolved) -> Option<(String, f64)
 
 /// Refuses a result with a figure that is not a finite number (a finite but huge config
 /// value can overflow f64): layers.csv, summary.json and the table on stdout hold only
-/// finite numbers. The message names the config key that scales the figure.
+/// finite numbers. The message names the config key that scales the figure. Every row
+/// passes the one finite gate, `bounds::finite::check_row`.
 pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
     let head = header();
     for row in layers_rows(res) {
-        for (col, cell) in head.iter().zip(&row) {
-            let Ok(x) = cell.parse::<f64>() else { continue };
-            if x.is_finite() {
-                continue;
-            }
-            let at = format!("{col} of {} ({}) would be {x}", row[1], row[3]);
-            return Err(match column_key(col, &row, cfg) {
-                Some((key, v)) => anyhow::anyhow!(
-                    "{}: {key}: {} is too large: {at}, not a finite number",
-                    cfg.origin,
-                    if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
-                        format!("{v:e}")
-                    } else {
-                        format!("{v}")
-                    }
-                ),
-                None => anyhow::anyhow!("{}: {at}, not a finite number", cfg.origin),
-            });
+        let name = || format!("{} ({})", row[1], row[3]);
+        let Err(e) = bounds::finite::check_row(&head, &row, is_text, name) else {
+            continue;
+        };
+        return Err(match column_key(head[e.index], &row, cfg) {
+            Some((key, v)) => anyhow::anyhow!(
+                "{}: {key}: {} is too large: {e}",
+                cfg.origin,
+                if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+                    format!("{v:e}")
+                } else {
+                    format!("{v}")
+                }
+            ),
+            None => anyhow::anyhow!("{}: {e}", cfg.origin),
+        });
+    }
+    Ok(())
+}
+
+/// The text columns of layers.csv (names, not figures).
+fn is_text(col: &str) -> bool {
+    matches!(
+        col,
+        "network" | "layer" | "mode" | "chip_note" | "chip_fits"
+    )
+}
+
+/// The finite gate of the chip columns and sections (layers.csv, summary.json, the
+/// table and a sweep's points): the last line of defence after the chip's own checks,
+/// which name the key.
+pub fn check_chip(res: &RunResult, cfg: &Resolved) -> Result<()> {
+    let Some(chip) = &res.chip else {
+        return Ok(());
+    };
+    let gate = |head: &[&str], row: &[String], what: &str| {
+        bounds::finite::check_row(head, row, is_text, || what.to_string())
+            .map_err(|e| anyhow::anyhow!("{}: {}: {e}", cfg.origin, res.network))
+    };
+    let per_mode = res.modes.len().max(1);
+    let layers = res.layers.len() / per_mode;
+    for m in chip {
+        for i in 0..layers {
+            let what = format!("{} ({})", res.layers[i * per_mode].layer, m.mode);
+            gate(
+                &crate::chip::CHIP_COLUMNS,
+                &crate::chip::values(m, Some(i)),
+                &what,
+            )?;
         }
+        let what = format!("TOTAL ({})", m.mode);
+        gate(
+            &crate::chip::CHIP_COLUMNS,
+            &crate::chip::values(m, None),
+            &what,
+        )?;
+        let summary = crate::chip::summary_values(m);
+        gate(&crate::chip::SUMMARY_COLUMNS, &summary, &what)?;
     }
     Ok(())
 }

@@ -396,6 +396,7 @@ fn run_inner(
             &cfg.hw,
             cfg.cycle_ns,
         )?);
+        crate::report::check_chip(&res, cfg)?;
     }
     Ok(res)
 }
