@@ -135,7 +135,6 @@
 //! | memory_trace_clock_huge | memory --dump-trace at --trace-clock-mhz 1e300 (every cycle 2^64 - 1) | --trace-clock-mhz |
 // Tests make their fixtures with std::fs.
 #![allow(clippy::disallowed_methods)]
-
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
