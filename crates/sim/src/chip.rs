@@ -51,8 +51,9 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
             let path = at(&cfg.preset);
             let text = std::fs::read_to_string(&path).map_err(|e| {
                 anyhow!(
-                    "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e})",
-                    cfg.preset
+                    "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e}){}",
+                    cfg.preset,
+                    workload::text::did_you_mean(&cfg.preset, ["isaac", "pp_sim"])
                 )
             })?;
             (text, path.parent().map(Path::to_path_buf))
