@@ -65,8 +65,9 @@ pub fn load_network(name: &str, batch: usize, opts: ZooOptions) -> anyhow::Resul
         return bundle::load(path, batch).map_err(|e| anyhow!("--workload: {e:#}"));
     }
     bail!(
-        "--workload: unknown network '{name}' (known: {}; or a bundle directory)",
-        zoo::NAMES.join(", ")
+        "--workload: unknown network '{name}' (known: {}; or a bundle directory){}",
+        zoo::NAMES.join(", "),
+        network::text::did_you_mean(name, zoo::NAMES.iter().copied())
     )
 }
 

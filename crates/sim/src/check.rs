@@ -49,7 +49,10 @@ pub fn check(name: &str, cfg: &Resolved) -> Result<Checked> {
         if workload::zoo::layers(name).is_some() {
             bail!("check: {name}: a built-in network, not a bundle (only bundles are checked)");
         }
-        bail!("check: {name}: no such bundle directory (see `sresim workloads`)");
+        bail!(
+            "check: {name}: no such bundle directory (see `sresim workloads`){}",
+            workload::resolve::suggest_bundle(name)
+        );
     }
     let w: BundleWorkload = crate::accuracy::open_bundle(Some(name), cfg, "check:")?;
     let graph = match &w.manifest().graph {

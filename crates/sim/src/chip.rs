@@ -55,8 +55,9 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
                         anyhow!("{origin}: chip.preset: {}: cannot read: {e}", path.display())
                     } else {
                         anyhow!(
-                            "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e})",
-                            cfg.preset
+                            "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e}){}",
+                            cfg.preset,
+                            workload::text::did_you_mean(&cfg.preset, ["isaac", "pp_sim"])
                         )
                     }
                 })?;

@@ -425,7 +425,7 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
                 merge_chip(&mut t, u, origin)?;
                 base.insert(k, Value::Table(t));
             }
-            (None, _) => bail!("{origin}: {key}: unknown key"),
+            (None, _) => bail!("{origin}: {key}: unknown key{}", suggest_key(&key)),
         }
     }
     Ok(())
@@ -434,11 +434,45 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
 fn merge_chip(base: &mut Table, user: Table, origin: &str) -> Result<()> {
     for (k, v) in user {
         if !crate::chip::is_key(&k) {
-            bail!("{origin}: chip.{k}: unknown key (see configs/chip/isaac.toml)");
+            bail!(
+                "{origin}: chip.{k}: unknown key (see configs/chip/isaac.toml){}",
+                suggest_key(&format!("chip.{k}"))
+            );
         }
         base.insert(k, v);
     }
     Ok(())
+}
+
+/// ` (did you mean "K"?)` for the config key (dotted, or a section) closest to `key`.
+fn suggest_key(key: &str) -> String {
+    workload::text::did_you_mean(key, known_keys().iter().map(String::as_str))
+}
+
+/// Every key a config may set, dotted (`ou.rows`), and every section (`ou`).
+pub fn known_keys() -> Vec<String> {
+    fn walk(t: &Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let key = format!("{prefix}{k}");
+            if let Value::Table(sub) = v {
+                walk(sub, &format!("{key}."), out);
+            }
+            out.push(key);
+        }
+    }
+    let mut known = Vec::new();
+    walk(&defaults(), "", &mut known);
+    let energy = toml::Table::try_from(EnergyTable::isaac_32nm()).unwrap_or_default();
+    known.extend(
+        energy
+            .keys()
+            .filter(|k| *k != "name")
+            .map(|k| format!("energy.{k}")),
+    );
+    known.push("chip".into());
+    known.push("chip.preset".into());
+    known.extend(chip::ChipSpec::keys().iter().map(|k| format!("chip.{k}")));
+    known
 }
 
 fn energy_key(k: &str) -> bool {
@@ -463,7 +497,10 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
         _ => false,
     };
     if !known {
-        bail!("--set {key}: unknown key (see configs/default.toml)");
+        bail!(
+            "--set {key}: unknown key (see configs/default.toml){}",
+            suggest_key(key)
+        );
     }
     let value = parse_value(raw.trim());
     if parts[0] == "chip" && !table.contains_key("chip") {

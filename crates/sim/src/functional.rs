@@ -283,8 +283,9 @@ pub fn apply_preset(
         None => match PRESETS.iter().find(|(n, _)| *n == name) {
             Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
             None => bail!(
-                "{origin}: device.preset: no preset '{name}' (shipped: {})",
-                PRESETS.map(|p| p.0).join(", ")
+                "{origin}: device.preset: no preset '{name}' (shipped: {}){}",
+                PRESETS.map(|p| p.0).join(", "),
+                workload::text::did_you_mean(&name, PRESETS.map(|p| p.0))
             ),
         },
     };
