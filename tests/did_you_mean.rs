@@ -3,6 +3,8 @@
 
 // Test code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests make their fixtures with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 use std::process::Command;
 
