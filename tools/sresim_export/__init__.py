@@ -10,8 +10,13 @@
 - prune: magnitude and SSL-like structured pruning;
 - inputs: images / .npy files -> model input batch;
 - export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime;
-- schema: the rules sresim's reader applies (its Python mirror, and `sresim check`).
+- schema: the rules sresim's reader applies (its Python mirror, and `sresim check`);
+- pipeline: a loaded model and its inputs -> a checked bundle on disk (the command line's
+  path, shared by every entry point);
+- torch_api: `from_torch`, a PyTorch module and example inputs -> a bundle in one call,
+  through torch.onnx in memory (torch imported only when called).
 """
 
 from .bundle import conv_layer, fc_layer, read_bundle, write_bundle  # noqa: F401
 from .export import describe, export  # noqa: F401
+from .torch_api import from_torch  # noqa: F401
