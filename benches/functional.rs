@@ -1,6 +1,8 @@
 //! The functional datapath's bitline reads per second, noise-free and with read noise,
 //! against loops that do only the same popcounts (noise-free) or the same random draws
 //! (noisy): docs/perf.md records the ratios.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

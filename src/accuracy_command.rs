@@ -88,21 +88,20 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map_err(|e| anyhow!("--threads: {e}"))?;
 
     if let Some(path) = &args.float_logits {
+        // The destination is checked (and its temporary made) before anything is computed.
+        let flag = |e: anyhow::Error| anyhow!("--float-logits: {e:#}");
+        let mut staged = outdir::stage_file(path).map_err(flag)?;
         let y = pool.install(|| accuracy::float_outputs(&net, samples))?;
         let mut shape = vec![samples];
         shape.extend(net.graph.tensors[net.graph.outputs[0]].shape.iter().skip(1));
-        let bytes = sim::functional::npy(&shape, &y);
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-        outdir::replace(
-            parent.unwrap_or(std::path::Path::new(".")),
-            &[(
-                &path
-                    .file_name()
-                    .ok_or_else(|| anyhow!("--float-logits: {}: not a file name", path.display()))?
-                    .to_string_lossy(),
-                &bytes,
-            )],
-        )?;
+        staged
+            .write_all(&sim::functional::npy(&shape, &y))
+            .map_err(|e| anyhow!("--float-logits: {}: cannot write: {e}", path.display()))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        outdir::replace_staged(dir, vec![staged]).map_err(flag)?;
         if !args.quiet {
             println!("wrote {} ({shape:?} float64)", path.display());
         }

@@ -189,11 +189,12 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
             }
         }
     }
-    outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
+    let (staged, lines) = exports.finish();
+    outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?;
     if let Some(dir) = &out {
         sim::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
     }
-    for line in exports.commit()? {
+    for line in lines {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");
     }

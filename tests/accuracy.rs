@@ -1,6 +1,8 @@
 //! `sresim accuracy` through the binary (docs/accuracy.md): the exact datapath keeps the
 //! quantized network's predictions, noise costs accuracy, threads change nothing, and a
 //! bad graph is one line naming the node.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 // Test code: a failed unwrap is a failed test, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -2,6 +2,8 @@
 //! default config's precision, its manifest geometry matches its tensors and what the
 //! loader makes of them, and a run on it needs fewer OU operations and cycles with
 //! sparsity than dense. Also: `sresim run` with no arguments runs the embedded default.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

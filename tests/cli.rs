@@ -1,5 +1,7 @@
 //! End-to-end tests of the `sresim` binary: runs on a zoo network and on a bundle the test
 //! writes, the layers.csv contract, determinism, and bad flags and bundles.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -2,6 +2,8 @@
 //! repository resolves to a file or directory of the repository, and every repository
 //! path a Markdown file or a source comment names (`docs/model.md`,
 //! `configs/sweeps/ou-size.toml`) exists.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -119,6 +119,8 @@
 //! | synth_seed_on_bundle | run of bundle b with --seed 3 | --seed, b, its own inputs |
 //! | synth_flag_on_default | run (the embedded lenet5-mnist) with --weight-sparsity 0 | --weight-sparsity, lenet5-mnist |
 //! | check_dilated_pool | check of bundle b whose graph has a MaxPool with dilations [2, 2] | b/manifest.json, graph[1], dilations |
+// Tests make their fixtures with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

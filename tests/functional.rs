@@ -1,6 +1,8 @@
 //! `sresim run --functional` end to end: the counts are those of a run without it, every
 //! bundled workload's outputs equal the exact product in every mode, outputs.npz holds
 //! them, and bad functional settings are refused with one line and nothing written.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

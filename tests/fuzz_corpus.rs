@@ -3,6 +3,8 @@
 //! fuzzer: every input must end in success or a one-line error, never a panic. The
 //! entry points are fuzz/src/lib.rs, included here as a module; docs/errors.md says how
 //! to run the fuzzers and refresh the corpus.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,6 +1,8 @@
 //! End-to-end tests of `sresim sweep`, `merge`, `plot` and `compare`: rows equal to
 //! `sresim run` of the same point, resume after kill -9 and after torn writes, sharding +
 //! merge equal to one unsharded run, readable plots, regression compare, bad grids.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

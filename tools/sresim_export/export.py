@@ -38,6 +38,17 @@ from .layers import find_layers, write_weight
 from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 
+def check_model_file(path):
+    """A model file that cannot be an ONNX model gets its own one-line message (onnx.load
+    of a zero-byte file would return an empty model and fail later, obscurely)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    if size == 0:
+        raise ValueError(f"{path}: empty file (0 bytes), not an ONNX model")
+
+
 def sha256_file(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -124,7 +124,7 @@ def publish_bundle(out_dir, write, binary=None):
     """Writes a bundle to `out_dir` only if sresim would open it: `write(dir)` writes it
     (bundle.write_bundle, which applies `check_manifest` first) into a staging directory
     beside `out_dir`; `sresim check` (when a binary is found) reads it there; then its two
-    files replace those of `out_dir`. Returns (what `write` returned, the `ok: ...` line
+    files replace those of `out_dir` together (bundle.commit). Returns (what `write` returned, the `ok: ...` line
     or None without a binary). A refusal raises ValueError naming `out_dir` and leaves
     `out_dir` as it was."""
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
@@ -136,9 +136,15 @@ def publish_bundle(out_dir, write, binary=None):
             line = check_bundle(stage, binary)
         except ValueError as e:
             raise ValueError(str(e).replace(stage, out_dir.rstrip("/"))) from None
-        os.makedirs(out_dir, exist_ok=True)
-        for name in ("tensors.npz", "manifest.json"):
-            os.replace(os.path.join(stage, name), os.path.join(out_dir, name))
+        from .bundle import commit  # bundle imports this module
+
+        def copy(name):
+            def write(f):
+                with open(os.path.join(stage, name), "rb") as src:
+                    shutil.copyfileobj(src, f)
+            return write
+        # Both files replaced together (bundle.commit's journal), never one beside an old other.
+        commit(out_dir, [(n, copy(n)) for n in ("tensors.npz", "manifest.json")])
         return result, line.replace(stage, out_dir.rstrip("/")) if line else None
     finally:
         shutil.rmtree(stage, ignore_errors=True)

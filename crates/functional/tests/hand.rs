@@ -1,4 +1,6 @@
 //! Tiny layers computed by hand (docs/functional.md works the first one through).
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

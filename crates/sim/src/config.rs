@@ -4,7 +4,7 @@
 //! subset; unknown keys, wrong types and impossible values are errors that name the file
 //! and the key.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use crossbar::{AdcBits, Hardware, Layout};
 use energy::EnergyTable;
 use engine::{Granularity, SignedEncoding, SimOptions};
@@ -263,9 +263,7 @@ pub fn load(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
         None => load_table(defaults(), "default config".to_string(), None, sets),
         Some(p) => {
             let origin = p.display().to_string();
-            workload::files::check_regular_file(p)
-                .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
-            let text = std::fs::read_to_string(p)
+            let text = workload::files::read_string(p, workload::files::MAX_TEXT_BYTES)
                 .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
             load_str(&text, &origin, p.parent(), sets)
         }
@@ -525,10 +523,8 @@ fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result
         Some(d) => d.join(rel),
         None => Path::new("configs").join(rel),
     };
-    let mut table = match workload::files::check_regular_file(&path) {
-        Ok(()) => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("{}: cannot read energy table", path.display()))?;
+    let mut table = match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
+        Ok(text) => {
             EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
         Err(_) if !path.exists() && rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") => {

@@ -172,16 +172,14 @@ pub fn remove_other(dir: &Path, stem: &str, format: Format) -> Result<()> {
 pub fn is_parquet_file(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
+    workload::files::open(path, "").is_ok_and(|mut f| f.read_exact(&mut magic).is_ok())
         && columnar::is_parquet(&magic)
 }
 
 /// A Parquet table read whole as text cells: its header and rows.
 pub fn read_parquet(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     let p = path.display();
-    let file = std::fs::File::open(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+    let file = workload::files::open(path, &p.to_string()).map_err(anyhow::Error::msg)?;
     let mut rd = columnar::Reader::new(file)
         .map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))?;
     let header = rd.columns().iter().map(|c| c.name.clone()).collect();

@@ -271,11 +271,12 @@ pub fn apply_preset(
         bail!("{origin}: device.preset: '{name}' is not a preset name (letters, digits, - and _)");
     }
     let local = base_dir.map(|d| d.join("device").join(format!("{name}.toml")));
-    let (label, text) = match local.filter(|p| p.is_file()) {
+    // A local file that exists in any form is read (and refused if it is not a regular
+    // file), never silently passed over for the shipped preset.
+    let (label, text) = match local.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
         Some(p) => (
             p.display().to_string(),
-            std::fs::read_to_string(&p)
-                .map_err(|e| anyhow!("{}: cannot read: {e}", p.display()))?,
+            workload::files::read_text(&p, &p.display().to_string()).map_err(anyhow::Error::msg)?,
         ),
         None => match PRESETS.iter().find(|(n, _)| *n == name) {
             Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
@@ -326,9 +327,10 @@ pub fn resolve_device(
             _ => p.to_path_buf(),
         };
         let label = p.display().to_string();
-        let text = std::fs::read_to_string(&p).map_err(|e| {
-            anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
-        })?;
+        let text =
+            workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
+                anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
+            })?;
         Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
     };
     let device = functional::Device {

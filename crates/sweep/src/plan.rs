@@ -270,7 +270,8 @@ fn bundle_hash(dir: &Path) -> Result<String> {
     for name in ["manifest.json", "tensors.npz"] {
         let path = dir.join(name);
         let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
-        let mut f = std::fs::File::open(&path).map_err(cannot)?;
+        let mut f =
+            workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
         feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
         loop {
             let n = f.read(&mut buf).map_err(cannot)?;

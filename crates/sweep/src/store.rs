@@ -357,8 +357,7 @@ pub struct Head {
 
 fn read_json<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T> {
     let path = dir.join("sweep.json");
-    let file =
-        std::fs::File::open(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    let file = workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
     serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file))
         .map_err(|e| anyhow!("{}: not a sweep description: {e}", path.display()))
 }
@@ -490,10 +489,7 @@ pub struct Appender {
 impl Appender {
     pub fn open(dir: &Path) -> Result<Appender> {
         let path = dir.join("points.csv");
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| anyhow!("{}: cannot open for appending: {e}", path.display()))?;
+        let file = outdir::open_append(&path)?;
         Ok(Appender {
             file: Mutex::new(file),
             path,
