@@ -12,6 +12,7 @@ use crate::adc::Adc;
 use crate::device::Device;
 use crate::program::{Program, Tile};
 use crate::rng::{normal_with, ziggurat, Ziggurat};
+use crate::skip::{Laws, Skip};
 use crossbar::Mode;
 use engine::input::Pass;
 use engine::{Granularity, PassPlan};
@@ -31,6 +32,8 @@ pub(crate) struct Datapath<'a> {
     pub device: &'a Device,
     /// The layer's name as a key word of its draws.
     pub layer: u64,
+    /// The laws of the skip sampler's classes of reads (None: reads draw per read).
+    pub laws: Option<&'a Laws>,
 }
 
 /// Per-thread buffers of the datapath.
@@ -70,6 +73,8 @@ struct Reads {
     zig: &'static Ziggurat,
     /// Whether the CPU has the features of [`Datapath::vector_native`] (checked once).
     native: bool,
+    /// The skip sampler's place in each class's stream.
+    skip: Skip,
 }
 
 /// Whether the CPU has the features of [`Datapath::vector_native`].
@@ -106,6 +111,7 @@ impl Scratch {
                 noise: noise_table(dp),
                 zig: ziggurat(),
                 native: native(),
+                skip: Skip::new(dp.laws),
             },
         }
     }
@@ -185,6 +191,8 @@ enum Kind {
     Exact,
     /// Read noise and IR drop on the integer sum: a draw only for a read with current.
     Analog,
+    /// [`Kind::Analog`] with read noise drawn by the skip sampler ([`crate::skip`]).
+    Skip,
     /// Off current or variation: each open cell's conductance.
     PerCell,
     /// A draw from the error table's row of (open, S).
@@ -258,7 +266,13 @@ impl Datapath<'_> {
         let plan = self.plan;
         let bits = plan.applied_bits as usize;
         let words = self.program.words;
-        let kind = Kind::of(self.device);
+        let kind = match (Kind::of(self.device), self.laws) {
+            (Kind::Analog, Some(_)) => Kind::Skip,
+            (kind, _) => kind,
+        };
+        if kind == Kind::Skip {
+            s.reads.skip.start(self.device.seed, self.layer, index);
+        }
         for (p, &pass) in plan.passes.iter().enumerate() {
             s.planes.iter_mut().for_each(|p| *p = 0);
             for (r, route) in self.program.routes.iter().enumerate() {
@@ -465,8 +479,7 @@ impl Datapath<'_> {
             base: cyc.base,
         };
         match cyc.kind {
-            Kind::Exact => self.read_live(tile, span, false, r),
-            Kind::Analog => self.read_live(tile, span, true, r),
+            Kind::Exact | Kind::Analog | Kind::Skip => self.read_live(tile, span, cyc.kind, r),
             kind => self.read_device(tile, span, kind, r),
         }
         if r.flush == Flush::Read {
@@ -503,14 +516,14 @@ impl Datapath<'_> {
     /// sum is 0, its code 0, and it draws nothing (no off current without a ratio); a
     /// read without current draws nothing either.
     #[inline(always)]
-    fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+    fn read_live(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         #[cfg(target_arch = "x86_64")]
         if r.native {
             // SAFETY: `native` is set only when the CPU has the features.
-            unsafe { self.read_live_native(tile, span, analog, r) };
+            unsafe { self.read_live_native(tile, span, kind, r) };
             return;
         }
-        self.read_live_body(tile, span, analog, r)
+        self.read_live_body(tile, span, kind, r)
     }
 
     /// [`Self::read_live_body`] out of line, with the CPU features of
@@ -519,13 +532,13 @@ impl Datapath<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
     #[inline(never)]
-    unsafe fn read_live_native(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
-        self.read_live_body(tile, span, analog, r)
+    unsafe fn read_live_native(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
+        self.read_live_body(tile, span, kind, r)
     }
 
     /// The body of [`Self::read_live`].
     #[inline(always)]
-    fn read_live_body(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+    fn read_live_body(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
         let cw = tile.col_words;
@@ -552,7 +565,7 @@ impl Datapath<'_> {
                 }
             }
         }
-        if !analog {
+        if kind == Kind::Exact {
             // code = ADC(S), added to the column's sum as it is read.
             self.sums::<true>(tile, span, sets, r);
             return;
@@ -563,6 +576,10 @@ impl Datapath<'_> {
         // the shape).
         let n = self.sums::<false>(tile, span, sets, r);
         let att = dev.attenuation(open);
+        if kind == Kind::Skip {
+            self.skip_codes(tile, span, open, att, n, r);
+            return;
+        }
         let noisy = dev.read_noise > 0.0;
         if noisy {
             // The standard normal draws z' first, a loop of integer work and table
@@ -579,6 +596,33 @@ impl Datapath<'_> {
             (true, true) => self.codes::<{ Codes::NoisyUnit as u8 }>(r, n, att),
             (true, false) => self.codes::<{ Codes::Noisy as u8 }>(r, n, att),
             (false, _) => self.codes::<{ Codes::Attenuated as u8 }>(r, n, att),
+        }
+    }
+
+    /// Adds the code of each of the first `n` hits of a read to its column's sum under
+    /// the skip sampler: its class's next code ([`Skip::code`]), or, when its class
+    /// draws per read or is beyond the table, the code of a draw of its own noise, the
+    /// per-read sampler's (the same bits as [`Self::codes`]).
+    #[inline(always)]
+    fn skip_codes(&self, tile: &Tile, span: Span, open: u32, att: f64, n: usize, r: &mut Reads) {
+        let Some(laws) = self.laws else { return };
+        let rn = self.device.read_noise;
+        for &(j, sum) in &r.hits[..n] {
+            let code = match laws.class(sum, open).and_then(|c| r.skip.code(laws, c)) {
+                Some(code) => code,
+                None => {
+                    let col = &tile.cols[j as usize];
+                    let key = Device::read_hash(span.base, col.read_word, span.ou_index);
+                    let z = normal_with(r.zig, key);
+                    let current = sum as i64 as f64;
+                    let a = match r.noise.get(sum as usize) {
+                        Some(&a) => a,
+                        None => rn * current.sqrt(),
+                    };
+                    self.adc.convert_real(att * (current + a * z))
+                }
+            };
+            add_code(&mut r.codes[j as usize], code, r.weight);
         }
     }
 
@@ -734,7 +778,9 @@ impl Datapath<'_> {
                         None => sum as f64,
                     }
                 }
-                Kind::Exact | Kind::Analog => self.ideal_sum(tile, j, span, &r.digits) as f64,
+                Kind::Exact | Kind::Analog | Kind::Skip => {
+                    self.ideal_sum(tile, j, span, &r.digits) as f64
+                }
             };
             add_code(codes, self.adc.convert_real(s), r.weight);
         }

@@ -3,6 +3,7 @@
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_product, twos_correction};
 use crate::program::{Program, Writer};
+use crate::skip::{Laws, DIRECT_P};
 use crate::{Adc, FuncOptions, Metrics};
 use crossbar::{Hardware, Mode};
 use engine::input::Pass;
@@ -22,6 +23,8 @@ pub struct Layer<'p> {
     name: u64,
     dense: OnceLock<Program>,
     compacted: OnceLock<Program>,
+    /// Per mode (in the order of [`Mode::ALL`]), the skip sampler's laws of reads.
+    laws: [OnceLock<Laws>; 5],
     /// The float layer outputs are compared with, when the workload has one.
     float: Option<FloatLayer>,
 }
@@ -41,6 +44,7 @@ impl<'p> Layer<'p> {
             name: crate::rng::name_word(&prep.spec.name),
             dense: OnceLock::new(),
             compacted: OnceLock::new(),
+            laws: Default::default(),
             float: None,
         }
     }
@@ -80,18 +84,41 @@ impl<'p> Layer<'p> {
     }
 
     fn datapath(&self, mode: Mode) -> Datapath<'_> {
+        let program = self.program(mode);
+        let adc = Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step);
         Datapath {
-            program: self.program(mode),
+            program,
             plan: &self.prep.plan,
             mode,
             granularity: self.sim.granularity,
             ou_rows: self.hw.ou_rows,
-            adc: Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step),
+            adc,
             k: self.prep.map.k as usize,
             cell_bits: self.hw.cell_bits as usize,
             device: &self.opts.device,
             layer: self.name,
+            laws: self.laws(mode, adc, program),
         }
+    }
+
+    /// The skip sampler's laws of `mode`'s reads (None when its reads draw per read):
+    /// classes up to the widest read the mode makes (`ou.rows` open wordlines, the whole
+    /// tile in ideal) and the largest sum such a read can carry.
+    fn laws(&self, mode: Mode, adc: Adc, program: &Program) -> Option<&Laws> {
+        let device = &self.opts.device;
+        if !device.skips() {
+            return None;
+        }
+        let i = Mode::ALL.iter().position(|&m| m == mode)?;
+        Some(self.laws[i].get_or_init(|| {
+            let rows = (program.words * 64) as u64;
+            let open = match mode {
+                Mode::Ideal => rows,
+                _ => (self.hw.ou_rows as u64).min(rows),
+            };
+            let bits = (self.hw.cell_bits, self.prep.plan.dac_bits);
+            Laws::new(device, adc, (open, bits.0, bits.1), DIRECT_P)
+        }))
     }
 
     /// Outputs of one input vector: groups * Cout/G.
