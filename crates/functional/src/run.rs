@@ -333,6 +333,86 @@ mod tests {
     use crate::device::Device;
     use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
+    /// The skip sampler with every class drawing per read (a threshold of 0) reads the
+    /// same bits as the per-read sampler, in every mode, with IR drop, on a layer of 150
+    /// rows and 4-bit inputs: its fallback, keys and plumbing are the per-read ones;
+    /// with its threshold it draws other bits (and per-read draws stay as they were).
+    #[test]
+    fn the_skip_sampler_with_every_class_direct_is_the_per_read_sampler() {
+        let (k, n) = (150usize, 7usize);
+        let mut h = 3u64;
+        let mut next = |m: i64| {
+            h = crate::rng::mix(h);
+            (h % (2 * m as u64 + 1)) as i32 - m as i32
+        };
+        let weights: Vec<i32> = (0..k * n)
+            .map(|i| if i % 3 == 0 { 0 } else { next(100) })
+            .collect();
+        let input: Vec<i32> = (0..k).map(|_| next(7)).collect();
+        let l = QuantLayer {
+            spec: LayerSpec {
+                name: "fc".into(),
+                kind: LayerKind::Fc,
+                geom: ConvGeometry::fc(k, n),
+            },
+            signed: true,
+            weights,
+            input,
+            samples: 1,
+        };
+        let hw = Hardware {
+            ou_rows: 9,
+            input_bits: 4,
+            ..Hardware::default()
+        };
+        let sim = SimOptions::default();
+        let prep = Prepared::new(&l, &hw, &sim);
+        let device = Device {
+            read_noise: 0.2,
+            ir_drop: 0.01,
+            ..Device::default()
+        };
+        let per_read = FuncOptions {
+            device: Device {
+                sampler: crate::Sampler::PerRead,
+                ..device.clone()
+            },
+            ..FuncOptions::default()
+        };
+        let skip = FuncOptions {
+            device,
+            ..FuncOptions::default()
+        };
+        let (lp, ls) = (
+            Layer::new(&prep, &hw, &sim, &per_read),
+            Layer::new(&prep, &hw, &sim, &skip),
+        );
+        let mut differ = 0;
+        for mode in Mode::ALL {
+            let (dp, ds) = (lp.datapath(mode), ls.datapath(mode));
+            assert!(dp.laws.is_none() && ds.laws.is_some());
+            let bits = (hw.cell_bits, prep.plan.dac_bits);
+            let open = match mode {
+                Mode::Ideal => 128,
+                _ => 9,
+            };
+            let direct = Laws::new(&skip.device, ds.adc, (open, bits.0, bits.1), 0.0);
+            let all_direct = Datapath {
+                laws: Some(&direct),
+                ..ds
+            };
+            let y = |d: &Datapath| {
+                let mut s = Scratch::new(d, n);
+                d.vector(&l.input, 5, &mut s);
+                s.acc().to_vec()
+            };
+            let want = y(&dp);
+            assert_eq!(y(&all_direct), want, "{mode}");
+            differ += (y(&ds) != want) as usize;
+        }
+        assert!(differ >= 4, "the skip sampler drew the per-read bits in {} modes", 5 - differ);
+    }
+
     /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
     /// shift-and-added read by read (the paths of wider ADCs and inputs): the same Y in
     /// every mode, ideal and noisy, on a layer of 150 rows (two words, OUs across them)
