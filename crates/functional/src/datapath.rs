@@ -753,11 +753,39 @@ impl Datapath<'_> {
             let currents = &mut r.currents[..ncols];
             currents.iter_mut().for_each(|c| *c = 0.0);
             self.open_rows(span, &r.digits, |i, d| {
-                let d = d as f64;
-                for (c, &g) in currents.iter_mut().zip(&tile.g[i * ncols..][..ncols]) {
-                    *c += d * g;
+                let row = &tile.g[i * ncols..][..ncols];
+                if d == 1 {
+                    // 1.0 * g is g: the same bits without the product.
+                    for (c, &g) in currents.iter_mut().zip(row) {
+                        *c += g;
+                    }
+                } else {
+                    let d = d as f64;
+                    for (c, &g) in currents.iter_mut().zip(row) {
+                        *c += d * g;
+                    }
                 }
             });
+            if dev.read_noise == 0.0 {
+                // No draw: S' = att * I - drive * g_off ([`Device::analog_sum`] without
+                // noise, the same operations: the same bits), column after column in a
+                // loop of its own.
+                let att = dev.attenuation(open);
+                let off = drive as f64 * g_off;
+                let (adc, w) = (self.adc, r.weight);
+                let sums = r.codes[..ncols].iter_mut().zip(&r.currents[..ncols]);
+                if adc.unit() {
+                    // (convert_real of a unit ADC is this count.)
+                    for (codes, &c) in sums {
+                        add_code(codes, adc.count_below_2_53(att * c - off), w);
+                    }
+                } else {
+                    for (codes, &c) in sums {
+                        add_code(codes, adc.convert_real(att * c - off), w);
+                    }
+                }
+                return;
+            }
         }
         for (j, (col, codes)) in tile.cols.iter().zip(r.codes.iter_mut()).enumerate() {
             let s = match kind {

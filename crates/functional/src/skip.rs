@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 /// A class whose reads change their code with probability above this draws per read
 /// (the skip would cost a draw for most reads anyway).
-pub(crate) const DIRECT_P: f64 = 0.3;
+pub(crate) const DIRECT_P: f64 = 0.1;
 
 /// Most classes a mode keeps a law for (each thread keeps a few words of state per class):
 /// a read of a class beyond draws its own noise.
@@ -80,6 +80,10 @@ pub(crate) struct Law {
     pub p: f64,
     /// ln(1 - p); 0 when p is 0 (no read of the class changes its code).
     ln_q: f64,
+    /// A gap of at least `block` reads has probability `q_block` = (1 - p)^block: a
+    /// draw in it is settled without a logarithm ([`Law::gap`]); 0 for no block.
+    block: u64,
+    q_block: f64,
     /// p > the sampler's threshold: every read draws its own noise.
     pub direct: bool,
     /// The codes other than the base, most likely first, with their cumulative
@@ -102,6 +106,8 @@ impl Law {
             base,
             p: 0.0,
             ln_q: 0.0,
+            block: 0,
+            q_block: 0.0,
             direct: false,
             errs: Box::new([]),
         };
@@ -168,25 +174,42 @@ impl Law {
         if direct {
             errs.clear();
         }
+        let ln_q = (-p).ln_1p();
+        // Blocks of about 0.02 / p reads (when that is 64 or more): 98% of gaps are
+        // drawn with one comparison.
+        let block = (0.02 / p).min(1e15) as u64;
+        let (block, q_block) = if block >= 64 {
+            (block, (block as f64 * ln_q).exp())
+        } else {
+            (0, 0.0)
+        };
         Law {
             base,
             p,
-            ln_q: (-p).ln_1p(),
+            ln_q,
+            block,
+            q_block,
             direct,
             errs: errs.into_boxed_slice(),
         }
     }
 
     /// Reads of the class before the next one that changes its code, from the hash
-    /// `h`: geometric, P(gap >= k) = (1 - p)^k.
+    /// `h`: geometric, P(gap >= k) = (1 - p)^k, drawn as floor(ln v / ln(1 - p)) for v
+    /// uniform in (0, 1] (gap >= k exactly when v <= (1 - p)^k). With a block, a v at
+    /// most (1 - p)^block says only "no change in the next `block` reads": the second
+    /// value is then true, and as the gap is memoryless a fresh one is drawn after them.
     #[inline]
-    fn gap(&self, h: u64) -> u64 {
+    fn gap(&self, h: u64) -> (u64, bool) {
         if self.ln_q == 0.0 {
-            return u64::MAX;
+            return (u64::MAX, true);
         }
-        // v in (0, 1]: ln v / ln(1 - p) >= 0 (saturating at u64::MAX).
         let v = 1.0 - uniform(h);
-        (v.ln() / self.ln_q) as u64
+        if v <= self.q_block {
+            return (self.block, true);
+        }
+        // (saturating at u64::MAX)
+        ((v.ln() / self.ln_q) as u64, false)
     }
 
     /// A code other than the base, from the hash `h`.
@@ -300,8 +323,10 @@ impl Laws {
 struct State {
     /// The stream this state belongs to (0: none yet).
     epoch: u64,
-    /// Reads of the class left before the next changed code.
+    /// Reads of the class left before the next changed code, or, when `restart`, before
+    /// a fresh gap is drawn.
     gap: u64,
+    restart: bool,
     base: u64,
     /// The class's key in the stream, and its draws so far.
     key: u64,
@@ -351,26 +376,30 @@ impl Skip {
             *st = State {
                 epoch: self.epoch,
                 gap: 0,
+                restart: true,
                 base: law.base,
                 key: mix(self.stream ^ c as u64),
                 n: 0,
                 direct: law.direct,
             };
-            if !law.direct {
-                st.gap = law.gap(st.next());
-            }
         }
         if st.direct {
             return None;
         }
-        if st.gap > 0 {
-            st.gap -= 1;
-            return Some(st.base);
+        loop {
+            if st.gap > 0 {
+                st.gap -= 1;
+                return Some(st.base);
+            }
+            let law = laws.law(c);
+            if !st.restart {
+                let code = law.error(st.next());
+                (st.gap, st.restart) = law.gap(st.next());
+                return Some(code);
+            }
+            // A fresh gap from this read on.
+            (st.gap, st.restart) = law.gap(st.next());
         }
-        let law = laws.law(c);
-        let code = law.error(st.next());
-        st.gap = law.gap(st.next());
-        Some(code)
     }
 }
 
@@ -499,8 +528,9 @@ mod tests {
         // Gaps: P(gap >= k) = (1 - p)^k; a p of 0 never changes a code.
         let l = Law::new(&dev, adc, 4, 2, DIRECT_P);
         let draws = 200_000u64;
+        assert_eq!(l.block, 0);
         let mean =
-            (0..draws).map(|i| l.gap(hash(5, &[i])) as f64).sum::<f64>() / draws as f64;
+            (0..draws).map(|i| l.gap(hash(5, &[i])).0 as f64).sum::<f64>() / draws as f64;
         let want = (1.0 - l.p) / l.p;
         // The geometric's sd is sqrt(1 - p) / p: 5 standard errors.
         let tol = 5.0 * (1.0 - l.p).sqrt() / l.p / (draws as f64).sqrt();
@@ -509,7 +539,21 @@ mod tests {
             read_noise: 1e-3,
             ..Device::default()
         };
-        assert_eq!(Law::new(&quiet, adc, 4, 2, DIRECT_P).gap(7), u64::MAX);
+        assert_eq!(Law::new(&quiet, adc, 4, 2, DIRECT_P).gap(7), (u64::MAX, true));
+        // Blocks: P(no change in a block) = (1 - p)^block, and within one the gap is
+        // the plain geometric's.
+        let rare = Device {
+            read_noise: 0.05,
+            ..Device::default()
+        };
+        let l = Law::new(&rare, adc, 4, 2, DIRECT_P);
+        assert!(l.block >= 64, "p {} block {}", l.p, l.block);
+        let gaps: Vec<(u64, bool)> = (0..draws).map(|i| l.gap(hash(6, &[i]))).collect();
+        let whole = gaps.iter().filter(|g| g.1).count() as f64 / draws as f64;
+        let want = (l.block as f64 * (-l.p).ln_1p()).exp();
+        let sd = (want * (1.0 - want) / draws as f64).sqrt();
+        assert!((whole - want).abs() < 5.0 * sd, "{whole} {want}");
+        assert!(gaps.iter().all(|g| g.1 == (g.0 == l.block) && g.0 <= l.block));
     }
 
     #[test]

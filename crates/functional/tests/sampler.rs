@@ -134,7 +134,7 @@ fn chi_square_quantile(df: usize, z: f64) -> f64 {
 /// samplers: the two-sample chi-square statistic stays below the 1 - 10^-6 quantile of
 /// its law, so two samplers with the same law fail with probability about 10^-6 per
 /// device (the seeds are fixed: the test passes or fails always). The devices cover the
-/// skip path (p up to 0.15), classes that draw per read (p > 0.3), IR drop (the base
+/// skip path (p up to 0.1), classes that draw per read (p > 0.1), IR drop (the base
 /// shifted below I, the class depending on open), a clipping 3-bit ADC and adc.step 2.
 #[test]
 fn both_samplers_read_every_level_with_the_same_law() {
