@@ -576,10 +576,12 @@ impl Datapath<'_> {
         // the shape).
         let n = self.sums::<false>(tile, span, sets, r);
         let att = dev.attenuation(open);
-        if kind == Kind::Skip {
-            self.skip_codes(tile, span, open, att, n, r);
-            return;
-        }
+        // The skip sampler settles the reads of its classes; the others (left at the
+        // front of the hits) draw their own noise below, as the per-read sampler does.
+        let n = match kind {
+            Kind::Skip => self.skip_codes(open, n, r),
+            _ => n,
+        };
         let noisy = dev.read_noise > 0.0;
         if noisy {
             // The standard normal draws z' first, a loop of integer work and table
@@ -600,30 +602,25 @@ impl Datapath<'_> {
     }
 
     /// Adds the code of each of the first `n` hits of a read to its column's sum under
-    /// the skip sampler: its class's next code ([`Skip::code`]), or, when its class
-    /// draws per read or is beyond the table, the code of a draw of its own noise, the
-    /// per-read sampler's (the same bits as [`Self::codes`]).
+    /// the skip sampler when its class is settled by it ([`Skip::code`]); the hits whose
+    /// class draws per read or is beyond the table are moved, in order, to the front of
+    /// the hits: their count. (Kept apart, they go through the per-read sampler's loops,
+    /// which overlap the draws of many columns: the same bits as that sampler's.)
     #[inline(always)]
-    fn skip_codes(&self, tile: &Tile, span: Span, open: u32, att: f64, n: usize, r: &mut Reads) {
-        let Some(laws) = self.laws else { return };
-        let rn = self.device.read_noise;
-        for &(j, sum) in &r.hits[..n] {
-            let code = match laws.class(sum, open).and_then(|c| r.skip.code(laws, c)) {
-                Some(code) => code,
+    fn skip_codes(&self, open: u32, n: usize, r: &mut Reads) -> usize {
+        let Some(laws) = self.laws else { return n };
+        let mut direct = 0;
+        for i in 0..n {
+            let (j, sum) = r.hits[i];
+            match laws.class(sum, open).and_then(|c| r.skip.code(laws, c)) {
+                Some(code) => add_code(&mut r.codes[j as usize], code, r.weight),
                 None => {
-                    let col = &tile.cols[j as usize];
-                    let key = Device::read_hash(span.base, col.read_word, span.ou_index);
-                    let z = normal_with(r.zig, key);
-                    let current = sum as i64 as f64;
-                    let a = match r.noise.get(sum as usize) {
-                        Some(&a) => a,
-                        None => rn * current.sqrt(),
-                    };
-                    self.adc.convert_real(att * (current + a * z))
+                    r.hits[direct] = (j, sum);
+                    direct += 1;
                 }
-            };
-            add_code(&mut r.codes[j as usize], code, r.weight);
+            }
         }
+        direct
     }
 
     /// Adds the code of each of the first `n` hits of a read to its column's sum:
