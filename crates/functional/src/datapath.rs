@@ -609,16 +609,16 @@ impl Datapath<'_> {
     #[inline(always)]
     fn skip_codes(&self, open: u32, n: usize, r: &mut Reads) -> usize {
         let Some(laws) = self.laws else { return n };
+        // Without a branch on which reads draw per read (their classes mix at random).
         let mut direct = 0;
         for i in 0..n {
             let (j, sum) = r.hits[i];
-            match laws.class(sum, open).and_then(|c| r.skip.code(laws, c)) {
-                Some(code) => add_code(&mut r.codes[j as usize], code, r.weight),
-                None => {
-                    r.hits[direct] = (j, sum);
-                    direct += 1;
-                }
-            }
+            let c = laws.class(sum, open).unwrap_or(laws.len());
+            let (code, per_read) = r.skip.code(laws, c);
+            let w = if per_read { 0 } else { r.weight };
+            add_code(&mut r.codes[j as usize], code, w);
+            r.hits[direct] = (j, sum);
+            direct += per_read as usize;
         }
         direct
     }

@@ -353,7 +353,8 @@ pub(crate) struct Skip {
 impl Skip {
     pub fn new(laws: Option<&Laws>) -> Self {
         Skip {
-            states: vec![State::default(); laws.map_or(0, Laws::len)],
+            // One more: the class of every read beyond the table.
+            states: vec![State::default(); laws.map_or(0, |l| l.len() + 1)],
             epoch: 0,
             stream: 0,
         }
@@ -367,38 +368,63 @@ impl Skip {
         self.stream = hash(seed, &[SKIP, layer, vector]);
     }
 
-    /// The code of the next read of class `c`, or None when the read draws its own noise.
+    /// The code of the next read of class `c` and whether the read draws its own noise
+    /// instead (its class's p is above the threshold, or `c` is [`Laws::len`]: a read
+    /// beyond the table; the code is then meaningless). Branches only where a code
+    /// changes or a class starts its stream: a read that draws per read is told so
+    /// without one (its class's gap never runs out).
     #[inline(always)]
-    pub fn code(&mut self, laws: &Laws, c: usize) -> Option<u64> {
+    pub fn code(&mut self, laws: &Laws, c: usize) -> (u64, bool) {
+        if self.states[c].epoch != self.epoch {
+            self.init(laws, c);
+        }
         let st = &mut self.states[c];
-        if st.epoch != self.epoch {
-            let law = laws.law(c);
-            *st = State {
-                epoch: self.epoch,
-                gap: 0,
-                restart: true,
-                base: law.base,
-                key: mix(self.stream ^ c as u64),
-                n: 0,
-                direct: law.direct,
-            };
+        if st.gap > 0 {
+            st.gap -= 1;
+            return (st.base, st.direct);
         }
-        if st.direct {
-            return None;
-        }
-        loop {
-            if st.gap > 0 {
-                st.gap -= 1;
-                return Some(st.base);
+        (Self::changed(st, laws.law(c)), false)
+    }
+
+    /// Class `c`'s state at the start of the stream.
+    #[cold]
+    #[inline(never)]
+    fn init(&mut self, laws: &Laws, c: usize) {
+        let (base, direct) = match c < laws.len() {
+            true => {
+                let law = laws.law(c);
+                (law.base, law.direct)
             }
-            let law = laws.law(c);
+            false => (0, true),
+        };
+        self.states[c] = State {
+            epoch: self.epoch,
+            // A class that draws per read never runs out of its gap.
+            gap: if direct { u64::MAX } else { 0 },
+            restart: true,
+            base,
+            key: mix(self.stream ^ c as u64),
+            n: 0,
+            direct,
+        };
+    }
+
+    /// The read at the end of a gap: a changed code, or, after a block without one, the
+    /// first read of a fresh gap.
+    #[cold]
+    #[inline(never)]
+    fn changed(st: &mut State, law: &Law) -> u64 {
+        loop {
             if !st.restart {
                 let code = law.error(st.next());
                 (st.gap, st.restart) = law.gap(st.next());
-                return Some(code);
+                return code;
             }
-            // A fresh gap from this read on.
             (st.gap, st.restart) = law.gap(st.next());
+            if st.gap > 0 {
+                st.gap -= 1;
+                return st.base;
+            }
         }
     }
 }
