@@ -333,14 +333,12 @@ mod tests {
     use crate::device::Device;
     use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
-    /// The skip sampler with every class drawing per read (a threshold of 0) reads the
-    /// same bits as the per-read sampler, in every mode, with IR drop, on a layer of 150
-    /// rows and 4-bit inputs: its fallback, keys and plumbing are the per-read ones;
-    /// with its threshold it draws other bits (and per-read draws stay as they were).
-    #[test]
-    fn the_skip_sampler_with_every_class_direct_is_the_per_read_sampler() {
+    /// A signed fc layer of 150 rows (two words, OUs across them) and 7 columns, a third
+    /// of its weights zero and, when `zero_every` > 0, every such input; 4-bit inputs,
+    /// 9-row OUs. `seed` draws the values.
+    fn wide_layer(seed: u64, zero_every: usize) -> (QuantLayer, Hardware) {
         let (k, n) = (150usize, 7usize);
-        let mut h = 3u64;
+        let mut h = seed;
         let mut next = |m: i64| {
             h = crate::rng::mix(h);
             (h % (2 * m as u64 + 1)) as i32 - m as i32
@@ -348,7 +346,15 @@ mod tests {
         let weights: Vec<i32> = (0..k * n)
             .map(|i| if i % 3 == 0 { 0 } else { next(100) })
             .collect();
-        let input: Vec<i32> = (0..k).map(|_| next(7)).collect();
+        let input: Vec<i32> = (0..k)
+            .map(|i| {
+                if zero_every > 0 && i % zero_every == 0 {
+                    0
+                } else {
+                    next(7)
+                }
+            })
+            .collect();
         let l = QuantLayer {
             spec: LayerSpec {
                 name: "fc".into(),
@@ -365,6 +371,17 @@ mod tests {
             input_bits: 4,
             ..Hardware::default()
         };
+        (l, hw)
+    }
+
+    /// The skip sampler with every class drawing per read (a threshold of 0) reads the
+    /// same bits as the per-read sampler, in every mode, with IR drop, on a layer of 150
+    /// rows and 4-bit inputs: its fallback, keys and plumbing are the per-read ones;
+    /// with its threshold it draws other bits (and per-read draws stay as they were).
+    #[test]
+    fn the_skip_sampler_with_every_class_direct_is_the_per_read_sampler() {
+        let (l, hw) = wide_layer(3, 0);
+        let n = 7;
         let sim = SimOptions::default();
         let prep = Prepared::new(&l, &hw, &sim);
         let device = Device {
@@ -419,34 +436,8 @@ mod tests {
     /// and 4-bit inputs.
     #[test]
     fn summing_a_tiles_codes_or_adding_each_read_gives_the_same_y() {
-        let (k, n) = (150usize, 7usize);
-        let mut h = 1u64;
-        let mut next = |m: i64| {
-            h = crate::rng::mix(h);
-            (h % (2 * m as u64 + 1)) as i32 - m as i32
-        };
-        let weights: Vec<i32> = (0..k * n)
-            .map(|i| if i % 3 == 0 { 0 } else { next(100) })
-            .collect();
-        let input: Vec<i32> = (0..k)
-            .map(|i| if i % 4 == 0 { 0 } else { next(7) })
-            .collect();
-        let l = QuantLayer {
-            spec: LayerSpec {
-                name: "fc".into(),
-                kind: LayerKind::Fc,
-                geom: ConvGeometry::fc(k, n),
-            },
-            signed: true,
-            weights,
-            input,
-            samples: 1,
-        };
-        let hw = Hardware {
-            ou_rows: 9,
-            input_bits: 4,
-            ..Hardware::default()
-        };
+        let (l, hw) = wide_layer(1, 4);
+        let n = 7;
         for device in [
             Device::default(),
             Device {
