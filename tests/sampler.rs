@@ -64,10 +64,7 @@ fn agree_within_the_interval(samples: usize) {
         (skip - per_read).abs() <= tol,
         "top-1 {skip} (skip) against {per_read} (per-read), {samples} digits: more than {tol} apart"
     );
-    let (a, q) = (
-        (skip_q + per_read_q) / 2.0,
-        (skip_q - per_read_q).abs(),
-    );
+    let (a, q) = ((skip_q + per_read_q) / 2.0, (skip_q - per_read_q).abs());
     let tol = 4.9 * (2.0 * a * (1.0 - a) / samples as f64).sqrt() + 1.0 / samples as f64;
     assert!(q <= tol, "agreement {skip_q} against {per_read_q}");
     // The noise is strong enough to change predictions: the test compares something.

@@ -24,13 +24,13 @@ mod skip;
 
 pub use adc::Adc;
 pub use device::{Device, ErrorTable, Sampler};
-pub use skip::code_law;
 pub use exact::{exact_product, fits_i64};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
 };
 pub use run::{Layer, LayerRun, ModeOutput};
+pub use skip::code_law;
 
 use crossbar::Hardware;
 use thiserror::Error;

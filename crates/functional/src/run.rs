@@ -427,7 +427,11 @@ mod tests {
             assert_eq!(y(&all_direct), want, "{mode}");
             differ += (y(&ds) != want) as usize;
         }
-        assert!(differ >= 4, "the skip sampler drew the per-read bits in {} modes", 5 - differ);
+        assert!(
+            differ >= 4,
+            "the skip sampler drew the per-read bits in {} modes",
+            5 - differ
+        );
     }
 
     /// A column's codes summed over a tile's cycles (weighted), over one cycle, or

@@ -555,8 +555,10 @@ mod tests {
         let l = Law::new(&dev, adc, 4, 2, DIRECT_P);
         let draws = 200_000u64;
         assert_eq!(l.block, 0);
-        let mean =
-            (0..draws).map(|i| l.gap(hash(5, &[i])).0 as f64).sum::<f64>() / draws as f64;
+        let mean = (0..draws)
+            .map(|i| l.gap(hash(5, &[i])).0 as f64)
+            .sum::<f64>()
+            / draws as f64;
         let want = (1.0 - l.p) / l.p;
         // The geometric's sd is sqrt(1 - p) / p: 5 standard errors.
         let tol = 5.0 * (1.0 - l.p).sqrt() / l.p / (draws as f64).sqrt();
@@ -565,7 +567,10 @@ mod tests {
             read_noise: 1e-3,
             ..Device::default()
         };
-        assert_eq!(Law::new(&quiet, adc, 4, 2, DIRECT_P).gap(7), (u64::MAX, true));
+        assert_eq!(
+            Law::new(&quiet, adc, 4, 2, DIRECT_P).gap(7),
+            (u64::MAX, true)
+        );
         // Blocks: P(no change in a block) = (1 - p)^block, and within one the gap is
         // the plain geometric's.
         let rare = Device {
@@ -579,7 +584,9 @@ mod tests {
         let want = (l.block as f64 * (-l.p).ln_1p()).exp();
         let sd = (want * (1.0 - want) / draws as f64).sqrt();
         assert!((whole - want).abs() < 5.0 * sd, "{whole} {want}");
-        assert!(gaps.iter().all(|g| g.1 == (g.0 == l.block) && g.0 <= l.block));
+        assert!(gaps
+            .iter()
+            .all(|g| g.1 == (g.0 == l.block) && g.0 <= l.block));
     }
 
     #[test]
