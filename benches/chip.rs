@@ -6,6 +6,8 @@
 //! - `chip/vgg16-isaac-pipelined-chip`: the chip figures alone, from that run's counts.
 //!
 //! Run: `cargo bench --bench chip` (docs/perf.md has the recorded numbers).
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -8,6 +8,8 @@
 //!   popcount bound.
 //!
 //! Run: `cargo bench --bench engines` (see docs/perf.md for the recorded numbers).
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

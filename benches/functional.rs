@@ -1,6 +1,8 @@
 //! The functional datapath's bitline reads per second, noise-free and with read noise,
 //! against loops that do only the same popcounts (noise-free) or the same random draws
 //! (noisy): docs/perf.md records the ratios.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -83,7 +85,7 @@ fn bench(c: &mut Criterion) {
         ..Device::default()
     };
     g.bench_function("dense read noise", |b| b.iter(|| run(noisy.clone())));
-    // The skip sampler (the default) at the same noise and at 0.2 (where a read of a
+    // The skip sampler at the same noise and at 0.2 (where a read of a
     // sum of 6 or more draws its own noise), against the per-read sampler at 0.2.
     for (name, rn, sampler) in [
         ("dense read noise skip", 0.02, Sampler::Skip),

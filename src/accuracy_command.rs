@@ -5,6 +5,7 @@ use accuracy::{Evaluation, Network, PathResult};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sim::accuracy::Draws;
 use sim::config::Resolved;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -47,6 +48,11 @@ pub struct AccuracyArgs {
     /// [M, ...]) and stop.
     #[arg(long, value_name = "FILE")]
     pub float_logits: Option<PathBuf>,
+    /// Device draws: programming and read noise re-drawn per draw, draw d seeded from
+    /// device.seed and d (draw 0 is the single-draw run); K > 1 adds each figure's mean,
+    /// standard deviation and 95% interval over the draws.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub draws: u32,
     /// Print neither the table nor the progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -61,6 +67,13 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         sim::run::parse_modes(&args.modes)?
     };
     sim::run::check_workers("--threads", args.threads)?;
+    if !(1..=sim::draws::MAX_DRAWS).contains(&args.draws) {
+        bail!(
+            "--draws: {} is not a number of device draws in 1..={}",
+            args.draws,
+            sim::draws::MAX_DRAWS
+        );
+    }
     let selector = args
         .layers
         .as_deref()
@@ -88,21 +101,20 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map_err(|e| anyhow!("--threads: {e}"))?;
 
     if let Some(path) = &args.float_logits {
+        // The destination is checked (and its temporary made) before anything is computed.
+        let flag = |e: anyhow::Error| anyhow!("--float-logits: {e:#}");
+        let mut staged = outdir::stage_file(path).map_err(flag)?;
         let y = pool.install(|| accuracy::float_outputs(&net, samples))?;
         let mut shape = vec![samples];
         shape.extend(net.graph.tensors[net.graph.outputs[0]].shape.iter().skip(1));
-        let bytes = sim::functional::npy(&shape, &y);
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-        outdir::replace(
-            parent.unwrap_or(std::path::Path::new(".")),
-            &[(
-                &path
-                    .file_name()
-                    .ok_or_else(|| anyhow!("--float-logits: {}: not a file name", path.display()))?
-                    .to_string_lossy(),
-                &bytes,
-            )],
-        )?;
+        staged
+            .write_all(&sim::functional::npy(&shape, &y))
+            .map_err(|e| anyhow!("--float-logits: {}: cannot write: {e}", path.display()))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        outdir::replace_staged(dir, vec![staged]).map_err(flag)?;
         if !args.quiet {
             println!("wrote {} ({shape:?} float64)", path.display());
         }
@@ -115,7 +127,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(outdir::OutputDir::open)
         .transpose()?;
     let bar = progress_bar(
-        samples as u64,
+        accuracy::work(samples, &modes)
+            * sim::accuracy::draws_computed(&cfg, &modes, args.draws) as u64,
         !args.quiet && std::io::stderr().is_terminal(),
     );
     let inc = |n: u64| {
@@ -123,19 +136,29 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
             b.inc(n);
         }
     };
-    let ev =
-        pool.install(|| sim::accuracy::evaluate(&net, &cfg, &modes, &crossbar, samples, &inc))?;
+    let draws = pool.install(|| {
+        sim::accuracy::evaluate_draws(&net, &cfg, &modes, &crossbar, samples, args.draws, &inc)
+    })?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    let csv = accuracy_csv(&net, &ev)?;
-    let json = serde_json::to_vec_pretty(&summary_json(&net, &ev, &cfg, &crossbar))?;
+    let ev = draws.first();
+    let clip = matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_));
+    let csv = accuracy_csv(&net, &draws, clip)?;
+    let mut summary = summary_json(&net, ev, &cfg, &crossbar);
+    if draws.k > 1 {
+        add_draws_json(&mut summary, &net, &draws);
+    }
+    let json = serde_json::to_vec_pretty(&summary)?;
     if let Some(dir) = &out {
         dir.replace(&[("accuracy.csv", &csv), ("summary.json", &json)])?;
     }
     if !args.quiet {
         let mut o = std::io::stdout().lock();
-        write!(o, "{}", table(&net, &ev))?;
+        write!(o, "{}", table(&net, ev))?;
+        if draws.k > 1 {
+            write!(o, "{}", draws_table(&net, &draws))?;
+        }
         match &args.out {
             Some(d) => writeln!(
                 o,
@@ -149,14 +172,17 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     Ok(())
 }
 
+/// The bar of `total` units of [`accuracy::work`] (a sample through one path), drawn at
+/// once and redrawn as batches finish.
 fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
     enabled.then(|| {
         let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         if let Ok(style) = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} samples (eta {eta})",
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} sample-paths (eta {eta})",
         ) {
             pb.set_style(style);
         }
+        pb.enable_steady_tick(std::time::Duration::from_millis(250));
         pb
     })
 }
@@ -193,43 +219,204 @@ fn network_figures(net: &Network, ev: &Evaluation, p: &PathResult) -> [String; 6
     sim::accuracy::figures(net, ev, p).map(sim::accuracy::cell)
 }
 
+/// The columns accuracy.csv gains with more than one draw: the draw of a row, then the
+/// intervals of [`sim::draws::FIGURES`].
+pub fn draw_columns() -> Vec<String> {
+    let mut c = vec!["draw".to_string()];
+    c.extend(sim::draws::columns());
+    c
+}
+
 /// accuracy.csv: per path (the quantized network, then each mode) a `TOTAL` row with the
-/// network figures, then a row per crossbar layer with its error figures.
-pub fn accuracy_csv(net: &Network, ev: &Evaluation) -> Result<Vec<u8>> {
+/// network figures, then a row per crossbar layer with its error figures. With K > 1
+/// draws, those rows once per draw (`draw` = 0..K-1), then a `TOTAL` row with `draw` =
+/// `all`: the figures' means over the draws and their intervals. With a fixed
+/// `adc.bits` (`clip`), `adc_clip_frac` follows `float_rel_rmse` on layer rows.
+pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(COLUMNS)?;
-    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
-        let mode = mode_name(p);
-        let mut row = vec![
-            net.name.clone(),
-            "TOTAL".into(),
-            mode.clone(),
-            ev.samples.to_string(),
-        ];
-        row.extend(network_figures(net, ev, p));
-        row.extend([String::new(), String::new(), String::new(), String::new()]);
-        w.write_record(&row)?;
-        for (l, st) in net.layers.iter().zip(&p.layers) {
+    let multi = draws.k > 1;
+    let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    if clip {
+        header.push(sim::functional::CLIP_COLUMN.to_string());
+    }
+    if multi {
+        header.extend(draw_columns());
+    }
+    w.write_record(&header)?;
+    let paths = 1 + draws.first().modes.len();
+    let tail = |d: &str| {
+        let mut t = vec![d.to_string()];
+        t.extend(std::iter::repeat_n(
+            String::new(),
+            sim::draws::columns().len(),
+        ));
+        t
+    };
+    for pi in 0..paths {
+        for d in 0..draws.k as usize {
+            let ev = draws.eval(d);
+            let p = if pi == 0 {
+                &ev.quantized
+            } else {
+                &ev.modes[pi - 1]
+            };
+            let mode = mode_name(p);
             let mut row = vec![
                 net.name.clone(),
-                l.name().to_string(),
+                "TOTAL".into(),
                 mode.clone(),
                 ev.samples.to_string(),
             ];
-            row.extend(std::iter::repeat_n(String::new(), 6));
-            let m = &st.func;
-            if st.crossbar {
-                row.push(fmt(m.exact_frac()));
-                row.push(fmt(m.rel_rmse()));
-                row.push(m.max_abs_err.to_string());
-            } else {
-                row.extend([String::new(), String::new(), String::new()]);
+            row.extend(network_figures(net, ev, p));
+            row.extend([String::new(), String::new(), String::new(), String::new()]);
+            if clip {
+                row.push(String::new());
             }
-            row.push(fmt(st.float_rel_rmse()));
+            if multi {
+                row.extend(tail(&d.to_string()));
+            }
             w.write_record(&row)?;
+            for (l, st) in net.layers.iter().zip(&p.layers) {
+                let mut row = vec![
+                    net.name.clone(),
+                    l.name().to_string(),
+                    mode.clone(),
+                    ev.samples.to_string(),
+                ];
+                row.extend(std::iter::repeat_n(String::new(), 6));
+                let m = &st.func;
+                if st.crossbar {
+                    row.push(fmt(m.exact_frac()));
+                    row.push(fmt(m.rel_rmse()));
+                    row.push(m.max_abs_err.to_string());
+                } else {
+                    row.extend([String::new(), String::new(), String::new()]);
+                }
+                row.push(fmt(st.float_rel_rmse()));
+                if clip {
+                    let m = st.crossbar.then_some(&st.func);
+                    row.push(sim::functional::clip_value(m));
+                }
+                if multi {
+                    row.extend(tail(&d.to_string()));
+                }
+                w.write_record(&row)?;
+            }
+        }
+        if multi {
+            w.write_record(summary_row(net, draws, pi, clip))?;
         }
     }
     w.into_inner().map_err(|e| anyhow!("accuracy.csv: {e}"))
+}
+
+/// The `draw` = `all` row of path `pi`: each figure's mean over the draws (top1_float and
+/// top1_quantized are the same in every draw), then the intervals.
+fn summary_row(net: &Network, draws: &Draws, pi: usize, clip: bool) -> Vec<String> {
+    let ev = draws.first();
+    let p = if pi == 0 {
+        &ev.quantized
+    } else {
+        &ev.modes[pi - 1]
+    };
+    let mut row = vec![
+        net.name.clone(),
+        "TOTAL".into(),
+        mode_name(p),
+        ev.samples.to_string(),
+    ];
+    let means: Vec<String> = (0..sim::accuracy::FIGURES.len())
+        .map(|f| sim::accuracy::cell(draws.figure(net, pi, f).map(|i| i.mean)))
+        .collect();
+    row.extend(means);
+    row.extend(std::iter::repeat_n(String::new(), 4 + clip as usize));
+    row.push("all".into());
+    for f in sim::accuracy::DRAW_FIGURES {
+        row.extend(sim::draws::Interval::cells(draws.figure(net, pi, f)));
+    }
+    row
+}
+
+/// summary.json's figures over the draws: `draws` (K), `draw_seeds`, `draws_identical`,
+/// and per path (`quantized`, `modes.MODE`) a `draws` object with, per figure, its value
+/// in every draw and its mean, std, ci_low and ci_high.
+fn add_draws_json(summary: &mut serde_json::Value, net: &Network, draws: &Draws) {
+    let path = |pi: usize| {
+        let mut o = serde_json::Map::new();
+        for (name, f) in sim::draws::FIGURES.iter().zip(sim::accuracy::DRAW_FIGURES) {
+            let values: Vec<Option<f64>> = (0..draws.k as usize)
+                .map(|d| {
+                    let ev = draws.eval(d);
+                    let p = if pi == 0 {
+                        &ev.quantized
+                    } else {
+                        &ev.modes[pi - 1]
+                    };
+                    sim::accuracy::figures(net, ev, p)[f]
+                })
+                .collect();
+            let i = draws.figure(net, pi, f);
+            o.insert(
+                name.to_string(),
+                serde_json::json!({
+                    "values": values,
+                    "mean": i.map(|i| i.mean), "std": i.map(|i| i.std),
+                    "ci_low": i.map(|i| i.low), "ci_high": i.map(|i| i.high),
+                }),
+            );
+        }
+        serde_json::Value::Object(o)
+    };
+    summary["draws"] = draws.k.into();
+    summary["draw_seeds"] = draws.seeds.clone().into();
+    summary["draws_identical"] = draws.identical().into();
+    summary["quantized"]["draws"] = path(0);
+    for (i, p) in draws.first().modes.iter().enumerate() {
+        summary["modes"][mode_name(p)]["draws"] = path(i + 1);
+    }
+}
+
+/// The printed figures over the draws: mean and 95% interval of each path.
+fn draws_table(net: &Network, draws: &Draws) -> String {
+    let mut s = format!(
+        "over {} device draws{} (mean [95% interval]):\n{:<12}{:>26}{:>26}{:>32}\n",
+        draws.k,
+        if draws.identical() {
+            ", all identical: the device draws nothing"
+        } else {
+            ""
+        },
+        "path",
+        "top-1",
+        "agreement",
+        "output rel err"
+    );
+    let ev = draws.first();
+    for pi in 0..1 + ev.modes.len() {
+        let p = if pi == 0 {
+            &ev.quantized
+        } else {
+            &ev.modes[pi - 1]
+        };
+        let cell = |f: usize, pct: bool| match draws.figure(net, pi, f) {
+            None => "-".to_string(),
+            Some(i) if pct => format!(
+                "{:.2}% [{:.2}, {:.2}]",
+                100.0 * i.mean,
+                100.0 * i.low,
+                100.0 * i.high
+            ),
+            Some(i) => format!("{:.3e} [{:.2e}, {:.2e}]", i.mean, i.low, i.high),
+        };
+        s.push_str(&format!(
+            "{:<12}{:>26}{:>26}{:>32}\n",
+            mode_name(p),
+            cell(0, true),
+            cell(2, true),
+            cell(5, false)
+        ));
+    }
+    s
 }
 
 fn summary_json(

@@ -37,6 +37,22 @@ pub enum Command {
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),
+    /// Open a bundle with the rules of `run` and `accuracy` and print one `ok: ...` line
+    /// (or the one error line, and a non-zero exit).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// A bundle directory (or the name of a bundle under workloads/).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: String,
+    /// TOML config (its precision and limits are the ones the bundle is checked against).
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Override a config key, e.g. --set precision.weight_bits=8 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -186,36 +202,51 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-/// Synthetic data for built-in networks (and for bundles without inputs).
+/// Synthetic data for built-in networks (and for bundles without inputs). Given with a
+/// bundle whose data they would not change, they are refused (`synth_flags`).
 #[derive(Debug, Clone, Args)]
 pub struct SynthArgs {
-    /// Fraction of zero weights of built-in networks.
-    #[arg(long, default_value_t = 0.7)]
-    pub weight_sparsity: f64,
-    /// Weight sparsity structure of built-in networks: unstructured or ssl.
-    #[arg(long, default_value = "unstructured")]
-    pub structure: String,
-    /// Fraction of zero inputs of built-in networks (layers after the first).
-    #[arg(long, default_value_t = 0.5)]
-    pub act_sparsity: f64,
-    /// Seed of the synthetic generators.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Fraction of zero weights of built-in networks (default 0.7).
+    #[arg(long)]
+    pub weight_sparsity: Option<f64>,
+    /// Weight sparsity structure of built-in networks: unstructured (default) or ssl.
+    #[arg(long)]
+    pub structure: Option<String>,
+    /// Fraction of zero inputs of built-in networks, layers after the first (default 0.5).
+    #[arg(long)]
+    pub act_sparsity: Option<f64>,
+    /// Seed of the synthetic generators (default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Generate inputs for bundle layers that have none.
     #[arg(long)]
     pub synthetic_inputs: bool,
 }
 
 impl SynthArgs {
-    /// The flags as the library takes them.
+    /// The flags as the library takes them (the defaults for those not given).
     pub fn to_synth(&self) -> sim::workloads::Synth {
+        let d = sim::workloads::Synth::default();
         sim::workloads::Synth {
-            weight_sparsity: self.weight_sparsity,
-            structure: self.structure.clone(),
-            act_sparsity: self.act_sparsity,
-            seed: self.seed,
+            weight_sparsity: self.weight_sparsity.unwrap_or(d.weight_sparsity),
+            structure: self.structure.clone().unwrap_or(d.structure),
+            act_sparsity: self.act_sparsity.unwrap_or(d.act_sparsity),
+            seed: self.seed.unwrap_or(d.seed),
             synthetic_inputs: self.synthetic_inputs,
         }
+    }
+
+    /// The generator flags given on the command line, as written.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.weight_sparsity.is_some(), "--weight-sparsity"),
+            (self.structure.is_some(), "--structure"),
+            (self.act_sparsity.is_some(), "--act-sparsity"),
+            (self.seed.is_some(), "--seed"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
     }
 }
 

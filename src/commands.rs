@@ -1,6 +1,6 @@
 //! The subcommands, as library functions the binary (and tests) call.
 
-use crate::cli::{MemoryCmd, RunArgs, WorkloadsArgs};
+use crate::cli::{CheckArgs, MemoryCmd, RunArgs, WorkloadsArgs};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
 use engine::EngineKind;
@@ -35,6 +35,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let func = args
         .functional
         .then(|| sim::functional::options(&cfg, args.dump_outputs));
+    sim::workloads::check_synth_flags(
+        args.workload.as_deref(),
+        &args.synth.given(),
+        args.synth.synthetic_inputs,
+    )?;
     let w = sim::workloads::open(
         args.workload.as_deref(),
         &args.synth.to_synth(),
@@ -78,6 +83,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
             )?;
         }
         write!(o, "{}", report::summary_table(&result))?;
+        if !cfg.device.is_ideal() && sim::functional::all_exact(&result) {
+            writeln!(
+                o,
+                "note: the [device] is not ideal, yet every output equals the exact product: \
+                 each read's error rounded back to its level (raise device.read_noise, e.g. \
+                 0.2, or widen the OUs to see an error)"
+            )?;
+        }
         match &args.out {
             Some(dir) => writeln!(
                 o,
@@ -97,6 +110,19 @@ pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
     let mut o = std::io::stdout().lock();
     write!(o, "{}", sim::workloads::listing(&cfg)?)?;
+    o.flush()?;
+    Ok(())
+}
+
+/// `sresim check BUNDLE`.
+pub fn check(args: &CheckArgs) -> Result<()> {
+    let cfg = config::load_cli(args.config.as_deref(), &args.sets)?;
+    let checked = sim::check::check(&args.bundle, &cfg)?;
+    for note in &checked.notes {
+        eprintln!("note: {note}");
+    }
+    let mut o = std::io::stdout().lock();
+    writeln!(o, "{}", checked.line(&args.bundle))?;
     o.flush()?;
     Ok(())
 }
@@ -163,11 +189,12 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
             }
         }
     }
-    outputs.write(out.as_ref(), &mut std::io::stdout().lock())?;
+    let (staged, lines) = exports.finish();
+    outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?;
     if let Some(dir) = &out {
         sim::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
     }
-    for line in exports.commit()? {
+    for line in lines {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");
     }

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 const MAX_MESSAGE_CHARS: usize = 2000;
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => sweep::compare_command(&args),
         Command::Memory(cmd) => commands::memory(&cmd),
         Command::Accuracy(args) => accuracy_command::run(&args),
+        Command::Check(args) => commands::check(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -57,6 +59,18 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the
+/// process by default, leaving its temporaries behind. Ignored, the write fails with
+/// EFBIG instead: an ordinary error, one line, after the temporaries are removed.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting the disposition of SIGXFSZ to SIG_IGN, before any thread starts;
+    // no handler runs, so nothing async-signal-unsafe can happen.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

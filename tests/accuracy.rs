@@ -1,6 +1,8 @@
 //! `sresim accuracy` through the binary (docs/accuracy.md): the exact datapath keeps the
 //! quantized network's predictions, noise costs accuracy, threads change nothing, and a
 //! bad graph is one line naming the node.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 // Test code: a failed unwrap is a failed test, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -274,15 +276,11 @@ fn an_on_off_ratio_with_a_reference_column_and_no_variation_reads_exactly() {
 /// and the resolved config carries each of its keys (summary.json).
 #[test]
 fn every_shipped_device_preset_loads() {
-    let presets = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/device");
-    let mut names = Vec::new();
-    for e in std::fs::read_dir(&presets).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            names.push(p);
-        }
-    }
-    names.sort();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let names: Vec<_> = common::tracked_files(root, "configs/device")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
     assert!(names.len() >= 4, "{names:?}");
     for p in names {
         let name = p.file_stem().unwrap().to_str().unwrap();

@@ -2,9 +2,13 @@
 //! default config's precision, its manifest geometry matches its tensors and what the
 //! loader makes of them, and a run on it needs fewer OU operations and cycles with
 //! sparsity than dense. Also: `sresim run` with no arguments runs the embedded default.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use crossbar::Mode;
 use engine::EngineKind;
@@ -21,21 +25,19 @@ use workload::resolve::OpenOptions;
 use workload::{ConvGeometry, LayerKind, Workload};
 
 /// The bundles the repository ships; the test fails if one of them goes missing.
-const SHIPPED: [&str; 4] = [
+const SHIPPED: [&str; 7] = [
+    "fmnist-cnn",
+    "fmnist-cnn-ssl",
     "lenet5-mnist",
+    "lenet5-mnist-ssl",
     "mobilenetv2-nsfwjs",
     "mobilenetv2-nsfwjs-pruned",
     "ppocr-cls-mobilenetv3",
 ];
 
+/// The tracked bundles of workloads/ (a user's untracked `workloads/mynet` is not one).
 fn bundle_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("workloads/ exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("manifest.json").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = common::tracked_bundles();
     let names: Vec<String> = dirs.iter().map(|d| dir_name(d)).collect();
     for s in SHIPPED {
         assert!(names.iter().any(|n| n == s), "workloads/{s} is missing");

@@ -1,5 +1,7 @@
 //! End-to-end tests of the `sresim` binary: runs on a zoo network and on a bundle the test
 //! writes, the layers.csv contract, determinism, and bad flags and bundles.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -309,4 +311,74 @@ fn quiet_hides_the_progress_bar_on_a_terminal() {
     assert!(loud.contains("resnet18 (21 layers"), "{loud}");
     let quiet = on_tty("-q");
     assert_eq!(quiet, "", "-q printed something");
+}
+
+/// Generator flags are taken where they make data and refused where they would make none:
+/// with `--synthetic-inputs`, `--seed` and `--act-sparsity` shape the inputs of a bundle
+/// layer that has none (two seeds, two results); a built-in network takes every flag.
+#[test]
+fn generator_flags_apply_to_generated_data_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("tiny");
+    write_bundle(&b, 2);
+    let m = std::fs::read_to_string(b.join("manifest.json")).unwrap();
+    let m = m.replace(r#", "input": "fc.input"}"#, "}");
+    std::fs::write(b.join("manifest.json"), m).unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "run",
+            "-q",
+            "--modes",
+            "sre",
+            "--workload",
+            common::s(&b),
+            "--out",
+            common::s(&out),
+        ];
+        args.extend_from_slice(extra);
+        common::ok(&sresim(&args));
+        std::fs::read(out.join("layers.csv")).unwrap()
+    };
+    let one = run(
+        &["--synthetic-inputs", "--seed", "2", "--act-sparsity", "0.3"],
+        "a",
+    );
+    let two = run(
+        &["--synthetic-inputs", "--seed", "3", "--act-sparsity", "0.3"],
+        "b",
+    );
+    assert_ne!(one, two);
+    let e = common::fails(&sresim(&[
+        "run",
+        "-q",
+        "--workload",
+        common::s(&b),
+        "--seed",
+        "2",
+    ]));
+    assert!(
+        e.starts_with("error: --seed: applies to generated inputs"),
+        "{e}"
+    );
+    common::ok(&sresim(&[
+        "run",
+        "-q",
+        "--modes",
+        "sre",
+        "--workload",
+        "lenet5",
+        "--layers",
+        "conv1",
+        "--samples",
+        "1",
+        "--seed",
+        "2",
+        "--act-sparsity",
+        "0.3",
+        "--weight-sparsity",
+        "0.5",
+        "--structure",
+        "ssl",
+    ]));
 }

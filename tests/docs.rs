@@ -2,9 +2,13 @@
 //! repository resolves to a file or directory of the repository, and every repository
 //! path a Markdown file or a source comment names (`docs/model.md`,
 //! `configs/sweeps/ou-size.toml`) exists.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -12,27 +16,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every file under `dir` whose name ends with one of `exts`, outside build output and
-/// version control.
-fn files(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if p.is_dir() {
-            let skip = [
-                "target",
-                ".git",
-                "node_modules",
-                "__pycache__",
-                ".pytest_cache",
-            ];
-            if !skip.contains(&name.as_str()) && !name.starts_with('.') {
-                files(&p, exts, out);
-            }
-        } else if exts.iter().any(|x| name.ends_with(x)) {
-            out.push(p);
-        }
-    }
+/// Every file of the repository that git tracks whose name ends with one of `exts`
+/// (`common::tracked_files`: what a user writes into the tree is not read).
+fn files(root: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
+    out.extend(
+        common::tracked_files(root, ".")
+            .into_iter()
+            .filter(|p| exts.iter().any(|x| p.to_string_lossy().ends_with(x))),
+    );
 }
 
 /// The text of a Markdown file without fenced code blocks and inline code spans (links
@@ -148,13 +139,17 @@ fn named_paths(text: &str, tops: &[String]) -> Vec<String> {
 #[test]
 fn every_repository_path_named_in_docs_and_comments_exists() {
     let root = root();
-    let tops: Vec<String> = std::fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('.') && n != "target")
+    // The top-level folders of tracked files.
+    let mut tops: Vec<String> = common::tracked_files(&root, ".")
+        .iter()
+        .filter_map(|p| {
+            let rel = p.strip_prefix(&root).ok()?;
+            let mut parts = rel.components();
+            let top = parts.next()?.as_os_str().to_string_lossy().into_owned();
+            (parts.next().is_some() && !top.starts_with('.')).then_some(top)
+        })
         .collect();
+    tops.dedup();
     let mut sources = Vec::new();
     files(&root, &[".md", ".rs", ".toml", ".sh"], &mut sources);
     let mut missing = Vec::new();
@@ -222,5 +217,62 @@ fn the_scanners_find_what_they_should() {
             &tops
         ),
         ["docs/model.md", "configs/sweeps/ou-size.toml"]
+    );
+}
+
+/// A stray untracked folder (a user's `--out workloads/mynet`, a README example's `out/`)
+/// is not read by the tests: `common::tracked_files` lists what git tracks, and outside a
+/// checkout walks the tree.
+#[test]
+fn tests_read_only_tracked_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |p: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+    };
+    write("docs/a.md");
+    write("workloads/net/manifest.json");
+    let rel = |v: Vec<PathBuf>| -> Vec<String> {
+        v.iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    // not a checkout: every file but target/ and dot-folders
+    write("target/x.md");
+    write(".hidden/y.md");
+    assert_eq!(
+        rel(common::tracked_files(root, ".")),
+        ["docs/a.md", "workloads/net/manifest.json"]
+    );
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "docs/a.md", "workloads/net/manifest.json"]);
+    write("workloads/mynet/manifest.json");
+    write("out/summary.md");
+    write("docs/draft.md");
+    assert_eq!(
+        rel(common::tracked_files(root, ".")),
+        ["docs/a.md", "workloads/net/manifest.json"]
+    );
+    assert_eq!(
+        rel(common::tracked_files(root, "workloads")),
+        ["workloads/net/manifest.json"]
+    );
+    // a tracked file deleted from the work tree is not listed
+    std::fs::remove_file(root.join("docs/a.md")).unwrap();
+    assert_eq!(
+        rel(common::tracked_files(root, "docs")),
+        Vec::<String>::new()
     );
 }

@@ -113,7 +113,28 @@
 //! | memory_tiny_bandwidth | memory --bandwidth of 1e-300 B/s | --bandwidth, not a finite number |
 //! | memory_tiny_peak | memory.peak_macs_per_s = 1e-300 | memory.peak_macs_per_s |
 //! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
-
+//! | synth_weight_sparsity_on_bundle | run of bundle b with --weight-sparsity 0.5 | --weight-sparsity, b, its own weights |
+//! | synth_structure_on_bundle | run of bundle b with --structure ssl | --structure, b, its own weights |
+//! | synth_act_sparsity_on_bundle | run of bundle b with --act-sparsity 0.2 | --act-sparsity, b, its own inputs |
+//! | synth_seed_on_bundle | run of bundle b with --seed 3 | --seed, b, its own inputs |
+//! | synth_flag_on_default | run (the embedded lenet5-mnist) with --weight-sparsity 0 | --weight-sparsity, lenet5-mnist |
+//! | check_dilated_pool | check of bundle b whose graph has a MaxPool with dilations [2, 2] | b/manifest.json, graph[1], dilations |
+//! | graph_pad_wraps | a graph Pad of 2^63 - 1 on each side of an axis (wrapped usize) | b/manifest.json, graph[1], Pad, the padded size |
+//! | graph_reshape_wraps | a graph Reshape to [1, 2^62 + 200, 4] (its size wraps to the input's 800) | b/manifest.json, graph[4], Reshape |
+//! | graph_pool_window | a MaxPool window of 2^31 x 2^31 with pads of 2^31 - 1 (4.6e18 outputs) | b/manifest.json, graph[1], kernel_shape, window |
+//! | graph_attribute_f32 | a Clip max of 1e300 (cast to f32 infinity) | b/manifest.json, graph[7], max, float32 |
+//! | graph_tensor_memory | a Pad of one sample to 9.9e12 elements (79 TB as float64) | b/manifest.json, graph, tensor, limits.max_layer_bytes |
+//! | graph_input_header | accuracy: graph.input declaring 2^34 samples | b/tensors.npz, graph.input, limits.max_layer_bytes |
+//! | graph_bias_header | accuracy: conv1.bias declaring 2^34 elements | b/manifest.json, conv1.bias, shape |
+//! | accuracy_output_inf | accuracy: the graph output overflows to inf (Pad 3e38, then Mul) | sample 0, float network, output, inf |
+//! | parquet_row_group_rows | compare of a Parquet table whose row group declares 2^40 rows | a.parquet, row group 0, 1099511627776 rows |
+//! | sweep_json_count_wraps | merge of a sweep.json of 2^64 points declared as 0 (spun) | sweep.json, point_count |
+//! | sweep_json_count_huge | merge of a sweep.json of 3000^3 points (aborted) | sweep.json, point_count, limit |
+//! | chip_link_ghz_tiny | chip.link_ghz = 1e-300 with mesh data movement (wrapped to a faster chip) | chip.link_ghz, transfer |
+//! | chip_static_power_huge | chip.static_mw_per_tile = 1e308 (written as nulls) | chip.static_mw_per_tile, not a finite number |
+//! | memory_trace_clock_huge | memory --dump-trace at --trace-clock-mhz 1e300 (every cycle 2^64 - 1) | --trace-clock-mhz |
+// Tests make their fixtures with std::fs.
+#![allow(clippy::disallowed_methods)]
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -605,11 +626,166 @@ fn cases() -> Vec<Case> {
         case("memory_tiny_peak", &["memory.peak_macs_per_s", "not a finite number"], |_| {
             args(&["memory", "--workload", "resnet18", "--set", "memory.peak_macs_per_s=1e-300"])
         }),
+        case("graph_pad_wraps", &["b/manifest.json", "graph[1] (Pad -> p)", "the padded size"], |d| {
+            let big = i64::MAX;
+            lenet(d, |m| insert(m, 1, json!({"op": "Pad", "inputs": ["c1"], "output": "p",
+                "pads": [0, 0, big, 0, 0, 0, big, 0]})), &[])
+        }),
+        case("graph_reshape_wraps", &["b/manifest.json", "graph[4] (Reshape -> f0)", "overflows 64 bits"], |d| {
+            // (2^62 + 200) x 4 wraps to 800 = 50 x 4 x 4, the elements of p2: a tensor of
+            // 1.8e19 elements passed for one of 800.
+            lenet(d, |m| {
+                m["graph"][4] = json!({"op": "Reshape", "inputs": ["p2"], "output": "f0",
+                    "shape": [1, (1u64 << 62) + 200, 4]});
+                insert(m, 5, json!({"op": "Flatten", "inputs": ["f0"], "output": "f", "axis": 1}));
+            }, &[])
+        }),
+        case("graph_pool_window", &["b/manifest.json", "graph[1] (MaxPool -> p1)", "kernel_shape: a window of"], |d| {
+            lenet(d, |m| {
+                m["graph"][1]["kernel_shape"] = json!([1u64 << 31, 1u64 << 31]);
+                m["graph"][1]["pads"] = json!(vec![(1u64 << 31) - 1; 4]);
+            }, &[])
+        }),
+        case("graph_attribute_f32", &["b/manifest.json", "graph[7] (Clip -> q)", "max", "float32"], |d| {
+            lenet(d, |m| {
+                insert(m, 7, json!({"op": "Clip", "inputs": ["r"], "output": "q", "min": 0, "max": 1e300}));
+                m["graph"][8]["inputs"] = json!(["q"]);
+            }, &[])
+        }),
+        case("graph_tensor_memory", &["b/manifest.json", "graph: tensor p", "limits.max_layer_bytes"], |d| {
+            lenet(d, |m| {
+                insert(m, 1, json!({"op": "Pad", "inputs": ["c1"], "output": "p",
+                    "pads": [0, 0, 0, 0, 0, 0, 0, 1u64 << 36]}));
+            }, &[])
+        }),
+        case("graph_input_header", &["b/tensors.npz", "graph.input", "limits.max_layer_bytes"], |d| {
+            lenet(d, |_| {}, &[("graph.input", "<f4", "(17179869184, 1, 28, 28)"), ("graph.labels", "<i8", "(17179869184,)")])
+        }),
+        case("graph_bias_header", &["b/manifest.json", "conv1.bias: shape [17179869184] (expected [20]"], |d| {
+            lenet(d, |_| {}, &[("conv1.bias", "<f4", "(17179869184,)")])
+        }),
+        case("accuracy_output_inf", &["sample 0, float network", "output[10] would be inf"], |d| {
+            lenet(d, |m| {
+                let g = m["graph"].as_array_mut().unwrap();
+                g.push(json!({"op": "Pad", "inputs": ["logits"], "output": "p", "pads": [0, 0, 0, 1], "value": 3e38}));
+                let mut prev = "p".to_string();
+                for i in 0..4 {
+                    let out = format!("m{i}");
+                    g.push(json!({"op": "Mul", "inputs": [prev, prev], "output": out}));
+                    prev = out;
+                }
+                m["graph_output"] = json!(prev);
+            }, &[])
+        }),
+        case("parquet_row_group_rows", &["a.parquet", "row group 0: declares 1099511627776 rows"], |d| {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/parquet/row_group_2e40_rows.parquet");
+            std::fs::copy(src, d.join("a.parquet")).unwrap();
+            args(&["compare", "a.parquet", "a.parquet"])
+        }),
+        case("sweep_json_count_wraps", &["in/sweep.json", "point_count: 0 is not the number"], |d| {
+            sweep_json(d, 64, 2, 0)
+        }),
+        case("sweep_json_count_huge", &["in/sweep.json", "point_count: 27000000000 points, more than the limit"], |d| {
+            sweep_json(d, 3, 3000, 27_000_000_000)
+        }),
+        case("chip_link_ghz_tiny", &["chip.link_ghz: 1e-300 is out of range", "transfer"], |d| {
+            flags(d, &["--set", "chip.preset=isaac", "--set", "chip.data_movement=mesh", "--set", "chip.link_ghz=1e-300"])
+        }),
+        case("chip_static_power_huge", &["chip.static_mw_per_tile: 1e308 is too large", "not a finite number"], |d| {
+            flags(d, &["--set", "chip.preset=isaac", "--set", "chip.static_mw_per_tile=1e308"])
+        }),
+        case("memory_trace_clock_huge", &["--trace-clock-mhz: 1e300 is too large"], |d| {
+            let t = d.join("t.trace").display().to_string();
+            vec!["memory".into(), "--workload".into(), "resnet18".into(), "--batch".into(), "1".into(),
+                 "--dump-trace".into(), t, "--capacity".into(), "1MiB".into(),
+                 "--bandwidth".into(), "900GB/s".into(), "--trace-clock-mhz".into(), "1e300".into()]
+        }),
         case("compare_ignore_every_key", &["--ignore", "no key column"], |d| {
             std::fs::write(d.join("a.csv"), "network,layer,mode,cycles\nn,l,dense,1\nn,m,dense,2\n").unwrap();
             args(&["compare", "a.csv", "a.csv", "--ignore", "network", "--ignore", "layer", "--ignore", "mode"])
         }),
+        case("synth_weight_sparsity_on_bundle", &["--weight-sparsity", "b is a bundle", "its own weights"], |d| {
+            flags(d, &["--weight-sparsity", "0.5"])
+        }),
+        case("synth_structure_on_bundle", &["--structure", "b is a bundle", "its own weights"], |d| {
+            flags(d, &["--structure", "ssl"])
+        }),
+        case("synth_act_sparsity_on_bundle", &["--act-sparsity", "b is a bundle", "its own inputs"], |d| {
+            flags(d, &["--act-sparsity", "0.2"])
+        }),
+        case("synth_seed_on_bundle", &["--seed", "b is a bundle", "its own inputs"], |d| flags(d, &["--seed", "3"])),
+        case("synth_flag_on_default", &["--weight-sparsity", "lenet5-mnist is a bundle"], |_| {
+            args(&["run", "--weight-sparsity", "0"])
+        }),
+        case("check_dilated_pool", &["b/manifest.json", "graph[1] (MaxPool -> p)", "dilations: dilated pooling"], |d| {
+            let mut a = bundle(d, |m, _| {
+                m["graph"] = json!([
+                    {"op": "layer", "layer": "conv1", "inputs": ["x"], "output": "c"},
+                    {"op": "MaxPool", "inputs": ["c"], "output": "p", "kernel_shape": [2, 2], "dilations": [2, 2]}
+                ]);
+                m["graph_input"] = json!("conv1.input");
+                m["graph_output"] = json!("p");
+            });
+            a[0] = "check".into();
+            a.retain(|x| x != "--workload");
+            a
+        }),
     ]
+}
+
+/// Inserts graph node `node` at index `i` of manifest `m`.
+fn insert(m: &mut Value, i: usize, node: Value) {
+    m["graph"].as_array_mut().unwrap().insert(i, node);
+}
+
+/// A copy `b` of the committed lenet5-mnist bundle (with a network graph), its manifest
+/// changed by `edit` and entries `(name, dtype, shape)` replaced by a .npy header that
+/// declares them and holds no data; returns `accuracy --workload b --samples 1`.
+fn lenet(dir: &Path, edit: impl FnOnce(&mut Value), hostile: &[(&str, &str, &str)]) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    let b = dir.join("b");
+    std::fs::create_dir_all(&b).unwrap();
+    let mut m: Value =
+        serde_json::from_slice(&std::fs::read(src.join("manifest.json")).unwrap()).unwrap();
+    edit(&mut m);
+    std::fs::write(b.join("manifest.json"), m.to_string()).unwrap();
+    let old = std::fs::read(src.join("tensors.npz")).unwrap();
+    let mut from = zip::ZipArchive::new(std::io::Cursor::new(old)).unwrap();
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..from.len() {
+        let f = from.by_index(i).unwrap();
+        if !hostile
+            .iter()
+            .any(|(n, _, _)| f.name() == format!("{n}.npy"))
+        {
+            z.raw_copy_file(f).unwrap();
+        }
+    }
+    let opts = zip::write::SimpleFileOptions::default();
+    for (name, descr, shape) in hostile {
+        z.start_file(format!("{name}.npy"), opts).unwrap();
+        let h = npy_header(&format!(
+            "{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+        ));
+        z.write_all(&h).unwrap();
+    }
+    std::fs::write(b.join("tensors.npz"), z.finish().unwrap().into_inner()).unwrap();
+    args(&["accuracy", "--workload", "b", "--samples", "1"])
+}
+
+/// `merge in` where in/sweep.json has `axes` axes of `values` values each, declaring
+/// `count` points.
+fn sweep_json(dir: &Path, axes: usize, values: usize, count: u64) -> Vec<String> {
+    let names: Vec<String> = (0..axes).map(|i| format!("a{i}")).collect();
+    let vals: Vec<usize> = (0..values).collect();
+    let meta = json!({"format": "sresim-sweep-2", "sresim_version": "0", "grid": "g.toml",
+        "fingerprint": "f", "axes": names, "modes": ["dense"], "shard": null,
+        "point_count": count, "workloads": [{"name": "lenet5", "rows": 2}],
+        "values": vec![vals; axes], "explicit": null});
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(dir.join("in/sweep.json"), meta.to_string()).unwrap();
+    std::fs::write(dir.join("in/points.csv"), "point,workload\n").unwrap();
+    args(&["merge", "in"])
 }
 
 /// A one-layer bundle `tiny1`: a 1x1 input padded by `pad` on every side.
@@ -640,9 +816,13 @@ fn run_case(c: &Case) -> Result<(), String> {
     let out = dir.path().join("out");
     let mut cmd = Command::new(BIN);
     cmd.args(&args).current_dir(dir.path());
-    // compare writes nothing; memory has no --quiet.
+    // compare and check write nothing; memory has no --quiet.
     match args[0].as_str() {
-        "compare" => {}
+        "compare" | "check" => {}
+        // merge has no --quiet.
+        "merge" => {
+            cmd.arg("--out").arg(&out);
+        }
         "memory" => {
             cmd.arg("--out").arg(&out);
         }

@@ -1,6 +1,8 @@
 //! `sresim run --functional` end to end: the counts are those of a run without it, every
 //! bundled workload's outputs equal the exact product in every mode, outputs.npz holds
 //! them, and bad functional settings are refused with one line and nothing written.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -395,4 +397,61 @@ fn a_functional_run_whose_programs_exceed_the_memory_bound_is_refused_up_front()
         "{err}"
     );
     assert!(!func.exists());
+}
+
+/// The table's `exact` and `rel-err` columns of one `--functional` run of lenet5-mnist's
+/// fc2 (one sample, dense and sre), and its standard output whole.
+fn table_of(extra: &[&str]) -> (Vec<(String, String, String)>, String) {
+    let mut args = vec![
+        "run",
+        "--workload",
+        "lenet5-mnist",
+        "--functional",
+        "--samples",
+        "1",
+        "--layers",
+        "fc2",
+        "--modes",
+        "dense,sre",
+    ];
+    args.extend_from_slice(extra);
+    let out = common::ok(&sresim(&args));
+    let header = out.lines().find(|l| l.starts_with("mode")).unwrap();
+    assert!(header.ends_with("exact    rel-err"), "{header}");
+    let rows = out
+        .lines()
+        .filter(|l| l.starts_with("dense") || l.starts_with("sre"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = f.len();
+            (f[0].to_string(), f[n - 2].to_string(), f[n - 1].to_string())
+        })
+        .collect();
+    (rows, out)
+}
+
+#[test]
+fn the_run_table_shows_the_functional_error_and_says_when_noise_rounded_away() {
+    // Ideal device: exact in every mode, and no note (nothing was asked of the device).
+    let (rows, out) = table_of(&[]);
+    assert_eq!(rows.len(), 2);
+    for (_, exact, err) in &rows {
+        assert_eq!((exact.as_str(), err.as_str()), ("100.0%", "0.00e0"));
+    }
+    assert!(!out.contains("note:"), "{out}");
+    // A read noise far below half a level: every read rounds back, and the note says so.
+    let (rows, out) = table_of(&["--set", "device.read_noise=0.0001"]);
+    assert!(rows.iter().all(|r| r.1 == "100.0%"), "{out}");
+    assert!(out.contains("note: the [device] is not ideal"), "{out}");
+    // Visible noise: some outputs miss, the error is positive, and no note.
+    let (rows, out) = table_of(&["--set", "device.read_noise=0.2"]);
+    for (mode, exact, err) in &rows {
+        assert_ne!(exact, "100.0%", "{mode}: {out}");
+        assert!(err.parse::<f64>().unwrap() > 0.0, "{mode}: {out}");
+    }
+    assert!(!out.contains("note:"), "{out}");
+    // Without --functional the table keeps its columns.
+    let plain = common::ok(&sresim(&["run", "--samples", "1", "--layers", "fc2"]));
+    let header = plain.lines().find(|l| l.starts_with("mode")).unwrap();
+    assert!(header.ends_with("crossbars"), "{header}");
 }

@@ -2,6 +2,8 @@
 //! an order no network has) runs with one `note:` line, and `--layers` (on `run`) and a
 //! grid's `layers` (on `sweep`) give exactly the rows those layers have in a run of the
 //! whole workload.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -2,6 +2,8 @@
 //! reported traffic, the access list and prefetch list hold what the summary counts,
 //! `--policy` switches the reported figures, and bad flags are one-line errors that leave
 //! nothing behind.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

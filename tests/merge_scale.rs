@@ -1,5 +1,7 @@
 //! `sresim merge` holds a few rows per input, not the rows: 10^5 synthetic points merged
 //! under a heap bound measured by this test binary's own allocator.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

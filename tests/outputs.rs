@@ -3,6 +3,8 @@
 //! damaged or partial sweep directory is repaired or merged without losing a point, a
 //! rebuilt bundle is never mixed with the old one's results, and a closed stdout ends a
 //! command quietly. Every case runs the real binary.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

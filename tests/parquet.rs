@@ -1,6 +1,8 @@
 //! `--format parquet`: the same run, sweep and merge written as CSV and as Parquet read
 //! back to the same numbers; `compare` and `plot` read both; combinations that cannot
 //! work are refused with one line.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

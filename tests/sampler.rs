@@ -3,6 +3,7 @@
 //! and a sampler that does not exist is one line naming the key.
 // Test code: a failed unwrap is a failed test, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 use common::{fails, run_ok as ok, sresim};

@@ -1,6 +1,8 @@
 //! End-to-end tests of `sresim sweep`, `merge`, `plot` and `compare`: rows equal to
 //! `sresim run` of the same point, resume after kill -9 and after torn writes, sharding +
 //! merge equal to one unsharded run, readable plots, regression compare, bad grids.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -827,10 +829,9 @@ fn bad_grids_and_flags_are_one_line_errors() {
 #[test]
 fn the_shipped_grids_are_valid() {
     use sweep::{grid::Grid, plan::Plan};
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sweeps");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut seen = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    for path in common::tracked_files(root, "configs/sweeps") {
         if path.extension().is_some_and(|e| e == "toml") {
             let plan = Plan::new(Grid::load(&path).unwrap()).unwrap();
             let name = path.file_stem().unwrap().to_str().unwrap().to_string();

@@ -2,6 +2,8 @@
 //! accuracy columns"), through the binary: chip figures equal to `sresim run`'s
 //! summary.json, accuracy figures equal to `sresim accuracy`, a grid without them
 //! unchanged, sharding and resume unchanged, the Pareto plot, and bad grids.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

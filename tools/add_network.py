@@ -40,18 +40,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from sresim_export.bundle import _atomic_write, add_network, read_bundle  # noqa: E402
+from sresim_export.bundle import add_network, read_bundle, rewrite_bundle  # noqa: E402
 from sresim_export.export import export, network  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 def write(path, manifest, tensors):
-    import json
-
-    _atomic_write(path, "tensors.npz", lambda f: np.savez_compressed(f, **tensors))
-    text = json.dumps(manifest, indent=1) + "\n"
-    _atomic_write(path, "manifest.json", lambda f: f.write(text.encode()))
+    rewrite_bundle(path, manifest, tensors)
 
 
 def same_arrays(res, tensors, what):

@@ -12,6 +12,11 @@ The bundle also carries the network graph (docs/exporting.md, "The network graph
 inputs as the graph input, the layers' input ranges calibrated on them, and --labels when
 given; a model whose graph cannot be written (an op outside the list there) gets a line
 saying why and a bundle of layer traces only. --no-graph leaves the graph out.
+
+The bundle is written only if sresim would open it: `sresim check` reads it (when a
+binary is found: $SRESIM, PATH, or this repository's build), else the schema mirror of
+sresim_export/schema.py checks its manifest. With --labels and --prune, the float top-1
+before and after pruning is printed.
 """
 
 from __future__ import annotations
@@ -26,13 +31,27 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
 from sresim_export import describe, export, write_bundle  # noqa: E402
-from sresim_export.export import network  # noqa: E402
+from sresim_export.export import check_model_file, network, pruning_cost  # noqa: E402
+from sresim_export.schema import publish_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
 
 def _plural(n, word):
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _labels(text, n):
+    """--labels: n comma-separated class indices, or None."""
+    if not text:
+        return None
+    try:
+        labels = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--labels {text}: expected comma-separated integers") from None
+    if len(labels) != n:
+        raise ValueError(f"--labels: {len(labels)} labels for {n} inputs")
+    return labels
 
 
 def _load_feeds(specs, model):
@@ -101,6 +120,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     try:
+        check_model_file(args.model)
         model = onnx.load(args.model)
         feeds = _load_feeds(args.feed, model)
         inp = data_input(model, feeds, where=args.model)
@@ -120,18 +140,16 @@ def main(argv=None):
             desc["fixed_inputs"] = {f.partition("=")[0]: os.path.basename(f.partition("=")[2])
                                     for f in args.feed}
         exclude = {s for s in args.prune_exclude.split(",") if s}
+        labels = _labels(args.labels, len(batch))
         res = export(args.model, batch, desc, method, args.sparsity, exclude,
                      fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr),
                      prune_depthwise=not args.prune_keep_depthwise, feeds=feeds)
         name = args.name or os.path.splitext(os.path.basename(args.model))[0]
-        labels = None
-        if args.labels:
-            try:
-                labels = [int(v) for v in args.labels.split(",")]
-            except ValueError:
-                raise ValueError(f"--labels {args.labels}: expected comma-separated integers") from None
-            if len(labels) != len(batch):
-                raise ValueError(f"--labels: {len(labels)} labels for {len(batch)} inputs")
+        cost = pruning_cost(res, labels)
+        if cost is not None:
+            print(f"pruning ({args.prune}, sparsity {args.sparsity}, no fine-tuning): float top-1 on the "
+                  f"{_plural(len(labels), 'labelled input')} {100 * cost[0]:.1f}% before, "
+                  f"{100 * cost[1]:.1f}% after", file=sys.stderr)
         net = None
         if not args.no_graph:
             try:
@@ -140,13 +158,18 @@ def main(argv=None):
                 if labels is not None:
                     raise
                 print(f"no network graph written (layer traces only): {e}", file=sys.stderr)
-        manifest = write_bundle(args.out, name, describe(res.provenance, name), res.layers, res.provenance,
-                                network=net)
+        manifest, checked = publish_bundle(args.out, lambda d: write_bundle(
+            d, name, describe(res.provenance, name), res.layers, res.provenance, network=net))
         if args.save_model:
             onnx.save(res.model, args.save_model)
     except Exception as e:  # one line for the user, no traceback
         print(f"error: {e}".splitlines()[0], file=sys.stderr)
         return 2
+    if checked:
+        print(f"sresim check: {checked}", file=sys.stderr)
+    else:
+        print("note: no sresim binary found (set SRESIM, or build it): the bundle was checked "
+              "against the bundle schema only", file=sys.stderr)
     print(f"wrote {args.out}: {_plural(len(manifest['layers']), 'layer')}, "
           f"{_plural(manifest['samples'], 'sample')}")
     return 0

@@ -1,6 +1,8 @@
 //! What the binary-level tests share: running `sresim` and reading what it answers.
 // Each test file uses a part of this module.
 #![allow(dead_code)]
+// Tests make their fixtures and read outputs with std::fs.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -78,4 +80,67 @@ pub fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// The files under `under` (a folder relative to `root`, "." for all) that git tracks in
+/// the checkout at `root`, as paths under `root`, sorted; a file deleted from the work tree
+/// is left out. Tests read the repository through this, so that what a user writes into
+/// the tree (`out/`, `workloads/mynet`) is never part of a test. Outside a git checkout
+/// (a source archive, or no git) every file under `under` is listed but `target/` and
+/// dot-directories.
+pub fn tracked_files(root: &Path, under: &str) -> Vec<std::path::PathBuf> {
+    let listed = Command::new("git")
+        .args(["ls-files", "-z", "--", under])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let mut files: Vec<std::path::PathBuf> = match listed {
+        Some(o) => o
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| root.join(String::from_utf8_lossy(p).as_ref()))
+            .filter(|p| p.is_file())
+            .collect(),
+        None => {
+            let mut out = Vec::new();
+            walk_files(&root.join(under), &mut out);
+            out
+        }
+    };
+    files.sort();
+    files
+}
+
+fn walk_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                walk_files(&p, out);
+            }
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The repository's tracked bundles: every `workloads/*/manifest.json`'s folder, sorted.
+pub fn tracked_bundles() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    tracked_files(root, "workloads")
+        .into_iter()
+        .filter(|p| {
+            p.file_name().is_some_and(|f| f == "manifest.json")
+                && p.parent()
+                    .and_then(Path::parent)
+                    .is_some_and(|d| d == root.join("workloads"))
+        })
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect()
 }

@@ -9,7 +9,12 @@
 - capture: running the model in onnxruntime and capturing inner tensors;
 - prune: magnitude and SSL-like structured pruning;
 - inputs: images / .npy files -> model input batch;
-- export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime.
+- export: ONNX model + inputs -> bundle layers, with activations captured in onnxruntime;
+- schema: the rules sresim's reader applies (its Python mirror, and `sresim check`);
+- ssl_train: training small chain CNNs in PyTorch, dense and with structured sparsity
+  learning (imported only by the builders that train; nothing else needs torch);
+- trained: exporting such a trained network with uint8 pixels as its graph input, and its
+  README tables, with the top-1 figures measured by `sresim accuracy`.
 """
 
 from .bundle import conv_layer, fc_layer, read_bundle, write_bundle  # noqa: F401

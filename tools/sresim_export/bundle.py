@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 
 import numpy as np
+
+from .schema import check_manifest
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -93,7 +96,10 @@ def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
     `graph_input`, `graph_output`, `labels` (when known), each layer's calibrated
     `input_max` and `input_signed`, and their arrays (with `graph.reference`, onnxruntime's
     output on the graph input). The layer entries and
-    arrays are the same with or without it."""
+    arrays are the same with or without it.
+
+    A manifest that breaks a rule of sresim's reader (schema.check_manifest) raises
+    ValueError before anything is written."""
     if not layers:
         raise ValueError("a bundle needs at least one layer")
     entries, tensors = [], {}
@@ -113,11 +119,39 @@ def write_bundle(out_dir, name, source, layers, provenance=None, network=None):
         manifest["provenance"] = provenance
     if network is not None:
         manifest, tensors = add_network(manifest, tensors, network)
-    os.makedirs(out_dir, exist_ok=True)
-    _atomic_write(out_dir, "tensors.npz", lambda f: np.savez_compressed(f, **tensors))
-    text = json.dumps(manifest, indent=1) + "\n"
-    _atomic_write(out_dir, "manifest.json", lambda f: f.write(text.encode()))
+    return rewrite_bundle(out_dir, manifest, tensors)
+
+
+def rewrite_bundle(out_dir, manifest, tensors):
+    """Writes `manifest` and `tensors` as the bundle `out_dir`, both files replaced together
+    (see commit), after the checks of the schema mirror and of check_finite. Returns the
+    manifest."""
+    check_manifest(manifest, os.path.join(out_dir, "manifest.json"))
+    check_finite(manifest, tensors)
+    text = json.dumps(manifest, indent=1, allow_nan=False) + "\n"
+    commit(out_dir, [("tensors.npz", lambda f: np.savez_compressed(f, **tensors)),
+                     ("manifest.json", lambda f: f.write(text.encode()))])
     return manifest
+
+
+def check_finite(manifest, tensors):
+    """Refuses, naming the tensor or layer, what sresim would refuse: a float array holding
+    NaN or an infinity (a weight, an input, a bias, the reference) and a calibrated
+    `input_max` that is not a positive finite number (an input that calibrates to a
+    non-finite or empty range)."""
+    for key in sorted(tensors):
+        a = np.asarray(tensors[key])
+        if a.dtype.kind in "fc" and a.size and not np.all(np.isfinite(a)):
+            bad = int(a.size - np.count_nonzero(np.isfinite(a)))
+            raise ValueError(f"{key}: {bad} of {a.size} values are NaN or infinite; "
+                             f"sresim refuses a tensor that is not finite")
+    for entry in manifest["layers"]:
+        if "input_max" in entry:
+            top = entry["input_max"]
+            if not (np.isfinite(top) and top > 0):
+                raise ValueError(f"{entry['name']}: its input calibrates to input_max = {top}, "
+                                 f"not a positive finite number (the graph input holds NaN or "
+                                 f"inf values, or the network overflows float)")
 
 
 def add_network(manifest, tensors, network):
@@ -152,17 +186,114 @@ def _file_mode():
     return 0o666 & ~mask
 
 
-def _atomic_write(out_dir, filename, write):
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{filename}.")
+# The journal of a replacement of several files, shared with sresim's writer (the outdir
+# crate, docs/errors.md "Output directories"): three lines a file (its temporary, its
+# destination, an old link or nothing), absolute paths. While it exists, sresim refuses to
+# read the directory's files; the next writer of the directory completes the renames.
+JOURNAL = ".sresim-commit"
+
+
+def _fsync_dir(path):
     try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.chmod(tmp, _file_mode())
-        os.replace(tmp, os.path.join(out_dir, filename))
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _check_destination(path):
+    """A destination must be absent or a regular file (not a link, FIFO, device or dir)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{path}: is a directory, not a file: cannot replace it")
+    if stat.S_ISLNK(st.st_mode):
+        raise ValueError(f"{path}: is a symbolic link: the exporter does not replace one")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file: cannot replace it")
+
+
+def recover(out_dir):
+    """Completes a replacement a killed writer left (its journal in `out_dir`)."""
+    path = os.path.join(out_dir, JOURNAL)
+    if not os.path.lexists(path):
+        return
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
+        raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
+    with open(path) as f:
+        lines = f.read().split("\n")[:-1]
+    if len(lines) % 3:
+        raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
+    for i in range(0, len(lines), 3):
+        tmp, dst, old = lines[i:i + 3]
+        same = os.path.dirname(tmp) == os.path.dirname(dst)
+        if not (same and os.path.basename(tmp).startswith(".")):
+            raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
+        if os.path.lexists(tmp):
+            os.replace(tmp, dst)
+        if old and os.path.lexists(old) and os.path.basename(old).startswith("."):
+            os.unlink(old)
+    _fsync_dir(out_dir)
+    os.unlink(path)
+    _fsync_dir(out_dir)
+
+
+def commit(out_dir, files):
+    """Writes `files` ((name, write(f)) pairs) into `out_dir` all together or not at all:
+    every destination is checked, each file written and synced to a temporary beside it,
+    then (for several files) the journal is written as the commit point, the temporaries
+    renamed over the destinations and the journal removed. The files get the mode a plain
+    file would (0644 under the usual umask 022)."""
+    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(out_dir)
+    recover(out_dir)
+    for name, _ in files:
+        _check_destination(os.path.join(out_dir, name))
+    temps = []
+    try:
+        for name, write in files:
+            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.tmp.")
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, _file_mode())
+        dsts = [os.path.join(out_dir, name) for name, _ in files]
+        journal = None
+        if len(files) > 1:
+            fd, jtmp = tempfile.mkstemp(dir=out_dir, prefix=f"{JOURNAL}.tmp.")
+            temps.append(jtmp)
+            with os.fdopen(fd, "w") as f:
+                f.write("".join(f"{t}\n{d}\n\n" for t, d in zip(temps, dsts)))
+                f.flush()
+                os.fsync(f.fileno())
+            journal = os.path.join(out_dir, JOURNAL)
+            os.replace(jtmp, journal)
+            temps.pop()
+            _fsync_dir(out_dir)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for t in temps:
+            if os.path.lexists(t):
+                os.unlink(t)
         raise
+    abort_after = os.environ.get("SRESIM_TEST_ABORT_AFTER_RENAMES")
+    for i, (tmp, dst) in enumerate(zip(temps, dsts)):
+        if abort_after is not None and int(abort_after) == i and journal:
+            os.abort()  # a writer killed between two renames (tests only)
+        os.replace(tmp, dst)
+    _fsync_dir(out_dir)
+    if journal:
+        os.unlink(journal)
+        _fsync_dir(out_dir)
 
 
 def read_bundle(path):

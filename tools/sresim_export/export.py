@@ -38,6 +38,17 @@ from .layers import find_layers, write_weight
 from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 
+def check_model_file(path):
+    """A model file that cannot be an ONNX model gets its own one-line message (onnx.load
+    of a zero-byte file would return an empty model and fail later, obscurely)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    if size == 0:
+        raise ValueError(f"{path}: empty file (0 bytes), not an ONNX model")
+
+
 def sha256_file(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -50,6 +61,7 @@ class ExportResult:
     def __init__(self):
         self.layers = []          # (entry, tensors) pairs for bundle.write_bundle
         self.outputs = {}         # graph output name -> [N, ...] array
+        self.outputs_before_pruning = None  # the same, of the model before pruning (when pruned)
         self.model = None         # the (folded, pruned) model that was run
         self.provenance = {}
         self.layer_nodes = {}     # node index in `model` -> bundle layer name
@@ -87,6 +99,8 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
         raise ValueError(no_layer_message(model_path, model, skipped))
 
     if prune_method:
+        # the unpruned (folded) model's outputs, for the top-1 that pruning cost
+        _, res.outputs_before_pruning = capture.run_capture(model, batch, [], feeds)
         prov["pruning"] = _prune(model, layers, prune_method, sparsity, prune_exclude, prune_depthwise)
     else:
         prov["pruning"] = None
@@ -194,6 +208,27 @@ def network(res, x, labels=None, input_name="graph.input"):
     tensors.update(arrays)
     net["calibration"] = calibrate(manifest, tensors, x)
     return net
+
+
+def top1(outputs, labels):
+    """Float top-1 (a fraction) of the model's first output ([N, classes]) against `labels`,
+    or None when that output is not [N, classes]."""
+    y = np.asarray(next(iter(outputs.values())))
+    if y.ndim != 2 or len(y) != len(labels):
+        return None
+    return float(np.mean(np.argmax(y, axis=1) == np.asarray(labels)))
+
+
+def pruning_cost(res, labels):
+    """With labels and pruning: (top-1 before, top-1 after) of the float model on the
+    exported inputs, also recorded in the provenance's pruning entry; None otherwise."""
+    if labels is None or res.outputs_before_pruning is None:
+        return None
+    before, after = top1(res.outputs_before_pruning, labels), top1(res.outputs, labels)
+    if before is None or after is None:
+        return None
+    res.provenance["pruning"].update(top1_before=before, top1_after=after)
+    return before, after
 
 
 def no_layer_message(model_path, model, skipped):

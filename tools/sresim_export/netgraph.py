@@ -192,6 +192,9 @@ class _Builder:
         if op in ("MaxPool", "AveragePool"):
             if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
                 raise ValueError(f"{where}: auto_pad {a['auto_pad']} not supported; write explicit pads")
+            if any(int(d) != 1 for d in a.get("dilations", [])):
+                raise ValueError(f"{where}: dilations {list(a['dilations'])}: dilated pooling is not "
+                                 f"supported in a bundle graph")
             kept = {k: a[k] for k in ("kernel_shape", "strides", "pads", "dilations", "ceil_mode",
                                       "count_include_pad") if k in a}
             return self.emit(op, data_in, y, **kept)

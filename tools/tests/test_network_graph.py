@@ -22,6 +22,7 @@ import tiny_model  # noqa: E402
 from sresim_export import read_bundle  # noqa: E402
 from sresim_export.export import export, network  # noqa: E402
 from sresim_export.netexec import calibrate, run_graph  # noqa: E402
+from sresim_export.schema import find_binary  # noqa: E402
 
 import export_onnx  # noqa: E402
 
@@ -31,15 +32,38 @@ def rel_err(got, want):
     return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
 
 
+def tracked_manifests():
+    """workloads/*/manifest.json that git tracks (a user's untracked workloads/mynet is not
+    a committed bundle); outside a git checkout, every one there is."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", "workloads"], cwd=REPO,
+                             capture_output=True, check=True).stdout.decode()
+        paths = [p for p in out.split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        paths = [os.path.join("workloads", n, "manifest.json") for n in os.listdir(os.path.join(REPO, "workloads"))]
+    return sorted(p.split("/")[1] for p in paths
+                  if p.count("/") == 2 and p.endswith("/manifest.json") and os.path.exists(os.path.join(REPO, p)))
+
+
 def bundles_with_graph():
     out = []
-    for name in sorted(os.listdir(os.path.join(REPO, "workloads"))):
-        path = os.path.join(REPO, "workloads", name, "manifest.json")
-        if os.path.exists(path):
-            with open(path) as f:
-                if "graph" in json.load(f):
-                    out.append(name)
+    for name in tracked_manifests():
+        with open(os.path.join(REPO, "workloads", name, "manifest.json")) as f:
+            if "graph" in json.load(f):
+                out.append(name)
     return out
+
+
+def test_only_tracked_bundles_are_listed(tmp_path, monkeypatch):
+    """An untracked workloads/mynet (what docs/exporting.md's example writes) is not read."""
+    root = tmp_path / "repo"
+    for name in ("net", "mynet"):
+        (root / "workloads" / name).mkdir(parents=True)
+        (root / "workloads" / name / "manifest.json").write_text("{}")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "workloads/net/manifest.json"], cwd=root, check=True)
+    monkeypatch.setattr(sys.modules[__name__], "REPO", str(root))
+    assert tracked_manifests() == ["net"]
 
 
 def mobile_like(path, seed=1):
@@ -198,16 +222,9 @@ def test_committed_graph_matches_onnxruntime(name):
     assert rel_err(env[manifest["graph_output"]], tensors["graph.reference"]) < 1e-4
 
 
-def sresim_binary():
-    """The most recently built sresim (release or debug), or None."""
-    built = [p for p in (os.path.join(REPO, "target", k, "sresim") for k in ("release", "debug"))
-             if os.path.exists(p)]
-    return max(built, key=os.path.getmtime) if built else None
-
-
 @pytest.mark.parametrize("name", bundles_with_graph())
 def test_sresim_float_path_matches_onnxruntime(name, tmp_path):
-    binary = sresim_binary()
+    binary = find_binary()
     if binary is None:
         pytest.skip("no built sresim binary (cargo build)")
     out = tmp_path / "float.npy"

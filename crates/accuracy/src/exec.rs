@@ -1,4 +1,9 @@
-//! The graph executor: one sample through every node, in execution order.
+//! The graph executor: a batch of samples through every node, in execution order.
+//!
+//! The graph is built for batch 1; a batch of n samples runs it with every tensor's
+//! leading dimension n (`[1, ...]` becomes `[n, ...]`), which the ops handle as ONNX
+//! does. A graph whose ops would mix samples that way (see [`Network::batchable`]) runs
+//! one sample at a time. Either way a sample's values do not depend on the others.
 
 use crate::layer::CrossbarLayer;
 use crate::ops;
@@ -6,9 +11,9 @@ use crate::AccuracyError;
 use ndarray::{ArrayD, IxDyn};
 use network::graph::{Graph, Op, TensorRole};
 
-/// A crossbar layer's product in one path: (layer index, its input values) -> W x,
-/// `[Cout, Ho*Wo]`, without the bias.
-pub type Product<'a> = dyn FnMut(usize, &[f64]) -> Result<Vec<f64>, AccuracyError> + 'a;
+/// A crossbar layer's product in one path: (layer index, the input values of a batch of
+/// samples, the batch's size n) -> W x, `[n, Cout, Ho*Wo]`, without the bias.
+pub type Product<'a> = dyn FnMut(usize, &[f64], usize) -> Result<Vec<f64>, AccuracyError> + 'a;
 
 /// A network ready to run: its graph (batch 1), its crossbar layers and its input.
 #[derive(Debug, Clone)]
@@ -28,6 +33,8 @@ pub struct Network {
     pub labels: Option<Vec<i64>>,
     /// Per tensor: the last node that reads it (it is dropped after).
     last_use: Vec<usize>,
+    /// Whether batches of more than one sample may run through the graph at once.
+    batchable: bool,
 }
 
 impl Network {
@@ -84,6 +91,7 @@ impl Network {
                 last_use[t] = i;
             }
         }
+        let batchable = batchable(&graph);
         Ok(Network {
             name: name.to_string(),
             graph,
@@ -95,15 +103,36 @@ impl Network {
             samples,
             labels,
             last_use,
+            batchable,
         })
     }
 
-    /// Values of one sample of the graph input.
-    pub fn sample(&self, s: usize) -> ArrayD<f64> {
-        let shape = &self.graph.tensors[self.input_tensor].shape;
-        let per: usize = shape.iter().product();
-        let v = self.input[s * per..(s + 1) * per].to_vec();
-        ArrayD::from_shape_vec(IxDyn(shape), v).unwrap_or_else(|_| ArrayD::zeros(IxDyn(shape)))
+    /// Whether samples may run through the graph in batches of more than one: every
+    /// tensor a node computes (and the input) has a leading dimension of 1 (the batch),
+    /// and no op reaches across it (a concatenation or softmax along it, padding of it,
+    /// a flattening of it, a broadcast between tensors of different ranks).
+    pub fn batchable(&self) -> bool {
+        self.batchable
+    }
+
+    /// The shape of a tensor for a batch of n samples (n = 1: the graph's own).
+    fn shape(&self, t: usize, n: usize) -> Vec<usize> {
+        let mut s = self.graph.tensors[t].shape.clone();
+        if n != 1 {
+            if let Some(d) = s.first_mut() {
+                *d = n;
+            }
+        }
+        s
+    }
+
+    /// Values of samples `range` of the graph input, `[n, ...]`.
+    pub fn samples(&self, range: std::ops::Range<usize>) -> ArrayD<f64> {
+        let n = range.len();
+        let shape = self.shape(self.input_tensor, n);
+        let per: usize = self.graph.tensors[self.input_tensor].shape.iter().product();
+        let v = self.input[range.start * per..range.end * per].to_vec();
+        ArrayD::from_shape_vec(IxDyn(&shape), v).unwrap_or_else(|_| ArrayD::zeros(IxDyn(&shape)))
     }
 
     /// Output values of one sample (the graph output, flattened).
@@ -114,11 +143,14 @@ impl Network {
             .product()
     }
 
-    /// Runs sample `x` through the graph; every crossbar layer's product (without bias,
-    /// `[Cout, Ho*Wo]`) comes from `product(layer index, its input values)`.
+    /// Runs the n samples `x` (`[n, ...]`, from [`Network::samples`]; n > 1 only when
+    /// [`Network::batchable`]) through the graph; every crossbar layer's product
+    /// (without bias, `[n, Cout, Ho*Wo]`) comes from `product(layer index, its input
+    /// values, n)`. Returns the graph output, `[n, ...]` flat.
     pub fn forward(
         &self,
         x: ArrayD<f64>,
+        n: usize,
         product: &mut Product<'_>,
     ) -> Result<Vec<f64>, AccuracyError> {
         let g = &self.graph;
@@ -138,27 +170,29 @@ impl Network {
                     .ok_or_else(|| at(format!("input {j} is not computed")))
             };
             let out_id = *node.outputs.first().ok_or_else(|| at("no output".into()))?;
-            let out_shape = g.tensors[out_id].shape.clone();
+            let out_shape = self.shape(out_id, n);
             let y = match &node.op {
                 Op::Conv(_) | Op::Fc { .. } => {
                     let l = self.node_layer[i].ok_or_else(|| at("not a crossbar layer".into()))?;
                     let layer = &self.layers[l];
                     let xin = input(0)?;
                     let flat: Vec<f64> = xin.iter().copied().collect();
-                    if flat.len() != layer.geom().input_elements() {
+                    if flat.len() != n * layer.geom().input_elements() {
                         return Err(at(format!(
                             "input of {} values, layer {} takes {}",
-                            flat.len(),
+                            flat.len() / n.max(1),
                             layer.name(),
                             layer.geom().input_elements()
                         )));
                     }
-                    let mut y = product(l, &flat)?;
+                    let mut y = product(l, &flat, n)?;
                     if let Some(b) = &layer.bias {
                         let per = layer.geom().vectors_per_sample();
-                        for (o, bo) in b.iter().enumerate() {
-                            for v in &mut y[o * per..(o + 1) * per] {
-                                *v += bo;
+                        for sample in y.chunks_mut(layer.outputs().max(1)) {
+                            for (o, bo) in b.iter().enumerate() {
+                                for v in &mut sample[o * per..(o + 1) * per] {
+                                    *v += bo;
+                                }
                             }
                         }
                     }
@@ -215,4 +249,37 @@ impl Network {
                 AccuracyError::Network(format!("{}: the graph output is not computed", self.name))
             })
     }
+}
+
+/// See [`Network::batchable`].
+fn batchable(g: &Graph) -> bool {
+    // Weights carry no batch dimension.
+    let lead = |t: usize| {
+        let t = &g.tensors[t];
+        t.role == TensorRole::Weight || t.shape.first() == Some(&1)
+    };
+    let input_ok = g
+        .tensors
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.role == TensorRole::Input)
+        .all(|(i, _)| lead(i));
+    input_ok
+        && g.nodes.iter().all(|node| {
+            let rank = |t: usize| g.tensors[t].shape.len();
+            node.outputs.iter().all(|&t| lead(t))
+                && node.inputs.iter().all(|&t| lead(t))
+                && match &node.op {
+                    Op::Concat { axis } | Op::Flatten { axis } => *axis >= 1,
+                    Op::Softmax { axis } => *axis >= 1,
+                    Op::Pad { pads, .. } => {
+                        pads.first() == Some(&0) && pads.get(pads.len() / 2) == Some(&0)
+                    }
+                    Op::Add | Op::Mul => node
+                        .inputs
+                        .iter()
+                        .all(|&t| node.inputs.first().is_some_and(|&f| rank(t) == rank(f))),
+                    _ => true,
+                }
+        })
 }

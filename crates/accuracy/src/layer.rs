@@ -1,7 +1,8 @@
 //! A crossbar layer of the network: its float product, its input quantized with the
 //! calibrated range, and its exact integer product.
 
-use functional::exact_product;
+use functional::exact_products;
+use rayon::prelude::*;
 use workload::quant::{signed_max, unsigned_max, InputScale};
 use workload::{im2col_vector, ConvGeometry, LayerWeights};
 
@@ -39,24 +40,37 @@ impl CrossbarLayer {
         g.out_channels * g.vectors_per_sample()
     }
 
-    /// The float product W x of one sample (no bias), `[Cout, Ho*Wo]`.
-    pub fn float_product(&self, x: &[f64]) -> Vec<f64> {
+    /// The float products W x of `n` samples (no bias), `[n, Cout, Ho*Wo]`: each output
+    /// summed over k in order from -0.0, as `Iterator::sum` adds (the figures of
+    /// accuracy.csv depend on the last bit), vectorized across a group's outputs.
+    pub fn float_products(&self, x: &[f64], n: usize) -> Vec<f64> {
         let g = self.geom();
         let k = g.k_rows();
         let per = g.vectors_per_sample();
-        let ng = g.cols_per_group();
-        let mut out = vec![0.0; g.out_channels * per];
-        let mut vector = vec![0.0; k * g.groups];
-        for pos in 0..per {
-            im2col_f64(g, x, pos, &mut vector);
-            for o in 0..g.out_channels {
-                let grp = o / ng.max(1);
-                let xs = &vector[grp * k..][..k];
-                let w = &self.weights[o * k..][..k];
-                out[o * per + pos] = xs.iter().zip(w).map(|(a, b)| a * b).sum();
-            }
-        }
-        out
+        let ng = g.cols_per_group().max(1);
+        let outs = g.out_channels;
+        // Per conv group, its weights transposed to [k, ng].
+        let wt: Vec<f64> = (0..g.groups)
+            .flat_map(|grp| (0..k).flat_map(move |r| (0..ng).map(move |c| (grp, r, c))))
+            .map(|(grp, r, c)| self.weights[(grp * ng + c) * k + r])
+            .collect();
+        let mut y = vec![0.0; n * per * outs];
+        y.par_chunks_mut(outs.max(1)).enumerate().for_each_init(
+            || vec![0.0f64; k * g.groups],
+            |vector, (v, acc)| {
+                im2col_vector(g, x, v, vector);
+                acc.fill(-0.0);
+                for (grp, a) in acc.chunks_mut(ng).enumerate() {
+                    let w = &wt[grp * k * ng..][..k * ng];
+                    for (&xv, row) in vector[grp * k..][..k].iter().zip(w.chunks(ng)) {
+                        for (a, &wv) in a.iter_mut().zip(row) {
+                            *a += xv * wv;
+                        }
+                    }
+                }
+            },
+        );
+        to_channel_major(&y, n, per, outs)
     }
 
     /// The input quantized with the calibrated range, saturating beyond it: signed
@@ -80,9 +94,70 @@ impl CrossbarLayer {
         self.input_max / levels as f64
     }
 
-    /// The exact integer product of one quantized sample, `[Cout, Ho*Wo]`.
-    pub fn exact(&self, q: &[i32]) -> Vec<i64> {
+    /// The exact integer products of `n` quantized samples, `[n, Cout, Ho*Wo]`, as a
+    /// batched matrix product ([`exact_products`]).
+    pub fn exact_products(&self, q: &[i32], n: usize) -> Vec<i64> {
         let g = self.geom();
+        let per = g.vectors_per_sample();
+        let y = exact_products(
+            &self.quant.weights,
+            g.k_rows(),
+            g.groups,
+            n * per,
+            |v, x| im2col_vector(g, q, v, x),
+        );
+        to_channel_major(&y, n, per, g.out_channels)
+    }
+}
+
+/// `[n, Ho*Wo, Cout]` (a vector's outputs together) to `[n, Cout, Ho*Wo]`.
+fn to_channel_major<T: Copy + Default>(y: &[T], n: usize, per: usize, outs: usize) -> Vec<T> {
+    let mut out = vec![T::default(); y.len()];
+    for s in 0..n {
+        let (src, dst) = (
+            &y[s * per * outs..][..per * outs],
+            &mut out[s * per * outs..][..per * outs],
+        );
+        for (pos, row) in src.chunks(outs.max(1)).enumerate() {
+            for (o, &v) in row.iter().enumerate() {
+                dst[o * per + pos] = v;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use functional::exact_product;
+    use proptest::prelude::*;
+    use workload::{LayerKind, LayerSpec};
+
+    /// The float product W x of one sample, one output at a time (the oracle of
+    /// [`CrossbarLayer::float_products`]).
+    fn float_product(l: &CrossbarLayer, x: &[f64]) -> Vec<f64> {
+        let g = l.geom();
+        let k = g.k_rows();
+        let per = g.vectors_per_sample();
+        let ng = g.cols_per_group();
+        let mut out = vec![0.0; g.out_channels * per];
+        let mut vector = vec![0.0; k * g.groups];
+        for pos in 0..per {
+            im2col_f64(g, x, pos, &mut vector);
+            for o in 0..g.out_channels {
+                let grp = o / ng.max(1);
+                let xs = &vector[grp * k..][..k];
+                let w = &l.weights[o * k..][..k];
+                out[o * per + pos] = xs.iter().zip(w).map(|(a, b)| a * b).sum();
+            }
+        }
+        out
+    }
+
+    /// The exact product of one sample, vector by vector.
+    fn exact(l: &CrossbarLayer, q: &[i32]) -> Vec<i64> {
+        let g = l.geom();
         let k = g.k_rows();
         let per = g.vectors_per_sample();
         let mut out = vec![0i64; g.out_channels * per];
@@ -90,46 +165,39 @@ impl CrossbarLayer {
         let mut y = vec![0i64; g.out_channels];
         for pos in 0..per {
             im2col_vector(g, q, pos, &mut vector);
-            exact_product(&self.quant.weights, &vector, k, g.groups, &mut y);
+            exact_product(&l.quant.weights, &vector, k, g.groups, &mut y);
             for (o, &v) in y.iter().enumerate() {
                 out[o * per + pos] = v;
             }
         }
         out
     }
-}
 
-/// The float im2col vector of output position `pos` of one sample (the order of
-/// [`workload::im2col_vector`]: channel, kernel row, kernel column; padding reads 0).
-fn im2col_f64(geom: &ConvGeometry, x: &[f64], pos: usize, out: &mut [f64]) {
-    let [h, w] = geom.input_hw;
-    let [_, wo_n] = geom.output_hw();
-    let [r_n, s_n] = geom.kernel;
-    let (ho, wo) = (pos / wo_n, pos % wo_n);
-    let mut k = 0;
-    for c in 0..geom.in_channels {
-        for r in 0..r_n {
-            let ih =
-                (ho * geom.stride[0] + r * geom.dilation[0]) as isize - geom.padding[0] as isize;
-            for s in 0..s_n {
-                let iw = (wo * geom.stride[1] + s * geom.dilation[1]) as isize
-                    - geom.padding[1] as isize;
-                out[k] = if ih < 0 || iw < 0 || ih as usize >= h || iw as usize >= w {
-                    0.0
-                } else {
-                    x[(c * h + ih as usize) * w + iw as usize]
-                };
-                k += 1;
+    /// The float im2col vector of output position `pos` of one sample (the order of
+    /// [`workload::im2col_vector`]: channel, kernel row, kernel column; padding reads 0).
+    fn im2col_f64(geom: &ConvGeometry, x: &[f64], pos: usize, out: &mut [f64]) {
+        let [h, w] = geom.input_hw;
+        let [_, wo_n] = geom.output_hw();
+        let [r_n, s_n] = geom.kernel;
+        let (ho, wo) = (pos / wo_n, pos % wo_n);
+        let mut k = 0;
+        for c in 0..geom.in_channels {
+            for r in 0..r_n {
+                let ih = (ho * geom.stride[0] + r * geom.dilation[0]) as isize
+                    - geom.padding[0] as isize;
+                for s in 0..s_n {
+                    let iw = (wo * geom.stride[1] + s * geom.dilation[1]) as isize
+                        - geom.padding[1] as isize;
+                    out[k] = if ih < 0 || iw < 0 || ih as usize >= h || iw as usize >= w {
+                        0.0
+                    } else {
+                        x[(c * h + ih as usize) * w + iw as usize]
+                    };
+                    k += 1;
+                }
             }
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use workload::{LayerKind, LayerSpec};
 
     fn layer(geom: ConvGeometry, weights: Vec<f64>, signed: bool, input_max: f64) -> CrossbarLayer {
         let q = workload::quant::quantize_weights(&weights, 8).unwrap();
@@ -151,6 +219,27 @@ mod tests {
         }
     }
 
+    fn conv(
+        cin_g: usize,
+        groups: usize,
+        cout_g: usize,
+        r: usize,
+        h: usize,
+        stride: usize,
+        pad: usize,
+    ) -> ConvGeometry {
+        ConvGeometry {
+            in_channels: cin_g * groups,
+            out_channels: cout_g * groups,
+            kernel: [r, r],
+            stride: [stride, stride],
+            padding: [pad, pad],
+            dilation: [1, 1],
+            groups,
+            input_hw: [h, h],
+        }
+    }
+
     proptest! {
         /// The float product of integer-valued data equals the exact integer product of
         /// the same values (both read the same im2col vectors).
@@ -159,11 +248,7 @@ mod tests {
             cin_g in 1usize..3, groups in 1usize..3, cout_g in 1usize..3,
             r in 1usize..4, h in 3usize..7, stride in 1usize..3, pad in 0usize..2, seed in 0u64..1000,
         ) {
-            let geom = ConvGeometry {
-                in_channels: cin_g * groups, out_channels: cout_g * groups, kernel: [r, r],
-                stride: [stride, stride], padding: [pad, pad], dilation: [1, 1], groups,
-                input_hw: [h, h],
-            };
+            let geom = conv(cin_g, groups, cout_g, r, h, stride, pad);
             prop_assume!(geom.validate().is_ok());
             let mut s = seed;
             let mut next = || { s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); ((s >> 33) % 7) as i32 - 3 };
@@ -172,8 +257,39 @@ mod tests {
             let mut l = layer(geom, w.iter().map(|&v| v as f64).collect(), true, 3.0);
             l.quant.weights = w;
             let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-            let exact: Vec<f64> = l.exact(&x).iter().map(|&v| v as f64).collect();
-            prop_assert_eq!(l.float_product(&xf), exact);
+            let exact: Vec<f64> = exact(&l, &x).iter().map(|&v| v as f64).collect();
+            prop_assert_eq!(float_product(&l, &xf), exact);
+        }
+
+        /// A batch of samples gives, sample by sample and to the last bit (the sign of
+        /// zero included), the products of one sample at a time.
+        #[test]
+        fn batched_products_equal_one_sample_at_a_time(
+            cin_g in 1usize..4, groups in 1usize..3, cout_g in 1usize..6,
+            r in 1usize..4, h in 3usize..7, stride in 1usize..3, pad in 0usize..2,
+            n in 1usize..5, seed in 0u64..1000,
+        ) {
+            let geom = conv(cin_g, groups, cout_g, r, h, stride, pad);
+            prop_assume!(geom.validate().is_ok());
+            let mut s = seed;
+            let mut next = || { s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0 };
+            let w: Vec<f64> = (0..geom.weight_elements()).map(|_| next()).collect();
+            // Some exact zeros of either sign: a -0.0 sum must stay -0.0.
+            let x: Vec<f64> = (0..n * geom.input_elements())
+                .map(|i| match i % 5 { 0 => 0.0, 1 => -0.0, _ => next() * 3.0 })
+                .collect();
+            let per = geom.input_elements();
+            let outs = geom.out_channels * geom.vectors_per_sample();
+            let l = layer(geom, w, true, 2.0);
+            let batched = l.float_products(&x, n);
+            let q = l.quantize(&x, 8);
+            let exact_batched = l.exact_products(&q, n);
+            for i in 0..n {
+                let one = float_product(&l, &x[i * per..][..per]);
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&batched[i * outs..][..outs]), bits(&one));
+                prop_assert_eq!(&exact_batched[i * outs..][..outs], &exact(&l, &q[i * per..][..per])[..]);
+            }
         }
     }
 

@@ -1,12 +1,13 @@
-//! End-to-end accuracy (docs/accuracy.md): a bundle's network graph run sample by sample,
-//! in float (no quantization, exact products), as the quantized network (each crossbar
+//! End-to-end accuracy (docs/accuracy.md): a bundle's network graph run a batch of samples
+//! at a time, in float (no quantization, exact products), as the quantized network (each crossbar
 //! layer's input quantized with its calibrated range, exact integer products), and in each
 //! mode with its crossbar layers through the functional datapath.
 //!
 //! Owns the graph executor over ndarray and the reduction of per-sample results into
 //! top-1, agreement and per-layer error figures. Knows no command line and reads no
 //! file: the caller hands it the graph, the layers' arrays and the input samples.
-//! A sample's result does not depend on the other samples, on threads or on chunking.
+//! A sample's result ([`SampleRecord`]) does not depend on the other samples, on the
+//! batch, on threads or on chunking; [`reduce`] adds the records in sample order.
 
 // Values come from user data: no unwrap/expect outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -22,6 +23,7 @@ use crossbar::{Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
 use functional::{FuncOptions, LayerRun, Metrics};
 use rayon::prelude::*;
+use std::ops::Range;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -54,12 +56,7 @@ pub struct LayerStats {
 
 impl LayerStats {
     fn merge(&mut self, o: &LayerStats) {
-        let m = &mut self.func;
-        m.outputs += o.func.outputs;
-        m.exact += o.func.exact;
-        m.sq_err += o.func.sq_err;
-        m.sq_exact += o.func.sq_exact;
-        m.max_abs_err = m.max_abs_err.max(o.func.max_abs_err);
+        self.func.merge(&o.func);
         self.float_sq_err += o.float_sq_err;
         self.float_sq += o.float_sq;
         self.crossbar |= o.crossbar;
@@ -124,34 +121,133 @@ pub struct Machine<'a> {
     pub func: &'a FuncOptions,
 }
 
-/// Index of the largest value (the first of equal ones).
-pub fn argmax(y: &[f64]) -> usize {
+/// Index of the largest value (the first of equal ones); None for an empty output or one
+/// holding a NaN (no class is predicted: two NaN outputs must not count as agreeing).
+pub fn argmax(y: &[f64]) -> Option<usize> {
+    if y.is_empty() || y.iter().any(|v| v.is_nan()) {
+        return None;
+    }
     let mut best = 0;
     for (i, &v) in y.iter().enumerate() {
         if v > y[best] {
             best = i;
         }
     }
-    best
+    Some(best)
+}
+
+/// The finite gate of a batch's graph outputs `y` of `path` (`[n, ...]` flat, sample
+/// `first` first): `y`, or the error naming the sample and the first element that is NaN
+/// or infinite (a prediction or a logit written from it would be meaningless).
+fn gate_batch(
+    net: &Network,
+    first: usize,
+    path: &str,
+    y: Vec<f64>,
+) -> Result<Vec<f64>, AccuracyError> {
+    for (i, o) in y.chunks(net.output_len().max(1)).enumerate() {
+        bounds::finite::check_all(o, |j| format!("output[{j}]")).map_err(|e| {
+            AccuracyError::Network(format!("{}: sample {}, {path}: {e}", net.name, first + i))
+        })?;
+    }
+    Ok(y)
+}
+
+fn prediction(net: &Network, s: usize, y: &[f64]) -> Result<usize, AccuracyError> {
+    argmax(y).ok_or_else(|| {
+        AccuracyError::Network(format!(
+            "{}: sample {s}: the graph output is empty",
+            net.name
+        ))
+    })
+}
+
+/// Samples run through the graph at once, at most: [`default_batch`] may choose fewer.
+pub const MAX_BATCH: usize = 16;
+
+/// Activation values a batch may hold in its largest tensor (16 MiB of f64).
+const BATCH_VALUES: usize = 1 << 21;
+
+/// The batch [`evaluate`] runs `samples` samples in: 1 for a graph that cannot take
+/// more ([`Network::batchable`]); else up to [`MAX_BATCH`], fewer when a sample's
+/// largest tensor is big or there are too few samples to give every thread four
+/// batches. Results do not depend on it.
+pub fn default_batch(net: &Network, samples: usize) -> usize {
+    if !net.batchable() {
+        return 1;
+    }
+    let largest = net
+        .graph
+        .tensors
+        .iter()
+        .filter(|t| t.role != network::graph::TensorRole::Weight)
+        .map(|t| t.shape.iter().product::<usize>())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let threads = rayon::current_num_threads().max(1);
+    samples
+        .div_ceil(4 * threads)
+        .min(MAX_BATCH)
+        .min(BATCH_VALUES / largest)
+        .max(1)
+}
+
+/// The first `samples` samples of `range` cut into batches of `batch`.
+fn batches(range: Range<usize>, batch: usize) -> Vec<Range<usize>> {
+    let batch = batch.max(1);
+    (range.start..range.end)
+        .step_by(batch)
+        .map(|s| s..(s + batch).min(range.end))
+        .collect()
 }
 
 /// The float network's output for the first `samples` samples, `[samples, ...]` flat.
 pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, AccuracyError> {
-    let per: Vec<Vec<f64>> = (0..samples)
+    let per: Vec<Vec<f64>> = batches(0..samples, default_batch(net, samples))
         .into_par_iter()
-        .map(|s| {
-            net.forward(
-                net.sample(s),
-                &mut |l, x| Ok(net.layers[l].float_product(x)),
-            )
+        .map(|r| {
+            let n = r.len();
+            let first = r.start;
+            let y = net.forward(net.samples(r), n, &mut |l, x, n| {
+                Ok(net.layers[l].float_products(x, n))
+            })?;
+            gate_batch(net, first, "float network", y)
         })
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
 }
 
+/// Units of work [`evaluate`] reports to its progress callback: a sample through one
+/// path (the float network, the quantized one, each mode).
+pub fn work(samples: usize, modes: &[Mode]) -> u64 {
+    samples as u64 * (modes.len() as u64 + 2)
+}
+
+/// One path of one sample, before the reduction in sample order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplePath {
+    pub prediction: usize,
+    /// ||y - y_float||^2 of the graph output.
+    pub output_sq_err: f64,
+    /// Per crossbar layer.
+    pub layers: Vec<LayerStats>,
+}
+
+/// What one sample contributes to an [`Evaluation`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRecord {
+    pub float_prediction: usize,
+    /// ||y_float||^2 of the graph output.
+    pub float_sq: f64,
+    /// The quantized network, then each mode.
+    pub paths: Vec<SamplePath>,
+}
+
 /// Runs the first `samples` samples in float, as the quantized network and in every mode
 /// of `modes`; in a mode, layer i goes through the crossbar datapath iff `crossbar[i]`
-/// (others compute exact integer products). `progress` is called once per finished sample.
+/// (others compute exact integer products). `progress` is called with the units of
+/// [`work`] as they are done.
 pub fn evaluate(
     net: &Network,
     machine: &Machine,
@@ -160,8 +256,24 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation, AccuracyError> {
+    let batch = default_batch(net, samples);
+    let records = evaluate_samples(net, machine, modes, crossbar, 0..samples, batch, progress)?;
+    Ok(reduce(&records, modes))
+}
+
+/// The records of samples `range` ([`evaluate`] reduces them), computed `batch` samples
+/// at a time (clamped to 1 for a graph that is not [`Network::batchable`]). A sample's
+/// record depends neither on the batch, nor on the range, nor on the threads.
+pub fn evaluate_samples(
+    net: &Network,
+    machine: &Machine,
+    modes: &[Mode],
+    crossbar: &[bool],
+    range: Range<usize>,
+    batch: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<SampleRecord>, AccuracyError> {
     let hw = machine.hw;
-    let bits = hw.input_bits;
     for l in &net.layers {
         functional::check_layer(&l.quant.spec, hw)?;
     }
@@ -178,98 +290,224 @@ pub fn evaluate(
         .iter()
         .map(|p| functional::Layer::new(p, hw, machine.sim, &func))
         .collect();
-
-    // One path of one sample: `mode` None is the quantized network.
-    let path =
-        |s: usize, mode: Option<Mode>| -> Result<(Vec<f64>, Vec<LayerStats>), AccuracyError> {
-            let mut stats = vec![LayerStats::default(); net.layers.len()];
-            let y = net.forward(net.sample(s), &mut |l, x| {
-                let layer = &net.layers[l];
-                let q = layer.quantize(x, bits);
-                let st = &mut stats[l];
-                let y_int = match mode {
-                    Some(m) if crossbar.get(l).copied().unwrap_or(true) => {
-                        let mut run = LayerRun::starting_at(&mapped[l], &[m], s);
-                        run.feed(Samples::new(&q, 1));
-                        let out = run.finish().pop();
-                        let Some(out) = out else {
-                            return Err(AccuracyError::Network(format!(
-                                "{}: no output",
-                                layer.name()
-                            )));
-                        };
-                        st.func = out.metrics;
-                        st.crossbar = true;
-                        out.outputs.unwrap_or_default()
+    let on_crossbar = |l: usize| crossbar.get(l).copied().unwrap_or(true);
+    // A mode whose every crossbar layer takes the exact fast path computes the quantized
+    // network: its records are the quantized path's, with the datapath figures of exact
+    // outputs.
+    let exact_mode: Vec<bool> = modes
+        .iter()
+        .map(|&m| (0..net.layers.len()).all(|l| !on_crossbar(l) || mapped[l].is_exact(m)))
+        .collect();
+    let step = if net.batchable() { batch.max(1) } else { 1 };
+    let per_batch = batches(range, step)
+        .into_par_iter()
+        .map(|r| {
+            let ctx = Batch {
+                net,
+                mapped: &mapped,
+                on_crossbar: &on_crossbar,
+                bits: hw.input_bits,
+                range: r,
+            };
+            let n = ctx.range.len();
+            let float = ctx.float()?;
+            progress(n as u64);
+            let (quantized, exact_figures) = ctx.path(None, &float)?;
+            progress(n as u64);
+            let mut paths = vec![quantized];
+            for (&m, &exact) in modes.iter().zip(&exact_mode) {
+                let p = if exact {
+                    let mut p = paths[0].clone();
+                    for (l, stats) in p.iter_mut().flat_map(|s| s.layers.iter_mut().enumerate()) {
+                        if on_crossbar(l) {
+                            stats.crossbar = true;
+                        }
                     }
-                    _ => layer.exact(&q),
+                    for (s, figures) in p.iter_mut().zip(&exact_figures) {
+                        for (stats, f) in s.layers.iter_mut().zip(figures) {
+                            if stats.crossbar {
+                                stats.func = f.clone();
+                            }
+                        }
+                    }
+                    p
+                } else {
+                    ctx.path(Some(m), &float)?.0
                 };
-                let step = layer.input_step(bits) * layer.weight_scale;
-                let y: Vec<f64> = y_int.iter().map(|&v| v as f64 * step).collect();
-                let reference = layer.float_product(x);
-                for (a, b) in y.iter().zip(&reference) {
+                progress(n as u64);
+                paths.push(p);
+            }
+            float
+                .chunks(net.output_len().max(1))
+                .enumerate()
+                .map(|(i, f)| {
+                    Ok(SampleRecord {
+                        float_prediction: prediction(net, ctx.range.start + i, f)?,
+                        float_sq: f.iter().map(|v| v * v).sum::<f64>(),
+                        paths: paths.iter().map(|p| p[i].clone()).collect(),
+                    })
+                })
+                .collect::<Result<Vec<_>, AccuracyError>>()
+        })
+        .collect::<Result<Vec<_>, AccuracyError>>()?;
+    Ok(per_batch.concat())
+}
+
+/// A batch of samples through one network.
+struct Batch<'a, 'l> {
+    net: &'a Network,
+    mapped: &'a [functional::Layer<'l>],
+    on_crossbar: &'a (dyn Fn(usize) -> bool + Sync),
+    bits: u32,
+    range: Range<usize>,
+}
+
+impl Batch<'_, '_> {
+    /// The graph output of the float network, `[n, ...]`.
+    fn float(&self) -> Result<Vec<f64>, AccuracyError> {
+        let n = self.range.len();
+        let net = self.net;
+        let y = net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
+            Ok(net.layers[l].float_products(x, n))
+        })?;
+        gate_batch(net, self.range.start, "float network", y)
+    }
+
+    /// One path (`mode` None: the quantized network) of the batch: per sample its
+    /// [`SamplePath`], and per sample and layer the datapath figures of the exact
+    /// product (those of a mode on the exact fast path).
+    #[allow(clippy::type_complexity)]
+    fn path(
+        &self,
+        mode: Option<Mode>,
+        float: &[f64],
+    ) -> Result<(Vec<SamplePath>, Vec<Vec<Metrics>>), AccuracyError> {
+        let net = self.net;
+        let n = self.range.len();
+        let layers = net.layers.len();
+        let mut stats = vec![vec![LayerStats::default(); layers]; n];
+        let mut exact_figures = vec![vec![Metrics::default(); layers]; n];
+        let y = net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
+            let layer = &net.layers[l];
+            let q = layer.quantize(x, self.bits);
+            let exact = layer.exact_products(&q, n);
+            let outs = layer.outputs();
+            let per = layer.geom().vectors_per_sample();
+            let crossbar = mode.filter(|_| (self.on_crossbar)(l));
+            let read = match crossbar {
+                Some(m) if !self.mapped[l].is_exact(m) => {
+                    let mut run = LayerRun::starting_at(&self.mapped[l], &[m], self.range.start);
+                    run.feed(Samples::new(&q, n));
+                    let out = run.finish().pop().and_then(|o| o.outputs);
+                    Some(out.ok_or_else(|| {
+                        AccuracyError::Network(format!("{}: no output", layer.name()))
+                    })?)
+                }
+                _ => None,
+            };
+            let y_int = read.as_deref().unwrap_or(&exact);
+            let step = layer.input_step(self.bits) * layer.weight_scale;
+            let y: Vec<f64> = y_int.iter().map(|&v| v as f64 * step).collect();
+            let reference = layer.float_products(x, n);
+            for s in 0..n {
+                let at = s * outs..(s + 1) * outs;
+                let st = &mut stats[s][l];
+                for (a, b) in y[at.clone()].iter().zip(&reference[at.clone()]) {
                     st.float_sq_err += (a - b) * (a - b);
                     st.float_sq += b * b;
                 }
-                Ok(y)
-            })?;
-            Ok((y, stats))
-        };
-
-    struct SampleOut {
-        float: Vec<f64>,
-        paths: Vec<(Vec<f64>, Vec<LayerStats>)>,
-    }
-    let outs: Vec<SampleOut> = (0..samples)
-        .into_par_iter()
-        .map(|s| {
-            let float =
-                net.forward(
-                    net.sample(s),
-                    &mut |l, x| Ok(net.layers[l].float_product(x)),
-                )?;
-            let mut paths = vec![path(s, None)?];
-            for &m in modes {
-                paths.push(path(s, Some(m))?);
+                let figures = datapath_figures(&y_int[at.clone()], &exact[at.clone()], per);
+                if crossbar.is_some() {
+                    st.crossbar = true;
+                    st.func = figures;
+                } else if mode.is_none() {
+                    exact_figures[s][l] = figures;
+                }
             }
-            progress(1);
-            Ok(SampleOut { float, paths })
-        })
-        .collect::<Result<_, AccuracyError>>()?;
+            Ok(y)
+        })?;
+        let name = mode.map_or("quantized".to_string(), |m| m.to_string());
+        let y = gate_batch(net, self.range.start, &name, y)?;
+        let paths = y
+            .chunks(net.output_len().max(1))
+            .zip(float.chunks(net.output_len().max(1)))
+            .zip(stats)
+            .enumerate()
+            .map(|(i, ((y, f), layers))| {
+                Ok(SamplePath {
+                    prediction: prediction(net, self.range.start + i, y)?,
+                    output_sq_err: y.iter().zip(f).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
+                    layers,
+                })
+            })
+            .collect::<Result<_, AccuracyError>>()?;
+        Ok((paths, exact_figures))
+    }
+}
 
-    // Reduced in sample order: the sums do not depend on threads.
+/// The datapath figures of one sample's outputs `y` against the exact product, both
+/// `[Cout, Ho*Wo]`, added as the datapath adds them: vector by vector (`per` positions),
+/// each vector's outputs in order.
+fn datapath_figures(y: &[i64], exact: &[i64], per: usize) -> Metrics {
+    let mut m = Metrics::default();
+    let outs = y.len() / per.max(1);
+    for pos in 0..per {
+        for c in 0..outs {
+            m.add(y[c * per + pos], exact[c * per + pos]);
+        }
+    }
+    m
+}
+
+/// The [`Evaluation`] of records in sample order (of samples 0.. of the graph input):
+/// every sum is added sample by sample in that order, so it does not depend on how the
+/// records were computed (threads, batches, ranges).
+pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
+    let layers = records
+        .first()
+        .and_then(|r| r.paths.first())
+        .map_or(0, |p| p.layers.len());
     let mut results: Vec<PathResult> = std::iter::once(None)
         .chain(modes.iter().map(|&m| Some(m)))
         .map(|mode| PathResult {
             mode,
-            predictions: Vec::with_capacity(samples),
+            predictions: Vec::with_capacity(records.len()),
             output_sq_err: 0.0,
-            layers: vec![LayerStats::default(); net.layers.len()],
+            layers: vec![LayerStats::default(); layers],
         })
         .collect();
-    let mut float_predictions = Vec::with_capacity(samples);
+    let mut float_predictions = Vec::with_capacity(records.len());
     let mut float_sq = 0.0;
-    for o in &outs {
-        float_predictions.push(argmax(&o.float));
-        float_sq += o.float.iter().map(|v| v * v).sum::<f64>();
-        for (r, (y, stats)) in results.iter_mut().zip(&o.paths) {
-            r.predictions.push(argmax(y));
-            r.output_sq_err += y
-                .iter()
-                .zip(&o.float)
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>();
-            for (acc, st) in r.layers.iter_mut().zip(stats) {
-                acc.merge(st);
+    for r in records {
+        float_predictions.push(r.float_prediction);
+        float_sq += r.float_sq;
+        for (acc, p) in results.iter_mut().zip(&r.paths) {
+            acc.predictions.push(p.prediction);
+            acc.output_sq_err += p.output_sq_err;
+            for (a, st) in acc.layers.iter_mut().zip(&p.layers) {
+                a.merge(st);
             }
         }
     }
     let quantized = results.remove(0);
-    Ok(Evaluation {
-        samples,
+    Evaluation {
+        samples: records.len(),
         float_predictions,
         float_sq,
         quantized,
         modes: results,
-    })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn argmax_predicts_no_class_from_a_nan() {
+        assert_eq!(super::argmax(&[1.0, 3.0, 3.0, -1.0]), Some(1));
+        assert_eq!(super::argmax(&[f64::NEG_INFINITY, -1.0]), Some(1));
+        // Before: 0 for both, so two NaN outputs counted as agreeing.
+        assert_eq!(super::argmax(&[f64::NAN, 2.0]), None);
+        assert_eq!(super::argmax(&[2.0, f64::NAN]), None);
+        assert_eq!(super::argmax(&[]), None);
+    }
 }

@@ -4,7 +4,9 @@
 //! markers per series, the legend beside the plot (so it never hides a line). Large linear
 //! y values are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
 //! Without lines the chart is a scatter (one marker per point), over which a Pareto
-//! front can be drawn as a step line in [`style::REFERENCE`].
+//! front can be drawn as a step line in [`style::REFERENCE`], its points ringed. A
+//! series may carry an interval per point (a 95% confidence interval): whiskers on a
+//! scatter, a translucent band around a line.
 //! It knows no model and writes no file: callers get the SVG text.
 
 use anyhow::{anyhow, bail, Result};
@@ -33,6 +35,12 @@ pub struct Chart {
     /// A Pareto front drawn over the series as a step line (the corners, in order), with
     /// its own legend entry; empty for none.
     pub front: Vec<(f64, f64)>,
+    /// The points of the Pareto front, each ringed in [`style::REFERENCE`] (a front of
+    /// one point has no line to draw); empty for none.
+    pub front_points: Vec<(f64, f64)>,
+    /// Per series, in the order of `series`, the intervals (x, low, high) of its points
+    /// that have one, sorted by x; empty (or shorter than `series`) for none.
+    pub intervals: Vec<Vec<(f64, f64, f64)>>,
 }
 
 /// The legend entry of [`Chart::front`].
@@ -138,6 +146,10 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         })
     };
     let ((mut x0, mut x1), (mut y0, mut y1)) = (span(|p| p.0), span(|p| p.1));
+    // The intervals widen the y range to hold them whole.
+    for &(_, lo, hi) in c.intervals.iter().flatten() {
+        (y0, y1) = (y0.min(lo), y1.max(hi));
+    }
     if (log_x && x0 <= 0.0) || (log_y && y0 <= 0.0) {
         bail!("plot: a logarithmic axis needs positive values");
     }
@@ -319,6 +331,43 @@ where
     for (k, (_, pts)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
+        let bars: Vec<(f64, f64, f64)> = c
+            .intervals
+            .get(k)
+            .map(|b| {
+                b.iter()
+                    .map(|&(x, lo, hi)| (x, lo / scale, hi / scale))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if c.lines && bars.len() > 1 {
+            // A band: the upper ends left to right, then the lower ends back.
+            let band: Vec<(f64, f64)> = bars
+                .iter()
+                .map(|b| (b.0, b.2))
+                .chain(bars.iter().rev().map(|b| (b.0, b.1)))
+                .collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(band, color.mix(0.2).filled())))
+                .map_err(err)?;
+        } else {
+            // Whiskers: a vertical line from low to high with a cap at each end.
+            for &(x, lo, hi) in &bars {
+                let cap = || PathElement::new(vec![(-5, 0), (5, 0)], color.stroke_width(1));
+                chart
+                    .draw_series([
+                        EmptyElement::at((x, lo)) + cap(),
+                        EmptyElement::at((x, hi)) + cap(),
+                    ])
+                    .map_err(err)?;
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x, lo), (x, hi)],
+                        color.stroke_width(1),
+                    )))
+                    .map_err(err)?;
+            }
+        }
         if c.lines {
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
@@ -328,6 +377,14 @@ where
             .draw_series(pts.into_iter().map(|p| marker(k, p)))
             .map_err(err)?;
     }
+    // Front points ringed over the markers.
+    chart
+        .draw_series(
+            c.front_points.iter().map(|&(px, py)| {
+                Circle::new((px, py / scale), 8, style::REFERENCE.stroke_width(2))
+            }),
+        )
+        .map_err(err)?;
     Ok(())
 }
 
@@ -356,10 +413,14 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
         ))
         .map_err(err)?;
     }
-    if !c.front.is_empty() {
+    if !c.front.is_empty() || !c.front_points.is_empty() {
         let y = top + 24 * c.series.len() as i32;
         let line = PathElement::new(vec![(12, y), (44, y)], style::REFERENCE.stroke_width(2));
         area.draw(&line).map_err(err)?;
+        if !c.front_points.is_empty() {
+            let ring = Circle::new((28, y), 8, style::REFERENCE.stroke_width(2));
+            area.draw(&ring).map_err(err)?;
+        }
         area.draw(&Text::new(
             FRONT_LABEL,
             (52, y - 8),

@@ -43,6 +43,52 @@ pub enum ChipError {
     },
 }
 
+/// The finite gate of a mode's chip figures (every number its columns, its JSON section
+/// and its table hold): a figure that is not finite refuses the configuration, naming
+/// the chip key of its largest energy component (or of the static power).
+fn check_finite(spec: &ChipSpec, m: &ModeChip) -> Result<(), ChipError> {
+    let Some(t) = &m.timing else {
+        return Ok(());
+    };
+    let parts = [
+        ("static_mw_per_tile", spec.static_mw_per_tile, t.static_pj),
+        ("router_pj_per_bit", spec.router_pj_per_bit, t.network_pj),
+        ("offchip_pj_per_bit", spec.offchip_pj_per_bit, t.offchip_pj),
+        ("write_pj_per_row", spec.write_pj_per_row, t.write_pj),
+    ];
+    let figures = [
+        ("chip energy_pj", m.energy_pj),
+        ("chip power_w", m.power_w),
+        ("chip images_per_s", Some(t.images_per_s)),
+        ("chip images_per_s_per_w", m.images_per_s_per_w),
+        ("chip images_per_s_per_mm2", m.images_per_s_per_mm2),
+        ("chip latency_ns", Some(t.latency_ns)),
+        ("chip static_pj", Some(t.static_pj)),
+        ("chip network_pj", Some(t.network_pj)),
+        ("chip offchip_pj", Some(t.offchip_pj)),
+        ("chip write_pj", Some(t.write_pj)),
+    ];
+    for (name, v) in figures {
+        let Some(v) = v else { continue };
+        if let Err(e) = bounds::finite::check(|| format!("{name} of {}", m.mode), v) {
+            // The component that overflowed (NaN counts as the largest).
+            let (key, value, _) = parts
+                .iter()
+                .copied()
+                .max_by(|a, b| {
+                    let k = |x: f64| if x.is_nan() { f64::INFINITY } else { x };
+                    k(a.2).total_cmp(&k(b.2))
+                })
+                .unwrap_or(parts[0]);
+            return Err(ChipError::Key {
+                key: key.into(),
+                msg: format!("{value:e} is too large: {e}"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A layer's shape as the chip sees it: output rows, which input rows each needs, and
 /// how many bytes it hands to the next layer.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,7 +186,8 @@ pub fn evaluate(
             .map_or_else(|| place::chips_for(spec, per_layer), |p| p.chips);
         let timing = placement
             .as_ref()
-            .map(|p| schedule(spec, ctx, layers, per_layer, p));
+            .map(|p| schedule(spec, ctx, layers, per_layer, p))
+            .transpose()?;
         let mut m = ModeChip {
             mode: mode.clone(),
             chips,
@@ -166,6 +213,7 @@ pub fn evaluate(
             m.power_w = Some(power);
             m.images_per_s_per_w = (power > 0.0).then(|| t.images_per_s / power);
             m.timing = Some(t);
+            check_finite(spec, &m)?;
         }
         out.push(m);
     }

@@ -24,6 +24,7 @@
 //! next images, so a stage takes `ceil(W / copies)` per run's worth of images.
 
 use crate::place::{busy_in_run, busy_with, Placement};
+use crate::ChipError;
 use crate::{ChipSpec, Context, DataMovement, LayerMode, LayerShape, Schedule};
 use serde::Serialize;
 
@@ -119,7 +120,32 @@ struct Link {
     offchip_pj: f64,
 }
 
-fn link(spec: &ChipSpec, ctx: &Context, shapes: &[LayerShape], p: &Placement, i: usize) -> Link {
+/// Most cycles one derived duration (a transfer, a hop, a reprogramming) may take: 2^48,
+/// so that the schedule's sums over layers, rows and images stay far inside u64 (a
+/// cast would saturate at 2^64 - 1 and a sum then wrap, making the chip faster).
+pub const MAX_DERIVED_CYCLES: u64 = 1 << 48;
+
+/// `ns` as whole cycles of `ctx.cycle_ns`, or the refusal naming `key` (the chip key
+/// whose value made it) and `what` took that long.
+fn cycles(ns: f64, ctx: &Context, key: &str, value: f64, what: &str) -> Result<u64, ChipError> {
+    bounds::finite::to_count(|| what.to_string(), ns / ctx.cycle_ns, MAX_DERIVED_CYCLES).map_err(
+        |e| ChipError::Key {
+            key: key.into(),
+            msg: format!(
+                "{value:e} is out of range: {} would be {} cycles (timing.cycle_ns = {}), more than 2^48",
+                e.figure, e.value, ctx.cycle_ns
+            ),
+        },
+    )
+}
+
+fn link(
+    spec: &ChipSpec,
+    ctx: &Context,
+    shapes: &[LayerShape],
+    p: &Placement,
+    i: usize,
+) -> Result<Link, ChipError> {
     let none = Link {
         transfer: 0,
         hop_cycles: 0,
@@ -130,7 +156,7 @@ fn link(spec: &ChipSpec, ctx: &Context, shapes: &[LayerShape], p: &Placement, i:
         offchip_pj: 0.0,
     };
     if i + 1 >= shapes.len() || spec.data_movement == DataMovement::Free {
-        return none;
+        return Ok(none);
     }
     let (a, b) = (&p.layers[i], &p.layers[i + 1]);
     let from = position(spec, a.first_unit + a.units.saturating_sub(1));
@@ -138,22 +164,49 @@ fn link(spec: &ChipSpec, ctx: &Context, shapes: &[LayerShape], p: &Placement, i:
     let hops = from.0.abs_diff(to.0) + from.1.abs_diff(to.1);
     let cross = from.2 != to.2;
     let bytes = shapes[i].out_bytes * ctx.samples;
-    // GB/s is bytes per ns.
-    let mut rate = (spec.link_bits as f64 / 8.0 * spec.link_ghz).min(spec.edram_gb_per_s);
+    // GB/s is bytes per ns; the slowest of the rates, with its key for messages.
+    let mut rates = vec![
+        (
+            "link_ghz",
+            spec.link_ghz,
+            spec.link_bits as f64 / 8.0 * spec.link_ghz,
+        ),
+        ("edram_gb_per_s", spec.edram_gb_per_s, spec.edram_gb_per_s),
+    ];
     if cross {
-        rate = rate.min(spec.interchip_gb_per_s);
+        rates.push((
+            "interchip_gb_per_s",
+            spec.interchip_gb_per_s,
+            spec.interchip_gb_per_s,
+        ));
     }
+    let (mut key, mut value, rate) =
+        rates.into_iter().fold(
+            ("", 0.0, f64::INFINITY),
+            |a, r| if r.2 < a.2 { r } else { a },
+        );
     let capacity = spec.edram_kb_per_tile * 1024.0 * b.tiles.max(1) as f64;
     let spill = shapes[i].out_bytes as f64 > capacity;
     let spill_bytes = if spill { 2 * bytes } else { 0 };
     let mut ns = bytes as f64 / rate;
     if spill {
-        ns += spill_bytes as f64 / spec.offchip_gb_per_s;
+        let off = spill_bytes as f64 / spec.offchip_gb_per_s;
+        if off > ns {
+            (key, value) = ("offchip_gb_per_s", spec.offchip_gb_per_s);
+        }
+        ns += off;
     }
     let bits = bytes as f64 * 8.0;
-    Link {
-        transfer: (ns / ctx.cycle_ns).ceil() as u64,
-        hop_cycles: (hops as f64 * spec.hop_ns / ctx.cycle_ns).ceil() as u64,
+    let layer = &shapes[i].name;
+    Ok(Link {
+        transfer: cycles(ns, ctx, key, value, &format!("the transfer after {layer}"))?,
+        hop_cycles: cycles(
+            hops as f64 * spec.hop_ns,
+            ctx,
+            "hop_ns",
+            spec.hop_ns,
+            &format!("the hops after {layer}"),
+        )?,
         hops,
         bytes,
         spill_bytes,
@@ -164,7 +217,7 @@ fn link(spec: &ChipSpec, ctx: &Context, shapes: &[LayerShape], p: &Placement, i:
                 0.0
             },
         offchip_pj: spill_bytes as f64 * 8.0 * spec.offchip_pj_per_bit,
-    }
+    })
 }
 
 /// A placed mode with its links, ready to be timed.
@@ -273,11 +326,17 @@ pub fn schedule(
     shapes: &[LayerShape],
     modes: &[LayerMode],
     p: &Placement,
-) -> Timing {
+) -> Result<Timing, ChipError> {
     let links: Vec<Link> = (0..shapes.len())
         .map(|i| link(spec, ctx, shapes, p, i))
-        .collect();
-    let write_cycles = (ctx.xbar_rows as f64 * spec.write_ns_per_row / ctx.cycle_ns).ceil() as u64;
+        .collect::<Result<_, _>>()?;
+    let write_cycles = cycles(
+        ctx.xbar_rows as f64 * spec.write_ns_per_row,
+        ctx,
+        "write_ns_per_row",
+        spec.write_ns_per_row,
+        "the write of a crossbar",
+    )?;
     let run = Run {
         spec,
         ctx,
@@ -320,7 +379,7 @@ pub fn schedule(
         0
     };
     let powered_tiles = p.chips * spec.tiles_per_chip();
-    Timing {
+    Ok(Timing {
         run_cycles,
         latency_cycles,
         latency_ns: latency_cycles as f64 * ctx.cycle_ns,
@@ -341,5 +400,5 @@ pub fn schedule(
             * run_cycles as f64
             * ctx.cycle_ns,
         layers,
-    }
+    })
 }

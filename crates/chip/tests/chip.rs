@@ -1,4 +1,6 @@
 //! Hand-computed tiny chips and properties of placement and schedules.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -95,7 +97,7 @@ fn balance_by_hand() {
             ("schedule", s("pipelined")),
         ],
     );
-    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
     assert_eq!(t.layers[0].busy_cycles, 50);
     assert_eq!(t.layers[0].end, 54);
     assert_eq!(t.cycles_per_image, 25.0);
@@ -120,7 +122,7 @@ fn two_layers_by_hand_free() {
         let Placed::Fits(p) = place(&spec, &modes) else {
             panic!()
         };
-        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
         assert_eq!((t.run_cycles, t.latency_cycles), (run, run), "{sched}");
         assert_eq!(t.layers[1].stall_cycles, stall, "{sched}");
         assert_eq!(t.network_bytes, 0);
@@ -158,7 +160,7 @@ fn pool_barrier_by_hand() {
         let Placed::Fits(p) = place(&spec, &modes) else {
             panic!()
         };
-        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
         assert_eq!(t.run_cycles, run, "{sched}");
         assert_eq!(t.layers[1].start, l2_start, "{sched}");
         assert_eq!(t.layers[2].stall_cycles, l3_stall, "{sched}");
@@ -187,7 +189,7 @@ fn two_layers_by_hand_with_a_link() {
         let Placed::Fits(p) = place(&spec, &modes) else {
             panic!()
         };
-        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+        let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
         assert_eq!(t.run_cycles, run, "{sched}");
         assert_eq!(t.layers[1].stall_cycles, stall, "{sched}");
         assert_eq!(t.layers[0].transfer_cycles, 8);
@@ -213,7 +215,7 @@ fn hops_and_spills_by_hand() {
     let Placed::Fits(p) = place(&spec, &modes) else {
         panic!()
     };
-    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
     assert_eq!(t.layers[0].hops, 1);
     assert_eq!(t.network_bytes, 8);
     assert!((t.network_pj - 64.0 * 0.137).abs() < 1e-9);
@@ -255,7 +257,7 @@ fn overflow_by_hand() {
         shape(1, 1, 1, 1, 1),
         shape(1, 1, 1, 1, 1),
     ];
-    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p);
+    let t = schedule(&spec, &ctx(1), &shapes, &modes, &p).unwrap();
     assert_eq!(t.write_cycles, 2 * 6513);
     assert_eq!(t.write_pj, 20.0 * 128.0 * 3910.0);
     assert!(t.run_cycles >= 2 * 6513 + 3 * 14);
@@ -325,7 +327,7 @@ fn run(
 ) -> Option<Timing> {
     match place(spec, modes) {
         Placed::Fits(p) | Placed::Reprogrammed(p) => {
-            Some(schedule(spec, &ctx(samples), shapes, modes, &p))
+            Some(schedule(spec, &ctx(samples), shapes, modes, &p).unwrap())
         }
         Placed::DoesNotFit { .. } => None,
     }
@@ -420,4 +422,51 @@ proptest! {
             prop_assert_eq!(bar.run_cycles, pip.run_cycles);
         }
     }
+}
+
+/// A key whose value makes a derived figure overflow refuses the configuration, naming
+/// the key: a tiny link clock made every transfer 2^64 - 1 cycles, whose sums wrapped (a
+/// faster chip); a huge static power made the energy infinite (written as nulls).
+#[test]
+fn keys_that_overflow_a_figure_are_named() {
+    let modes = [lm(2, 100, 4), lm(2, 100, 4)];
+    let shapes = [shape(8, 8, 1, 1, 1 << 20), shape(8, 8, 1, 1, 64)];
+    let run = |sets: &[(&str, Value)]| {
+        let mut all = vec![("data_movement", s("mesh"))];
+        all.extend_from_slice(sets);
+        let spec = small((2, 2), 2, 4, &all);
+        evaluate(
+            &spec,
+            &AreaTable::isaac_32nm(),
+            &ctx(3),
+            &shapes,
+            &[("dense".into(), modes.to_vec(), 1.0)],
+        )
+    };
+    let ok = run(&[]).unwrap();
+    let t = ok[0].timing.as_ref().unwrap();
+    assert!(t.layers[0].transfer_cycles > 0 && t.run_cycles < 1 << 40);
+    let e = run(&[("link_ghz", Value::Float(1e-300))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("chip.link_ghz: 1e-300 is out of range: the transfer after l would be"),
+        "{e}"
+    );
+    let e = run(&[("offchip_gb_per_s", Value::Float(1e-300))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("chip.offchip_gb_per_s: 1e-300 is out of range"),
+        "{e}"
+    );
+    let e = run(&[("static_mw_per_tile", Value::Float(1e308))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "chip.static_mw_per_tile: 1e308 is too large: chip energy_pj of dense would be inf"
+        ),
+        "{e}"
+    );
 }

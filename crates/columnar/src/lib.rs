@@ -94,9 +94,17 @@ pub enum Error {
     Width { row: u64, got: usize, want: usize },
     #[error("column {column}: a Parquet column of type {found} is not one this reader knows")]
     Schema { column: String, found: String },
+    /// A row group whose declared size is refused before it is read.
+    #[error("row group {group}: {problem}")]
+    RowGroup { group: usize, problem: String },
     #[error("{0}")]
     Parquet(#[from] parquet::errors::ParquetError),
 }
+
+/// Most cells (rows x columns read) of one row group a reader holds: 2^26, about 1 GB of
+/// typed cells (this crate writes [`ROW_GROUP_ROWS`] rows a group; pyarrow writes at most
+/// 2^20). A footer that declares more is refused before anything is allocated.
+pub const MAX_GROUP_CELLS: u64 = 1 << 26;
 
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -380,7 +388,18 @@ impl<R: ChunkReader + 'static> Reader<R> {
         while self.group < self.file.num_row_groups() {
             let rg = self.file.get_row_group(self.group)?;
             self.group += 1;
-            let n = rg.metadata().num_rows().max(0) as usize;
+            // The footer's claim, bounded before the columns are allocated from it.
+            let rows = rg.metadata().num_rows().max(0) as u64;
+            let cells = (self.projection.len().max(1) as u64).checked_mul(rows);
+            let n = bounds::size::at_most(cells.unwrap_or(u64::MAX), MAX_GROUP_CELLS, "cells")
+                .map(|_| rows as usize)
+                .map_err(|e| Error::RowGroup {
+                    group: self.group - 1,
+                    problem: format!(
+                        "declares {rows} rows x {} columns = {e} a row group",
+                        self.projection.len()
+                    ),
+                })?;
             if n == 0 {
                 continue;
             }
@@ -566,6 +585,58 @@ mod tests {
         assert!(e.to_string().contains("'1' is not true or false"));
         let e = w.row(&["a"]).unwrap_err();
         assert_eq!(e.to_string(), "row 6: 1 cells, the header has 5");
+    }
+
+    /// `bytes` (a file of this writer) with every i64 field of its footer that holds 3
+    /// (the row counts of a 3-row table) made to declare `rows`.
+    pub fn claim_rows(bytes: &[u8], rows: u64) -> Vec<u8> {
+        let n = bytes.len();
+        let len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+        let start = n - 8 - len;
+        let mut enc = Vec::new();
+        let mut z = rows << 1; // zigzag, then a varint
+        loop {
+            let b = (z & 0x7f) as u8;
+            z >>= 7;
+            if z == 0 {
+                enc.push(b);
+                break;
+            }
+            enc.push(b | 0x80);
+        }
+        let footer = &bytes[start..n - 8];
+        let mut out = bytes[..start].to_vec();
+        let mut i = 0;
+        while i < footer.len() {
+            // Compact protocol: field delta 1, type i64 (0x16), value 3 (zigzag 6).
+            if footer[i..].starts_with(&[0x16, 0x06]) {
+                out.push(0x16);
+                out.extend_from_slice(&enc);
+                i += 2;
+            } else {
+                out.push(footer[i]);
+                i += 1;
+            }
+        }
+        let new_len = (out.len() - start) as u32;
+        out.extend_from_slice(&new_len.to_le_bytes());
+        out.extend_from_slice(b"PAR1");
+        out
+    }
+
+    #[test]
+    fn a_row_group_declaring_2_to_the_40_rows_is_refused_before_allocation() {
+        let bytes = write(&vec![vec!["a", "1", "2", "0.5", "true"]; 3]);
+        let (_, rows) = read(claim_rows(&bytes, 3));
+        assert_eq!(rows.len(), 3, "the patch keeps a valid file valid");
+        let hostile = claim_rows(&bytes, 1 << 40);
+        assert_ne!(hostile, bytes);
+        let mut r = Reader::new(bytes::Bytes::from(hostile)).unwrap();
+        let e = r.next_row(&mut Vec::new()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "row group 0: declares 1099511627776 rows x 5 columns = 5497558138880 cells, more than the limit of 67108864 a row group"
+        );
     }
 
     #[test]

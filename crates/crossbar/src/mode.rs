@@ -63,7 +63,10 @@ impl FromStr for Mode {
             .into_iter()
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown mode '{s}' (expected dense, weight, activation, sre or ideal)")
+                format!(
+                    "unknown mode '{s}' (expected dense, weight, activation, sre or ideal){}",
+                    workload::text::did_you_mean(s, Mode::ALL.iter().map(|m| m.as_str()))
+                )
             })
     }
 }

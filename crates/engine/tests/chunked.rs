@@ -2,6 +2,8 @@
 //! numbers of replaying them all at once, for every engine and mode — counts, cycles and
 //! the cycle engine's stage counters, finite queues included (the machine runs on from
 //! one chunk to the next).
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

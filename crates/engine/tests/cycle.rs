@@ -3,6 +3,8 @@
 //! `bit` — and an unbounded one — `none`), on random small layers, hardware, barrier
 //! policies and slow stages, and on the lenet5 zoo network; between the two, never
 //! slower with a deeper queue.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

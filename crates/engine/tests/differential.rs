@@ -1,6 +1,8 @@
 //! The fast engine against the naive reference engine on random small layers and
 //! configurations: every count, cycles included, must be equal; and the fast engine
 //! must give the same numbers with 1 and 2 threads.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

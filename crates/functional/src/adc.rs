@@ -4,20 +4,49 @@
 const HALF_BELOW: f64 = 0.499_999_999_999_999_94;
 
 /// code = clamp(round(S / step), 0, 2^bits - 1) * step, round half away from zero.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Adc {
     /// Positive integer, in cell levels (1: every level distinct).
     pub step: u64,
     /// Largest count, 2^bits - 1.
     pub max_count: u64,
+    /// The smallest integer sum that clips: ceil((max_count + 1/2) * step).
+    clip_from: u64,
+    /// (max_count + 1/2) * step: a real sum at least this clips.
+    clip_real: f64,
 }
 
 impl Adc {
     pub fn new(bits: u32, step: u64) -> Self {
+        let max_count = (1u64 << bits) - 1;
+        let twice = (2 * max_count as u128 + 1) * step as u128;
         Adc {
             step,
-            max_count: (1u64 << bits) - 1,
+            max_count,
+            clip_from: twice.div_ceil(2).min(u64::MAX as u128) as u64,
+            clip_real: (max_count as f64 + 0.5) * step as f64,
         }
+    }
+
+    /// Whether the conversion of an ideal sum clips: round(s / step) passes max_count,
+    /// i.e. s >= (max_count + 1/2) * step (docs/functional.md, "ADC range").
+    #[inline(always)]
+    pub fn clips(&self, s: u64) -> bool {
+        s >= self.clip_from
+    }
+
+    /// [`Self::clips`] of a real sum.
+    #[inline(always)]
+    pub fn clips_real(&self, s: f64) -> bool {
+        s >= self.clip_real
+    }
+
+    /// The smallest step at which `bits` bits reach a sum of `range` with their top
+    /// code: max(1, ceil(range / (2^bits - 1))). Such an ADC never clips a sum up to
+    /// `range`.
+    pub fn step_for(bits: u32, range: u64) -> u64 {
+        let top = (1u64 << bits) - 1;
+        range.div_ceil(top).max(1)
     }
 
     /// The code of an ideal (integer, non-negative) bitline sum.
@@ -153,5 +182,27 @@ mod tests {
         }
         let c = Adc::new(32, 1);
         assert_eq!(c.convert(u32::MAX as u64 + 5), u32::MAX as u64);
+    }
+
+    #[test]
+    fn a_sum_clips_iff_its_code_is_not_its_rounded_count() {
+        for bits in [1u32, 2, 3, 5] {
+            for step in [1u64, 2, 3, 7] {
+                let a = Adc::new(bits, step);
+                for s in 0..200u64 {
+                    let unclamped = (2 * s + step) / (2 * step);
+                    assert_eq!(a.clips(s), unclamped > a.max_count, "{bits} {step} {s}");
+                    let x = s as f64 + 0.25;
+                    let clipped_real = (x / step as f64).round() as u64 > a.max_count;
+                    assert_eq!(a.clips_real(x), clipped_real, "{bits} {step} {x}");
+                }
+            }
+        }
+        // 2 bits reach 27 (a 9-row OU of 2-bit cells) with step 9: 3 * 9 = 27.
+        assert_eq!(Adc::step_for(2, 27), 9);
+        assert_eq!(Adc::step_for(5, 27), 1);
+        assert_eq!(Adc::step_for(4, 0), 1);
+        assert!(!Adc::new(2, 9).clips(27) && !Adc::new(2, 9).clips(31));
+        assert!(Adc::new(2, 9).clips(32));
     }
 }

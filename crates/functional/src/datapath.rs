@@ -75,6 +75,13 @@ struct Reads {
     native: bool,
     /// The skip sampler's place in each class's stream.
     skip: Skip,
+    /// ADC conversions so far (a column of the tile per read with current), and those
+    /// that clipped.
+    conversions: u64,
+    clips: u64,
+    /// When calibrating: how many conversions saw each non-zero ideal sum (index: the
+    /// sum; longer sums in the last entry).
+    hist: Option<Vec<u64>>,
 }
 
 /// Whether the CPU has the features of [`Datapath::vector_native`].
@@ -112,8 +119,29 @@ impl Scratch {
                 zig: ziggurat(),
                 native: native(),
                 skip: Skip::new(dp.laws),
+                conversions: 0,
+                clips: 0,
+                hist: None,
             },
         }
+    }
+
+    /// A scratch that also records every non-zero ideal sum of an exact read up to
+    /// `top` (larger ones count as `top`): the histogram of a calibration.
+    pub fn recording(dp: &Datapath, outputs: usize, top: usize) -> Self {
+        let mut s = Scratch::new(dp, outputs);
+        s.reads.hist = Some(vec![0; top + 1]);
+        s
+    }
+
+    /// (ADC conversions, of which clipped) since the scratch was made.
+    pub fn clip_counts(&self) -> (u64, u64) {
+        (self.reads.conversions, self.reads.clips)
+    }
+
+    /// The histogram of a [`Scratch::recording`] (empty otherwise).
+    pub fn take_histogram(&mut self) -> Vec<u64> {
+        self.reads.hist.take().unwrap_or_default()
     }
 
     /// Shift-and-adds the codes at `flush` rather than at the latest point they fit 64
@@ -467,6 +495,7 @@ impl Datapath<'_> {
         if any == 0 {
             return;
         }
+        r.conversions += tile.cols.len() as u64;
         // Every column group of a tile sees the same OUs (a compacted tile holds one
         // group; ideal reads all used columns of the block at once), and a column's read
         // does not depend on the others': the columns are read in their order in the
@@ -566,6 +595,27 @@ impl Datapath<'_> {
             }
         }
         if kind == Kind::Exact {
+            if r.hist.is_some() {
+                // Calibration: each non-zero sum recorded, then converted.
+                let n = self.sums::<false>(tile, span, sets, r);
+                let Reads {
+                    hist,
+                    hits,
+                    codes,
+                    clips,
+                    weight,
+                    ..
+                } = r;
+                if let Some(h) = hist.as_mut() {
+                    let top = h.len() - 1;
+                    for &(j, s) in &hits[..n] {
+                        h[(s as usize).min(top)] += 1;
+                        *clips += self.adc.clips(s) as u64;
+                        add_code(&mut codes[j as usize], self.adc.convert(s), *weight);
+                    }
+                }
+                return;
+            }
             // code = ADC(S), added to the column's sum as it is read.
             self.sums::<true>(tile, span, sets, r);
             return;
@@ -579,7 +629,7 @@ impl Datapath<'_> {
         // The skip sampler settles the reads of its classes; the others (left at the
         // front of the hits) draw their own noise below, as the per-read sampler does.
         let n = match kind {
-            Kind::Skip => self.skip_codes(open, n, r),
+            Kind::Skip => self.skip_codes(open, att, n, r),
             _ => n,
         };
         let noisy = dev.read_noise > 0.0;
@@ -606,8 +656,11 @@ impl Datapath<'_> {
     /// class draws per read or is beyond the table are moved, in order, to the front of
     /// the hits: their count. (Kept apart, they go through the per-read sampler's loops,
     /// which overlap the draws of many columns: the same bits as that sampler's.)
+    ///
+    /// A settled read clips exactly when its noise-free sum att * S does: a class whose
+    /// reads can clip draws per read unless its sum is noise-free ([`crate::skip`]).
     #[inline(always)]
-    fn skip_codes(&self, open: u32, n: usize, r: &mut Reads) -> usize {
+    fn skip_codes(&self, open: u32, att: f64, n: usize, r: &mut Reads) -> usize {
         let Some(laws) = self.laws else { return n };
         // Without a branch on which reads draw per read (their classes mix at random).
         let mut direct = 0;
@@ -617,6 +670,7 @@ impl Datapath<'_> {
             let (code, per_read) = r.skip.code(laws, c);
             let w = if per_read { 0 } else { r.weight };
             add_code(&mut r.codes[j as usize], code, w);
+            r.clips += (!per_read && self.adc.clips_real(att * sum as f64)) as u64;
             r.hits[direct] = (j, sum);
             direct += per_read as usize;
         }
@@ -635,6 +689,7 @@ impl Datapath<'_> {
             // (A sum is far below 2^63: the signed conversion is one instruction.)
             let current = sum as i64 as f64;
             let code = if HOW == Codes::Attenuated as u8 {
+                r.clips += adc.clips_real(att * current) as u64;
                 adc.convert_real(att * current)
             } else {
                 let a = match r.noise.get(sum as usize) {
@@ -642,6 +697,7 @@ impl Datapath<'_> {
                     None => rn * current.sqrt(),
                 };
                 let s = att * (current + a * z);
+                r.clips += adc.clips_real(s) as u64;
                 if HOW == Codes::NoisyUnit as u8 {
                     adc.count_below_2_53(s)
                 } else {
@@ -710,6 +766,7 @@ impl Datapath<'_> {
                     "a column with a cell in an open row carries current"
                 );
                 if EXACT {
+                    r.clips += self.adc.clips(s) as u64;
                     add_code(&mut r.codes[j], self.adc.convert(s), r.weight);
                     continue;
                 }
@@ -771,16 +828,22 @@ impl Datapath<'_> {
                 let off = drive as f64 * g_off;
                 let (adc, w) = (self.adc, r.weight);
                 let sums = r.codes[..ncols].iter_mut().zip(&r.currents[..ncols]);
+                let mut clips = 0;
                 if adc.unit() {
                     // (convert_real of a unit ADC is this count.)
                     for (codes, &c) in sums {
-                        add_code(codes, adc.count_below_2_53(att * c - off), w);
+                        let s = att * c - off;
+                        clips += adc.clips_real(s) as u64;
+                        add_code(codes, adc.count_below_2_53(s), w);
                     }
                 } else {
                     for (codes, &c) in sums {
-                        add_code(codes, adc.convert_real(att * c - off), w);
+                        let s = att * c - off;
+                        clips += adc.clips_real(s) as u64;
+                        add_code(codes, adc.convert_real(s), w);
                     }
                 }
+                r.clips += clips;
                 return;
             }
         }
@@ -807,6 +870,7 @@ impl Datapath<'_> {
                     self.ideal_sum(tile, j, span, &r.digits) as f64
                 }
             };
+            r.clips += self.adc.clips_real(s) as u64;
             add_code(codes, self.adc.convert_real(s), r.weight);
         }
     }

@@ -34,9 +34,9 @@ pub struct Device {
 pub enum Sampler {
     /// A draw only where a read's code changes (geometric gaps per class of read):
     /// the same law of every read as `PerRead`, other draws.
-    #[default]
     Skip,
-    /// A normal draw per read that carries current, keyed by the read.
+    /// A normal draw per read that carries current, keyed by the read (the default).
+    #[default]
     PerRead,
 }
 

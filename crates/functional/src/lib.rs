@@ -24,12 +24,12 @@ mod skip;
 
 pub use adc::Adc;
 pub use device::{Device, ErrorTable, Sampler};
-pub use exact::{exact_product, fits_i64};
+pub use exact::{exact_path, exact_product, exact_products, fits_i64};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
 };
-pub use run::{Layer, LayerRun, ModeOutput};
+pub use run::{calibrate, full_sum, Layer, LayerRun, ModeOutput};
 pub use skip::code_law;
 
 use crossbar::Hardware;
@@ -48,6 +48,54 @@ pub struct FuncOptions {
     pub decoder: Decoder,
     /// `[device]`: the ideal device by default.
     pub device: Device,
+    /// Compute a mode whose reads are provably exact ([`exact_path`]) as the exact
+    /// product instead of OU by OU (on by default). Off in the tests of the datapath
+    /// itself, and wherever `decoder` is not the model's (the fast path assumes it; a
+    /// function's address cannot tell it reliably).
+    pub exact_fast_path: bool,
+    /// `adc.range`: how the ADC step of a fixed `adc.bits` is chosen.
+    pub adc_range: AdcRange,
+    /// Calibrated steps (`adc.range = max | percentile:P`): (layer name, mode, step),
+    /// from [`calibrate`]; a (layer, mode) absent from it converts with `adc_step`.
+    pub adc_steps: std::sync::Arc<Vec<(String, crossbar::Mode, u64)>>,
+}
+
+/// `adc.range` (docs/functional.md, "ADC range").
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum AdcRange {
+    /// The step is `adc.step` (no calibration).
+    #[default]
+    Step,
+    /// The largest sum an OU can produce at its height reaches the top code.
+    Full,
+    /// The P-th percentile (0 < P <= 100, nearest rank) of the non-zero ideal sums over
+    /// the calibration samples reaches the top code; `max` is percentile 100.
+    Percentile(f64),
+}
+
+impl AdcRange {
+    /// `step`, `full`, `max` or `percentile:P`.
+    pub fn parse(s: &str) -> Result<AdcRange, String> {
+        match s {
+            "step" => Ok(AdcRange::Step),
+            "full" => Ok(AdcRange::Full),
+            "max" => Ok(AdcRange::Percentile(100.0)),
+            _ => {
+                let p = s
+                    .strip_prefix("percentile:")
+                    .and_then(|p| p.parse::<f64>().ok())
+                    .filter(|p| *p > 0.0 && *p <= 100.0);
+                p.map(AdcRange::Percentile).ok_or_else(|| {
+                    format!("'{s}' is not step, full, max or percentile:P with 0 < P <= 100")
+                })
+            }
+        }
+    }
+
+    /// Whether the step comes from calibration samples.
+    pub fn calibrated(&self) -> bool {
+        matches!(self, AdcRange::Percentile(_))
+    }
 }
 
 impl Default for FuncOptions {
@@ -57,6 +105,9 @@ impl Default for FuncOptions {
             keep_outputs: false,
             decoder: index_decoder,
             device: Device::default(),
+            exact_fast_path: true,
+            adc_range: AdcRange::Step,
+            adc_steps: Default::default(),
         }
     }
 }
@@ -221,12 +272,14 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
         .iter()
         .fold(0u128, |a, m| a.saturating_add(scratch(m.compacted())))
         .saturating_add(mul(&[k, groups, 12]))
-        .saturating_add(mul(&[outs, 8]));
+        .saturating_add(mul(&[outs, 8]))
+        .saturating_add(exact::BLOCK_BYTES as u128);
     // The outputs of a batch of vectors (at most a chunk's), every mode's and the exact
-    // product as i64, the float layer's as f64.
+    // product as i64 (the latter twice: as computed, and in the batch's rows), the float
+    // layer's as f64.
     let chunk_outputs = mul(&[b.held_samples as u128, g.vectors_per_sample() as u128, outs]);
     let batch_outputs = chunk_outputs.min((run::BATCH_OUTPUTS as u128).max(outs));
-    let batch = mul(&[batch_outputs, modes.saturating_add(2), 8]);
+    let batch = mul(&[batch_outputs, modes.saturating_add(3), 8]);
     let kept = mul(&[
         b.kept_samples as u128,
         g.vectors_per_sample() as u128,

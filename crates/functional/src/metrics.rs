@@ -19,6 +19,11 @@ pub struct Metrics {
     pub float_sq_err: f64,
     /// Sum of Y_float^2.
     pub float_sq_ref: f64,
+    /// ADC conversions of the reads that carried current: a conversion per column of
+    /// the tile read.
+    pub adc_conversions: u64,
+    /// Those whose sum clipped (docs/functional.md, "ADC range").
+    pub adc_clips: u64,
 }
 
 impl Metrics {
@@ -49,6 +54,25 @@ impl Metrics {
     pub fn float_rel_rmse(&self) -> Option<f64> {
         (self.float_outputs > 0 && self.float_sq_ref > 0.0)
             .then(|| (self.float_sq_err / self.float_sq_ref).sqrt())
+    }
+
+    /// Fraction of ADC conversions that clipped (None without a conversion).
+    pub fn adc_clip_frac(&self) -> Option<f64> {
+        (self.adc_conversions > 0).then(|| self.adc_clips as f64 / self.adc_conversions as f64)
+    }
+
+    /// Adds the sums of `o` (max_abs_err the larger).
+    pub fn merge(&mut self, o: &Metrics) {
+        self.outputs += o.outputs;
+        self.exact += o.exact;
+        self.sq_err += o.sq_err;
+        self.sq_exact += o.sq_exact;
+        self.max_abs_err = self.max_abs_err.max(o.max_abs_err);
+        self.float_outputs += o.float_outputs;
+        self.float_sq_err += o.float_sq_err;
+        self.float_sq_ref += o.float_sq_ref;
+        self.adc_conversions += o.adc_conversions;
+        self.adc_clips += o.adc_clips;
     }
 
     /// Fraction of outputs equal to the exact product (None without outputs).

@@ -1,11 +1,11 @@
 //! A layer's samples through every mode's datapath, a chunk at a time.
 
 use crate::datapath::{Datapath, Scratch};
-use crate::exact::{exact_product, twos_correction};
+use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
 use crate::skip::{Laws, DIRECT_P};
-use crate::{Adc, FuncOptions, Metrics};
-use crossbar::{Hardware, Mode};
+use crate::{Adc, AdcRange, FuncOptions, Metrics};
+use crossbar::{AdcBits, Hardware, Mode};
 use engine::input::Pass;
 use engine::{Prepared, Samples, SimOptions};
 use rayon::prelude::*;
@@ -83,9 +83,31 @@ impl<'p> Layer<'p> {
             .sum()
     }
 
+    /// The ADC step of `mode` (docs/functional.md, "ADC range"): `adc.step`, the step
+    /// at which the full OU sum reaches the top code, or the calibrated one.
+    fn adc_step(&self, mode: Mode) -> u64 {
+        let bits = self.hw.adc_resolution(mode);
+        match self.opts.adc_range {
+            AdcRange::Step => self.opts.adc_step,
+            AdcRange::Full => Adc::step_for(bits, full_sum(self.hw, mode)),
+            AdcRange::Percentile(_) => self
+                .opts
+                .adc_steps
+                .iter()
+                .find(|(l, m, _)| *m == mode && *l == self.prep.spec.name)
+                .map_or(self.opts.adc_step, |e| e.2),
+        }
+    }
+
     fn datapath(&self, mode: Mode) -> Datapath<'_> {
+        self.datapath_with(
+            mode,
+            Adc::new(self.hw.adc_resolution(mode), self.adc_step(mode)),
+        )
+    }
+
+    fn datapath_with(&self, mode: Mode, adc: Adc) -> Datapath<'_> {
         let program = self.program(mode);
-        let adc = Adc::new(self.hw.adc_resolution(mode), self.opts.adc_step);
         Datapath {
             program,
             plan: &self.prep.plan,
@@ -121,6 +143,12 @@ impl<'p> Layer<'p> {
         }))
     }
 
+    /// Whether `mode` takes the exact fast path on this layer ([`exact_path`]): its
+    /// outputs are then the exact product, computed as one, never OU by OU.
+    pub fn is_exact(&self, mode: Mode) -> bool {
+        exact_path(self.hw, self.opts, mode, self.prep.map.k as u64) && self.adc_step(mode) == 1
+    }
+
     /// Outputs of one input vector: groups * Cout/G.
     fn outputs(&self) -> usize {
         (self.prep.map.groups * self.prep.map.cols_per_group) as usize
@@ -140,6 +168,8 @@ pub struct ModeOutput {
 pub struct LayerRun<'l> {
     layer: &'l Layer<'l>,
     paths: Vec<Datapath<'l>>,
+    /// Per mode: whether it takes the exact fast path.
+    exact: Vec<bool>,
     results: Vec<ModeOutput>,
     /// Samples fed so far, counted from sample `first` of the layer's input.
     samples: usize,
@@ -164,6 +194,7 @@ impl<'l> LayerRun<'l> {
         LayerRun {
             layer,
             paths: modes.iter().map(|&m| layer.datapath(m)).collect(),
+            exact: modes.iter().map(|&m| layer.is_exact(m)).collect(),
             results: modes
                 .iter()
                 .map(|&mode| ModeOutput {
@@ -202,7 +233,16 @@ impl<'l> LayerRun<'l> {
         let batch = (BATCH_OUTPUTS / outs.max(1)).max(1);
         for start in (0..vectors).step_by(batch) {
             let end = (start + batch).min(vectors);
-            let ys = self.compute(chunk, start..end);
+            let (ys, clips) = self.compute(chunk, start..end);
+            // Conversions and clips are counted where a converter can clip: a fixed
+            // adc.bits (an auto one never does, and its modes may skip the reads on the
+            // exact fast path).
+            if matches!(self.layer.hw.adc_bits, AdcBits::Fixed(_)) {
+                for (r, (conversions, clipped)) in self.results.iter_mut().zip(clips) {
+                    r.metrics.adc_conversions += conversions;
+                    r.metrics.adc_clips += clipped;
+                }
+            }
             let float = self.float_outputs(chunk, floats, start..end);
             let step = self
                 .layer
@@ -236,8 +276,13 @@ impl<'l> LayerRun<'l> {
         self.samples += chunk.samples;
     }
 
-    /// Per vector of `range`: the exact product, then every mode's Y.
-    fn compute(&self, chunk: Samples, range: std::ops::Range<usize>) -> Vec<i64> {
+    /// Per vector of `range`: the exact product, then every mode's Y; and per mode the
+    /// ADC conversions and clips (integer sums: the same for any split into pieces).
+    fn compute(
+        &self,
+        chunk: Samples,
+        range: std::ops::Range<usize>,
+    ) -> (Vec<i64>, Vec<(u64, u64)>) {
         let prep = self.layer.prep;
         let geom = prep.geom();
         // Vectors are numbered over the layer's samples, whatever the chunking.
@@ -248,26 +293,45 @@ impl<'l> LayerRun<'l> {
         let stride = outs * (self.paths.len() + 1);
         let twos_digits =
             prep.plan.dac_bits > 1 && matches!(prep.plan.passes[0], Pass::TwosComplement { .. });
+        // The exact product of every vector, as one matrix product.
+        let exact = exact_products(prep.weights, k, groups, range.len(), |i, x| {
+            chunk.fill_vector(geom, range.start + i, x)
+        });
+        let read = self.exact.iter().any(|&e| !e);
         let mut ys = vec![0i64; range.len() * stride];
         let piece = (range.len() / (rayon::current_num_threads() * 4)).clamp(1, 64);
-        ys.par_chunks_mut(stride * piece)
+        let modes = self.paths.len();
+        let clips = ys
+            .par_chunks_mut(stride * piece)
             .enumerate()
-            .for_each(|(p, block)| {
-                let mut vector = vec![0i32; k * groups];
-                let mut scratch: Vec<Scratch> =
-                    self.paths.iter().map(|d| Scratch::new(d, outs)).collect();
+            .map(|(p, block)| {
+                let mut vector = vec![0i32; if read { k * groups } else { 0 }];
+                // No scratch for a mode on the fast path: it copies the exact product.
+                let mut scratch: Vec<Option<Scratch>> = self
+                    .paths
+                    .iter()
+                    .zip(&self.exact)
+                    .map(|(d, &e)| (!e).then(|| Scratch::new(d, outs)))
+                    .collect();
                 for (i, row) in block.chunks_mut(stride).enumerate() {
                     let v = range.start + p * piece + i;
-                    chunk.fill_vector(geom, v, &mut vector);
-                    let index = (first_vector + v) as u64;
+                    let want = &exact[(v - range.start) * outs..][..outs];
                     let (exact, rest) = row.split_at_mut(outs);
-                    exact_product(prep.weights, &vector, k, groups, exact);
+                    exact.copy_from_slice(want);
+                    if read {
+                        chunk.fill_vector(geom, v, &mut vector);
+                    }
+                    let index = (first_vector + v) as u64;
                     for ((dp, s), y) in self
                         .paths
                         .iter()
                         .zip(&mut scratch)
                         .zip(rest.chunks_mut(outs))
                     {
+                        let Some(s) = s else {
+                            y.copy_from_slice(want);
+                            continue;
+                        };
                         dp.vector(&vector, index, s);
                         if twos_digits {
                             twos_correction(
@@ -283,8 +347,21 @@ impl<'l> LayerRun<'l> {
                         }
                     }
                 }
-            });
-        ys
+                scratch
+                    .iter()
+                    .map(|s| s.as_ref().map_or((0, 0), Scratch::clip_counts))
+                    .collect::<Vec<_>>()
+            })
+            .reduce(
+                || vec![(0, 0); modes],
+                |a, b| {
+                    a.iter()
+                        .zip(&b)
+                        .map(|(x, y)| (x.0 + y.0, x.1 + y.1))
+                        .collect()
+                },
+            );
+        (ys, clips)
     }
 
     /// The float layer's outputs of the vectors of `range` (None without a float layer
@@ -321,9 +398,108 @@ impl<'l> LayerRun<'l> {
     }
 
     /// Every mode's metrics (and outputs, when kept), in the order of the modes given.
+    /// (Their ADC clips are those of the vectors fed.)
     pub fn finish(self) -> Vec<ModeOutput> {
         self.results
     }
+}
+
+/// The largest bitline sum a read of `mode` can produce: its OU height (the whole
+/// crossbar for ideal) times the top cell level times the top digit.
+pub fn full_sum(hw: &Hardware, mode: Mode) -> u64 {
+    hw.ou_height(mode) as u64 * ((1u64 << hw.cell_bits) - 1) * ((1u64 << hw.dac_bits) - 1)
+}
+
+/// The ADC step of each of `modes` for `range` (docs/functional.md, "ADC range"),
+/// calibrated on `samples` of the layer's input: every read of the mode's datapath with
+/// the ideal device (so the step is the same for every device draw) and an ADC that
+/// cannot clip, the non-zero ideal sums counted, and the step at which
+/// `adc.bits` reach the P-th percentile of them (nearest rank). `Step` and `Full` need
+/// no samples: their steps are returned as [`Layer`] computes them.
+pub fn calibrate(
+    prep: &Prepared,
+    hw: &Hardware,
+    sim: &SimOptions,
+    modes: &[Mode],
+    samples: Samples,
+    range: AdcRange,
+) -> Vec<(Mode, u64)> {
+    let ideal = FuncOptions {
+        adc_range: AdcRange::Step,
+        ..FuncOptions::default()
+    };
+    let layer = Layer::new(prep, hw, sim, &ideal);
+    let geom = prep.geom();
+    let outs = layer.outputs();
+    let (k, groups) = (prep.map.k as usize, prep.map.groups as usize);
+    let vectors = samples.vectors(geom);
+    modes
+        .iter()
+        .map(|&mode| {
+            let bits = hw.adc_resolution(mode);
+            let p = match range {
+                AdcRange::Step => return (mode, 1),
+                AdcRange::Full => return (mode, Adc::step_for(bits, full_sum(hw, mode))),
+                AdcRange::Percentile(p) => p,
+            };
+            let full = full_sum(hw, mode);
+            // The histogram holds sums up to HISTOGRAM_TOP; larger ones count as the full
+            // sum (a percentile among them gives the full range: nothing it covers clips).
+            let top = full.min(HISTOGRAM_TOP);
+            let auto = Hardware {
+                adc_bits: crossbar::AdcBits::Auto,
+                ..*hw
+            };
+            let dp = layer.datapath_with(mode, Adc::new(auto.adc_resolution(mode), 1));
+            let hist = (0..vectors)
+                .into_par_iter()
+                .fold(
+                    || {
+                        (
+                            Scratch::recording(&dp, outs, top as usize),
+                            vec![0i32; k * groups],
+                        )
+                    },
+                    |(mut s, mut v), i| {
+                        samples.fill_vector(geom, i, &mut v);
+                        dp.vector(&v, i as u64, &mut s);
+                        (s, v)
+                    },
+                )
+                .map(|(mut s, _)| s.take_histogram())
+                .reduce(
+                    || vec![0u64; top as usize + 1],
+                    |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
+                );
+            let mut f = percentile(&hist, p);
+            if f >= HISTOGRAM_TOP {
+                f = full;
+            }
+            (mode, Adc::step_for(bits, f))
+        })
+        .collect()
+}
+
+/// The largest sum a calibration histogram holds an entry for (512 KiB of counts).
+const HISTOGRAM_TOP: u64 = (1 << 16) - 1;
+
+/// The P-th percentile (nearest rank) of the values counted in `hist` (hist[v]: how many
+/// are v), ignoring zeros: the smallest v with at least ceil(P/100 * n) of the n non-zero
+/// values at most v; 0 without any.
+pub fn percentile(hist: &[u64], p: f64) -> u64 {
+    let n: u64 = hist.iter().skip(1).sum();
+    if n == 0 {
+        return 0;
+    }
+    let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
+    let mut seen = 0;
+    for (v, &c) in hist.iter().enumerate().skip(1) {
+        seen += c;
+        if seen >= rank {
+            return v as u64;
+        }
+    }
+    (hist.len() - 1) as u64
 }
 
 #[cfg(test)]
@@ -387,6 +563,7 @@ mod tests {
         let device = Device {
             read_noise: 0.2,
             ir_drop: 0.01,
+            sampler: crate::Sampler::Skip,
             ..Device::default()
         };
         let per_read = FuncOptions {
@@ -447,6 +624,12 @@ mod tests {
             Device {
                 read_noise: 0.05,
                 ir_drop: 0.01,
+                ..Device::default()
+            },
+            Device {
+                read_noise: 0.05,
+                ir_drop: 0.01,
+                sampler: crate::Sampler::Skip,
                 ..Device::default()
             },
         ] {

@@ -10,8 +10,9 @@
 //! reads that return another code are a Bernoulli(p) sequence, drawn as geometric gaps,
 //! and each such code is drawn from the law conditioned on differing from the base. So
 //! one draw per changed code, not one per read, with the law of every read unchanged.
-//! A class whose p exceeds [`DIRECT_P`] (strong noise), and a read whose class is beyond
-//! the table, draws its own noise as the per-read sampler does.
+//! A class whose p exceeds [`DIRECT_P`] (strong noise) or whose reads can clip the ADC,
+//! and a read whose class is beyond the table, draws its own noise as the per-read
+//! sampler does.
 
 use crate::adc::Adc;
 use crate::device::Device;
@@ -174,6 +175,11 @@ impl Law {
         if direct {
             errs.clear();
         }
+        // A read of the class clips with probability P(S'/step >= top + 1/2): a class
+        // whose reads can clip (beyond the cut of the tails) draws per read, so a read
+        // the sampler settles clips only when its sum is noise-free and clips (the ADC's
+        // count of clips stays exact). Its law is kept ([`code_law`]).
+        let direct = direct || phi_upper(z(top as f64 + 0.5)) >= p * TRUNC;
         let ln_q = (-p).ln_1p();
         // Blocks of about 0.02 / p reads (when that is 64 or more): 98% of gaps are
         // drawn with one comparison.
@@ -535,6 +541,10 @@ mod tests {
         let l = Law::new(&dev, Adc::new(2, 1), 3, 1, DIRECT_P);
         assert_eq!(l.base, 3);
         assert!(l.errs.iter().all(|e| e.1 < 3));
+        // Its reads can clip (P(S' >= 3.5) = 0.0019): the class draws per read.
+        assert!(l.direct);
+        // A read far below the top cannot clip: the sampler settles it.
+        assert!(!Law::new(&dev, Adc::new(2, 1), 1, 1, DIRECT_P).direct);
         // IR drop shifts the base: a = 1 - 0.1 * 3 = 0.7, 0.7 * 10 = 7.
         let ir = Device {
             read_noise: 0.01,

@@ -1,6 +1,8 @@
 //! A device that draws each cell's conductance (variation, an off current) reads the
 //! same bits whether the conductances are cached when a tile is programmed or drawn at
 //! every read. Its own test binary: the cache limit it sets is process-wide.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

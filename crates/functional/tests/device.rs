@@ -1,5 +1,7 @@
 //! Non-ideal devices (docs/functional.md, "Non-ideal devices"): hand-computed reads, and runs that
 //! do not depend on threads or on how samples are chunked.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

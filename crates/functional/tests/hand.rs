@@ -1,4 +1,6 @@
 //! Tiny layers computed by hand (docs/functional.md works the first one through).
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -35,6 +37,8 @@ fn run(l: &QuantLayer, hw: &Hardware, f: FuncOptions) -> Vec<ModeOutput> {
 fn keep() -> FuncOptions {
     FuncOptions {
         keep_outputs: true,
+        // The datapath itself, OU by OU, not the exact fast path.
+        exact_fast_path: false,
         ..FuncOptions::default()
     }
 }

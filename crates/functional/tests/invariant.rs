@@ -1,6 +1,8 @@
 //! The exactness invariant (docs/functional.md, "The datapath in the code's words"): with an ideal device and an
 //! ADC that does not clip, every mode's output equals the exact integer product, here
 //! computed by a direct convolution independent of im2col and of the mapping.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

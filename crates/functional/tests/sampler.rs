@@ -195,6 +195,7 @@ fn skip_draws_do_not_depend_on_threads_or_chunking() {
             read_noise: 0.2,
             ir_drop: 0.01,
             seed,
+            sampler: Sampler::Skip,
             ..Device::default()
         },
         ..FuncOptions::default()

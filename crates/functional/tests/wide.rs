@@ -4,6 +4,8 @@
 //! column with current) against the per-cell path, which adds each open cell's
 //! conductance: with an off current of zero (an infinite on/off ratio) and no variation,
 //! both compute the same sums and must give the same bits.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

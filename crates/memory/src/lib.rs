@@ -10,6 +10,7 @@
 //! lists and a point's off-chip requests are exported record by record by [`export`] and
 //! [`trace`] (the caller writes them).
 //! docs/memory.md states the model and every assumption.
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod access;
 pub mod buffer;

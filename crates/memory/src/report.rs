@@ -65,8 +65,9 @@ pub fn load_network(name: &str, batch: usize, opts: ZooOptions) -> anyhow::Resul
         return bundle::load(path, batch).map_err(|e| anyhow!("--workload: {e:#}"));
     }
     bail!(
-        "--workload: unknown network '{name}' (known: {}; or a bundle directory)",
-        zoo::NAMES.join(", ")
+        "--workload: unknown network '{name}' (known: {}; or a bundle directory){}",
+        zoo::NAMES.join(", "),
+        network::text::did_you_mean(name, zoo::NAMES.iter().copied())
     )
 }
 
@@ -458,9 +459,39 @@ impl Outputs {
         dir: Option<&outdir::OutputDir>,
         stdout: &mut dyn Write,
     ) -> anyhow::Result<()> {
+        self.write_with(dir, Vec::new(), stdout)
+    }
+
+    /// [`Outputs::write`], replacing `exports` (staged files of other directories: the
+    /// access lists and the trace) in the same all-or-none step as the files of `dir`.
+    pub fn write_with(
+        &self,
+        dir: Option<&outdir::OutputDir>,
+        exports: Vec<outdir::Staged>,
+        stdout: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let mut staged = Vec::with_capacity(self.files.len() + exports.len());
         if let Some(dir) = dir {
-            let files: Vec<(&str, &[u8])> = self.files.iter().map(|(n, b)| (*n, &b[..])).collect();
-            dir.replace(&files)?;
+            for (name, bytes) in &self.files {
+                let mut s = dir.stage(name)?;
+                s.write_all(bytes)
+                    .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", s.target().display()))?;
+                staged.push(s);
+            }
+        }
+        staged.extend(exports);
+        // The journal of the replacement goes to the result directory, else beside the
+        // first export.
+        let journal_dir = match (dir, staged.first()) {
+            (Some(d), _) => Some(d.path().to_path_buf()),
+            (None, Some(s)) => s.target().parent().map(std::path::Path::to_path_buf),
+            (None, None) => None,
+        };
+        if let Some(j) = journal_dir {
+            match dir {
+                Some(d) => d.replace_staged(staged)?,
+                None => outdir::replace_staged(&j, staged)?,
+            }
         }
         stdout.write_all(self.table.as_bytes())?;
         match dir {

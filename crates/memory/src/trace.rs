@@ -166,6 +166,15 @@ impl TracePoint {
         }
     }
 
+    /// Checks that every issue cycle at `clock_hz` fits u64 (a cast would saturate each
+    /// at 2^64 - 1): the last request is issued before the point's time plus one step's
+    /// memory time. Call before [`TracePoint::requests`].
+    pub fn check_clock(&self, clock_hz: f64) -> Result<(), bounds::finite::NotFinite> {
+        let total: f64 = self.times.iter().map(|t| t.time_s + t.memory_s).sum();
+        bounds::finite::to_count(|| "the last issue cycle".into(), total * clock_hz, u64::MAX)
+            .map(|_| ())
+    }
+
     /// Every request of the point in issue order, with its cycle at `clock_hz`.
     pub fn requests(&self, layout: &AddressLayout, clock_hz: f64, mut emit: impl FnMut(Request)) {
         let n = self.times.len();

@@ -1,5 +1,7 @@
 //! The buffer on synthetic access lists: the limits (zero, unbounded), monotonicity in
 //! capacity, Belady against LRU, and Belady against an exhaustive search for the optimum.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,7 @@
 //! The model on the zoo networks: limits, monotonicity and Belady's reads <= LRU's on real access
 //! lists, reuse scopes, inference mode, simulated compute, and the errors of `outputs`.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -5,6 +5,8 @@
 //! Tensors (bytes): x 2; the weights fc1.weight, fc2.weight, fc3.weight 4 each; the
 //! activations fc1, fc2, fc3 2 each; the gradients fc3.dloss, fc3.dfc2, fc2.dfc1 2 each and
 //! fc1/fc2/fc3.weight.grad 4 each. Every tensor is one tile.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,6 +1,8 @@
 //! The exports on synthetic lists: the DRAM requests of a point carry exactly its traffic,
 //! step by step, in 64-byte pieces inside the tiles they move; the address layout; the
 //! records of the access list and the prefetch list.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -15,6 +15,15 @@ use thiserror::Error;
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::graph::{ActKind, Graph, Node, Op, PoolKind, PoolWindow, Tensor, TensorId, TensorRole};
 
+/// Most elements of any tensor of a bundle graph, batch included (2^48: every byte count
+/// of it fits u64 at any element width; the accuracy path then holds each tensor to
+/// `limits.max_layer_bytes`, the memory model to its own tensor limit).
+pub const MAX_TENSOR_ELEMENTS: u64 = 1 << 48;
+/// Most elements of a pooling window (kernel height x width).
+pub const MAX_WINDOW_ELEMENTS: u64 = 1 << 20;
+/// Most reads of one sample's pooling (output elements x window): 2^32, seconds of work.
+pub const MAX_POOL_READS: u64 = 1 << 32;
+
 /// The op names a node may carry.
 pub const OPS: [&str; 18] = [
     "layer",
@@ -155,14 +164,22 @@ fn name_of(v: Option<&Value>, at: &str) -> Result<String, GraphError> {
     }
 }
 
+/// A number attribute used as f32: finite and within f32's range before the cast (1e300
+/// would become infinity).
 fn float(o: &Obj, key: &str, at: &str, default: f32) -> Result<f32, GraphError> {
     match o.get(key) {
         None => Ok(default),
         Some(v) => v
             .as_f64()
-            .filter(|x| x.is_finite())
+            .filter(|x| x.is_finite() && x.abs() <= f32::MAX as f64)
             .map(|x| x as f32)
-            .ok_or_else(|| attr_err(at, key, "expected a finite number")),
+            .ok_or_else(|| {
+                attr_err(
+                    at,
+                    key,
+                    "expected a finite number within the float32 range (|x| <= 3.4e38)",
+                )
+            }),
     }
 }
 
@@ -217,8 +234,9 @@ fn flag(o: &Obj, key: &str, at: &str) -> Result<bool, GraphError> {
     }
 }
 
-/// The attribute keys of each op, besides `op`, `inputs` and `output`.
-fn attribute_keys(op: &str) -> &'static [&'static str] {
+/// The attribute keys of each op, besides `op`, `inputs` and `output` (tools/sresim_export/
+/// schema.json holds the same table for the exporter; tests/bundles.rs compares them).
+pub fn attribute_keys(op: &str) -> &'static [&'static str] {
     match op {
         "layer" => &["layer"],
         "Clip" => &["min", "max"],
@@ -228,6 +246,7 @@ fn attribute_keys(op: &str) -> &'static [&'static str] {
             "kernel_shape",
             "strides",
             "pads",
+            "dilations",
             "ceil_mode",
             "count_include_pad",
         ],
@@ -265,8 +284,19 @@ fn parse_op(op: &str, o: &Obj, at: &str) -> Result<NodeOp, GraphError> {
         }),
         "MaxPool" | "AveragePool" => {
             let kernel = fixed(o, "kernel_shape", at, 2, 1, None)?;
+            bounds::size::elements(&kernel, MAX_WINDOW_ELEMENTS)
+                .map_err(|e| attr_err(at, "kernel_shape", &format!("a window of {e}")))?;
             let strides = fixed(o, "strides", at, 2, 1, Some(vec![1, 1]))?;
             let pads = fixed(o, "pads", at, 4, 0, Some(vec![0; 4]))?;
+            // ONNX writes `dilations` on every pool (torch.onnx: [1, 1]); a dilated window
+            // is not modelled, and tools/export_onnx.py refuses it before writing.
+            if fixed(o, "dilations", at, 2, 1, Some(vec![1, 1]))? != [1, 1] {
+                return Err(attr_err(
+                    at,
+                    "dilations",
+                    "dilated pooling is not supported (expected [1, 1])",
+                ));
+            }
             for d in 0..2 {
                 if pads[d] >= kernel[d] || pads[d + 2] >= kernel[d] {
                     return Err(attr_err(
@@ -460,6 +490,8 @@ impl BundleGraph {
                 },
             ));
         }
+        check_size(&input_shape)
+            .map_err(|problem| shape_err("graph_input", &input_shape, problem))?;
         g.tensors.push(Tensor {
             name: self.input.clone(),
             shape: input_shape,
@@ -498,6 +530,7 @@ impl BundleGraph {
                 }
                 other => {
                     let (op, out) = infer(other, &shapes)
+                        .and_then(|(op, out)| check_size(&out).map(|()| (op, out)))
                         .map_err(|problem| shape_err(&at, shapes[0], problem))?;
                     (n.output.clone(), op, out, None)
                 }
@@ -550,6 +583,13 @@ impl BundleGraph {
         g.outputs.push(out);
         Ok(g)
     }
+}
+
+/// A tensor of `shape` holds at most [`MAX_TENSOR_ELEMENTS`] (checked product).
+fn check_size(shape: &[usize]) -> Result<(), String> {
+    bounds::size::elements(shape, MAX_TENSOR_ELEMENTS)
+        .map(|_| ())
+        .map_err(|e| format!("the output {} holds {e}", fmt_shape(shape)))
 }
 
 fn fmt_shape(s: &[usize]) -> String {
@@ -669,6 +709,13 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
             let [ho, wo] = w
                 .output_hw([x[2], x[3]])
                 .ok_or("the window exceeds the padded input")?;
+            // Per sample: channels x outputs x window.
+            bounds::size::product(&[x[1], ho, wo, w.kernel[0], w.kernel[1]])
+                .filter(|&r| r <= MAX_POOL_READS)
+                .ok_or(format!(
+                    "{} x {ho} x {wo} outputs of a {} x {} window read more than {MAX_POOL_READS} elements a sample",
+                    x[1], w.kernel[0], w.kernel[1]
+                ))?;
             (
                 Op::Pool {
                     kind: *kind,
@@ -694,6 +741,7 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
             if ax == 0 {
                 return Err("Flatten axis 0 would merge the batch".into());
             }
+            // Factors of the input's element count, which is bounded.
             let outer: usize = x[..ax].iter().product();
             let inner: usize = x[ax..].iter().product();
             (Op::Flatten { axis: ax }, vec![outer, inner])
@@ -728,7 +776,7 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
                         fmt_shape(s)
                     ));
                 }
-                out[ax] += s[ax];
+                out[ax] = bounds::size::add(out[ax], s[ax], "the concatenated axis")?;
             }
             (Op::Concat { axis: ax }, out)
         }
@@ -750,7 +798,12 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
                 return Err("Pad must not pad the batch dimension".into());
             }
             let pads: Vec<usize> = pads.iter().map(|&p| p as usize).collect();
-            let out = (0..rank).map(|d| x[d] + pads[d] + pads[d + rank]).collect();
+            let out = (0..rank)
+                .map(|d| {
+                    bounds::size::add(x[d], pads[d], "the padded size")
+                        .and_then(|v| bounds::size::add(v, pads[d + rank], "the padded size"))
+                })
+                .collect::<Result<Vec<usize>, String>>()?;
             (
                 Op::Pad {
                     pads,
@@ -777,7 +830,11 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
                     s => s as usize,
                 });
             }
-            let known: usize = out[1..].iter().product();
+            let known = bounds::size::product(&out[1..])
+                .and_then(|k| usize::try_from(k).ok())
+                .ok_or(format!(
+                    "cannot reshape to {shape:?}: its size overflows 64 bits"
+                ))?;
             if let Some(d) = unknown {
                 if known == 0 || !per_sample.is_multiple_of(known) {
                     return Err(format!("cannot reshape to {shape:?}"));
@@ -994,6 +1051,38 @@ mod tests {
         }
     }
 
+    /// ONNX writes `dilations` on pools (torch.onnx: [1, 1] on every MaxPool): accepted
+    /// when every entry is 1, refused by name otherwise (a dilated window is not modelled).
+    #[test]
+    fn pool_dilations_of_one_are_accepted_and_others_refused() {
+        let pool = |d: &str| {
+            with(
+                2,
+                &format!(
+                    r#"{{"op": "MaxPool", "inputs": ["r1"], "output": "p1", "kernel_shape": [2, 2], "strides": [2, 2], "dilations": {d}}}"#
+                ),
+            )
+        };
+        let g = build(&pool("[1, 1]")).unwrap();
+        assert_eq!(g, build(GOOD).unwrap());
+        let cases = [
+            (
+                "[2, 2]",
+                "dilations: dilated pooling is not supported (expected [1, 1])",
+            ),
+            (
+                "[1, 2]",
+                "dilations: dilated pooling is not supported (expected [1, 1])",
+            ),
+            ("[1]", "dilations: expected 2 positive integers"),
+            ("[0, 1]", "dilations: expected 2 positive integers"),
+        ];
+        for (d, want) in cases {
+            let e = build(&pool(d)).unwrap_err();
+            assert_eq!(e, format!("graph[2] (MaxPool -> p1): {want}"), "{d}");
+        }
+    }
+
     #[test]
     fn the_keys_beside_the_graph_are_checked() {
         let v: Value = serde_json::from_str(GOOD).unwrap();
@@ -1014,6 +1103,95 @@ mod tests {
         // An input with a zero dimension is refused before any node.
         let e = g.build("t", 1, &[1, 0, 8], &layers()).unwrap_err();
         assert_eq!(e.at, "graph_input");
+    }
+
+    #[test]
+    fn hostile_sizes_are_refused_before_anything_is_built() {
+        let big = i64::MAX;
+        assert_eq!(
+            PoolWindow {
+                strides: [usize::MAX, 1],
+                pads: [usize::MAX, 0, 1, 0],
+                ..PoolWindow::square(2, 1, 0)
+            }
+            .output_hw([6, 6]),
+            None
+        );
+        let cases = [
+            // Pads that wrap usize when added to the input.
+            (
+                with(9, &format!(r#"{{"op": "Pad", "inputs": ["rs"], "output": "pad", "pads": [0, 0, {big}, 0, 0, 0, {big}, 0]}}"#)),
+                "graph[9] (Pad -> pad): input shape [2, 16, 3, 3]: the padded size: ",
+            ),
+            // Pads that fit usize but make a tensor of more than 2^48 elements.
+            (
+                with(9, r#"{"op": "Pad", "inputs": ["rs"], "output": "pad", "pads": [0, 0, 4398046511104, 0, 0, 0, 4398046511104, 0]}"#),
+                "graph[9] (Pad -> pad): input shape [2, 16, 3, 3]: the output [2, 16, 8796093022211, 3] holds 844424930132256 elements, more than the limit of 281474976710656",
+            ),
+            // A reshape whose dimensions multiply past 2^64 (and to 0 when wrapped).
+            (
+                with(7, r#"{"op": "Reshape", "inputs": ["cat"], "output": "rs", "shape": [1, 4294967296, 4294967296, 0]}"#),
+                "graph[7] (Reshape -> rs): input shape [2, 144]: ",
+            ),
+            (
+                with(7, r#"{"op": "Reshape", "inputs": ["cat"], "output": "rs", "shape": [1, 4294967296, 4294967296, -1]}"#),
+                "graph[7] (Reshape -> rs): input shape [2, 144]: cannot reshape to",
+            ),
+            // A pooling window of 2^62 elements.
+            (
+                with(2, r#"{"op": "MaxPool", "inputs": ["r1"], "output": "p1", "kernel_shape": [2147483648, 2147483648], "pads": [2147483647, 0, 0, 0]}"#),
+                "graph[2] (MaxPool -> p1): kernel_shape: a window of 4611686018427387904 elements, more than the limit of 1048576",
+            ),
+            // A window at the limit over a padded input: 4.4e12 reads a sample.
+            (
+                with(2, r#"{"op": "MaxPool", "inputs": ["r1"], "output": "p1", "kernel_shape": [1024, 1024], "pads": [1023, 1023, 1023, 1023]}"#),
+                "graph[2] (MaxPool -> p1): input shape [2, 4, 6, 6]: 4 x 1029 x 1029 outputs of a 1024 x 1024 window read more than 4294967296",
+            ),
+            // An attribute beyond float32 (it would be cast to infinity).
+            (
+                with(11, r#"{"op": "Clip", "inputs": ["ap"], "output": "clip", "min": 0, "max": 1e300}"#),
+                "graph[11] (Clip -> clip): max: expected a finite number within the float32 range",
+            ),
+            (
+                with(9, r#"{"op": "Pad", "inputs": ["rs"], "output": "pad", "pads": [0, 0, 1, 1, 0, 0, 1, 1], "value": -1e39}"#),
+                "graph[9] (Pad -> pad): value: expected a finite number within the float32 range",
+            ),
+        ];
+        for (nodes, want) in cases {
+            let e = build(&nodes).unwrap_err();
+            assert!(e.starts_with(want), "{e}\n  expected: {want}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // A concatenation whose axis sums past 2^64.
+        let g = parse(
+            r#"[{"op": "Reshape", "inputs": ["x"], "output": "r", "shape": [1, 1, 1, 64]},
+                {"op": "Pad", "inputs": ["r"], "output": "p", "pads": [0, 0, 0, 0, 0, 0, 0, 9223372036854775807]},
+                {"op": "Softmax", "inputs": ["p"], "output": "prob"}]"#,
+        )
+        .unwrap();
+        let e = g
+            .build("t", 1, &[1, 8, 8], &layers())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("graph[1] (Pad -> p): input shape [1, 1, 1, 64]: the output [1, 1, 1, 9223372036854775871] holds"), "{e}");
+        let g = parse(
+            r#"[{"op": "Concat", "inputs": ["x", "x", "x"], "output": "c", "axis": 1},
+                {"op": "Softmax", "inputs": ["c"], "output": "prob"}]"#,
+        )
+        .unwrap();
+        let e = g
+            .build("t", 1, &[usize::MAX / 2, 1, 1], &layers())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("graph_input: input shape [1, 9223372036854775807, 1, 1]: the output"),
+            "{e}"
+        );
+        let e = g
+            .build("t", 1, &[1 << 47, 1, 1], &layers())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("graph[0] (Concat -> c): input shape [1, 140737488355328, 1, 1]: the output [1, 422212465065984, 1, 1] holds 422212465065984 elements, more than the limit"), "{e}");
     }
 
     #[test]

@@ -144,7 +144,8 @@ impl PoolWindow {
         for d in 0..2 {
             let (k, s) = (self.kernel[d], self.strides[d]);
             let (begin, end) = (self.pads[d], self.pads[d + 2]);
-            let padded = hw[d] + begin + end;
+            // Checked: the sizes come from a bundle's graph (docs/errors.md).
+            let padded = hw[d].checked_add(begin)?.checked_add(end)?;
             if k == 0 || s == 0 || padded < k {
                 return None;
             }
@@ -154,7 +155,8 @@ impl PoolWindow {
             } else {
                 span / s + 1
             };
-            // The last window starts inside the input or the leading padding.
+            // The last window starts inside the input or the leading padding (o - 1 <=
+            // span / s, so the product does not overflow).
             if self.ceil_mode && (o - 1) * s >= hw[d] + begin {
                 o -= 1;
             }

@@ -1,5 +1,6 @@
 //! Quoting user input in messages: an error is one line, and a hostile input (a 15 KB
-//! nested .npy header, a megabyte-long layer name) must not make it a page.
+//! nested .npy header, a megabyte-long layer name) must not make it a page. An unknown
+//! name gets the closest known one ([`did_you_mean`]).
 
 /// Most characters of user input quoted in a message.
 pub const MAX_QUOTED_CHARS: usize = 80;
@@ -23,9 +24,58 @@ pub fn clip_to(s: &str, max: usize) -> String {
     }
 }
 
+/// ` (did you mean "X"?)` for the known name `X` closest to the unknown `input`, or ""
+/// when none is close. Close: at most one edit (insertion, deletion, substitution or
+/// swap of neighbours, case ignored) per three characters of `input`, and at least one;
+/// a tie goes to the first in `known`. Appended to the end of a one-line error.
+pub fn did_you_mean<'a>(input: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let input_lower = input.to_lowercase();
+    let budget = (input.chars().count() / 3).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for k in known {
+        let d = strsim::osa_distance(&input_lower, &k.to_lowercase());
+        if d <= budget && k != input && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, k));
+        }
+    }
+    best.map_or_else(String::new, |(_, k)| {
+        format!(" (did you mean \"{}\"?)", clip(k))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggests_the_closest_name_within_the_budget() {
+        let zoo = ["lenet5", "vgg16", "resnet18", "resnet20"];
+        assert_eq!(did_you_mean("lenet", zoo), " (did you mean \"lenet5\"?)");
+        // A swap of neighbours is one edit.
+        assert_eq!(did_you_mean("vgg61", zoo), " (did you mean \"vgg16\"?)");
+        assert_eq!(did_you_mean("VGG16", zoo), " (did you mean \"vgg16\"?)");
+        // resnet18 and resnet20 are both one edit from resnet28: the first wins.
+        assert_eq!(
+            did_you_mean("resnet28", zoo),
+            " (did you mean \"resnet18\"?)"
+        );
+        assert_eq!(
+            did_you_mean("resnet21", zoo),
+            " (did you mean \"resnet20\"?)"
+        );
+        // Too far: nothing rather than a wild guess.
+        assert_eq!(did_you_mean("alexnet", zoo), "");
+        assert_eq!(
+            did_you_mean("sree", ["dense", "sre"]),
+            " (did you mean \"sre\"?)"
+        );
+        assert_eq!(did_you_mean("x", ["dense", "sre"]), "");
+        assert_eq!(
+            did_you_mean("ou.row", ["ou.rows", "ou.cols"]),
+            " (did you mean \"ou.rows\"?)"
+        );
+        assert_eq!(did_you_mean("a", std::iter::empty()), "");
+    }
 
     #[test]
     fn long_input_is_cut_on_a_character_boundary() {

@@ -27,7 +27,10 @@ pub fn open_bundle(name: Option<&str>, cfg: &Resolved, what: &str) -> Result<Bun
             None if workload::zoo::layers(n).is_some() => bail!(
                 "{what} {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
             ),
-            None => bail!("{what} {n}: no such bundle (see `sresim workloads`)"),
+            None => bail!(
+                "{what} {n}: no such bundle (see `sresim workloads`){}",
+                workload::resolve::suggest_bundle(n)
+            ),
         },
     }
 }
@@ -63,14 +66,15 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         };
         let bias_name = format!("{}.bias", l.spec.name);
         let bias = if w.has_array(&bias_name)? {
-            let (shape, b, _) = w.read_f64(&bias_name)?;
+            // The header first: a hostile shape is refused before anything is read.
+            let shape = w.array_shape(&bias_name)?;
             if shape != [l.spec.geom.out_channels] {
                 bail!(
                     "{label}: {bias_name}: shape {shape:?} (expected [{}], one per output channel)",
                     l.spec.geom.out_channels
                 );
             }
-            Some(b)
+            Some(w.read_f64(&bias_name)?.1)
         } else {
             None
         };
@@ -119,16 +123,206 @@ pub fn evaluate(
     samples: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
+    // One draw: draw 0, whose seed is device.seed.
+    let mut d = evaluate_draws(net, cfg, modes, crossbar, samples, 1, progress)?;
+    Ok(d.evals.remove(0))
+}
+
+/// The calibrated ADC steps of every datapath layer and mode (`adc.range = max |
+/// percentile:P`; empty otherwise): each layer calibrated on its quantized inputs in
+/// the quantized network over the first `adc.calibration_samples` graph-input samples
+/// (whatever `--samples` says, so the first samples give the same figures in any run).
+pub fn calibrate(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+) -> Result<Vec<(String, Mode, u64)>> {
+    let range = cfg.adc_range();
+    if !range.calibrated() || modes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
+    let bits = cfg.hw.input_bits;
+    let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
+    for s in 0..n {
+        net.forward(net.samples(s..s + 1), 1, &mut |l, x, n| {
+            let layer = &net.layers[l];
+            let q = layer.quantize(x, bits);
+            let step = layer.input_step(bits) * layer.weight_scale;
+            let y = layer
+                .exact_products(&q, n)
+                .iter()
+                .map(|&v| v as f64 * step)
+                .collect();
+            inputs[l].extend_from_slice(&q);
+            Ok(y)
+        })?;
+    }
+    let mut steps = Vec::new();
+    for (l, layer) in net.layers.iter().enumerate() {
+        if !crossbar.get(l).copied().unwrap_or(true) {
+            continue;
+        }
+        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
+        let samples = engine::Samples::new(&inputs[l], n);
+        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
+            steps.push((layer.name().to_string(), m, s));
+        }
+    }
+    Ok(steps)
+}
+
+/// [`evaluate`] of one device draw: `device.seed` replaced by `seed`, and the
+/// calibrated ADC `steps` ([`calibrate`]).
+fn evaluate_seeded(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    samples: usize,
+    (seed, steps): (u64, &[(String, Mode, u64)]),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Evaluation> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
+    let mut func = crate::functional::options(cfg, false);
+    func.device.seed = seed;
+    func.adc_steps = std::sync::Arc::new(steps.to_vec());
     let machine = Machine {
         hw: &cfg.hw,
         sim: &cfg.opts,
-        func: &crate::functional::options(cfg, false),
+        func: &func,
     };
-    Ok(accuracy::evaluate(
-        net, &machine, modes, crossbar, samples, progress,
-    )?)
+    let ev = accuracy::evaluate(net, &machine, modes, crossbar, samples, progress)?;
+    check_figures(net, &ev, cfg)?;
+    Ok(ev)
+}
+
+/// The finite gate of every figure accuracy.csv, summary.json, the table and a sweep's
+/// points hold: network figures of each path and error figures of each layer.
+pub fn check_figures(net: &Network, ev: &Evaluation, cfg: &Resolved) -> Result<()> {
+    for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
+        let path = p.mode.map_or("quantized".to_string(), |m| m.to_string());
+        for (name, v) in FIGURES.iter().zip(figures(net, ev, p)) {
+            if let Some(v) = v {
+                bounds::finite::check(|| format!("{name} of {path}"), v)
+                    .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+            }
+        }
+        for (l, st) in net.layers.iter().zip(&p.layers) {
+            let m = &st.func;
+            let layer = [
+                ("func_exact_frac", m.exact_frac()),
+                ("func_rel_rmse", m.rel_rmse()),
+                // Saturated at 2^64 - 1 (the error did not fit): refused like infinity.
+                (
+                    "func_max_abs_err",
+                    Some(if m.max_abs_err == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        m.max_abs_err as f64
+                    }),
+                ),
+                ("float_rel_rmse", st.float_rel_rmse()),
+            ];
+            for (name, v) in layer {
+                if let Some(v) = v {
+                    bounds::finite::check(|| format!("{name} of {} ({path})", l.name()), v)
+                        .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The evaluations of K device draws (docs/accuracy.md, "Device draws").
+#[derive(Debug, Clone)]
+pub struct Draws {
+    /// K.
+    pub k: u32,
+    /// The `device.seed` of each draw ([`crate::draws::seed`]).
+    pub seeds: Vec<u64>,
+    /// One evaluation per draw; a single one when the device draws nothing
+    /// ([`Draws::identical`]): every draw would give the same figures.
+    pub evals: Vec<Evaluation>,
+}
+
+impl Draws {
+    /// Whether the K draws are one computation repeated (a device that draws nothing).
+    pub fn identical(&self) -> bool {
+        self.evals.len() < self.k as usize
+    }
+
+    /// The evaluation of draw `d`.
+    pub fn eval(&self, d: usize) -> &Evaluation {
+        &self.evals[d.min(self.evals.len() - 1)]
+    }
+
+    /// Draw 0 (the single-draw run's evaluation).
+    pub fn first(&self) -> &Evaluation {
+        &self.evals[0]
+    }
+
+    /// Figure `f` (an index of [`FIGURES`]) of path `path` (0: the quantized network,
+    /// then each mode) in every draw, and its interval (None when a draw lacks it).
+    pub fn figure(&self, net: &Network, path: usize, f: usize) -> Option<crate::draws::Interval> {
+        let of = |ev: &Evaluation| {
+            let p = if path == 0 {
+                &ev.quantized
+            } else {
+                &ev.modes[path - 1]
+            };
+            figures(net, ev, p)[f]
+        };
+        if self.identical() {
+            return of(self.first()).map(crate::draws::Interval::constant);
+        }
+        let v: Option<Vec<f64>> = self.evals.iter().map(of).collect();
+        crate::draws::Interval::of(&v?)
+    }
+}
+
+/// The indices in [`FIGURES`] of the figures an interval is reported for
+/// ([`crate::draws::FIGURES`]).
+pub const DRAW_FIGURES: [usize; 3] = [0, 2, 5];
+
+/// [`evaluate`] over `k` device draws, draw d with `device.seed` = [`crate::draws::seed`]
+/// (seed, d): draw 0 is [`evaluate`]'s. A device that draws nothing is evaluated once
+/// (every draw is the same). Draws run one after the other, each parallel over samples.
+pub fn evaluate_draws(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    samples: usize,
+    k: u32,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Draws> {
+    if k == 0 {
+        bail!("draws: must be at least 1");
+    }
+    let seeds: Vec<u64> = (0..k)
+        .map(|d| crate::draws::seed(cfg.device.seed, d))
+        .collect();
+    let runs = draws_computed(cfg, modes, k) as usize;
+    // Calibrated once, on the ideal device: every draw converts with the same steps.
+    let steps = calibrate(net, cfg, modes, crossbar)?;
+    let evals = seeds[..runs]
+        .iter()
+        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, (s, &steps), progress))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Draws { k, seeds, evals })
+}
+
+/// How many draws [`evaluate_draws`] computes (for a progress bar's total).
+pub fn draws_computed(cfg: &Resolved, modes: &[Mode], k: u32) -> u32 {
+    if crate::draws::random(&cfg.device) && !modes.is_empty() {
+        k
+    } else {
+        1
+    }
 }
 
 /// The network figures of a path, as accuracy.csv and points.csv write them.

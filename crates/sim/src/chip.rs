@@ -49,12 +49,18 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
         Some(t) => (t.to_string(), None),
         None => {
             let path = at(&cfg.preset);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                anyhow!(
-                    "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e})",
-                    cfg.preset
-                )
-            })?;
+            let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
+                .map_err(|e| {
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        anyhow!("{origin}: chip.preset: {}: cannot read: {e}", path.display())
+                    } else {
+                        anyhow!(
+                            "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e}){}",
+                            cfg.preset,
+                            workload::text::did_you_mean(&cfg.preset, ["isaac", "pp_sim"])
+                        )
+                    }
+                })?;
             (text, path.parent().map(Path::to_path_buf))
         }
     };
@@ -65,9 +71,9 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
         Some(d) => d.join(rel),
         None => at(&spec.area_table),
     };
-    let area = if path.is_file() {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| anyhow!("{}: cannot read area table: {e}", path.display()))?;
+    let area = if std::fs::symlink_metadata(&path).is_ok() {
+        let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
+            .map_err(|e| anyhow!("{origin}: chip.area_table: {}: {e}", path.display()))?;
         AreaTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
     } else if rel.file_name().is_some_and(|f| f == "area-isaac-32nm.toml") {
         AreaTable::isaac_32nm()

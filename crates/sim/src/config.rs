@@ -4,7 +4,7 @@
 //! subset; unknown keys, wrong types and impossible values are errors that name the file
 //! and the key.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use crossbar::{AdcBits, Hardware, Layout};
 use energy::EnergyTable;
 use engine::{Granularity, SignedEncoding, SimOptions};
@@ -109,10 +109,41 @@ pub struct AdcCfg {
     /// Cell levels per ADC count of the functional datapath (docs/functional.md).
     #[serde(default = "one")]
     pub step: u64,
+    /// How the step of a fixed `adc.bits` is chosen: `step` (adc.step), `full`, `max` or
+    /// `percentile:P` (docs/functional.md, "ADC range"). Left out of the serialized
+    /// config at its default, so configs without it keep their fingerprints.
+    #[serde(default = "step_range", skip_serializing_if = "is_step_range")]
+    pub range: String,
+    /// Samples of each layer's input the calibration of `max` and `percentile:P` reads
+    /// (the first ones).
+    #[serde(
+        default = "calibration_samples",
+        skip_serializing_if = "is_calibration_samples"
+    )]
+    pub calibration_samples: u64,
 }
 
 fn one() -> u64 {
     1
+}
+
+fn step_range() -> String {
+    "step".into()
+}
+
+fn is_step_range(s: &str) -> bool {
+    s == "step"
+}
+
+/// The default of `adc.calibration_samples`.
+pub const CALIBRATION_SAMPLES: u64 = 16;
+
+fn calibration_samples() -> u64 {
+    CALIBRATION_SAMPLES
+}
+
+fn is_calibration_samples(n: &u64) -> bool {
+    *n == CALIBRATION_SAMPLES
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -240,6 +271,11 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// `adc.range`, parsed (checked when the config was resolved).
+    pub fn adc_range(&self) -> functional::AdcRange {
+        functional::AdcRange::parse(&self.config.adc.range).unwrap_or_default()
+    }
+
     pub fn precision(&self) -> workload::Precision {
         workload::Precision {
             weight_bits: self.hw.weight_bits,
@@ -263,9 +299,7 @@ pub fn load(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
         None => load_table(defaults(), "default config".to_string(), None, sets),
         Some(p) => {
             let origin = p.display().to_string();
-            workload::files::check_regular_file(p)
-                .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
-            let text = std::fs::read_to_string(p)
+            let text = workload::files::read_string(p, workload::files::MAX_TEXT_BYTES)
                 .map_err(|e| anyhow!("{origin}: cannot read config: {e}"))?;
             load_str(&text, &origin, p.parent(), sets)
         }
@@ -391,7 +425,7 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
                 merge_chip(&mut t, u, origin)?;
                 base.insert(k, Value::Table(t));
             }
-            (None, _) => bail!("{origin}: {key}: unknown key"),
+            (None, _) => bail!("{origin}: {key}: unknown key{}", suggest_key(&key)),
         }
     }
     Ok(())
@@ -400,11 +434,45 @@ fn merge(base: &mut Table, user: Table, prefix: &str, origin: &str) -> Result<()
 fn merge_chip(base: &mut Table, user: Table, origin: &str) -> Result<()> {
     for (k, v) in user {
         if !crate::chip::is_key(&k) {
-            bail!("{origin}: chip.{k}: unknown key (see configs/chip/isaac.toml)");
+            bail!(
+                "{origin}: chip.{k}: unknown key (see configs/chip/isaac.toml){}",
+                suggest_key(&format!("chip.{k}"))
+            );
         }
         base.insert(k, v);
     }
     Ok(())
+}
+
+/// ` (did you mean "K"?)` for the config key (dotted, or a section) closest to `key`.
+fn suggest_key(key: &str) -> String {
+    workload::text::did_you_mean(key, known_keys().iter().map(String::as_str))
+}
+
+/// Every key a config may set, dotted (`ou.rows`), and every section (`ou`).
+pub fn known_keys() -> Vec<String> {
+    fn walk(t: &Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let key = format!("{prefix}{k}");
+            if let Value::Table(sub) = v {
+                walk(sub, &format!("{key}."), out);
+            }
+            out.push(key);
+        }
+    }
+    let mut known = Vec::new();
+    walk(&defaults(), "", &mut known);
+    let energy = toml::Table::try_from(EnergyTable::isaac_32nm()).unwrap_or_default();
+    known.extend(
+        energy
+            .keys()
+            .filter(|k| *k != "name")
+            .map(|k| format!("energy.{k}")),
+    );
+    known.push("chip".into());
+    known.push("chip.preset".into());
+    known.extend(chip::ChipSpec::keys().iter().map(|k| format!("chip.{k}")));
+    known
 }
 
 fn energy_key(k: &str) -> bool {
@@ -429,7 +497,10 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
         _ => false,
     };
     if !known {
-        bail!("--set {key}: unknown key (see configs/default.toml)");
+        bail!(
+            "--set {key}: unknown key (see configs/default.toml){}",
+            suggest_key(key)
+        );
     }
     let value = parse_value(raw.trim());
     if parts[0] == "chip" && !table.contains_key("chip") {
@@ -481,6 +552,18 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
     if config.adc.step == 0 {
         bail!("{origin}: adc.step: 0 is not a positive number of cell levels per ADC count");
     }
+    let range = functional::AdcRange::parse(&config.adc.range)
+        .map_err(|e| anyhow!("{origin}: adc.range: {e}"))?;
+    if range != functional::AdcRange::Step && config.adc.step != 1 {
+        bail!(
+            "{origin}: adc.range: '{}' sets the ADC step itself; adc.step must stay 1 (it is {})",
+            config.adc.range,
+            config.adc.step
+        );
+    }
+    if config.adc.calibration_samples == 0 {
+        bail!("{origin}: adc.calibration_samples: 0 (expected at least 1 sample)");
+    }
     let cycle_ns = config.timing.cycle_ns;
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
         bail!("{origin}: timing.cycle_ns: {cycle_ns} is not a positive number of ns");
@@ -525,10 +608,8 @@ fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result
         Some(d) => d.join(rel),
         None => Path::new("configs").join(rel),
     };
-    let mut table = match workload::files::check_regular_file(&path) {
-        Ok(()) => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("{}: cannot read energy table", path.display()))?;
+    let mut table = match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
+        Ok(text) => {
             EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
         Err(_) if !path.exists() && rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") => {

@@ -74,9 +74,12 @@ pub fn layers_kind(col: &str) -> Kind {
         "time_ns" | "energy_pj" | "speedup_vs_dense" | "energy_saving_vs_dense" => Kind::Float,
         c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
         c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
+        crate::functional::CLIP_COLUMN => Kind::Float,
         c if c.starts_with("chip_") => crate::chip::kind(c),
         // The accuracy figures of a sweep's TOTAL rows (sim::accuracy).
         c if crate::accuracy::FIGURES.contains(&c) => Kind::Float,
+        // Their means, standard deviations and intervals over device draws.
+        c if crate::draws::columns().iter().any(|d| d == c) => Kind::Float,
         _ => Kind::Count,
     }
 }
@@ -172,16 +175,14 @@ pub fn remove_other(dir: &Path, stem: &str, format: Format) -> Result<()> {
 pub fn is_parquet_file(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
+    workload::files::open(path, "").is_ok_and(|mut f| f.read_exact(&mut magic).is_ok())
         && columnar::is_parquet(&magic)
 }
 
 /// A Parquet table read whole as text cells: its header and rows.
 pub fn read_parquet(path: &Path) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     let p = path.display();
-    let file = std::fs::File::open(path).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
+    let file = workload::files::open(path, &p.to_string()).map_err(anyhow::Error::msg)?;
     let mut rd = columnar::Reader::new(file)
         .map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))?;
     let header = rd.columns().iter().map(|c| c.name.clone()).collect();

@@ -21,6 +21,7 @@ pub struct FuncResult {
 pub fn options(cfg: &Resolved, dump_outputs: bool) -> FuncOptions {
     FuncOptions {
         adc_step: cfg.config.adc.step,
+        adc_range: cfg.adc_range(),
         keep_outputs: dump_outputs,
         device: cfg.device.clone(),
         ..FuncOptions::default()
@@ -34,6 +35,32 @@ pub const COLUMNS: [&str; 4] = [
     "func_max_abs_err",
     "float_rel_rmse",
 ];
+
+/// The column of the fraction of a layer's ADC conversions that clipped (functional
+/// runs with a fixed `adc.bits`; docs/functional.md, "ADC range").
+pub const CLIP_COLUMN: &str = "adc_clip_frac";
+
+/// The [`CLIP_COLUMN`] cell of `m` (empty without figures or conversions).
+pub fn clip_value(m: Option<&Metrics>) -> String {
+    m.and_then(Metrics::adc_clip_frac)
+        .map_or(String::new(), |x| format!("{x}"))
+}
+
+/// The network's metrics in `mode`: every layer's summed (None when none has figures).
+pub fn total_metrics(res: &RunResult, mode: crossbar::Mode) -> Option<Metrics> {
+    let mut sum = Metrics::default();
+    let mut any = false;
+    for f in res
+        .layers
+        .iter()
+        .filter(|r| r.mode == mode)
+        .filter_map(|r| r.functional.as_ref())
+    {
+        any = true;
+        sum.merge(&f.metrics);
+    }
+    any.then_some(sum)
+}
 
 /// The [`COLUMNS`] of one row; empty on TOTAL rows and where a figure is undefined.
 pub fn values(r: Option<&FuncResult>) -> Vec<String> {
@@ -66,31 +93,22 @@ pub fn check_device(cfg: &Resolved, modes: &[crossbar::Mode]) -> Result<()> {
 /// `func_rel_rmse` is ||Y - Y_exact|| over all of the mode's outputs. A sweep writes them
 /// on TOTAL rows; layers.csv leaves those empty. Empty when no layer has figures.
 pub fn total_values(res: &RunResult, mode: crossbar::Mode) -> Vec<String> {
-    let mut sum = Metrics::default();
-    let mut any = false;
-    for f in res
-        .layers
-        .iter()
-        .filter(|r| r.mode == mode)
-        .filter_map(|r| r.functional.as_ref())
-    {
-        let m = &f.metrics;
-        any = true;
-        sum.outputs += m.outputs;
-        sum.exact += m.exact;
-        sum.sq_err += m.sq_err;
-        sum.sq_exact += m.sq_exact;
-        sum.max_abs_err = sum.max_abs_err.max(m.max_abs_err);
-        sum.float_outputs += m.float_outputs;
-        sum.float_sq_err += m.float_sq_err;
-        sum.float_sq_ref += m.float_sq_ref;
-    }
-    let r = FuncResult {
-        metrics: sum,
+    let r = total_metrics(res, mode).map(|metrics| FuncResult {
+        metrics,
         outputs: None,
         shape: Vec::new(),
-    };
-    values(any.then_some(&r))
+    });
+    values(r.as_ref())
+}
+
+/// Whether a functional run's every output equals the exact product in every mode
+/// (false when the run has no functional figures).
+pub fn all_exact(res: &RunResult) -> bool {
+    res.functional
+        && res
+            .modes
+            .iter()
+            .all(|&m| total_metrics(res, m).is_some_and(|t| t.outputs > 0 && t.exact == t.outputs))
 }
 
 /// An element type of the `.npy` arrays sresim writes: its dtype and its 8 bytes.
@@ -192,14 +210,14 @@ pub struct DeviceCfg {
     pub ir_drop: f64,
     pub error_table: String,
     pub seed: u64,
-    /// Left out of summary.json while it is the default ("skip"): the config a run
+    /// Left out of summary.json while it is the default ("per-read"): the config a run
     /// echoes is then the same bytes as before the key existed.
     #[serde(skip_serializing_if = "is_default_sampler")]
     pub sampler: String,
 }
 
 fn is_default_sampler(s: &str) -> bool {
-    s == "skip"
+    s == "per-read"
 }
 
 impl Default for DeviceCfg {
@@ -214,7 +232,7 @@ impl Default for DeviceCfg {
             ir_drop: 0.0,
             error_table: String::new(),
             seed: 1,
-            sampler: "skip".into(),
+            sampler: "per-read".into(),
         }
     }
 }
@@ -264,17 +282,19 @@ pub fn apply_preset(
         bail!("{origin}: device.preset: '{name}' is not a preset name (letters, digits, - and _)");
     }
     let local = base_dir.map(|d| d.join("device").join(format!("{name}.toml")));
-    let (label, text) = match local.filter(|p| p.is_file()) {
+    // A local file that exists in any form is read (and refused if it is not a regular
+    // file), never silently passed over for the shipped preset.
+    let (label, text) = match local.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
         Some(p) => (
             p.display().to_string(),
-            std::fs::read_to_string(&p)
-                .map_err(|e| anyhow!("{}: cannot read: {e}", p.display()))?,
+            workload::files::read_text(&p, &p.display().to_string()).map_err(anyhow::Error::msg)?,
         ),
         None => match PRESETS.iter().find(|(n, _)| *n == name) {
             Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
             None => bail!(
-                "{origin}: device.preset: no preset '{name}' (shipped: {})",
-                PRESETS.map(|p| p.0).join(", ")
+                "{origin}: device.preset: no preset '{name}' (shipped: {}){}",
+                PRESETS.map(|p| p.0).join(", "),
+                workload::text::did_you_mean(&name, PRESETS.map(|p| p.0))
             ),
         },
     };
@@ -319,9 +339,10 @@ pub fn resolve_device(
             _ => p.to_path_buf(),
         };
         let label = p.display().to_string();
-        let text = std::fs::read_to_string(&p).map_err(|e| {
-            anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
-        })?;
+        let text =
+            workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
+                anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
+            })?;
         Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
     };
     let sampler = functional::Sampler::parse(&cfg.sampler).ok_or_else(|| {

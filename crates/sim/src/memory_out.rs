@@ -12,7 +12,6 @@ use serde::Serialize;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
 
 /// Line format of `--dump-trace`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +52,10 @@ impl TraceFormat {
     }
 }
 
-/// A temporary file in the directory of `target`, renamed onto it by [`Pending::commit`]
-/// and removed if dropped before.
+/// A file of the exports, streamed into a temporary beside its target (`outdir`), which
+/// replaces the target together with the other files of the command.
 struct Pending {
-    tmp: NamedTempFile,
+    file: outdir::Staged,
     target: PathBuf,
 }
 
@@ -66,33 +65,18 @@ impl Pending {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
-        let prefix = format!(".{}.", name.unwrap_or_default());
-        let mut b = tempfile::Builder::new();
-        b.prefix(&prefix).suffix(".tmp");
-        // Readable like the other outputs (a temporary file is private by default).
-        #[cfg(unix)]
-        b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        let tmp = b.tempfile_in(dir).map_err(|e| {
-            let why = if dir.is_dir() {
-                std::io::Error::from(e.kind()).to_string()
-            } else {
-                format!("no directory {}", dir.display())
-            };
-            anyhow!("{flag}: cannot write {}: {why}", target.display())
-        })?;
+        if !dir.is_dir() {
+            bail!(
+                "{flag}: cannot write {}: no directory {}",
+                target.display(),
+                dir.display()
+            );
+        }
+        let file = outdir::stage_file(target).map_err(|e| anyhow!("{flag}: {e}"))?;
         Ok(Pending {
-            tmp,
+            file,
             target: target.to_path_buf(),
         })
-    }
-
-    fn commit(self) -> Result<()> {
-        let t = self.target;
-        self.tmp
-            .persist(&t)
-            .map_err(|e| anyhow!("{}: cannot replace: {}", t.display(), e.error))?;
-        Ok(())
     }
 }
 
@@ -216,9 +200,6 @@ impl Exports {
                 if !(mhz.is_finite() && mhz > 0.0) {
                     bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
                 }
-                if path.is_dir() {
-                    bail!("--dump-trace: {} is a directory", path.display());
-                }
                 Some(Trace {
                     file: Pending::new("--dump-trace", path)?,
                     format,
@@ -278,8 +259,14 @@ impl Exports {
         }
         if let Some(t) = &mut self.trace {
             let point = TracePoint::of(model, t.capacity, t.bandwidth);
+            point.check_clock(t.clock_hz).map_err(|e| {
+                anyhow!(
+                    "--trace-clock-mhz: {:e} is too large: {e}",
+                    t.clock_hz / 1e6
+                )
+            })?;
             let target = t.file.target.display().to_string();
-            let mut w = BufWriter::with_capacity(1 << 20, t.file.tmp.as_file_mut());
+            let mut w = BufWriter::with_capacity(1 << 20, &mut t.file.file);
             let mut result = Ok(());
             let mut count = 0u64;
             point.requests(&layout, t.clock_hz, |r| {
@@ -297,13 +284,16 @@ impl Exports {
         Ok(())
     }
 
-    /// Renames every temporary file onto its target; returns what was written, one line each.
-    pub fn commit(mut self) -> Result<Vec<String>> {
+    /// The staged files, to be replaced together with the command's other outputs
+    /// (`outdir::replace_staged`), and what they hold, one line each. The directories
+    /// made for `--dump-access-list` are kept from here on.
+    pub fn finish(mut self) -> (Vec<outdir::Staged>, Vec<String>) {
         let mut done = Vec::new();
+        let mut staged = Vec::new();
         if let Some(mut l) = self.lists.take() {
             for p in [l.access.take(), l.prefetch.take()].into_iter().flatten() {
                 done.push(p.target.display().to_string());
-                p.commit()?;
+                staged.push(p.file);
             }
             l.created.clear();
         }
@@ -318,9 +308,9 @@ impl Exports {
                 memory::units::format_bandwidth(t.bandwidth),
                 t.policy,
             ));
-            t.file.commit()?;
+            staged.push(t.file.file);
         }
-        Ok(done)
+        (staged, done)
     }
 }
 
@@ -328,11 +318,11 @@ impl Exports {
 fn csv_with_header<'a>(
     p: &'a mut Pending,
     header: &[&str],
-) -> Result<csv::Writer<&'a mut fs::File>> {
+) -> Result<csv::Writer<&'a mut outdir::Staged>> {
     let target = p.target.display().to_string();
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
-        .from_writer(p.tmp.as_file_mut());
+        .from_writer(&mut p.file);
     w.write_record(header)
         .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
     Ok(w)

@@ -90,6 +90,9 @@ pub fn header_for(res: &RunResult) -> Vec<&'static str> {
     if res.functional {
         h.extend(crate::functional::COLUMNS);
     }
+    if res.adc_clip {
+        h.push(crate::functional::CLIP_COLUMN);
+    }
     h
 }
 
@@ -274,6 +277,9 @@ pub fn layers_rows(res: &RunResult) -> Vec<Vec<String>> {
         if res.functional {
             row.extend(crate::functional::values(f));
         }
+        if res.adc_clip {
+            row.push(crate::functional::clip_value(f.map(|f| &f.metrics)));
+        }
         row
     };
     let layers = res
@@ -321,29 +327,69 @@ fn column_key(col: &str, row: &[String], cfg: &Resolved) -> Option<(String, f64)
 
 /// Refuses a result with a figure that is not a finite number (a finite but huge config
 /// value can overflow f64): layers.csv, summary.json and the table on stdout hold only
-/// finite numbers. The message names the config key that scales the figure.
+/// finite numbers. The message names the config key that scales the figure. Every row
+/// passes the one finite gate, `bounds::finite::check_row`.
 pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
     let head = header();
     for row in layers_rows(res) {
-        for (col, cell) in head.iter().zip(&row) {
-            let Ok(x) = cell.parse::<f64>() else { continue };
-            if x.is_finite() {
-                continue;
-            }
-            let at = format!("{col} of {} ({}) would be {x}", row[1], row[3]);
-            return Err(match column_key(col, &row, cfg) {
-                Some((key, v)) => anyhow::anyhow!(
-                    "{}: {key}: {} is too large: {at}, not a finite number",
-                    cfg.origin,
-                    if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
-                        format!("{v:e}")
-                    } else {
-                        format!("{v}")
-                    }
-                ),
-                None => anyhow::anyhow!("{}: {at}, not a finite number", cfg.origin),
-            });
+        let name = || format!("{} ({})", row[1], row[3]);
+        let Err(e) = bounds::finite::check_row(&head, &row, is_text, name) else {
+            continue;
+        };
+        return Err(match column_key(head[e.index], &row, cfg) {
+            Some((key, v)) => anyhow::anyhow!(
+                "{}: {key}: {} is too large: {e}",
+                cfg.origin,
+                if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+                    format!("{v:e}")
+                } else {
+                    format!("{v}")
+                }
+            ),
+            None => anyhow::anyhow!("{}: {e}", cfg.origin),
+        });
+    }
+    Ok(())
+}
+
+/// The text columns of layers.csv (names, not figures).
+fn is_text(col: &str) -> bool {
+    matches!(
+        col,
+        "network" | "layer" | "mode" | "chip_note" | "chip_fits"
+    )
+}
+
+/// The finite gate of the chip columns and sections (layers.csv, summary.json, the
+/// table and a sweep's points): the last line of defence after the chip's own checks,
+/// which name the key.
+pub fn check_chip(res: &RunResult, cfg: &Resolved) -> Result<()> {
+    let Some(chip) = &res.chip else {
+        return Ok(());
+    };
+    let gate = |head: &[&str], row: &[String], what: &str| {
+        bounds::finite::check_row(head, row, is_text, || what.to_string())
+            .map_err(|e| anyhow::anyhow!("{}: {}: {e}", cfg.origin, res.network))
+    };
+    let per_mode = res.modes.len().max(1);
+    let layers = res.layers.len() / per_mode;
+    for m in chip {
+        for i in 0..layers {
+            let what = format!("{} ({})", res.layers[i * per_mode].layer, m.mode);
+            gate(
+                &crate::chip::CHIP_COLUMNS,
+                &crate::chip::values(m, Some(i)),
+                &what,
+            )?;
         }
+        let what = format!("TOTAL ({})", m.mode);
+        gate(
+            &crate::chip::CHIP_COLUMNS,
+            &crate::chip::values(m, None),
+            &what,
+        )?;
+        let summary = crate::chip::summary_values(m);
+        gate(&crate::chip::SUMMARY_COLUMNS, &summary, &what)?;
     }
     Ok(())
 }
@@ -484,11 +530,15 @@ pub fn summary_table(res: &RunResult) -> String {
         res.samples,
         res.engine
     );
-    let _ = writeln!(
+    let _ = write!(
         s,
         "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
         "mode", "cycles", "time", "energy", "speedup", "e-saving", "crossbars"
     );
+    if res.functional {
+        let _ = write!(s, "{:>9}{:>11}", "exact", "rel-err");
+    }
+    s.push('\n');
     for t in &res.totals {
         let e = t.energy.total();
         let sp = dense
@@ -499,7 +549,7 @@ pub fn summary_table(res: &RunResult) -> String {
             .filter(|d| d.1 > 0.0)
             .map(|d| format!("{:.1}%", 100.0 * (1.0 - e / d.1)))
             .unwrap_or_else(|| "-".into());
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
             t.mode.as_str(),
@@ -510,6 +560,19 @@ pub fn summary_table(res: &RunResult) -> String {
             sv,
             t.events.crossbars
         );
+        if res.functional {
+            let m = crate::functional::total_metrics(res, t.mode);
+            let exact = m
+                .as_ref()
+                .and_then(|m| m.exact_frac())
+                .map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
+            let err = m
+                .as_ref()
+                .and_then(|m| m.rel_rmse())
+                .map_or("-".into(), |x| format!("{x:.2e}"));
+            let _ = write!(s, "{exact:>9}{err:>11}");
+        }
+        s.push('\n');
     }
     if let Some(chip) = &res.chip {
         s.push_str(&crate::chip::table(chip));

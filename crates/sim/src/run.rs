@@ -60,6 +60,9 @@ pub struct RunResult {
     pub chip: Option<Vec<chip::ModeChip>>,
     /// Whether the functional datapath ran (`--functional`).
     pub functional: bool,
+    /// Whether layers.csv carries `adc_clip_frac`: a functional run with a fixed
+    /// `adc.bits` (an auto ADC never clips; its runs keep their columns).
+    pub adc_clip: bool,
 }
 
 impl RunResult {
@@ -172,6 +175,41 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
     run_inner(spec, progress, None)
 }
 
+/// `f` with the ADC steps of layer `i` calibrated on its first `adc.calibration_samples`
+/// input samples (docs/functional.md, "ADC range").
+fn calibrated_options(
+    f: &functional::FuncOptions,
+    w: &dyn Workload,
+    i: usize,
+    prep: &Prepared,
+    spec: &RunSpec,
+    cfg: &Resolved,
+) -> Result<functional::FuncOptions> {
+    let n = (cfg.config.adc.calibration_samples as usize).min(spec.samples);
+    let mut input = Vec::new();
+    w.stream_inputs(i, cfg.precision(), n, n.max(1), &mut |q| {
+        input.extend_from_slice(q);
+        Ok(())
+    })?;
+    let steps = functional::calibrate(
+        prep,
+        &cfg.hw,
+        &cfg.opts,
+        spec.modes,
+        Samples::new(&input, n),
+        f.adc_range,
+    );
+    let name = &w.layers()[i].name;
+    let mut o = f.clone();
+    o.adc_steps = std::sync::Arc::new(
+        steps
+            .into_iter()
+            .map(|(m, s)| (name.clone(), m, s))
+            .collect(),
+    );
+    Ok(o)
+}
+
 /// [`run_functional`], reporting progress to `progress` (spec.progress is not looked at).
 pub fn run_functional_with(
     spec: &RunSpec,
@@ -247,6 +285,16 @@ fn run_inner(
             None => None,
         };
         let floats = float.is_some();
+        // `adc.range = max | percentile:P`: the layer's steps, calibrated on its first
+        // inputs before any is read.
+        let calibrated;
+        let func = match func {
+            Some(f) if f.adc_range.calibrated() => {
+                calibrated = calibrated_options(f, w, i, &prep, spec, cfg)?;
+                Some(&calibrated)
+            }
+            other => other,
+        };
         let flayer =
             func.map(|f| functional::Layer::new(&prep, &cfg.hw, &cfg.opts, f).with_float(float));
         let mut frun = flayer
@@ -338,6 +386,7 @@ fn run_inner(
         totals,
         chip: None,
         functional: func.is_some(),
+        adc_clip: func.is_some() && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
     };
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {
@@ -348,6 +397,7 @@ fn run_inner(
             &cfg.hw,
             cfg.cycle_ns,
         )?);
+        crate::report::check_chip(&res, cfg)?;
     }
     Ok(res)
 }

@@ -75,6 +75,41 @@ pub fn synth_params(a: &Synth) -> Result<workload::SynthParams> {
     Ok(p)
 }
 
+/// Refuses generator flags (`given`, as written: `--weight-sparsity`, `--structure`,
+/// `--act-sparsity`, `--seed`) that would change nothing on the workload `name` (None: the
+/// embedded default bundle): a bundle has its own weights, and its own inputs unless
+/// `synthetic_inputs` generates those of layers that have none.
+pub fn check_synth_flags(
+    name: Option<&str>,
+    given: &[&'static str],
+    synthetic_inputs: bool,
+) -> Result<()> {
+    let shown = name.unwrap_or(DEFAULT_WORKLOAD);
+    let bundle = name.is_none_or(|n| {
+        workload::resolve::bundle_dir(n).is_some()
+            || (n == DEFAULT_WORKLOAD && workload::zoo::layers(n).is_none())
+    });
+    if !bundle {
+        return Ok(());
+    }
+    for &flag in given {
+        match flag {
+            "--weight-sparsity" | "--structure" => {
+                return Err(anyhow!(
+                    "{flag}: generates the weights of built-in networks; {shown} is a bundle with its own weights (see `sresim workloads`)"
+                ))
+            }
+            _ if !synthetic_inputs => {
+                return Err(anyhow!(
+                    "{flag}: applies to generated inputs (of built-in networks, and with --synthetic-inputs of bundle layers without inputs); {shown} is a bundle with its own inputs"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Opens `name` (default: the embedded lenet5-mnist bundle), validating it completely.
 /// `samples` is how many samples a built-in network generates (bundles hold their own).
 pub fn open(

@@ -1,5 +1,7 @@
 //! `sresim memory`'s files as `memory_out::run` writes them: the model's CSV and JSON and
 //! the plot drawn from its figures.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -38,6 +38,13 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     let grid = Grid::load(&args.grid)?;
     // Refused before a single point is planned: planning checks every point's config.
     let n = grid.point_count();
+    if n > super::store::MAX_GRID_POINTS as u128 {
+        return Err(anyhow!(
+            "{}: the grid has {n} points, more than the limit of {} a sweep holds",
+            args.grid.display(),
+            super::store::MAX_GRID_POINTS
+        ));
+    }
     if n > args.max_points as u128 {
         return Err(anyhow!(
             "{}: the grid has {n} points, more than --max-points {} (raise it, e.g. --max-points {n}, if that is meant)",

@@ -3,13 +3,16 @@
 //!
 //! - `functional = true`: the functional columns of `run --functional`, on layer rows as
 //!   layers.csv has them and on TOTAL rows summed over the mode's layers
-//!   ([`sim::functional::total_values`]);
+//!   ([`sim::functional::total_values`]); with a fixed `adc.bits` at some point, then
+//!   `adc_clip_frac` (every point, so an auto point says 0);
 //! - a `[chip]` in any point (the base config, `[set]`, an axis or an explicit point):
 //!   layers.csv's `chip_*` columns, then the per-mode figures of summary.json's
 //!   `chip.modes.MODE` on TOTAL rows ([`sim::chip::SUMMARY_COLUMNS`]); empty for points
 //!   without a chip;
 //! - `accuracy = true`: `accuracy_samples` and the network figures of `sresim accuracy`
-//!   ([`sim::accuracy::FIGURES`]) on TOTAL rows, each mode's own.
+//!   ([`sim::accuracy::FIGURES`]) on TOTAL rows, each mode's own;
+//! - `draws = K` > 1 (with accuracy): `accuracy_draws` and the mean, std and 95% interval
+//!   of top1, agreement and output_rel_rmse over the draws ([`sim::draws::columns`]).
 
 use super::grid::Grid;
 use anyhow::{anyhow, bail, Result};
@@ -22,6 +25,11 @@ pub struct Extras {
     pub functional: bool,
     pub chip: bool,
     pub accuracy: bool,
+    /// Intervals over device draws (`draws` > 1).
+    pub draws: bool,
+    /// `adc_clip_frac` after the functional columns (functional, and a fixed `adc.bits`
+    /// at some point).
+    pub adc_clip: bool,
 }
 
 impl Extras {
@@ -31,6 +39,9 @@ impl Extras {
         if self.functional {
             c.extend(sim::functional::COLUMNS);
         }
+        if self.functional && self.adc_clip {
+            c.push(sim::functional::CLIP_COLUMN);
+        }
         if self.chip {
             c.extend(sim::chip::CHIP_COLUMNS);
             c.extend(sim::chip::SUMMARY_COLUMNS);
@@ -39,12 +50,20 @@ impl Extras {
             c.push(ACCURACY_SAMPLES);
             c.extend(sim::accuracy::FIGURES);
         }
-        c.into_iter().map(String::from).collect()
+        let mut c: Vec<String> = c.into_iter().map(String::from).collect();
+        if self.draws {
+            c.push(ACCURACY_DRAWS.to_string());
+            c.extend(sim::draws::columns());
+        }
+        c
     }
 }
 
 /// The column that says how many graph-input samples the accuracy figures cover.
 pub const ACCURACY_SAMPLES: &str = "accuracy_samples";
+
+/// The column that says over how many device draws the intervals are.
+pub const ACCURACY_DRAWS: &str = "accuracy_draws";
 
 /// Whether `col` is one of the extra columns (a result, not an axis).
 pub fn is_extra_column(col: &str) -> bool {
@@ -52,6 +71,8 @@ pub fn is_extra_column(col: &str) -> bool {
         functional: true,
         chip: true,
         accuracy: true,
+        draws: true,
+        adc_clip: true,
     }
     .columns()
     .iter()
@@ -78,13 +99,29 @@ pub fn accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyCells
     };
     let crossbar =
         sim::accuracy::crossbar_layers(&net, grid.layers.as_ref(), &format!("{p}: layers"))?;
-    let ev = sim::accuracy::evaluate(&net, cfg, &grid.modes, &crossbar, samples, &|_| {})?;
+    let draws = sim::accuracy::evaluate_draws(
+        &net,
+        cfg,
+        &grid.modes,
+        &crossbar,
+        samples,
+        grid.draws,
+        &|_| {},
+    )?;
+    let ev = draws.first();
     Ok(ev
         .modes
         .iter()
-        .map(|path| {
+        .enumerate()
+        .map(|(i, path)| {
             let mut v = vec![samples.to_string()];
-            v.extend(sim::accuracy::figures(&net, &ev, path).map(sim::accuracy::cell));
+            v.extend(sim::accuracy::figures(&net, ev, path).map(sim::accuracy::cell));
+            if draws.k > 1 {
+                v.push(draws.k.to_string());
+                for f in sim::accuracy::DRAW_FIGURES {
+                    v.extend(sim::draws::Interval::cells(draws.figure(&net, i + 1, f)));
+                }
+            }
             v
         })
         .collect())
@@ -117,7 +154,7 @@ pub fn extend(
 ) {
     let per_mode = res.modes.len().max(1);
     let n_layers = res.layers.len();
-    let func_cols = sim::functional::COLUMNS.len();
+    let func_cols = sim::functional::COLUMNS.len() + res.adc_clip as usize;
     for (i, row) in rows.iter_mut().enumerate() {
         let (layer, m) = if i < n_layers {
             (Some(i / per_mode), i % per_mode)
@@ -129,6 +166,10 @@ pub fn extend(
             let at = row.len() - func_cols;
             row.truncate(at);
             row.extend(sim::functional::total_values(res, res.modes[m]));
+            if res.adc_clip {
+                let total = sim::functional::total_metrics(res, res.modes[m]);
+                row.push(sim::functional::clip_value(total.as_ref()));
+            }
         }
         if extras.chip {
             match res.chip.as_ref().and_then(|c| c.get(m)) {
@@ -150,7 +191,16 @@ pub fn extend(
         if extras.accuracy {
             match (layer, accuracy.and_then(|a| a.get(m))) {
                 (None, Some(cells)) => row.extend(cells.iter().cloned()),
-                _ => row.extend(vec![String::new(); 1 + sim::accuracy::FIGURES.len()]),
+                _ => {
+                    let draws = match extras.draws {
+                        true => 1 + sim::draws::columns().len(),
+                        false => 0,
+                    };
+                    row.extend(vec![
+                        String::new();
+                        1 + sim::accuracy::FIGURES.len() + draws
+                    ])
+                }
             }
         }
     }
@@ -168,6 +218,8 @@ mod tests {
             functional: true,
             chip: true,
             accuracy: true,
+            draws: true,
+            adc_clip: true,
         };
         let meta = crate::store::Meta {
             extra_columns: all.columns(),
@@ -198,6 +250,12 @@ mod tests {
             ("top1", Kind::Float),
             ("agreement", Kind::Float),
             ("output_rel_rmse", Kind::Float),
+            ("accuracy_draws", Kind::Count),
+            ("adc_clip_frac", Kind::Float),
+            ("top1_mean", Kind::Float),
+            ("top1_ci_low", Kind::Float),
+            ("agreement_std", Kind::Float),
+            ("output_rel_rmse_ci_high", Kind::Float),
         ] {
             assert_eq!(kinds[c], k, "{c}");
         }

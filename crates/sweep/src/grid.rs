@@ -40,6 +40,7 @@ struct RawGrid {
     functional: Option<bool>,
     accuracy: Option<bool>,
     accuracy_samples: Option<i64>,
+    draws: Option<i64>,
     set: Option<Ordered>,
     axes: Option<Ordered>,
     points: Option<Vec<Ordered>>,
@@ -72,6 +73,9 @@ pub struct Grid {
     /// all of them).
     pub accuracy: bool,
     pub accuracy_samples: Option<usize>,
+    /// `draws = K` (with accuracy): K device draws per point (`sresim accuracy --draws`);
+    /// 1 without the key.
+    pub draws: u32,
     /// Fixed assignments for every point.
     pub set: Vec<(String, AxisValue)>,
     pub axes: Vec<Axis>,
@@ -166,6 +170,15 @@ impl Grid {
             Some(n) if n >= 1 => Some(n as usize),
             Some(n) => bail!("{p}: accuracy_samples: {n} is not a positive number of samples"),
         };
+        let draws = match raw.draws {
+            None => 1,
+            Some(_) if !accuracy => bail!("{p}: draws: set without accuracy = true"),
+            Some(n) if (1..=sim::draws::MAX_DRAWS as i64).contains(&n) => n as u32,
+            Some(n) => bail!(
+                "{p}: draws: {n} is not a number of device draws in 1..={}",
+                sim::draws::MAX_DRAWS
+            ),
+        };
         let set = match raw.set {
             None => Vec::new(),
             Some(t) => {
@@ -221,6 +234,7 @@ impl Grid {
             functional: raw.functional.unwrap_or(false),
             accuracy,
             accuracy_samples,
+            draws,
             set,
             axes,
             explicit,

@@ -49,7 +49,7 @@ pub fn lookup<'a>(ids: impl Iterator<Item = &'a str>) -> Ids {
 /// points that `ids` does not know are an error.
 pub fn index(path: &Path, cols: &[String], ids: &Ids) -> Result<Index> {
     let p = path.display().to_string();
-    let mut file = File::open(path).map_err(|e| anyhow!("{p}: cannot open: {e}"))?;
+    let mut file = workload::files::open(path, &p).map_err(|e| anyhow!(e))?;
     let end = whole_lines(&mut file).map_err(|e| anyhow!("{p}: cannot read: {e}"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(end);
     let mut ix = Index {
@@ -210,7 +210,7 @@ pub fn index_parquet(path: &Path, cols: &[String], ids: &Ids) -> Result<Index> {
 
 fn open_parquet(path: &Path) -> Result<columnar::Reader<File>> {
     let p = path.display();
-    let file = File::open(path).map_err(|e| anyhow!("{p}: cannot open: {e}"))?;
+    let file = workload::files::open(path, &p.to_string()).map_err(|e| anyhow!(e))?;
     columnar::Reader::new(file).map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))
 }
 
@@ -244,7 +244,7 @@ impl RunReader {
             }
         } else {
             let file =
-                File::open(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
+                workload::files::open(path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
             Source::Csv {
                 file,
                 buf: Vec::new(),

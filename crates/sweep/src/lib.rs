@@ -10,6 +10,7 @@
 //! grid ([`grid`], [`value`]) -> plan: every point checked, how a point runs ([`plan`])
 //! -> parallel run ([`exec`]) -> points.csv and sweep.json ([`store`]) -> shards and merge
 //! ([`shard`]); [`plot`] (drawn by the chart crate) and [`compare`] read the CSVs ([`table`]).
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod args;
 pub mod compare;

@@ -5,9 +5,13 @@
 //! (top-1, agreement); `--x-better higher` and `--y-better lower` flip either. A point
 //! dominates another when it is at least as good on both axes and better on one; the
 //! front is every point no other point dominates (equal points are all on it).
+//! Dominance is judged on the plotted y: with `--y top1_mean`, on the mean over device
+//! draws. Each point's 95% interval, when the table has one
+//! ([`super::plot::interval_columns`]), is drawn as a whisker, and every front point is
+//! ringed (so a front of one point shows).
 
 use super::args::PlotArgs;
-use super::plot::{filter, label, series_columns, series_name, title};
+use super::plot::{filter, interval, interval_columns, label, series_columns, series_name, title};
 use super::table::Table;
 use anyhow::{anyhow, Result};
 use chart::Chart;
@@ -81,6 +85,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
     let si = series_columns(t, a)?;
     let f = filter(t, a)?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut intervals: Vec<Vec<(f64, f64, f64)>> = Vec::new();
+    let ci = interval_columns(t, &a.y);
     let mut all = Vec::with_capacity(f.rows.len());
     for r in &f.rows {
         let num = |i: usize, flag: &str, col: &str| {
@@ -96,16 +102,25 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         let pt = (num(xi, "--x", &a.x)?, num(yi, "--y", &a.y)?);
         all.push(pt);
         let name = series_name(t, &si, r, &a.y);
-        match series.iter_mut().find(|s| s.0 == name) {
-            Some(s) => s.1.push(pt),
-            None => series.push((name, vec![pt])),
-        }
+        let k = match series.iter().position(|s| s.0 == name) {
+            Some(k) => k,
+            None => {
+                series.push((name, Vec::new()));
+                intervals.push(Vec::new());
+                series.len() - 1
+            }
+        };
+        series[k].1.push(pt);
+        intervals[k].extend(interval(r, pt.0, ci));
     }
     if all.is_empty() {
         return Err(anyhow!("{p}: --x: no kept row has a value of {}", a.x));
     }
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    }
+    for b in &mut intervals {
+        b.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     }
     let bx = a.x_better.unwrap_or(Better::Lower);
     let by = a.y_better.unwrap_or(Better::Higher);
@@ -127,6 +142,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         series,
         lines: false,
         front: steps(&on),
+        front_points: on,
+        intervals,
     })
 }
 
@@ -185,5 +202,110 @@ mod tests {
                 prop_assert!(f.iter().any(|&j| dominates(pts[j], pts[i], bx, by)), "{i}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod svg_tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Three design points, (cycles, top1_mean +- interval): (1, 0.9) dominates the
+    /// others, so the front is one point.
+    fn table(ci: bool) -> Table {
+        let mut header = vec!["workload", "layer", "mode", "cycles", "top1_mean"];
+        if ci {
+            header.extend(["top1_ci_low", "top1_ci_high"]);
+        }
+        let rows = [
+            ["w", "TOTAL", "dense", "1", "0.9", "0.85", "0.95"],
+            ["w", "TOTAL", "sre", "2", "0.8", "0.7", "0.9"],
+            ["w", "TOTAL", "ideal", "3", "0.7", "0.6", "0.8"],
+        ];
+        Table {
+            path: PathBuf::from("t.csv"),
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: rows
+                .iter()
+                .map(|r| r[..header.len()].iter().map(|c| c.to_string()).collect())
+                .collect(),
+        }
+    }
+
+    fn args(pareto: bool) -> PlotArgs {
+        PlotArgs {
+            input: PathBuf::from("t.csv"),
+            x: "cycles".into(),
+            y: "top1_mean".into(),
+            series: "mode".into(),
+            filters: Vec::new(),
+            out: None,
+            title: None,
+            log_x: false,
+            log_y: false,
+            pareto,
+            x_better: None,
+            y_better: None,
+        }
+    }
+
+    /// The stroke attribute of series k's colour.
+    fn stroke(k: usize) -> String {
+        let c = chart::color(k);
+        format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+    }
+
+    fn count(svg: &str, what: &str) -> usize {
+        svg.matches(what).count()
+    }
+
+    /// A ring: an unfilled circle in the reference grey.
+    const RING: &str = r##"fill="none" stroke="#787878""##;
+
+    #[test]
+    fn a_one_point_front_is_ringed_and_every_interval_is_a_whisker() {
+        let c = chart(&table(true), &args(true)).unwrap();
+        assert_eq!(c.front_points, [(1.0, 0.9)]);
+        let bars: Vec<(f64, f64, f64)> = c.intervals.iter().flatten().copied().collect();
+        assert_eq!(bars.len(), 3);
+        assert!(bars.contains(&(2.0, 0.7, 0.9)));
+        let with = chart::svg(&c, false, false).unwrap();
+        let without =
+            chart::svg(&chart(&table(false), &args(true)).unwrap(), false, false).unwrap();
+        // The front point's ring and its legend entry's.
+        assert_eq!(count(&with, RING), 2, "{with}");
+        // A whisker is three polylines in its series' colour: the line and two caps.
+        let series_lines = |svg: &str| {
+            svg.lines()
+                .filter(|l| l.starts_with("<polyline"))
+                .filter(|l| (0..3).any(|k| l.contains(&stroke(k))))
+                .count()
+        };
+        assert_eq!(series_lines(&with), 9, "{with}");
+        assert_eq!(series_lines(&without), 0, "{without}");
+        assert_eq!(count(&without, RING), 2);
+        // The y range holds the intervals whole: 0.95 above the top point.
+        assert!(c.intervals.iter().flatten().all(|b| b.1 <= b.2));
+    }
+
+    #[test]
+    fn a_line_plot_draws_a_band_and_a_single_draw_figure_none() {
+        let mut a = args(false);
+        a.series = String::new();
+        let c = super::super::plot::chart(&table(true), &a).unwrap();
+        assert_eq!(c.intervals[0].len(), 3);
+        let svg = chart::svg(&c, false, false).unwrap();
+        assert_eq!(count(&svg, "<polygon"), 1, "{svg}");
+        // `top1` beside `top1_mean` is draw 0, not the mean: no interval of it.
+        let mut t = table(true);
+        t.header.push("top1".into());
+        for r in &mut t.rows {
+            r.push("0.5".into());
+        }
+        assert_eq!(super::super::plot::interval_columns(&t, "top1"), None);
+        assert!(super::super::plot::interval_columns(&t, "top1_mean").is_some());
+        a.y = "top1".into();
+        let c = super::super::plot::chart(&t, &a).unwrap();
+        assert!(c.intervals.iter().all(Vec::is_empty));
     }
 }

@@ -97,11 +97,15 @@ impl Plan {
             functional: grid.functional,
             chip: base_cfg.chip.is_some(),
             accuracy: grid.accuracy,
+            draws: grid.accuracy && grid.draws > 1,
+            adc_clip: false,
         };
         for pt in &points {
             let (cfg, _) = setup(&grid, &grid.assignments(pt))
                 .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
             extras.chip |= cfg.chip.is_some();
+            extras.adc_clip |=
+                grid.functional && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_));
             if grid.functional || grid.accuracy {
                 sim::functional::check_device(&cfg, &grid.modes)
                     .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
@@ -183,6 +187,14 @@ impl Plan {
         if grid.accuracy {
             text += &format!("accuracy: samples {:?}\n", grid.accuracy_samples);
         }
+        // Likewise: grids whose functional runs have no fixed ADC keep theirs.
+        if extras.adc_clip {
+            text += "adc_clip_frac: true\n";
+        }
+        // Likewise: one draw is the grid without the key.
+        if grid.draws > 1 {
+            text += &format!("draws: {}\n", grid.draws);
+        }
         Ok(Plan {
             columns: columns(&keys, &extras.columns()),
             extras,
@@ -239,6 +251,9 @@ impl Plan {
             .into_iter()
             .chain(pt.values.iter().map(AxisValue::csv))
             .collect();
+        // The clip column is the grid's: present at every point or at none.
+        let mut result = result;
+        result.adc_clip = self.extras.adc_clip;
         let mut cells = report::layers_rows(&result);
         super::extra::extend(&mut cells, &result, self.extras, acc.as_ref());
         let rows: Vec<Vec<String>> = cells
@@ -270,7 +285,8 @@ fn bundle_hash(dir: &Path) -> Result<String> {
     for name in ["manifest.json", "tensors.npz"] {
         let path = dir.join(name);
         let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
-        let mut f = std::fs::File::open(&path).map_err(cannot)?;
+        let mut f =
+            workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
         feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
         loop {
             let n = f.read(&mut buf).map_err(cannot)?;

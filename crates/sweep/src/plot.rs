@@ -5,7 +5,8 @@
 //! Rows are filtered first (`--where COL=VALUE`, and `layer=TOTAL` unless a filter names
 //! the layer). Each (series, x) must then be one row: when several rows remain, the
 //! error names the columns that tell them apart. A non-numeric x column is categorical
-//! (values in order of first appearance).
+//! (values in order of first appearance). When the table has a 95% interval of y
+//! ([`interval_columns`]), each point carries it: a band around its line.
 
 use super::args::PlotArgs;
 use super::table::Table;
@@ -110,6 +111,29 @@ pub fn filter<'t>(t: &'t Table, a: &PlotArgs) -> Result<Filtered<'t>> {
     Ok(Filtered { rows, filters })
 }
 
+/// The columns of the interval of y, when the table has them: `<y>_ci_low` and
+/// `<y>_ci_high`, or for a mean `<f>_mean`, `<f>_ci_low` and `<f>_ci_high` (the columns
+/// of device draws, docs/accuracy.md). A figure `f` whose table also has `f_mean` is a
+/// single draw, not the mean: it gets none.
+pub fn interval_columns(t: &Table, y: &str) -> Option<(usize, usize)> {
+    let stem = match y.strip_suffix("_mean") {
+        Some(f) => f.to_string(),
+        None if t.col(&format!("{y}_mean"), "").is_ok() => return None,
+        None => y.to_string(),
+    };
+    let lo = t.col(&format!("{stem}_ci_low"), "").ok()?;
+    let hi = t.col(&format!("{stem}_ci_high"), "").ok()?;
+    Some((lo, hi))
+}
+
+/// The interval (x, low, high) of row `r` at `x`, when its cells hold numbers.
+pub fn interval(r: &[String], x: f64, cols: Option<(usize, usize)>) -> Option<(f64, f64, f64)> {
+    let (lo, hi) = cols?;
+    let lo: f64 = r[lo].parse().ok().filter(|v: &f64| v.is_finite())?;
+    let hi: f64 = r[hi].parse().ok().filter(|v: &f64| v.is_finite())?;
+    Some((x, lo, hi))
+}
+
 /// The series name of row `r`: the values of the series columns `si`.
 pub fn series_name(t: &Table, si: &[usize], r: &[String], y: &str) -> String {
     match si {
@@ -206,6 +230,19 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         s.2.push(r);
     }
     let title = title(t, a, &f, "");
+    let ci = interval_columns(t, &a.y);
+    let intervals = series
+        .iter()
+        .map(|(_, pts, rows)| {
+            let mut b: Vec<(f64, f64, f64)> = pts
+                .iter()
+                .zip(rows)
+                .filter_map(|(p, r)| interval(r, p.0, ci))
+                .collect();
+            b.sort_by(|a, b| a.0.total_cmp(&b.0));
+            b
+        })
+        .collect();
     Ok(Chart {
         title,
         x_label: label(&a.x, ""),
@@ -225,6 +262,8 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             .collect(),
         lines: true,
         front: Vec::new(),
+        front_points: Vec::new(),
+        intervals,
     })
 }
 

@@ -24,6 +24,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub const FORMAT: &str = "sresim-sweep-2";
+/// Most points of a sweep (2^26): its point ids alone take 512 MiB. `sweep` refuses a
+/// larger grid whatever `--max-points` says, and a sweep.json declaring more is refused
+/// before its points are listed.
+pub const MAX_GRID_POINTS: u64 = 1 << 26;
 /// The format of sweep.json before points were regenerated from the grid: it listed
 /// every point. `sweep --resume` rewrites such a file; `merge` asks for that.
 pub const FORMAT_1: &str = "sresim-sweep-1";
@@ -196,9 +200,24 @@ impl Meta {
         }
         check_format(dir, &head.format)?;
         let meta: Meta = read_json(dir)?;
-        let per: usize = meta.values.iter().map(Vec::len).product::<usize>()
-            * meta.explicit.as_ref().map_or(1, Vec::len);
-        if per * meta.workloads.len() != meta.point_count
+        // Checked: a product that wraps (to 0, say) would pass for a small sweep and
+        // then be walked point by point.
+        let described = meta
+            .values
+            .iter()
+            .map(Vec::len)
+            .chain([
+                meta.explicit.as_ref().map_or(1, Vec::len),
+                meta.workloads.len(),
+            ])
+            .try_fold(1u64, |a, n| a.checked_mul(n as u64));
+        bounds::size::at_most(meta.point_count as u64, MAX_GRID_POINTS, "points").map_err(|e| {
+            anyhow::anyhow!(
+                "{}: point_count: {e} a sweep",
+                dir.join("sweep.json").display()
+            )
+        })?;
+        if described != Some(meta.point_count as u64)
             || meta.values.len()
                 + meta
                     .explicit
@@ -357,8 +376,7 @@ pub struct Head {
 
 fn read_json<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T> {
     let path = dir.join("sweep.json");
-    let file =
-        std::fs::File::open(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    let file = workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
     serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file))
         .map_err(|e| anyhow!("{}: not a sweep description: {e}", path.display()))
 }
@@ -490,10 +508,7 @@ pub struct Appender {
 impl Appender {
     pub fn open(dir: &Path) -> Result<Appender> {
         let path = dir.join("points.csv");
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| anyhow!("{}: cannot open for appending: {e}", path.display()))?;
+        let file = outdir::open_append(&path)?;
         Ok(Appender {
             file: Mutex::new(file),
             path,
@@ -554,4 +569,39 @@ pub fn finish(dir: &OutputDir, meta: &Meta, owned: &[String]) -> Result<usize> {
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sweep.json of `axes` axes of `values` values each, declaring `count` points.
+    fn meta_json(dir: &Path, axes: usize, values: usize, count: u64) {
+        let vals: Vec<String> = (0..values).map(|i| i.to_string()).collect();
+        let axis = format!("[{}]", vals.join(","));
+        let names: Vec<String> = (0..axes).map(|i| format!("\"a{i}\"")).collect();
+        let text = format!(
+            r#"{{"format": "{FORMAT}", "sresim_version": "0", "grid": "g.toml", "fingerprint": "f",
+            "axes": [{}], "modes": ["dense"], "shard": null, "point_count": {count},
+            "workloads": [{{"name": "lenet5", "rows": 2}}], "values": [{}], "explicit": null}}"#,
+            names.join(","),
+            vec![axis; axes].join(",")
+        );
+        std::fs::write(dir.join("sweep.json"), text).unwrap();
+    }
+
+    #[test]
+    fn declared_point_counts_are_checked_products_within_the_limit() {
+        let d = tempfile::tempdir().unwrap();
+        meta_json(d.path(), 2, 3, 9);
+        assert_eq!(Meta::read(d.path()).unwrap().ids().len(), 9);
+        // 2^16 values on 4 axes: 2^64 points, which wrap to 0 in u64.
+        meta_json(d.path(), 4, 1 << 16, 0);
+        let e = Meta::read(d.path()).unwrap_err().to_string();
+        assert!(e.ends_with("sweep.json: point_count: 0 is not the number of points its workloads and axes describe"), "{e}");
+        // 3000^3 points, declared as such: refused before 2.7e10 ids are listed.
+        meta_json(d.path(), 3, 3000, 27_000_000_000);
+        let e = Meta::read(d.path()).unwrap_err().to_string();
+        assert!(e.ends_with("sweep.json: point_count: 27000000000 points, more than the limit of 67108864 a sweep"), "{e}");
+    }
 }

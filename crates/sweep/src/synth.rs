@@ -9,7 +9,7 @@ use super::store::{Meta, WorkloadMeta, FORMAT};
 use super::value::AxisValue;
 use anyhow::{anyhow, Result};
 use columnar::Kind;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The grid's description: one workload, three axes (`ou.rows` and `ou.cols` of 4 values
@@ -69,9 +69,9 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
             shard: Some(shard),
             ..full.clone()
         };
-        std::fs::write(d.join("sweep.json"), m.json()?)?;
-        let file = std::fs::File::create(d.join("points.csv"))?;
-        let mut w = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, file));
+        let mut json = outdir::stage(&d, "sweep.json")?;
+        json.write_all(&m.json()?)?;
+        let mut w = csv::Writer::from_writer(outdir::stage(&d, "points.csv")?);
         w.write_record(&cols)?;
         let mut row: Vec<String> = Vec::with_capacity(cols.len());
         let mut i = 0;
@@ -100,9 +100,8 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
             i += 1;
         });
         result?;
-        w.into_inner()
-            .map_err(|e| anyhow!("{}", e.error()))?
-            .flush()?;
+        let points = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
+        outdir::replace_staged(&d, vec![json, points])?;
         out.push(d);
     }
     Ok(out)

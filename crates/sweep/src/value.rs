@@ -125,10 +125,16 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
     if SYNTH_KEYS.contains(&key) {
         return Ok(KeyKind::Synth);
     }
+    let hint = || {
+        let mut known = sim::config::known_keys();
+        known.extend(SYNTH_KEYS.iter().map(|k| (*k).to_string()));
+        workload::text::did_you_mean(key, known.iter().map(String::as_str))
+    };
     if key.starts_with("synth.") {
         return Err(format!(
-            "unknown generator key (expected one of {})",
-            SYNTH_KEYS.join(", ")
+            "unknown generator key (expected one of {}){}",
+            SYNTH_KEYS.join(", "),
+            hint()
         ));
     }
     let defaults: Table = DEFAULT_CONFIG_TOML
@@ -138,9 +144,10 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
         ["energy", "table"] => true,
         ["chip", k] if sim::chip::is_key(k) => true,
         ["chip", _] => {
-            return Err(
-                "unknown chip key (chip.preset, or a key of configs/chip/isaac.toml)".into(),
-            )
+            return Err(format!(
+                "unknown chip key (chip.preset, or a key of configs/chip/isaac.toml){}",
+                hint()
+            ))
         }
         ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
             .map_err(|e| format!("the default energy table: {e}"))?
@@ -159,8 +166,9 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
         Err("modes are listed in the top-level `modes` key (every point runs all of them)".into())
     } else {
         Err(format!(
-            "unknown key (a config key such as ou.rows, see configs/default.toml, or one of {})",
-            SYNTH_KEYS.join(", ")
+            "unknown key (a config key such as ou.rows, see configs/default.toml, or one of {}){}",
+            SYNTH_KEYS.join(", "),
+            hint()
         ))
     }
 }

@@ -8,6 +8,7 @@
 //! ```
 //! The layer is a conv on a 16 x 32 x 32 float32 input (64 KiB per sample as stored,
 //! 128 KiB as f64); `write` needs the whole array in memory, the other two do not.
+#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
 
 use std::path::Path;
 

@@ -9,6 +9,7 @@
 //! `--layers` subset of a workload ([`select`]).
 //! Layers are loaded one at a time and their inputs streamed a few samples at a time;
 //! nothing is held for the whole network or the whole trace.
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod bundle;
 pub mod files;

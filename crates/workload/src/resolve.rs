@@ -67,16 +67,30 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
         return Ok(Box::new(w));
     }
     let bundles: Vec<String> = list_bundles().into_iter().map(|(n, _)| n).collect();
+    let names = zoo::names();
+    let hint = crate::text::did_you_mean(
+        name_or_path,
+        names
+            .iter()
+            .copied()
+            .chain(bundles.iter().map(String::as_str)),
+    );
     bail!(
         "--workload: '{name_or_path}' is neither a bundle directory nor a known workload \
-         (built-in: {}; bundles: {})",
-        zoo::names().join(", "),
+         (built-in: {}; bundles: {}){hint}",
+        names.join(", "),
         if bundles.is_empty() {
             "none".to_string()
         } else {
             bundles.join(", ")
         }
     )
+}
+
+/// ` (did you mean "B"?)` for the bundle under [`bundle_roots`] closest to `name`.
+pub fn suggest_bundle(name: &str) -> String {
+    let bundles: Vec<String> = list_bundles().into_iter().map(|(n, _)| n).collect();
+    crate::text::did_you_mean(name, bundles.iter().map(String::as_str))
 }
 
 /// The directory of the bundle [`resolve`] opens for `name_or_path`: an existing directory,

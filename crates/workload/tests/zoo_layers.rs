@@ -2,6 +2,8 @@
 //! compared with tests/zoo_layers.txt: names, order and geometry are what `run` replays
 //! and what layers.csv shows, so any change to them is visible here. Refresh the file
 //! with `UPDATE_EXPECT=1 cargo test -p workload --test zoo_layers` after a deliberate change.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
 // Test helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

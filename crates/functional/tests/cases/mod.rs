@@ -111,6 +111,8 @@ pub fn run_modes(
 pub fn keep() -> FuncOptions {
     FuncOptions {
         keep_outputs: true,
+        // The datapath itself, OU by OU, not the exact fast path.
+        exact_fast_path: false,
         ..FuncOptions::default()
     }
 }

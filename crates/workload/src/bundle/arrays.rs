@@ -10,6 +10,15 @@ impl BundleWorkload {
         Ok(self.reader()?.names().contains(name))
     }
 
+    /// The shape array `name`'s header declares, read without its data (to check it
+    /// before the array is read).
+    pub fn array_shape(&self, name: &str) -> anyhow::Result<Vec<usize>> {
+        let mut npz = self.reader()?;
+        npz.header(name)
+            .map(|h| h.shape)
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+    }
+
     /// Array `name` as float64 values in row-major order, with its shape; whether it was
     /// stored as floats. Non-finite values are refused.
     pub fn read_f64(&self, name: &str) -> anyhow::Result<(Vec<usize>, Vec<f64>, bool)> {

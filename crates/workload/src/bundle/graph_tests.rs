@@ -163,3 +163,95 @@ fn graph_errors_name_the_node_or_the_key() {
         "{e}"
     );
 }
+
+/// `write`, then an entry `name.npy` holding only a header that declares `shape`.
+fn add_hostile(dir: &Path, name: &str, shape: &str) {
+    use std::io::Write;
+    let path = dir.join("tensors.npz");
+    let old = std::fs::read(&path).unwrap();
+    let mut src = zip::ZipArchive::new(std::io::Cursor::new(old)).unwrap();
+    let mut z = zip::ZipWriter::new(File::create(&path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default();
+    for i in 0..src.len() {
+        let f = src.by_index(i).unwrap();
+        if f.name() != format!("{name}.npy") {
+            z.raw_copy_file(f).unwrap();
+        }
+    }
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}\n");
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    npy.extend_from_slice(dict.as_bytes());
+    z.start_file(format!("{name}.npy"), opts).unwrap();
+    z.write_all(&npy).unwrap();
+    z.finish().unwrap();
+}
+
+#[test]
+fn declared_sizes_of_graph_arrays_are_bounded_before_they_are_read() {
+    let open_with = |m: &Value, hostile: &[(&str, &str)], max: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), m, 2, Some(Array1::from(vec![0i64, 1])));
+        for (name, shape) in hostile {
+            add_hostile(dir.path(), name, shape);
+        }
+        let opts = OpenOptions {
+            max_layer_bytes: max,
+            ..OpenOptions::default()
+        };
+        let w = BundleWorkload::open(dir.path(), &opts).map_err(|e| e.to_string());
+        w.map(|w| (w, dir))
+    };
+    // A graph input claiming 2^34 samples (and labels to match): refused at open, not
+    // aborted on an allocation of 1 TiB when the accuracy path reads it.
+    let e = open_with(
+        &manifest(),
+        &[
+            ("x", "(17179869184, 1, 4, 4)"),
+            ("labels", "(17179869184,)"),
+        ],
+        4 << 30,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("tensors.npz: x: shape [17179869184,1,4,4]: 274877906944 elements of 16 bytes")
+            && e.ends_with("(limits.max_layer_bytes)"),
+        "{e}"
+    );
+    // One whose elements wrap 64 bits.
+    let e = open_with(
+        &manifest(),
+        &[("x", "(4294967296, 4294967296, 1, 1)")],
+        4 << 30,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("x: shape [4294967296,4294967296,1,1]: more than 2^64 elements"),
+        "{e}"
+    );
+    // A bias claiming 2^34 elements: its data is never allocated.
+    let (w, _dir) = open_with(&manifest(), &[("conv1.bias", "(17179869184,)")], 4 << 30).unwrap();
+    assert_eq!(w.array_shape("conv1.bias").unwrap(), [17179869184]);
+    let e = w.read_f64("conv1.bias").unwrap_err().to_string();
+    assert!(
+        e.ends_with("conv1.bias: shape [17179869184]: 17179869184 elements of 4 bytes (68719476736 bytes), more than the limit of 4294967296 bytes (limits.max_layer_bytes)"),
+        "{e}"
+    );
+    // A graph tensor (here a Pad of one sample to 2^40 elements) over the memory cap.
+    let mut m = manifest();
+    m["graph"][2] = json!({"op": "Pad", "inputs": ["r1"], "output": "p",
+        "pads": [0, 0, 0, 0, 0, 0, 1048576, 1048576]});
+    m["graph"].as_array_mut().unwrap().insert(
+        3,
+        json!({"op": "GlobalAveragePool", "inputs": ["p"], "output": "g"}),
+    );
+    m["graph"].as_array_mut().unwrap().insert(
+        4,
+        json!({"op": "Flatten", "inputs": ["r1"], "output": "f", "axis": 1}),
+    );
+    let e = open_with(&m, &[], 4 << 30).unwrap_err();
+    assert!(
+        e.contains("manifest.json: graph: tensor p [1,2,1048578,1048578]: 2199031644168 elements of 8 bytes"),
+        "{e}"
+    );
+}

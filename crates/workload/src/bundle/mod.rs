@@ -31,7 +31,7 @@ use anyhow::{anyhow, bail};
 
 pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
 use inputs::{InputStats, Stream, Values};
-pub use manifest::{Manifest, ManifestLayer};
+pub use manifest::{Manifest, ManifestLayer, CONV_KEYS, FC_KEYS, GRAPH_KEYS, TOP_KEYS};
 use tensors::{fmt_shape, NpzSource};
 pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
 
@@ -61,6 +61,8 @@ pub struct BundleWorkload {
     inputs: Vec<Option<InputStats>>,
     /// With a manifest `graph`: the graph input array's shape `[M, ...]`.
     graph_input_shape: Option<Vec<usize>>,
+    /// `limits.max_layer_bytes`: what any array read whole may take.
+    max_bytes: u64,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -137,6 +139,7 @@ impl BundleWorkload {
             synth: opts.synth,
             inputs: Vec::new(),
             graph_input_shape: None,
+            max_bytes: opts.max_layer_bytes,
         };
         (w.samples, w.inputs) = w.validate_arrays(opts)?;
         w.graph_input_shape = w.validate_graph()?;
@@ -171,6 +174,18 @@ impl BundleWorkload {
                 fmt_shape(&h.shape)
             );
         }
+        // The accuracy path holds the input as read and as float64 (16 bytes an element),
+        // and each tensor of one sample as float64.
+        bounds::size::elements(&h.shape, u64::MAX)
+            .and_then(|n| bounds::size::bytes(n, 16, self.max_bytes))
+            .map_err(|e| {
+                anyhow!(
+                    "{}: {}: shape {}: {e} (limits.max_layer_bytes)",
+                    self.npz_label,
+                    bg.input,
+                    fmt_shape(&h.shape)
+                )
+            })?;
         if let Some(labels) = &bg.labels {
             let l = array(&mut npz, labels, "labels")?;
             let int = !matches!(l.dtype, tensors::Dtype::F32 | tensors::Dtype::F64);
@@ -185,8 +200,20 @@ impl BundleWorkload {
                 );
             }
         }
-        bg.build(&self.manifest.name, 1, &h.shape[1..], &self.layers)
+        let g = bg
+            .build(&self.manifest.name, 1, &h.shape[1..], &self.layers)
             .map_err(|e| anyhow!("{}: {e}", self.manifest_label))?;
+        for t in &g.tensors {
+            let n = t.shape.iter().product::<usize>(); // checked by build
+            bounds::size::bytes(n, 8, self.max_bytes).map_err(|e| {
+                anyhow!(
+                    "{}: graph: tensor {} {}: {e} (limits.max_layer_bytes)",
+                    self.manifest_label,
+                    crate::text::clip(&t.name),
+                    fmt_shape(&t.shape)
+                )
+            })?;
+        }
         Ok(Some(h.shape))
     }
 
@@ -215,7 +242,7 @@ impl BundleWorkload {
             )),
             NpzStore::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
         };
-        Npz::new(src).map_err(|e| anyhow!("{}: {e}", self.npz_label))
+        Npz::with_limit(src, self.max_bytes).map_err(|e| anyhow!("{}: {e}", self.npz_label))
     }
 
     /// Reads every array once; returns the common sample count and each layer's input

@@ -167,13 +167,36 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 /// An open npz archive (a zip of `.npy` files).
 pub struct Npz<R: Read + Seek> {
     zip: ZipArchive<R>,
+    /// Most bytes the data of one array read whole may take (`limits.max_layer_bytes`).
+    max_bytes: u64,
 }
 
 impl<R: Read + Seek> Npz<R> {
+    /// An archive whose arrays are read whole only within `limits.max_layer_bytes`'s
+    /// default; see [`Npz::with_limit`].
     pub fn new(reader: R) -> Result<Self, String> {
+        Self::with_limit(reader, super::DEFAULT_MAX_LAYER_BYTES)
+    }
+
+    /// An archive whose arrays are read whole only when their data, as its header
+    /// declares it, takes at most `max_bytes` (checked before anything is allocated).
+    pub fn with_limit(reader: R, max_bytes: u64) -> Result<Self, String> {
         ZipArchive::new(reader)
-            .map(|zip| Npz { zip })
+            .map(|zip| Npz { zip, max_bytes })
             .map_err(|e| format!("not a readable npz archive: {e}"))
+    }
+
+    /// Checks that the data `h` declares fits `max_bytes` before it is allocated.
+    fn check_size(&self, h: &ArrayHeader) -> Result<usize, String> {
+        let at = |e: String| {
+            format!(
+                "shape {}: {e} (limits.max_layer_bytes)",
+                fmt_shape(&h.shape)
+            )
+        };
+        let n = bounds::size::elements(&h.shape, u64::MAX).map_err(at)?;
+        bounds::size::bytes(n, h.dtype.size() as usize, self.max_bytes).map_err(at)?;
+        Ok(n)
     }
 
     /// Array names, with a single `.npy` suffix stripped (as numpy does).
@@ -276,6 +299,10 @@ impl<R: Read + Seek> Npz<R> {
         name: &str,
         header: &ArrayHeader,
     ) -> Result<ElementReader<Box<dyn Read + '_>>, String> {
+        if header.fortran_order {
+            // Held whole to be read back in C order (the header is checked equal below).
+            self.check_size(header)?;
+        }
         let (h, f) = self.open_array(name)?;
         if h != *header {
             return Err(format!(
@@ -297,8 +324,8 @@ impl<R: Read + Seek> Npz<R> {
     /// Reads array `name` whole, whose header the caller has read and checked (its size
     /// is what the data allocation will be).
     pub fn read(&mut self, name: &str, header: &ArrayHeader) -> Result<AnyArray, String> {
+        let n = self.check_size(header)?;
         let mut r = self.elements(name, header)?;
-        let n = usize::try_from(r.remaining()).unwrap_or(usize::MAX);
         let data = match header.dtype {
             Dtype::F32 => Data::F32(read_vec(&mut r, n)?),
             Dtype::F64 => Data::F64(read_vec(&mut r, n)?),

@@ -1,0 +1,16 @@
+//! Two guards that every surface of sresim goes through, so that no new reader or
+//! writer can skip them (docs/errors.md, "Where each guard lives"):
+//!
+//! - [`size`]: every size a file declares (an array header, a graph's tensor shapes and
+//!   windows, a Parquet row group, a sweep.json point count) is a checked product
+//!   compared with a limit **before** anything is allocated from it;
+//! - [`finite`]: every figure an output holds (a cell of a table, a number of a JSON
+//!   document, a cycle converted from a time) is checked to be finite and unsaturated
+//!   before it is written or printed.
+//!
+//! Both return a short description of the problem; the caller prefixes the file and
+//! field (or the config key) it knows, so the binary prints one line. The crate depends
+//! on nothing and knows no file, model or command line.
+
+pub mod finite;
+pub mod size;

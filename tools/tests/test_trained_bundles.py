@@ -1,0 +1,89 @@
+"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl) against their READMEs,
+with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
+hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
+give, the graph input is >= 2000 labelled uint8 images, and SSL removed whole groups.
+tests/trained_workloads.rs checks the `sresim accuracy` figures."""
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from sresim_export import read_bundle  # noqa: E402
+from sresim_export.trained import structure_rows  # noqa: E402
+
+TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+
+
+def load(name):
+    path = os.path.join(REPO, "workloads", name)
+    manifest, tensors = read_bundle(path)
+    with open(os.path.join(path, "README.md")) as f:
+        readme = f.read()
+    return manifest, tensors, readme
+
+
+def layer_pairs(manifest, tensors):
+    return [(e, {e["weight"]: tensors[e["weight"]]}) for e in manifest["layers"]]
+
+
+class Res:
+    def __init__(self, layers):
+        self.layers = layers
+
+
+@pytest.mark.parametrize("name", TRAINED)
+def test_readme_layer_table_is_what_the_weights_hold(name):
+    manifest, tensors, readme = load(name)
+    for row in structure_rows(Res(layer_pairs(manifest, tensors))):
+        assert row in readme, f"{name}: README lacks the row {row}"
+
+
+@pytest.mark.parametrize("name", TRAINED)
+def test_graph_input_is_2000_labelled_uint8_images(name):
+    manifest, tensors, _ = load(name)
+    x = tensors[manifest["graph_input"]]
+    labels = tensors[manifest["labels"]]
+    assert x.dtype == np.uint8 and x.shape[1:] == (1, 28, 28) and len(x) >= 2000
+    assert labels.shape == (len(x),) and set(np.unique(labels)) == set(range(10))
+    # the first layer's trace is the first images of the graph input, as 0..255 floats
+    first = manifest["layers"][0]
+    trace = tensors[first["input"]]
+    assert np.array_equal(trace, x[:len(trace)].astype(np.float32))
+
+
+@pytest.mark.parametrize("name", TRAINED)
+def test_readme_float_top1_is_the_stored_reference_top1(name):
+    manifest, tensors, readme = load(name)
+    labels = tensors[manifest["labels"]]
+    ref = tensors["graph.reference"]
+    m = re.search(r"^\| all graph-input images \| (\d+) \| ([0-9.]+)% \| ([0-9.]+)% \|$", readme, re.M)
+    assert m, f"{name}: README has no accuracy row for the whole graph input"
+    assert int(m.group(1)) == len(labels)
+    top1 = float(np.mean(ref.argmax(1) == labels))
+    assert f"{top1:.2%}" == m.group(2) + "%"
+    # the quantized network stays within a point of the float one
+    assert abs(float(m.group(3)) - float(m.group(2))) < 1.0
+
+
+@pytest.mark.parametrize("name", SSL)
+def test_ssl_removed_whole_groups_in_every_hidden_layer(name):
+    manifest, tensors, _ = load(name)
+    for e in manifest["layers"][:-1]:
+        w = tensors[e["weight"]] != 0
+        rows = ~w.any(axis=0)  # zero filter shapes (conv) or columns (fc)
+        filters = ~w.reshape(len(w), -1).any(axis=1)
+        assert rows.any() or filters.any(), f"{name}: {e['name']} has no zero group"
+        # what is zero is zero by groups: every zero weight lies in a zero filter or row
+        zero = ~w
+        grouped = filters.reshape(-1, *([1] * (w.ndim - 1))) | rows[None]
+        if w.ndim == 4:
+            grouped = grouped | (~w.any(axis=(0, 2, 3)))[None, :, None, None]
+        assert not (zero & ~grouped).any(), f"{name}: {e['name']}: zeros outside removed groups"
