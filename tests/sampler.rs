@@ -8,9 +8,10 @@
 mod common;
 use common::{fails, run_ok as ok, sresim};
 
-/// (top-1, agreement with the quantized network) of the dense mode of lenet5-mnist over
-/// `samples` digits with read noise 0.2 and 9-row OUs, drawn by `sampler`.
-fn dense_top1(sampler: &str, samples: usize) -> (f64, f64) {
+/// (top-1, agreement with the quantized network, relative RMS error of the outputs) of
+/// the dense mode of lenet5-mnist over `samples` digits with read noise 0.2 and 9-row
+/// OUs, drawn by `sampler`.
+fn dense_top1(sampler: &str, samples: usize) -> (f64, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let n = samples.to_string();
     let set = format!("device.sampler={sampler}");
@@ -35,16 +36,21 @@ fn dense_top1(sampler: &str, samples: usize) -> (f64, f64) {
     let mut r = csv::Reader::from_path(dir.path().join("accuracy.csv")).unwrap();
     let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     let col = |name: &str| head.iter().position(|h| h == name).unwrap();
-    let (layer, mode, top1, agree) = (
+    let (layer, mode, top1, agree, rmse) = (
         col("layer"),
         col("mode"),
         col("top1"),
         col("agreement_quantized"),
+        col("output_rel_rmse"),
     );
     for rec in r.records() {
         let rec = rec.unwrap();
         if &rec[layer] == "TOTAL" && &rec[mode] == "dense" {
-            return (rec[top1].parse().unwrap(), rec[agree].parse().unwrap());
+            return (
+                rec[top1].parse().unwrap(),
+                rec[agree].parse().unwrap(),
+                rec[rmse].parse().unwrap(),
+            );
         }
     }
     panic!("no TOTAL row of dense");
@@ -56,8 +62,8 @@ fn dense_top1(sampler: &str, samples: usize) -> (f64, f64) {
 /// 4.9 standard deviations of the difference (a correct sampler fails with probability
 /// below 10^-6, normal approximation; the seeds are fixed, so it passes or fails always).
 fn agree_within_the_interval(samples: usize) {
-    let (skip, skip_q) = dense_top1("skip", samples);
-    let (per_read, per_read_q) = dense_top1("per-read", samples);
+    let (skip, skip_q, skip_e) = dense_top1("skip", samples);
+    let (per_read, per_read_q, per_read_e) = dense_top1("per-read", samples);
     let t = (skip + per_read) / 2.0;
     let sd = (2.0 * t * (1.0 - t) / samples as f64).sqrt();
     let tol = 4.9 * sd + 1.0 / samples as f64;
@@ -69,7 +75,12 @@ fn agree_within_the_interval(samples: usize) {
     let tol = 4.9 * (2.0 * a * (1.0 - a) / samples as f64).sqrt() + 1.0 / samples as f64;
     assert!(q <= tol, "agreement {skip_q} against {per_read_q}");
     // The noise is strong enough to change predictions: the test compares something.
-    assert!(skip_q < 1.0 && per_read_q < 1.0, "{skip_q} {per_read_q}");
+    // (On 30 digits a sampler may change no prediction: the outputs' error says it
+    // drew noise, about 0.2 of their RMS under either sampler.)
+    assert!(
+        skip_e > 0.1 && per_read_e > 0.1,
+        "output error {skip_e} (skip), {per_read_e} (per-read)"
+    );
 }
 
 #[test]
