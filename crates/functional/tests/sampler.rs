@@ -60,6 +60,11 @@ fn hw(adc_bits: Option<u32>) -> Hardware {
 
 /// Dense-mode outputs of `l` under `device`, fed `chunk` samples at a time.
 fn dense(l: &QuantLayer, hw: &Hardware, f: &FuncOptions, chunk: usize) -> Vec<i64> {
+    dense_run(l, hw, f, chunk).0
+}
+
+/// [`dense`] and the ADC's clips of the run.
+fn dense_run(l: &QuantLayer, hw: &Hardware, f: &FuncOptions, chunk: usize) -> (Vec<i64>, u64) {
     let opts = SimOptions::default();
     let prep = Prepared::new(l, hw, &opts);
     let layer = Layer::new(&prep, hw, &opts, f);
@@ -68,7 +73,8 @@ fn dense(l: &QuantLayer, hw: &Hardware, f: &FuncOptions, chunk: usize) -> Vec<i6
         let n = chunk.min(l.samples - start);
         run.feed(Samples::new(&l.input[start * K..(start + n) * K], n));
     }
-    run.finish().remove(0).outputs.unwrap()
+    let out = run.finish().remove(0);
+    (out.outputs.unwrap(), out.metrics.adc_clips)
 }
 
 /// Per (ideal level I, open), the count of each code read.
@@ -135,7 +141,9 @@ fn chi_square_quantile(df: usize, z: f64) -> f64 {
 /// its law, so two samplers with the same law fail with probability about 10^-6 per
 /// device (the seeds are fixed: the test passes or fails always). The devices cover the
 /// skip path (p up to 0.1), classes that draw per read (p > 0.1), IR drop (the base
-/// shifted below I, the class depending on open), a clipping 3-bit ADC and adc.step 2.
+/// shifted below I, the class depending on open), a clipping 3-bit ADC and adc.step 2;
+/// the ADC's counts of clips agree too (a class whose reads can clip, settled by the
+/// sampler, would count too few: the last device).
 #[test]
 fn both_samplers_read_every_level_with_the_same_law() {
     let samples = 1 << 14;
@@ -145,6 +153,9 @@ fn both_samplers_read_every_level_with_the_same_law() {
         (0.1, 0.0, None, 1),
         (0.2, 0.02, Some(3), 1),
         (0.15, 0.01, None, 2),
+        // Weak noise, sums near the top of a 3-bit ADC: classes whose reads can clip
+        // while their noise-free sum does not (they must draw per read).
+        (0.05, 0.03, Some(3), 1),
     ];
     for (rn, ir, bits, step) in cases {
         let hw = hw(bits);
@@ -161,10 +172,21 @@ fn both_samplers_read_every_level_with_the_same_law() {
                 },
                 ..FuncOptions::default()
             };
-            histogram(&l, &dense(&l, &hw, &f, samples))
+            let (y, clips) = dense_run(&l, &hw, &f, samples);
+            (histogram(&l, &y), clips)
         };
-        let per_read = run(Sampler::PerRead, 11);
-        let skip = run(Sampler::Skip, 12);
+        let (per_read, clips_p) = run(Sampler::PerRead, 11);
+        let (skip, clips_s) = run(Sampler::Skip, 12);
+        // The ADC's clips: two counts of independent reads with the same law (each a
+        // sum of Bernoulli trials, the variance of their difference at most their sum),
+        // 4.9 standard deviations apart at most (about 10^-6 for a correct sampler); the
+        // clipping 3-bit ADC does clip.
+        let (a, b) = (clips_p as f64, clips_s as f64);
+        assert!(
+            (a - b).abs() <= 4.9 * (a + b).sqrt() + 1.0,
+            "rn {rn} ir {ir}: {clips_p} clips (per-read), {clips_s} (skip)"
+        );
+        assert!(bits.is_none() || clips_p > 10_000, "{clips_p} clips");
         let reads: u64 = skip.values().flat_map(|h| h.values()).sum();
         assert!(reads >= 1_000_000, "{reads} reads");
         // Some codes differ from the level: the test has something to compare.
