@@ -17,6 +17,10 @@ The bundle is written only if sresim would open it: `sresim check` reads it (whe
 binary is found: $SRESIM, PATH, or this repository's build), else the schema mirror of
 sresim_export/schema.py checks its manifest. With --labels and --prune, the float top-1
 before and after pruning is printed.
+
+From Python, `sresim_export.from_torch(module, inputs, out, ...)` exports a torch module
+through torch.onnx in memory and writes its bundle through the same code
+(sresim_export/pipeline.py).
 """
 
 from __future__ import annotations
@@ -30,15 +34,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-from sresim_export import describe, export, write_bundle  # noqa: E402
-from sresim_export.export import check_model_file, network, pruning_cost  # noqa: E402
-from sresim_export.schema import publish_bundle  # noqa: E402
+from sresim_export.export import check_model_file  # noqa: E402
+from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
-
-
-def _plural(n, word):
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _labels(text, n):
@@ -49,9 +48,7 @@ def _labels(text, n):
         labels = [int(v) for v in text.split(",")]
     except ValueError:
         raise ValueError(f"--labels {text}: expected comma-separated integers") from None
-    if len(labels) != n:
-        raise ValueError(f"--labels: {len(labels)} labels for {n} inputs")
-    return labels
+    return check_labels(labels, n, "--labels")
 
 
 def _load_feeds(specs, model):
@@ -128,9 +125,6 @@ def main(argv=None):
         size = _image_size(args, inp, sample_shape)
         batch = load_inputs(args.input, sample_shape, size=size, grayscale=args.grayscale,
                             scale=args.scale, mean=args.mean, std=args.std, layout=args.layout)
-        method = None if args.prune == "none" else args.prune
-        if method and not 0 < args.sparsity < 1:
-            raise ValueError("--sparsity must be in (0, 1) when pruning")
         desc = {"files": [os.path.basename(p) for p in args.input],
                 "input": inp.name,
                 "preprocess": {"size": list(size) if size else None, "layout": args.layout,
@@ -139,39 +133,17 @@ def main(argv=None):
         if args.feed:
             desc["fixed_inputs"] = {f.partition("=")[0]: os.path.basename(f.partition("=")[2])
                                     for f in args.feed}
-        exclude = {s for s in args.prune_exclude.split(",") if s}
-        labels = _labels(args.labels, len(batch))
-        res = export(args.model, batch, desc, method, args.sparsity, exclude,
-                     fold_bn=not args.no_fold_bn, log=lambda m: print(m, file=sys.stderr),
-                     prune_depthwise=not args.prune_keep_depthwise, feeds=feeds)
-        name = args.name or os.path.splitext(os.path.basename(args.model))[0]
-        cost = pruning_cost(res, labels)
-        if cost is not None:
-            print(f"pruning ({args.prune}, sparsity {args.sparsity}, no fine-tuning): float top-1 on the "
-                  f"{_plural(len(labels), 'labelled input')} {100 * cost[0]:.1f}% before, "
-                  f"{100 * cost[1]:.1f}% after", file=sys.stderr)
-        net = None
-        if not args.no_graph:
-            try:
-                net = network(res, batch, labels)
-            except ValueError as e:
-                if labels is not None:
-                    raise
-                print(f"no network graph written (layer traces only): {e}", file=sys.stderr)
-        manifest, checked = publish_bundle(args.out, lambda d: write_bundle(
-            d, name, describe(res.provenance, name), res.layers, res.provenance, network=net))
-        if args.save_model:
-            onnx.save(res.model, args.save_model)
+        written = export_bundle(
+            args.model, batch, args.out, args.name or os.path.splitext(os.path.basename(args.model))[0],
+            desc, labels=_labels(args.labels, len(batch)),
+            prune=None if args.prune == "none" else args.prune, sparsity=args.sparsity,
+            prune_exclude={s for s in args.prune_exclude.split(",") if s},
+            prune_depthwise=not args.prune_keep_depthwise, fold_bn=not args.no_fold_bn,
+            graph=not args.no_graph, feeds=feeds, save_model=args.save_model)
     except Exception as e:  # one line for the user, no traceback
         print(f"error: {e}".splitlines()[0], file=sys.stderr)
         return 2
-    if checked:
-        print(f"sresim check: {checked}", file=sys.stderr)
-    else:
-        print("note: no sresim binary found (set SRESIM, or build it): the bundle was checked "
-              "against the bundle schema only", file=sys.stderr)
-    print(f"wrote {args.out}: {_plural(len(manifest['layers']), 'layer')}, "
-          f"{_plural(manifest['samples'], 'sample')}")
+    print(written)
     return 0
 
 

@@ -15,7 +15,12 @@
   learning (imported only by the builders that train; nothing else needs torch);
 - trained: exporting such a trained network with uint8 pixels as its graph input, and its
   README tables, with the top-1 figures measured by `sresim accuracy`.
+- pipeline: a loaded model and its inputs -> a checked bundle on disk (the command line's
+  path, shared by every entry point);
+- torch_api: `from_torch`, a PyTorch module and example inputs -> a bundle in one call,
+  through torch.onnx in memory (torch imported only when called).
 """
 
 from .bundle import conv_layer, fc_layer, read_bundle, write_bundle  # noqa: F401
 from .export import describe, export  # noqa: F401
+from .torch_api import from_torch  # noqa: F401

@@ -70,23 +70,37 @@ class ExportResult:
         self.feeds = {}           # fixed arrays fed to the model's other inputs
 
 
+def load_model(model_path, model_info=None):
+    """(ModelProto, provenance `model` entry, name for messages) of `model_path`: an ONNX
+    file, or a serialized model (bytes, e.g. torch.onnx's output in memory) described by
+    `model_info` (a dict with at least "name"; the sha256 of the bytes is added)."""
+    if isinstance(model_path, (bytes, bytearray)):
+        info = dict(model_info or {"name": "model"})
+        info["sha256"] = hashlib.sha256(model_path).hexdigest()
+        return onnx.load_from_string(bytes(model_path)), info, info["name"]
+    info = {"file": os.path.basename(model_path), "sha256": sha256_file(model_path)}
+    return onnx.load(model_path), info, model_path
+
+
 def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
-           prune_exclude=(), fold_bn=True, log=print, prune_depthwise=True, feeds=None):
-    """Exports the model at `model_path` run on `batch` ([N, ...] float32, what the
-    model's data input takes; `feeds` gives fixed arrays to its other inputs, if any).
-    `input_desc` describes the inputs for the provenance.
+           prune_exclude=(), fold_bn=True, log=print, prune_depthwise=True, feeds=None,
+           model_info=None, exporter="tools/export_onnx.py"):
+    """Exports the model at `model_path` (a file, or the model's bytes with `model_info`,
+    see load_model) run on `batch` ([N, ...] float32, what the model's data input takes;
+    `feeds` gives fixed arrays to its other inputs, if any).
+    `input_desc` describes the inputs for the provenance, `exporter` the tool.
     Pruning (`prune_method` "magnitude" or "ssl") skips the layers named in
     `prune_exclude`, and depthwise convs (groups == in_channels, one input channel per
     filter) unless `prune_depthwise`. Returns an ExportResult."""
-    model = onnx.load(model_path)
+    model, model_prov, where = load_model(model_path, model_info)
     feeds = dict(feeds or {})
-    capture.data_input(model, feeds, where=model_path)
+    capture.data_input(model, feeds, where=where)
     res = ExportResult()
     prov = {
-        "model": {"file": os.path.basename(model_path), "sha256": sha256_file(model_path)},
+        "model": model_prov,
         "inputs": input_desc,
         "samples": int(len(batch)),
-        "exporter": "tools/export_onnx.py",
+        "exporter": exporter,
         "onnx": onnx.__version__, "onnxruntime": ort.__version__,
     }
     if feeds:
@@ -96,7 +110,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
         prov["batchnorm_folded_into"] = graph.fold_batchnorm(model)
     layers, skipped = find_layers(model)
     if not layers:
-        raise ValueError(no_layer_message(model_path, model, skipped))
+        raise ValueError(no_layer_message(where, model, skipped))
 
     if prune_method:
         # the unpruned (folded) model's outputs, for the top-1 that pruning cost
@@ -156,7 +170,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     for name, op, why in skipped + dropped:
         log(f"note: {name} ({op}) not exported: {why}")
     if not res.layers:
-        raise ValueError(no_layer_message(model_path, model, skipped + dropped))
+        raise ValueError(no_layer_message(where, model, skipped + dropped))
     prov["asymmetric_padding_folded"] = folded
     if tconvs:
         prov["transposed_convs"] = tconvs
@@ -307,7 +321,8 @@ def _transposed(layer, x, y, inits):
 def describe(prov, name):
     """The one-line manifest `source` for an export."""
     m = prov["model"]
-    line = f"{name}: ONNX model {m['file']} (sha256 {m['sha256'][:16]}...) run in onnxruntime on {prov['samples']} input(s)"
+    what = f"ONNX model {m['file']}" if "file" in m else m["name"]
+    line = f"{name}: {what} (sha256 {m['sha256'][:16]}...) run in onnxruntime on {prov['samples']} input(s)"
     if prov.get("pruning"):
         p = prov["pruning"]
         line += f"; pruned at export: {p['method']} to sparsity {p['target_sparsity']} per layer, no fine-tuning"

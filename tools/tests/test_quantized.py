@@ -216,9 +216,7 @@ def test_dynamic_quantization_is_named_and_listed(models, tmp_path):
     assert [l["name"] for l in m["layers"]] == ["conv1", "up"]      # fc1 (Gemm) and fc2 became MatMulInteger
     listed = m["provenance"]["not_exported"]
     assert [e["op"] for e in listed] == ["MatMulInteger"] * 2 and all("scale" in e["reason"] for e in listed)
-    # One note per MatMulInteger (and, where no sresim binary is built, the schema note).
-    notes = [l for l in r.stderr.splitlines() if l.startswith("note: ") and "sresim binary" not in l]
-    assert len(notes) == 2, r.stderr
+    assert r.stderr.count(") not exported: ") == 2   # one note per MatMulInteger node
 
     quantize_dynamic(str(d / "f.onnx"), full, op_types_to_quantize=["Conv", "MatMul", "Gemm"])
     r = run_cli(full, "--input", str(d / "x.npy"), "--out", str(tmp_path / "c"))

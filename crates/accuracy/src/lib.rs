@@ -394,11 +394,17 @@ impl Batch<'_, '_> {
             let outs = layer.outputs();
             let per = layer.geom().vectors_per_sample();
             let crossbar = mode.filter(|_| (self.on_crossbar)(l));
+            // The batch's ADC conversions and clips (integer sums: they are put on the
+            // batch's first sample, and any split into batches sums to the same).
+            let mut adc = (0, 0);
             let read = match crossbar {
                 Some(m) if !self.mapped[l].is_exact(m) => {
                     let mut run = LayerRun::starting_at(&self.mapped[l], &[m], self.range.start);
                     run.feed(Samples::new(&q, n));
-                    let out = run.finish().pop().and_then(|o| o.outputs);
+                    let out = run.finish().pop().and_then(|o| {
+                        adc = (o.metrics.adc_conversions, o.metrics.adc_clips);
+                        o.outputs
+                    });
                     Some(out.ok_or_else(|| {
                         AccuracyError::Network(format!("{}: no output", layer.name()))
                     })?)
@@ -420,6 +426,10 @@ impl Batch<'_, '_> {
                 if crossbar.is_some() {
                     st.crossbar = true;
                     st.func = figures;
+                    if s == 0 {
+                        st.func.adc_conversions = adc.0;
+                        st.func.adc_clips = adc.1;
+                    }
                 } else if mode.is_none() {
                     exact_figures[s][l] = figures;
                 }

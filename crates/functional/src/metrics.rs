@@ -56,9 +56,15 @@ impl Metrics {
             .then(|| (self.float_sq_err / self.float_sq_ref).sqrt())
     }
 
-    /// Fraction of ADC conversions that clipped (None without a conversion).
+    /// Fraction of ADC conversions that clipped: 0 where outputs were computed without a
+    /// conversion counted (no read carried current, or an `adc.bits = auto` converter,
+    /// which never clips and whose conversions are not counted); None without outputs.
     pub fn adc_clip_frac(&self) -> Option<f64> {
-        (self.adc_conversions > 0).then(|| self.adc_clips as f64 / self.adc_conversions as f64)
+        if self.adc_conversions > 0 {
+            Some(self.adc_clips as f64 / self.adc_conversions as f64)
+        } else {
+            (self.outputs > 0).then_some(0.0)
+        }
     }
 
     /// Adds the sums of `o` (max_abs_err the larger).

@@ -1,0 +1,119 @@
+"""One export, from a loaded model and its input batch to a checked bundle on disk: what
+tools/export_onnx.py does after reading its arguments, and what `from_torch` does after
+torch.onnx has written the model in memory (torch_api.py). Both go through
+`export_bundle`, so a model exported either way gives the same bundle.
+
+Steps: export (export.py: fold, find layers, prune, capture), the float top-1 that pruning
+cost (with labels), the network graph (unless refused: then layer traces only, with a line
+saying why, or an error when labels were given), then publish (schema.publish_bundle:
+staging directory, `sresim check` or the schema mirror, then the files replace `out`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import onnx
+
+from .bundle import write_bundle
+from .export import describe, export, network, pruning_cost, top1
+
+
+def plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _stderr(message):
+    print(message, file=sys.stderr)
+
+
+class Written:
+    """What export_bundle wrote: `path`, `name`, `layers` and `samples` (counts), `top1`
+    (the float model's top-1 on the inputs, a fraction, when labels were given and the first
+    output is [N, classes]; else None), `top1_before_pruning` (likewise, when pruned),
+    `checked` (`sresim check`'s `ok: ...` line, None when only the schema mirror checked)
+    and the `manifest` written."""
+
+    def __init__(self, path, manifest, checked, top1=None, top1_before_pruning=None):
+        self.path = path
+        self.manifest = manifest
+        self.name = manifest["name"]
+        self.layers = len(manifest["layers"])
+        self.samples = manifest["samples"]
+        self.checked = checked
+        self.top1 = top1
+        self.top1_before_pruning = top1_before_pruning
+
+    def __str__(self):
+        return f"wrote {self.path}: {plural(self.layers, 'layer')}, {plural(self.samples, 'sample')}"
+
+    def __repr__(self):
+        return (f"Written(path={self.path!r}, layers={self.layers}, samples={self.samples}, "
+                f"top1={self.top1!r})")
+
+
+def check_labels(labels, n, what="labels"):
+    """`labels` as an int64 array of n class indices (None stays None)."""
+    if labels is None:
+        return None
+    arr = np.asarray(labels)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{what}: expected a 1-D array of integer class indices, got "
+                         f"{arr.dtype} {list(arr.shape)}")
+    if len(arr) != n:
+        raise ValueError(f"{what}: {len(arr)} labels for {n} inputs")
+    return arr.astype(np.int64)
+
+
+def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=None,
+                  sparsity=0.0, prune_exclude=(), prune_depthwise=True, fold_bn=True,
+                  graph=True, feeds=None, model_info=None, exporter="tools/export_onnx.py",
+                  save_model=None, log=_stderr):
+    """Exports `model` (an ONNX file, or its bytes with `model_info`, see export.load_model)
+    run on `batch` ([N, ...] float32) as the bundle `out` named `name`; returns Written.
+    `labels`: N class indices or None; `prune`: None, "magnitude" or "ssl" to `sparsity`
+    per layer (in (0, 1)); `graph=False` writes the layer traces only; `save_model` saves
+    the (folded, pruned) ONNX model that was run. Notes go to `log` (stderr by default).
+    Raises ValueError (one line) on anything refused; `out` is then left as it was."""
+    out = os.fspath(out)
+    if prune not in (None, "magnitude", "ssl"):
+        raise ValueError(f"prune {prune!r}: expected none, magnitude or ssl")
+    if prune and not 0 < sparsity < 1:
+        raise ValueError(f"sparsity must be in (0, 1) when pruning, got {sparsity}")
+    labels = check_labels(labels, len(batch))
+    res = export(model, batch, input_desc, prune, sparsity, set(prune_exclude), fold_bn=fold_bn,
+                 log=log, prune_depthwise=prune_depthwise, feeds=feeds, model_info=model_info,
+                 exporter=exporter)
+    cost = pruning_cost(res, labels)
+    if cost is not None:
+        log(f"pruning ({prune}, sparsity {sparsity}, no fine-tuning): float top-1 on the "
+            f"{plural(len(labels), 'labelled input')} {100 * cost[0]:.1f}% before, "
+            f"{100 * cost[1]:.1f}% after")
+    net = None
+    if graph:
+        try:
+            net = network(res, batch, labels)
+        except ValueError as e:
+            if labels is not None:
+                raise
+            log(f"no network graph written (layer traces only): {e}")
+    manifest, checked = _publish(out, name, res, net)
+    if save_model:
+        onnx.save(res.model, save_model)
+    if checked:
+        log(f"sresim check: {checked}")
+    else:
+        log("note: no sresim binary found (set SRESIM, or build it): the bundle was checked "
+            "against the bundle schema only")
+    return Written(out, manifest, checked,
+                   top1=None if labels is None else top1(res.outputs, labels),
+                   top1_before_pruning=cost[0] if cost else None)
+
+
+def _publish(out, name, res, net):
+    from .schema import publish_bundle
+
+    return publish_bundle(out, lambda d: write_bundle(
+        d, name, describe(res.provenance, name), res.layers, res.provenance, network=net))

@@ -1,0 +1,106 @@
+"""A PyTorch module and its example inputs to a workload bundle, in one call:
+
+    from sresim_export import from_torch
+    written = from_torch(model, x, labels=y, out="workloads/mynet")
+
+`from_torch` exports the module with torch.onnx into memory (no file) and hands the bytes
+to pipeline.export_bundle, the code path of tools/export_onnx.py: the same layers, graph,
+pruning, checks and bundle as the command line on the same ONNX model.
+
+torch is imported only when `from_torch` is called, so the package imports without it.
+torch.onnx's TorchScript-based exporter is used (`dynamo=False`): the torch.export-based
+one, torch's default since 2.9, needs the onnxscript package, and the exporter's graph
+rewriting is tested on what the TorchScript one writes (tools/tests/fixtures/torch_cnn.onnx).
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+
+from .pipeline import export_bundle
+
+INPUT_NAME = "input"
+OUTPUT_NAME = "output"
+
+
+def _as_array(inputs, torch):
+    if isinstance(inputs, torch.Tensor):
+        inputs = inputs.detach().cpu().numpy()
+    x = np.asarray(inputs)
+    if x.ndim < 2 or len(x) == 0:
+        raise ValueError(f"inputs: expected a batch [N, ...] of at least one sample, got shape "
+                         f"{list(x.shape)}")
+    if not np.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"inputs: expected floating-point values, got {x.dtype}")
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("inputs: NaN or infinite values")
+    return x
+
+
+def to_onnx(module, example, opset=17):
+    """The serialized ONNX model (bytes) of `module` in eval mode, traced on `example`
+    (a float32 array [1, ...]), one input `input` and output `output` with a dynamic batch
+    axis. The module's training flag is restored afterwards."""
+    import torch
+
+    buf = io.BytesIO()
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            # torch announces that the TorchScript-based exporter is the legacy one
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+            warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
+            torch.onnx.export(module, (torch.from_numpy(example),), buf,
+                              input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+                              opset_version=opset, dynamo=False,
+                              dynamic_axes={INPUT_NAME: {0: "N"}, OUTPUT_NAME: {0: "N"}})
+    except Exception as e:  # torch's own message, in one line
+        first = " ".join(str(e).split())
+        raise ValueError(f"torch.onnx.export of {type(module).__name__} failed: {first}") from e
+    finally:
+        module.train(was_training)
+    return buf.getvalue()
+
+
+def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, sparsity=0.0,
+               prune_exclude=(), prune_keep_depthwise=False, fold_bn=True, graph=True,
+               opset=17, save_onnx=None, save_model=None, log=None):
+    """Writes the bundle `out` of the torch module `module` run on `inputs`, and returns
+    pipeline.Written (path, layers, samples, top1 when labelled, ...).
+
+    - `inputs`: a float tensor or array [N, ...], the module's single input, already
+      preprocessed (N samples; the bundle holds them all and its graph input is the same);
+    - `labels`: N integer class indices, or None; with them the bundle is labelled (for
+      `sresim accuracy`) and `top1` is the float model's top-1 on `inputs`;
+    - `name`: the network name (default: the module's class name);
+    - `prune` ("magnitude" or "ssl"), `sparsity`, `prune_exclude` (layer names),
+      `prune_keep_depthwise`, `fold_bn`, `graph`: as export_onnx.py's --prune, --sparsity,
+      --prune-exclude, --prune-keep-depthwise, --no-fold-bn, --no-graph;
+    - `opset`: the ONNX opset torch.onnx writes; `save_onnx`: also save the ONNX model torch
+      wrote (what export_onnx.py would take); `save_model`: the folded/pruned model that was
+      run (--save-model);
+    - `log`: a function taking each note line (default: print to stderr).
+    The module is exported in eval mode (its training flag is restored after). Raises
+    ValueError with one line on anything refused; `out` is then left as it was."""
+    import torch
+
+    x = _as_array(inputs, torch)
+    onnx_bytes = to_onnx(module, x[:1], opset)
+    if save_onnx:
+        with open(save_onnx, "wb") as f:
+            f.write(onnx_bytes)
+    name = name or type(module).__name__
+    info = {"name": f"torch module {type(module).__name__} exported by torch.onnx at opset {opset}",
+            "torch": torch.__version__, "opset": opset}
+    desc = {"array": list(x.shape), "input": INPUT_NAME}
+    kwargs = {} if log is None else {"log": log}
+    return export_bundle(onnx_bytes, x, out, name, desc, labels=labels, prune=prune,
+                         sparsity=sparsity, prune_exclude=prune_exclude,
+                         prune_depthwise=not prune_keep_depthwise, fold_bn=fold_bn, graph=graph,
+                         model_info=info, exporter="sresim_export.from_torch",
+                         save_model=save_model, **kwargs)
