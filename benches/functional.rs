@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use crossbar::{Hardware, Mode};
 use engine::{EngineKind, Prepared, Samples, SimOptions};
 use functional::rng::{hash, mix, normal};
-use functional::{Device, FuncOptions, Layer, LayerRun};
+use functional::{Device, FuncOptions, Layer, LayerRun, Sampler};
 use std::hint::black_box;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -81,9 +81,24 @@ fn bench(c: &mut Criterion) {
     g.bench_function("dense noise-free", |b| b.iter(|| run(Device::default())));
     let noisy = Device {
         read_noise: 0.02,
+        sampler: Sampler::PerRead,
         ..Device::default()
     };
     g.bench_function("dense read noise", |b| b.iter(|| run(noisy.clone())));
+    // The skip sampler at the same noise and at 0.2 (where a read of a
+    // sum of 6 or more draws its own noise), against the per-read sampler at 0.2.
+    for (name, rn, sampler) in [
+        ("dense read noise skip", 0.02, Sampler::Skip),
+        ("dense read noise 0.2 skip", 0.2, Sampler::Skip),
+        ("dense read noise 0.2 per-read", 0.2, Sampler::PerRead),
+    ] {
+        let d = Device {
+            read_noise: rn,
+            sampler,
+            ..Device::default()
+        };
+        g.bench_function(name, |b| b.iter(|| run(d.clone())));
+    }
     // The bounds: per read, the two cell-plane popcounts of one word (2-bit cells,
     // 1-bit digits), or one keyed normal draw (one mix of the read's key, as the
     // datapath's, and the ziggurat), compiled with the same instructions as the datapath.

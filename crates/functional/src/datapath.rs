@@ -12,6 +12,7 @@ use crate::adc::Adc;
 use crate::device::Device;
 use crate::program::{Program, Tile};
 use crate::rng::{normal_with, ziggurat, Ziggurat};
+use crate::skip::{Laws, Skip};
 use crossbar::Mode;
 use engine::input::Pass;
 use engine::{Granularity, PassPlan};
@@ -31,6 +32,8 @@ pub(crate) struct Datapath<'a> {
     pub device: &'a Device,
     /// The layer's name as a key word of its draws.
     pub layer: u64,
+    /// The laws of the skip sampler's classes of reads (None: reads draw per read).
+    pub laws: Option<&'a Laws>,
 }
 
 /// Per-thread buffers of the datapath.
@@ -70,6 +73,8 @@ struct Reads {
     zig: &'static Ziggurat,
     /// Whether the CPU has the features of [`Datapath::vector_native`] (checked once).
     native: bool,
+    /// The skip sampler's place in each class's stream.
+    skip: Skip,
     /// ADC conversions so far (a column of the tile per read with current), and those
     /// that clipped.
     conversions: u64,
@@ -113,6 +118,7 @@ impl Scratch {
                 noise: noise_table(dp),
                 zig: ziggurat(),
                 native: native(),
+                skip: Skip::new(dp.laws),
                 conversions: 0,
                 clips: 0,
                 hist: None,
@@ -213,6 +219,8 @@ enum Kind {
     Exact,
     /// Read noise and IR drop on the integer sum: a draw only for a read with current.
     Analog,
+    /// [`Kind::Analog`] with read noise drawn by the skip sampler ([`crate::skip`]).
+    Skip,
     /// Off current or variation: each open cell's conductance.
     PerCell,
     /// A draw from the error table's row of (open, S).
@@ -286,7 +294,13 @@ impl Datapath<'_> {
         let plan = self.plan;
         let bits = plan.applied_bits as usize;
         let words = self.program.words;
-        let kind = Kind::of(self.device);
+        let kind = match (Kind::of(self.device), self.laws) {
+            (Kind::Analog, Some(_)) => Kind::Skip,
+            (kind, _) => kind,
+        };
+        if kind == Kind::Skip {
+            s.reads.skip.start(self.device.seed, self.layer, index);
+        }
         for (p, &pass) in plan.passes.iter().enumerate() {
             s.planes.iter_mut().for_each(|p| *p = 0);
             for (r, route) in self.program.routes.iter().enumerate() {
@@ -494,8 +508,7 @@ impl Datapath<'_> {
             base: cyc.base,
         };
         match cyc.kind {
-            Kind::Exact => self.read_live(tile, span, false, r),
-            Kind::Analog => self.read_live(tile, span, true, r),
+            Kind::Exact | Kind::Analog | Kind::Skip => self.read_live(tile, span, cyc.kind, r),
             kind => self.read_device(tile, span, kind, r),
         }
         if r.flush == Flush::Read {
@@ -532,14 +545,14 @@ impl Datapath<'_> {
     /// sum is 0, its code 0, and it draws nothing (no off current without a ratio); a
     /// read without current draws nothing either.
     #[inline(always)]
-    fn read_live(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+    fn read_live(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         #[cfg(target_arch = "x86_64")]
         if r.native {
             // SAFETY: `native` is set only when the CPU has the features.
-            unsafe { self.read_live_native(tile, span, analog, r) };
+            unsafe { self.read_live_native(tile, span, kind, r) };
             return;
         }
-        self.read_live_body(tile, span, analog, r)
+        self.read_live_body(tile, span, kind, r)
     }
 
     /// [`Self::read_live_body`] out of line, with the CPU features of
@@ -548,13 +561,13 @@ impl Datapath<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
     #[inline(never)]
-    unsafe fn read_live_native(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
-        self.read_live_body(tile, span, analog, r)
+    unsafe fn read_live_native(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
+        self.read_live_body(tile, span, kind, r)
     }
 
     /// The body of [`Self::read_live`].
     #[inline(always)]
-    fn read_live_body(&self, tile: &Tile, span: Span, analog: bool, r: &mut Reads) {
+    fn read_live_body(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         let dev = self.device;
         let words = self.program.words;
         let cw = tile.col_words;
@@ -581,7 +594,7 @@ impl Datapath<'_> {
                 }
             }
         }
-        if !analog {
+        if kind == Kind::Exact {
             if r.hist.is_some() {
                 // Calibration: each non-zero sum recorded, then converted.
                 let n = self.sums::<false>(tile, span, sets, r);
@@ -613,6 +626,12 @@ impl Datapath<'_> {
         // the shape).
         let n = self.sums::<false>(tile, span, sets, r);
         let att = dev.attenuation(open);
+        // The skip sampler settles the reads of its classes; the others (left at the
+        // front of the hits) draw their own noise below, as the per-read sampler does.
+        let n = match kind {
+            Kind::Skip => self.skip_codes(open, att, n, r),
+            _ => n,
+        };
         let noisy = dev.read_noise > 0.0;
         if noisy {
             // The standard normal draws z' first, a loop of integer work and table
@@ -630,6 +649,32 @@ impl Datapath<'_> {
             (true, false) => self.codes::<{ Codes::Noisy as u8 }>(r, n, att),
             (false, _) => self.codes::<{ Codes::Attenuated as u8 }>(r, n, att),
         }
+    }
+
+    /// Adds the code of each of the first `n` hits of a read to its column's sum under
+    /// the skip sampler when its class is settled by it ([`Skip::code`]); the hits whose
+    /// class draws per read or is beyond the table are moved, in order, to the front of
+    /// the hits: their count. (Kept apart, they go through the per-read sampler's loops,
+    /// which overlap the draws of many columns: the same bits as that sampler's.)
+    ///
+    /// A settled read clips exactly when its noise-free sum att * S does: a class whose
+    /// reads can clip draws per read unless its sum is noise-free ([`crate::skip`]).
+    #[inline(always)]
+    fn skip_codes(&self, open: u32, att: f64, n: usize, r: &mut Reads) -> usize {
+        let Some(laws) = self.laws else { return n };
+        // Without a branch on which reads draw per read (their classes mix at random).
+        let mut direct = 0;
+        for i in 0..n {
+            let (j, sum) = r.hits[i];
+            let c = laws.class(sum, open).unwrap_or(laws.len());
+            let (code, per_read) = r.skip.code(laws, c);
+            let w = if per_read { 0 } else { r.weight };
+            add_code(&mut r.codes[j as usize], code, w);
+            r.clips += (!per_read && self.adc.clips_real(att * sum as f64)) as u64;
+            r.hits[direct] = (j, sum);
+            direct += per_read as usize;
+        }
+        direct
     }
 
     /// Adds the code of each of the first `n` hits of a read to its column's sum:
@@ -762,11 +807,45 @@ impl Datapath<'_> {
             let currents = &mut r.currents[..ncols];
             currents.iter_mut().for_each(|c| *c = 0.0);
             self.open_rows(span, &r.digits, |i, d| {
-                let d = d as f64;
-                for (c, &g) in currents.iter_mut().zip(&tile.g[i * ncols..][..ncols]) {
-                    *c += d * g;
+                let row = &tile.g[i * ncols..][..ncols];
+                if d == 1 {
+                    // 1.0 * g is g: the same bits without the product.
+                    for (c, &g) in currents.iter_mut().zip(row) {
+                        *c += g;
+                    }
+                } else {
+                    let d = d as f64;
+                    for (c, &g) in currents.iter_mut().zip(row) {
+                        *c += d * g;
+                    }
                 }
             });
+            if dev.read_noise == 0.0 {
+                // No draw: S' = att * I - drive * g_off ([`Device::analog_sum`] without
+                // noise, the same operations: the same bits), column after column in a
+                // loop of its own.
+                let att = dev.attenuation(open);
+                let off = drive as f64 * g_off;
+                let (adc, w) = (self.adc, r.weight);
+                let sums = r.codes[..ncols].iter_mut().zip(&r.currents[..ncols]);
+                let mut clips = 0;
+                if adc.unit() {
+                    // (convert_real of a unit ADC is this count.)
+                    for (codes, &c) in sums {
+                        let s = att * c - off;
+                        clips += adc.clips_real(s) as u64;
+                        add_code(codes, adc.count_below_2_53(s), w);
+                    }
+                } else {
+                    for (codes, &c) in sums {
+                        let s = att * c - off;
+                        clips += adc.clips_real(s) as u64;
+                        add_code(codes, adc.convert_real(s), w);
+                    }
+                }
+                r.clips += clips;
+                return;
+            }
         }
         for (j, (col, codes)) in tile.cols.iter().zip(r.codes.iter_mut()).enumerate() {
             let s = match kind {
@@ -787,7 +866,9 @@ impl Datapath<'_> {
                         None => sum as f64,
                     }
                 }
-                Kind::Exact | Kind::Analog => self.ideal_sum(tile, j, span, &r.digits) as f64,
+                Kind::Exact | Kind::Analog | Kind::Skip => {
+                    self.ideal_sum(tile, j, span, &r.digits) as f64
+                }
             };
             r.clips += self.adc.clips_real(s) as u64;
             add_code(codes, self.adc.convert_real(s), r.weight);

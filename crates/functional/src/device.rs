@@ -25,6 +25,32 @@ pub struct Device {
     pub ir_drop: f64,
     pub error_table: Option<ErrorTable>,
     pub seed: u64,
+    /// How read noise is drawn (the same law either way).
+    pub sampler: Sampler,
+}
+
+/// `device.sampler`: how read noise is drawn (docs/functional.md, "Samplers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sampler {
+    /// A draw only where a read's code changes (geometric gaps per class of read):
+    /// the same law of every read as `PerRead`, other draws.
+    Skip,
+    /// A normal draw per read that carries current, keyed by the read (the default).
+    #[default]
+    PerRead,
+}
+
+impl Sampler {
+    pub const NAMES: [&'static str; 2] = ["skip", "per-read"];
+
+    /// The sampler named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "skip" => Some(Sampler::Skip),
+            "per-read" => Some(Sampler::PerRead),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Device {
@@ -38,6 +64,7 @@ impl Default for Device {
             ir_drop: 0.0,
             error_table: None,
             seed: 1,
+            sampler: Sampler::default(),
         }
     }
 }
@@ -104,6 +131,16 @@ impl Device {
     /// Whether each cell's conductance must be computed (variation or off current).
     pub fn per_cell(&self) -> bool {
         self.error_table.is_none() && (self.on_off_ratio.is_some() || self.sigma > 0.0)
+    }
+
+    /// Whether read noise is drawn by the skip sampler: read noise on ideal cells (stuck-at
+    /// faults allowed, they are in the cells); variation, an off current or an error
+    /// table draw per read whatever the sampler (docs/functional.md, "Samplers").
+    pub fn skips(&self) -> bool {
+        self.sampler == Sampler::Skip
+            && self.read_noise > 0.0
+            && self.error_table.is_none()
+            && !self.per_cell()
     }
 
     /// g_off = L / (R - 1), 0 without an on/off ratio.

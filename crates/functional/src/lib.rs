@@ -20,15 +20,17 @@ mod metrics;
 mod program;
 pub mod rng;
 mod run;
+mod skip;
 
 pub use adc::Adc;
-pub use device::{Device, ErrorTable};
+pub use device::{Device, ErrorTable, Sampler};
 pub use exact::{exact_path, exact_product, exact_products, fits_i64};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
 };
 pub use run::{calibrate, full_sum, Layer, LayerRun, ModeOutput};
+pub use skip::code_law;
 
 use crossbar::Hardware;
 use thiserror::Error;
@@ -168,6 +170,9 @@ pub struct Budget<'a> {
     /// The device draws each cell's conductance: the programs cache them (up to
     /// [`CONDUCTANCE_CACHE_BYTES`] each).
     pub per_cell: bool,
+    /// Read noise is drawn by the skip sampler ([`Device::skips`]): each mode keeps a
+    /// table of the laws of its classes of reads, and each thread a state per class.
+    pub skip: bool,
 }
 
 /// Saturating product of u128 factors.
@@ -251,6 +256,17 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
             .saturating_add(datapath::NOISE_TABLE as u128 * 8)
             .saturating_add(mul(&[outs, 16]))
     };
+    // The skip sampler's tables, a mode's laws and each thread's states (by (open, sum):
+    // the bound of a device with IR drop).
+    let skip = |m: &crossbar::Mode| {
+        let open = (hw.ou_height(*m) as u128).min(words * 64) as u64;
+        let (n, _) = skip::classes(open, hw.cell_bits, hw.dac_bits, true);
+        skip::table_bytes(n, b.threads)
+    };
+    let skip = match b.skip {
+        true => b.modes.iter().fold(0u128, |a, m| a.saturating_add(skip(m))),
+        false => 0,
+    };
     let per_thread = b
         .modes
         .iter()
@@ -273,6 +289,7 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
     ]);
     dense
         .saturating_add(compacted)
+        .saturating_add(skip)
         .saturating_add(mul(&[per_thread, b.threads.max(1) as u128]))
         .saturating_add(batch)
         .saturating_add(kept)

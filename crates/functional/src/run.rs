@@ -3,6 +3,7 @@
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
+use crate::skip::{Laws, DIRECT_P};
 use crate::{Adc, AdcRange, FuncOptions, Metrics};
 use crossbar::{AdcBits, Hardware, Mode};
 use engine::input::Pass;
@@ -22,6 +23,8 @@ pub struct Layer<'p> {
     name: u64,
     dense: OnceLock<Program>,
     compacted: OnceLock<Program>,
+    /// Per mode (in the order of [`Mode::ALL`]), the skip sampler's laws of reads.
+    laws: [OnceLock<Laws>; 5],
     /// The float layer outputs are compared with, when the workload has one.
     float: Option<FloatLayer>,
 }
@@ -41,6 +44,7 @@ impl<'p> Layer<'p> {
             name: crate::rng::name_word(&prep.spec.name),
             dense: OnceLock::new(),
             compacted: OnceLock::new(),
+            laws: Default::default(),
             float: None,
         }
     }
@@ -103,8 +107,9 @@ impl<'p> Layer<'p> {
     }
 
     fn datapath_with(&self, mode: Mode, adc: Adc) -> Datapath<'_> {
+        let program = self.program(mode);
         Datapath {
-            program: self.program(mode),
+            program,
             plan: &self.prep.plan,
             mode,
             granularity: self.sim.granularity,
@@ -114,7 +119,28 @@ impl<'p> Layer<'p> {
             cell_bits: self.hw.cell_bits as usize,
             device: &self.opts.device,
             layer: self.name,
+            laws: self.laws(mode, adc, program),
         }
+    }
+
+    /// The skip sampler's laws of `mode`'s reads (None when its reads draw per read):
+    /// classes up to the widest read the mode makes (`ou.rows` open wordlines, the whole
+    /// tile in ideal) and the largest sum such a read can carry.
+    fn laws(&self, mode: Mode, adc: Adc, program: &Program) -> Option<&Laws> {
+        let device = &self.opts.device;
+        if !device.skips() {
+            return None;
+        }
+        let i = Mode::ALL.iter().position(|&m| m == mode)?;
+        Some(self.laws[i].get_or_init(|| {
+            let rows = (program.words * 64) as u64;
+            let open = match mode {
+                Mode::Ideal => rows,
+                _ => (self.hw.ou_rows as u64).min(rows),
+            };
+            let bits = (self.hw.cell_bits, self.prep.plan.dac_bits);
+            Laws::new(device, adc, (open, bits.0, bits.1), DIRECT_P)
+        }))
     }
 
     /// Whether `mode` takes the exact fast path on this layer ([`exact_path`]): its
@@ -483,14 +509,12 @@ mod tests {
     use crate::device::Device;
     use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
-    /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
-    /// shift-and-added read by read (the paths of wider ADCs and inputs): the same Y in
-    /// every mode, ideal and noisy, on a layer of 150 rows (two words, OUs across them)
-    /// and 4-bit inputs.
-    #[test]
-    fn summing_a_tiles_codes_or_adding_each_read_gives_the_same_y() {
+    /// A signed fc layer of 150 rows (two words, OUs across them) and 7 columns, a third
+    /// of its weights zero and, when `zero_every` > 0, every such input; 4-bit inputs,
+    /// 9-row OUs. `seed` draws the values.
+    fn wide_layer(seed: u64, zero_every: usize) -> (QuantLayer, Hardware) {
         let (k, n) = (150usize, 7usize);
-        let mut h = 1u64;
+        let mut h = seed;
         let mut next = |m: i64| {
             h = crate::rng::mix(h);
             (h % (2 * m as u64 + 1)) as i32 - m as i32
@@ -499,7 +523,13 @@ mod tests {
             .map(|i| if i % 3 == 0 { 0 } else { next(100) })
             .collect();
         let input: Vec<i32> = (0..k)
-            .map(|i| if i % 4 == 0 { 0 } else { next(7) })
+            .map(|i| {
+                if zero_every > 0 && i % zero_every == 0 {
+                    0
+                } else {
+                    next(7)
+                }
+            })
             .collect();
         let l = QuantLayer {
             spec: LayerSpec {
@@ -517,11 +547,89 @@ mod tests {
             input_bits: 4,
             ..Hardware::default()
         };
+        (l, hw)
+    }
+
+    /// The skip sampler with every class drawing per read (a threshold of 0) reads the
+    /// same bits as the per-read sampler, in every mode, with IR drop, on a layer of 150
+    /// rows and 4-bit inputs: its fallback, keys and plumbing are the per-read ones;
+    /// with its threshold it draws other bits (and per-read draws stay as they were).
+    #[test]
+    fn the_skip_sampler_with_every_class_direct_is_the_per_read_sampler() {
+        let (l, hw) = wide_layer(3, 0);
+        let n = 7;
+        let sim = SimOptions::default();
+        let prep = Prepared::new(&l, &hw, &sim);
+        let device = Device {
+            read_noise: 0.2,
+            ir_drop: 0.01,
+            sampler: crate::Sampler::Skip,
+            ..Device::default()
+        };
+        let per_read = FuncOptions {
+            device: Device {
+                sampler: crate::Sampler::PerRead,
+                ..device.clone()
+            },
+            ..FuncOptions::default()
+        };
+        let skip = FuncOptions {
+            device,
+            ..FuncOptions::default()
+        };
+        let (lp, ls) = (
+            Layer::new(&prep, &hw, &sim, &per_read),
+            Layer::new(&prep, &hw, &sim, &skip),
+        );
+        let mut differ = 0;
+        for mode in Mode::ALL {
+            let (dp, ds) = (lp.datapath(mode), ls.datapath(mode));
+            assert!(dp.laws.is_none() && ds.laws.is_some());
+            let bits = (hw.cell_bits, prep.plan.dac_bits);
+            let open = match mode {
+                Mode::Ideal => 128,
+                _ => 9,
+            };
+            let direct = Laws::new(&skip.device, ds.adc, (open, bits.0, bits.1), 0.0);
+            let all_direct = Datapath {
+                laws: Some(&direct),
+                ..ds
+            };
+            let y = |d: &Datapath| {
+                let mut s = Scratch::new(d, n);
+                d.vector(&l.input, 5, &mut s);
+                s.acc().to_vec()
+            };
+            let want = y(&dp);
+            assert_eq!(y(&all_direct), want, "{mode}");
+            differ += (y(&ds) != want) as usize;
+        }
+        assert!(
+            differ >= 4,
+            "the skip sampler drew the per-read bits in {} modes",
+            5 - differ
+        );
+    }
+
+    /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
+    /// shift-and-added read by read (the paths of wider ADCs and inputs): the same Y in
+    /// every mode, ideal and noisy, on a layer of 150 rows (two words, OUs across them)
+    /// and 4-bit inputs.
+    #[test]
+    fn summing_a_tiles_codes_or_adding_each_read_gives_the_same_y() {
+        let (l, hw) = wide_layer(1, 4);
+        let n = 7;
         for device in [
             Device::default(),
             Device {
                 read_noise: 0.05,
                 ir_drop: 0.01,
+                ..Device::default()
+            },
+            Device {
+                read_noise: 0.05,
+                ir_drop: 0.01,
+                sampler: crate::Sampler::Skip,
                 ..Device::default()
             },
         ] {

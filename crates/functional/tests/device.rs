@@ -12,7 +12,7 @@ mod common;
 
 use cases::{arb_case, run_modes};
 use crossbar::{AdcBits, Hardware, Mode};
-use functional::{Device, ErrorTable, FuncOptions};
+use functional::{Device, ErrorTable, FuncOptions, Sampler};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -184,8 +184,9 @@ fn arb_device() -> impl Strategy<Value = Device> {
         0.0f64..0.3,
         0.0f64..0.1,
         any::<u64>(),
+        any::<bool>(),
     )
-        .prop_map(|(r, sigma, p0, p1, rn, ir, seed)| Device {
+        .prop_map(|(r, sigma, p0, p1, rn, ir, seed, per_read)| Device {
             on_off_ratio: r,
             sigma,
             stuck_at_0: p0,
@@ -194,6 +195,11 @@ fn arb_device() -> impl Strategy<Value = Device> {
             ir_drop: ir,
             error_table: None,
             seed,
+            sampler: if per_read {
+                Sampler::PerRead
+            } else {
+                Sampler::Skip
+            },
         })
 }
 

@@ -76,6 +76,7 @@ proptest! {
             kept_samples: 0,
             threads: 1,
             per_cell,
+            skip: false,
         };
         let bound = program_bytes(&l.spec, &budget);
         prop_assert!(held <= bound, "programs hold {held} bytes, the estimate says {bound}");

@@ -19,7 +19,7 @@ use cases::{direct_conv, hardware, keep, run_modes};
 use common::arb_opts;
 use crossbar::Hardware;
 use engine::SimOptions;
-use functional::{Device, FuncOptions};
+use functional::{Device, FuncOptions, Sampler};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -95,7 +95,8 @@ proptest! {
         ir_drop in 0.0f64..0.02,
         seed in any::<u64>(),
     ) {
-        let analog = Device { read_noise, ir_drop, seed, ..Device::default() };
+        // The per-cell path draws per read: so does the fast path compared with it.
+        let analog = Device { read_noise, ir_drop, seed, sampler: Sampler::PerRead, ..Device::default() };
         let per_cell = Device { on_off_ratio: Some(f64::INFINITY), ..analog.clone() };
         let with = |device| FuncOptions { device, ..keep() };
         let fast = run_modes(&l, &hw, &opts, with(analog), l.samples);

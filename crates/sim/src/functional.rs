@@ -210,6 +210,14 @@ pub struct DeviceCfg {
     pub ir_drop: f64,
     pub error_table: String,
     pub seed: u64,
+    /// Left out of summary.json while it is the default ("per-read"): the config a run
+    /// echoes is then the same bytes as before the key existed.
+    #[serde(skip_serializing_if = "is_default_sampler")]
+    pub sampler: String,
+}
+
+fn is_default_sampler(s: &str) -> bool {
+    s == "per-read"
 }
 
 impl Default for DeviceCfg {
@@ -224,6 +232,7 @@ impl Default for DeviceCfg {
             ir_drop: 0.0,
             error_table: String::new(),
             seed: 1,
+            sampler: "per-read".into(),
         }
     }
 }
@@ -336,6 +345,13 @@ pub fn resolve_device(
             })?;
         Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
     };
+    let sampler = functional::Sampler::parse(&cfg.sampler).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{origin}: device.sampler: '{}' is not a sampler ({})",
+            cfg.sampler,
+            functional::Sampler::NAMES.join(", ")
+        )
+    })?;
     let device = functional::Device {
         on_off_ratio: (cfg.on_off_ratio != 0.0).then_some(cfg.on_off_ratio),
         sigma: cfg.sigma,
@@ -345,6 +361,7 @@ pub fn resolve_device(
         ir_drop: cfg.ir_drop,
         error_table: table,
         seed: cfg.seed,
+        sampler,
     };
     device
         .validate()

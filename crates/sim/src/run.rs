@@ -257,6 +257,7 @@ fn run_inner(
                 },
                 threads,
                 per_cell: f.device.per_cell(),
+                skip: f.device.skips(),
             };
             let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
             functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
