@@ -206,16 +206,19 @@ fn batches(range: Range<usize>, batch: usize) -> Vec<Range<usize>> {
 pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, AccuracyError> {
     let per: Vec<Vec<f64>> = batches(0..samples, default_batch(net, samples))
         .into_par_iter()
-        .map(|r| {
-            let n = r.len();
-            let first = r.start;
-            let y = net.forward(net.samples(r), n, &mut |l, x, n| {
-                Ok(net.layers[l].float_products(x, n))
-            })?;
-            gate_batch(net, first, "float network", y)
-        })
+        .map(|r| float_batch(net, r))
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
+}
+
+/// The float network's outputs of the samples of `range`, run as one batch, through the
+/// finite gate.
+fn float_batch(net: &Network, range: Range<usize>) -> Result<Vec<f64>, AccuracyError> {
+    let (n, first) = (range.len(), range.start);
+    let y = net.forward(net.samples(range), n, &mut |l, x, n| {
+        Ok(net.layers[l].float_products(x, n))
+    })?;
+    gate_batch(net, first, "float network", y)
 }
 
 /// Units of work [`evaluate`] reports to its progress callback: a sample through one
@@ -365,12 +368,7 @@ struct Batch<'a, 'l> {
 impl Batch<'_, '_> {
     /// The graph output of the float network, `[n, ...]`.
     fn float(&self) -> Result<Vec<f64>, AccuracyError> {
-        let n = self.range.len();
-        let net = self.net;
-        let y = net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
-            Ok(net.layers[l].float_products(x, n))
-        })?;
-        gate_batch(net, self.range.start, "float network", y)
+        float_batch(self.net, self.range.clone())
     }
 
     /// One path (`mode` None: the quantized network) of the batch: per sample its
