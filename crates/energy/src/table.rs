@@ -1,5 +1,6 @@
 //! Energy tables (TOML, picojoules) and the per-component breakdown.
 
+use crate::tech::{self, TechError};
 use crate::Events;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -23,6 +24,18 @@ pub struct EnergyTable {
     pub edram_per_bit_pj: f64,
     pub index_per_bit_pj: f64,
     pub ou_formation_per_ou_pj: f64,
+    /// The technology node the entries are at (nm). Left out of the serialized table at
+    /// 32 (ISAAC's), so tables without it keep their fingerprints.
+    #[serde(default = "base_node", skip_serializing_if = "is_base_node")]
+    pub node_nm: u32,
+}
+
+fn base_node() -> u32 {
+    tech::BASE_NODE
+}
+
+fn is_base_node(n: &u32) -> bool {
+    *n == tech::BASE_NODE
 }
 
 #[derive(Debug, Error)]
@@ -31,6 +44,8 @@ pub enum TableError {
     Parse(String),
     #[error("{key}: {value} is not a finite non-negative energy")]
     Value { key: &'static str, value: f64 },
+    #[error("node_nm: {0}")]
+    Node(TechError),
 }
 
 impl EnergyTable {
@@ -48,12 +63,38 @@ impl EnergyTable {
     }
 
     pub fn validate(&self) -> Result<(), TableError> {
+        tech::check(i64::from(self.node_nm)).map_err(TableError::Node)?;
         for (key, value) in self.entries() {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(TableError::Value { key, value });
             }
         }
         Ok(())
+    }
+
+    /// The table carried from its node to `node` (docs/technology.md): every CMOS entry
+    /// times the CMOS energy factor; the crossbar read, set by the device (read voltage,
+    /// conductance, pulse), stays. At the table's own node it is returned unchanged.
+    pub fn at_node(&self, node: u32) -> Result<EnergyTable, TechError> {
+        let f = tech::between(self.node_nm, node)?;
+        if node == self.node_nm {
+            return Ok(self.clone());
+        }
+        let e = f.cmos_energy;
+        Ok(EnergyTable {
+            name: format!("{} scaled to {node} nm", self.name),
+            dac_per_row_pj: self.dac_per_row_pj * e,
+            xbar_per_cell_pj: self.xbar_per_cell_pj,
+            adc_8bit_per_conversion_pj: self.adc_8bit_per_conversion_pj * e,
+            sample_hold_per_conversion_pj: self.sample_hold_per_conversion_pj * e,
+            shift_add_per_conversion_pj: self.shift_add_per_conversion_pj * e,
+            input_register_per_bit_pj: self.input_register_per_bit_pj * e,
+            output_register_per_bit_pj: self.output_register_per_bit_pj * e,
+            edram_per_bit_pj: self.edram_per_bit_pj * e,
+            index_per_bit_pj: self.index_per_bit_pj * e,
+            ou_formation_per_ou_pj: self.ou_formation_per_ou_pj * e,
+            node_nm: node,
+        })
     }
 
     /// The entries as (name, pJ), in the order of `Breakdown::COLUMNS`.
@@ -84,12 +125,13 @@ impl EnergyTable {
         ]
     }
 
-    /// Energy of `ev` with ADCs of `adc_bits`, plus static power over `time_ns` for its
-    /// crossbars (mW x ns = pJ).
+    /// Energy of `ev` with ADCs of `adc_bits` (energy by resolution per `law`), plus
+    /// static power over `time_ns` for its crossbars (mW x ns = pJ).
     pub fn breakdown(
         &self,
         ev: &Events,
         adc_bits: u32,
+        law: AdcLaw,
         static_mw_per_crossbar: f64,
         time_ns: f64,
     ) -> Breakdown {
@@ -97,7 +139,7 @@ impl EnergyTable {
         Breakdown {
             dac: ev.rows_driven as f64 * self.dac_per_row_pj,
             xbar: ev.cells_read as f64 * self.xbar_per_cell_pj,
-            adc: conv * self.adc_8bit_per_conversion_pj * adc_scale(adc_bits),
+            adc: conv * self.adc_8bit_per_conversion_pj * law.scale(adc_bits),
             sample_hold: conv * self.sample_hold_per_conversion_pj,
             shift_add: conv * self.shift_add_per_conversion_pj,
             input_register: ev.ir_bits as f64 * self.input_register_per_bit_pj,
@@ -114,6 +156,38 @@ impl EnergyTable {
 pub fn adc_scale(bits: u32) -> f64 {
     let f = |b: u32| 2f64.powi(b as i32) / (b as f64 + 1.0);
     f(bits) / f(8)
+}
+
+/// How ADC energy per conversion follows the resolution `b` (`adc.energy_law`,
+/// docs/technology.md). Both give the table's 8-bit entry at 8 bits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AdcLaw {
+    /// The reference model's law, `E_8 · (2^b/(b+1)) / (2^8/9)` ([`adc_scale`]).
+    #[default]
+    Isaac,
+    /// Walden's figure of merit held constant: `E = FoM_W · 2^b` with
+    /// `FoM_W = E_8 / 2^8`, so `E = E_8 · 2^(b-8)`.
+    Walden,
+}
+
+impl AdcLaw {
+    pub const NAMES: [&'static str; 2] = ["isaac", "walden"];
+
+    pub fn parse(s: &str) -> Option<AdcLaw> {
+        match s {
+            "isaac" => Some(AdcLaw::Isaac),
+            "walden" => Some(AdcLaw::Walden),
+            _ => None,
+        }
+    }
+
+    /// Energy of a `bits`-bit conversion relative to the table's 8-bit entry.
+    pub fn scale(self, bits: u32) -> f64 {
+        match self {
+            AdcLaw::Isaac => adc_scale(bits),
+            AdcLaw::Walden => 2f64.powi(bits as i32 - 8),
+        }
+    }
 }
 
 /// Energy per component, pJ.
@@ -208,7 +282,7 @@ mod tests {
             crossbars: 2,
             ..Events::default()
         };
-        let b = t.breakdown(&ev, 5, 0.5, 10.0);
+        let b = t.breakdown(&ev, 5, AdcLaw::Isaac, 0.5, 10.0);
         assert!((b.dac - 3.26).abs() < 1e-12);
         // 8 conversions x 1.667 x 0.1875 = 2.5005
         assert!((b.adc - 2.5005).abs() < 1e-12);
@@ -228,5 +302,92 @@ mod tests {
         ));
         let unknown = format!("{DEFAULT_TABLE_TOML}\nbogus_pj = 1.0\n");
         assert!(EnergyTable::from_toml(&unknown).is_err());
+    }
+
+    #[test]
+    fn thirty_two_nm_is_the_table_itself() {
+        let t = EnergyTable::isaac_32nm();
+        assert_eq!(t.at_node(32).unwrap(), t);
+        // The serialized table (summary.json) does not name its node at 32 nm.
+        assert!(!toml::to_string(&t).unwrap().contains("node_nm"));
+    }
+
+    /// Every entry at 14 nm by hand: CMOS entries x 0.096222 / 0.457137 (Stillmaker &
+    /// Baas Table 5, HP14 at 0.8 V over HP32 at 0.9 V), the crossbar read unchanged.
+    #[test]
+    fn fourteen_nm_table_by_hand() {
+        let t = EnergyTable::isaac_32nm().at_node(14).unwrap();
+        let f = 0.096222 / 0.457137;
+        assert!((t.adc_8bit_per_conversion_pj - 1.667 * f).abs() < 1e-9);
+        // 1.667 x 0.210488 = 0.350884 pJ per 8-bit conversion.
+        assert!((t.adc_8bit_per_conversion_pj - 0.350884).abs() < 1e-6);
+        assert!((t.edram_per_bit_pj - 0.0674 * f).abs() < 1e-12);
+        assert_eq!(t.xbar_per_cell_pj, 0.0000153);
+        assert_eq!(t.node_nm, 14);
+        assert_eq!(t.name, "isaac-32nm scaled to 14 nm");
+    }
+
+    /// Energy per event falls at every smaller node for every CMOS entry; the crossbar
+    /// read (set by the device) stays.
+    #[test]
+    fn energies_fall_with_the_node() {
+        let base = EnergyTable::isaac_32nm();
+        let tables: Vec<EnergyTable> = crate::tech::NODES
+            .iter()
+            .map(|n| base.at_node(*n).unwrap())
+            .collect();
+        for w in tables.windows(2) {
+            for ((k, x), (_, y)) in w[0].entries().iter().zip(w[1].entries()) {
+                if *k == "xbar_per_cell_pj" {
+                    assert_eq!(*x, y);
+                } else {
+                    assert!(y < *x, "{k}: {} nm {x} -> {} nm {y}", w[0].node_nm, w[1].node_nm);
+                }
+            }
+        }
+    }
+
+    /// A table declared at 22 nm is carried to 7 nm by the ratio of the two nodes'
+    /// factors, and to 22 nm unchanged.
+    #[test]
+    fn a_table_at_another_node() {
+        let text = format!("{DEFAULT_TABLE_TOML}\nnode_nm = 22\n");
+        let t = EnergyTable::from_toml(&text).unwrap();
+        assert_eq!(t.at_node(22).unwrap(), t);
+        let f = crate::tech::between(22, 7).unwrap().cmos_energy;
+        let e = crate::tech::factors(7).unwrap().cmos_energy / crate::tech::factors(22).unwrap().cmos_energy;
+        assert!((f - e).abs() < 1e-15);
+        assert!((t.at_node(7).unwrap().dac_per_row_pj - 0.00326 * e).abs() < 1e-15);
+        let bad = format!("{DEFAULT_TABLE_TOML}\nnode_nm = 28\n");
+        let err = EnergyTable::from_toml(&bad).unwrap_err().to_string();
+        assert!(err.starts_with("node_nm: 28 is not a supported node"), "{err}");
+    }
+
+    /// ADC energy by resolution: both laws give the 8-bit entry at 8 bits; Walden's
+    /// constant figure of merit doubles the energy per bit (E = E_8 * 2^(b-8)); the
+    /// reference law is (2^b/(b+1)) / (2^8/9).
+    #[test]
+    fn adc_energy_follows_its_law() {
+        for law in [AdcLaw::Isaac, AdcLaw::Walden] {
+            assert_eq!(law.scale(8), 1.0);
+        }
+        for b in 1..16 {
+            assert_eq!(AdcLaw::Walden.scale(b + 1), 2.0 * AdcLaw::Walden.scale(b));
+            let want = (2f64.powi(b as i32) / (b as f64 + 1.0)) / (256.0 / 9.0);
+            assert!((AdcLaw::Isaac.scale(b) - want).abs() < 1e-15);
+        }
+        // 5 bits: Walden 1/8, the reference law 0.1875.
+        assert_eq!(AdcLaw::Walden.scale(5), 0.125);
+        assert!((AdcLaw::Isaac.scale(5) - 0.1875).abs() < 1e-12);
+        let t = EnergyTable::isaac_32nm();
+        let ev = Events {
+            adc_conversions: 4,
+            ..Events::default()
+        };
+        // 4 conversions at 6 bits: 4 x 1.667 x 2^-2 = 1.667 pJ.
+        let b = t.breakdown(&ev, 6, AdcLaw::Walden, 0.0, 0.0);
+        assert!((b.adc - 1.667).abs() < 1e-12);
+        assert_eq!(AdcLaw::parse("walden"), Some(AdcLaw::Walden));
+        assert_eq!(AdcLaw::parse("Walden"), None);
     }
 }

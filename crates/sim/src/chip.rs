@@ -34,8 +34,15 @@ pub fn is_key(key: &str) -> bool {
 }
 
 /// Reads the preset and the area table (relative to the config file, or to the current
-/// directory for the default config) and checks every key.
-pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<ResolvedChip> {
+/// directory for the default config), checks every key, and carries the area table and
+/// the router energy from the area table's node to `node_nm` (docs/technology.md; a
+/// `chip.router_pj_per_bit` set by the user is the figure used at that node).
+pub fn resolve(
+    cfg: &ChipCfg,
+    node_nm: u32,
+    origin: &str,
+    base_dir: Option<&Path>,
+) -> Result<ResolvedChip> {
     let at = |rel: &str| -> PathBuf {
         match base_dir {
             Some(d) => d.join(rel),
@@ -83,6 +90,15 @@ pub fn resolve(cfg: &ChipCfg, origin: &str, base_dir: Option<&Path>) -> Result<R
             path.display()
         );
     };
+    let mut spec = spec;
+    if node_nm != area.node_nm && !cfg.overrides.contains_key("router_pj_per_bit") {
+        let f = energy::tech::between(area.node_nm, node_nm)
+            .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
+        spec.router_pj_per_bit *= f.cmos_energy;
+    }
+    let area = area
+        .at_node(node_nm)
+        .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
     Ok(ResolvedChip { spec, area })
 }
 

@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use crossbar::{AdcBits, Hardware, Layout};
-use energy::EnergyTable;
+use energy::{AdcLaw, EnergyTable};
 use engine::{Granularity, SignedEncoding, SimOptions};
 use pipeline::cycle::{PipelineOptions, QueueDepth};
 use pipeline::{SlowStage, Sync};
@@ -47,6 +47,31 @@ pub struct Config {
     /// Non-ideal devices of the functional datapath (docs/functional.md).
     #[serde(default)]
     pub device: crate::functional::DeviceCfg,
+    /// The technology node of the energy and area tables (docs/technology.md). Left out
+    /// of the serialized config at 32 nm, so configs without it keep their fingerprints.
+    #[serde(default, skip_serializing_if = "TechCfg::is_base")]
+    pub tech: TechCfg,
+}
+
+/// `[tech]`: the technology node, nm (one of `energy::tech::NODES`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TechCfg {
+    pub node: i64,
+}
+
+impl Default for TechCfg {
+    fn default() -> Self {
+        TechCfg {
+            node: i64::from(energy::tech::BASE_NODE),
+        }
+    }
+}
+
+impl TechCfg {
+    fn is_base(&self) -> bool {
+        self.node == i64::from(energy::tech::BASE_NODE)
+    }
 }
 
 /// `[limits]`: what a run may take before it is refused with an error.
@@ -121,6 +146,19 @@ pub struct AdcCfg {
         skip_serializing_if = "is_calibration_samples"
     )]
     pub calibration_samples: u64,
+    /// ADC energy by resolution: "isaac" (the reference model's law) or "walden" (a
+    /// constant Walden figure of merit; docs/technology.md). Left out of the serialized
+    /// config at its default.
+    #[serde(default = "isaac_law", skip_serializing_if = "is_isaac_law")]
+    pub energy_law: String,
+}
+
+fn isaac_law() -> String {
+    "isaac".into()
+}
+
+fn is_isaac_law(s: &str) -> bool {
+    s == "isaac"
 }
 
 fn one() -> u64 {
@@ -261,7 +299,12 @@ pub struct Resolved {
     pub origin: String,
     pub hw: Hardware,
     pub opts: SimOptions,
+    /// The energy table at `tech.node`, with the `[energy]` overrides.
     pub energy: EnergyTable,
+    /// `adc.energy_law`, parsed.
+    pub adc_law: AdcLaw,
+    /// `tech.node`, checked.
+    pub node_nm: u32,
     pub cycle_ns: f64,
     pub static_mw_per_crossbar: f64,
     /// The `[chip]` table, resolved (None without one).
@@ -575,11 +618,21 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
     if !(static_mw.is_finite() && static_mw >= 0.0) {
         bail!("{origin}: power.static_mw_per_crossbar: {static_mw} is not a non-negative power");
     }
-    let energy = load_energy(&config.energy, &origin, base_dir.as_deref())?;
+    let node_nm =
+        energy::tech::check(config.tech.node).map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
+    let adc_law = AdcLaw::parse(&config.adc.energy_law).ok_or_else(|| {
+        anyhow!(
+            "{origin}: adc.energy_law: '{}' is not a law (expected one of {}){}",
+            config.adc.energy_law,
+            AdcLaw::NAMES.join(", "),
+            workload::text::did_you_mean(&config.adc.energy_law, AdcLaw::NAMES)
+        )
+    })?;
+    let energy = load_energy(&config.energy, node_nm, &origin, base_dir.as_deref())?;
     let chip = config
         .chip
         .as_ref()
-        .map(|c| crate::chip::resolve(c, &origin, base_dir.as_deref()))
+        .map(|c| crate::chip::resolve(c, node_nm, &origin, base_dir.as_deref()))
         .transpose()?;
     let device = crate::functional::resolve_device(&config.device, &origin, base_dir.as_deref())?;
     Ok(Resolved {
@@ -595,14 +648,22 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         origin,
         hw,
         energy,
+        adc_law,
+        node_nm,
         cycle_ns,
         static_mw_per_crossbar: static_mw,
     })
 }
 
 /// The table file (relative to the config file, or to ./configs for the default config;
-/// the default table is embedded), then the `[energy]` overrides.
-fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result<EnergyTable> {
+/// the default table is embedded), carried to `node_nm`, then the `[energy]` overrides
+/// (an override is the figure used at that node).
+fn load_energy(
+    cfg: &EnergyCfg,
+    node_nm: u32,
+    origin: &str,
+    base_dir: Option<&Path>,
+) -> Result<EnergyTable> {
     let rel = Path::new(&cfg.table);
     let path = match base_dir {
         Some(d) => d.join(rel),
@@ -617,6 +678,9 @@ fn load_energy(cfg: &EnergyCfg, origin: &str, base_dir: Option<&Path>) -> Result
         }
         Err(why) => bail!("{origin}: energy.table: {} {why}", path.display()),
     };
+    table = table
+        .at_node(node_nm)
+        .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
     if !cfg.overrides.is_empty() {
         let mut t = Table::try_from(&table)
             .map_err(|e| anyhow!("{origin}: energy: {}", e.to_string().replace('\n', " ")))?;

@@ -331,9 +331,13 @@ fn run_inner(
             let (events, stats) = r.finish();
             let time_ns = events.cycles as f64 * cfg.cycle_ns;
             let adc_bits = cfg.hw.adc_resolution(mode);
-            let energy =
-                cfg.energy
-                    .breakdown(&events, adc_bits, cfg.static_mw_per_crossbar, time_ns);
+            let energy = cfg.energy.breakdown(
+                &events,
+                adc_bits,
+                cfg.adc_law,
+                cfg.static_mw_per_crossbar,
+                time_ns,
+            );
             layers.push(LayerResult {
                 layer: spec_l.name.clone(),
                 kind: spec_l.kind,
