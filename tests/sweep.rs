@@ -849,6 +849,7 @@ fn the_shipped_grids_are_valid() {
         ("ou-size", 72),
         ("precision", 12),
         ("ssl-sparsity", 63),
+        ("tech-node", 15),
     ];
     let expect: Vec<(String, usize)> = expect.iter().map(|(n, k)| (n.to_string(), *k)).collect();
     assert_eq!(seen, expect);

@@ -64,8 +64,10 @@ fn thirty_two_nm_is_byte_identical() {
     assert!(!summary.contains("node_nm") && !summary.contains("\"tech\""));
 }
 
-/// The TOTAL row of each mode: (mode, cycles, energy_pj, [e_* components]).
-fn totals(out: &Path) -> Vec<(String, String, f64, Vec<(String, f64)>)> {
+/// The TOTAL row of one mode: (mode, cycles, energy_pj, [(e_* column, pJ)]).
+type Total = (String, String, f64, Vec<(String, f64)>);
+
+fn totals(out: &Path) -> Vec<Total> {
     let (h, rows) = read_csv(&out.join("layers.csv"));
     let comps: Vec<&String> = h.iter().filter(|c| c.starts_with("e_")).collect();
     rows.iter()
@@ -86,7 +88,9 @@ fn totals(out: &Path) -> Vec<(String, String, f64, Vec<(String, f64)>)> {
 
 fn occupied_area(out: &Path, mode: &str) -> f64 {
     let v: serde_json::Value = serde_json::from_slice(&bytes(out, "summary.json")).unwrap();
-    v["chip"]["modes"][mode]["area_occupied_mm2"].as_f64().unwrap()
+    v["chip"]["modes"][mode]["area_occupied_mm2"]
+        .as_f64()
+        .unwrap()
 }
 
 /// From 45 to 7 nm: in every mode the cycles stay, the energy and the occupied chip area
@@ -152,7 +156,10 @@ fn bad_nodes_are_one_error_line() {
     let cfg = write(dir.path(), "c.toml", "[tech]\nnode = 10\n");
     let valid = "(expected one of 45, 32, 22, 14, 7)";
     for (args, names) in [
-        (vec!["--set", "tech.node=28"], "--set tech.node=28: tech.node: 28 is not"),
+        (
+            vec!["--set", "tech.node=28"],
+            "--set tech.node=28: tech.node: 28 is not",
+        ),
         (vec!["--config", s(&cfg)], "c.toml: tech.node: 10 is not"),
         (vec!["--set", "tech.node=0"], "tech.node: 0 is not"),
     ] {
@@ -165,7 +172,10 @@ fn bad_nodes_are_one_error_line() {
     let e = run_fails(&["run", "--set", "tech.node=big", "--out", s(&out)]);
     assert!(e.contains("tech.node"), "{e}");
     let e = run_fails(&["run", "--set", "adc.energy_law=walton", "--out", s(&out)]);
-    assert!(e.contains("adc.energy_law") && e.contains("\"walden\""), "{e}");
+    assert!(
+        e.contains("adc.energy_law") && e.contains("\"walden\""),
+        "{e}"
+    );
     let e = run_fails(&["run", "--set", "tech.nodes=7", "--out", s(&out)]);
     assert!(e.contains("did you mean \"tech.node\""), "{e}");
     assert!(!out.exists());
@@ -179,7 +189,8 @@ fn the_tech_node_grid_runs() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sweeps/tech-node.toml"),
     )
     .unwrap();
-    let all = "workloads = [\"lenet5-mnist\", \"ppocr-cls-mobilenetv3\", \"mobilenetv2-nsfwjs-pruned\"]";
+    let all =
+        "workloads = [\"lenet5-mnist\", \"ppocr-cls-mobilenetv3\", \"mobilenetv2-nsfwjs-pruned\"]";
     assert!(text.contains(all));
     // One image of the smallest workload keeps the test quick.
     let one = text.replace(all, "workloads = [\"lenet5-mnist\"]\nsamples = 1");

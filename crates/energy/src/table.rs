@@ -341,7 +341,12 @@ mod tests {
                 if *k == "xbar_per_cell_pj" {
                     assert_eq!(*x, y);
                 } else {
-                    assert!(y < *x, "{k}: {} nm {x} -> {} nm {y}", w[0].node_nm, w[1].node_nm);
+                    assert!(
+                        y < *x,
+                        "{k}: {} nm {x} -> {} nm {y}",
+                        w[0].node_nm,
+                        w[1].node_nm
+                    );
                 }
             }
         }
@@ -355,12 +360,16 @@ mod tests {
         let t = EnergyTable::from_toml(&text).unwrap();
         assert_eq!(t.at_node(22).unwrap(), t);
         let f = crate::tech::between(22, 7).unwrap().cmos_energy;
-        let e = crate::tech::factors(7).unwrap().cmos_energy / crate::tech::factors(22).unwrap().cmos_energy;
+        let e = crate::tech::factors(7).unwrap().cmos_energy
+            / crate::tech::factors(22).unwrap().cmos_energy;
         assert!((f - e).abs() < 1e-15);
         assert!((t.at_node(7).unwrap().dac_per_row_pj - 0.00326 * e).abs() < 1e-15);
         let bad = format!("{DEFAULT_TABLE_TOML}\nnode_nm = 28\n");
         let err = EnergyTable::from_toml(&bad).unwrap_err().to_string();
-        assert!(err.starts_with("node_nm: 28 is not a supported node"), "{err}");
+        assert!(
+            err.starts_with("node_nm: 28 is not a supported node"),
+            "{err}"
+        );
     }
 
     /// ADC energy by resolution: both laws give the 8-bit entry at 8 bits; Walden's
