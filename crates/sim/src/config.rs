@@ -303,8 +303,6 @@ pub struct Resolved {
     pub energy: EnergyTable,
     /// `adc.energy_law`, parsed.
     pub adc_law: AdcLaw,
-    /// `tech.node`, checked.
-    pub node_nm: u32,
     pub cycle_ns: f64,
     pub static_mw_per_crossbar: f64,
     /// The `[chip]` table, resolved (None without one).
@@ -649,7 +647,6 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         hw,
         energy,
         adc_law,
-        node_nm,
         cycle_ns,
         static_mw_per_crossbar: static_mw,
     })
