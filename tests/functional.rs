@@ -204,7 +204,7 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
         ),
         (
             vec!["--set".into(), "device.preset=nope".into()],
-            "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram, neurosim-rram, dlrsim-rram, milo-rram)".into(),
+            "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram, neurosim-rram, dlrsim-rram, milo-rram, nandakumar-pcm, wan-rram)".into(),
         ),
     ];
     for (args, want) in cases {

@@ -142,6 +142,52 @@ pub fn calibrate(
     if !range.calibrated() || modes.is_empty() {
         return Ok(Vec::new());
     }
+    let (inputs, n) = calibration_inputs(net, cfg)?;
+    let mut steps = Vec::new();
+    for (l, layer) in net.layers.iter().enumerate() {
+        if !crossbar.get(l).copied().unwrap_or(true) {
+            continue;
+        }
+        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
+        let samples = engine::Samples::new(&inputs[l], n);
+        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
+            steps.push((layer.name().to_string(), m, s));
+        }
+    }
+    Ok(steps)
+}
+
+/// The drift-compensation gains of every datapath layer and mode read with `func`'s
+/// device (docs/functional.md, "Drift compensation"), each layer calibrated on the
+/// quantized inputs of [`calibrate`]'s samples.
+fn compensation(
+    net: &Network,
+    cfg: &Resolved,
+    func: &functional::FuncOptions,
+    modes: &[Mode],
+    crossbar: &[bool],
+) -> Result<Vec<(String, Mode, f64)>> {
+    let (inputs, n) = calibration_inputs(net, cfg)?;
+    let mut gains = Vec::new();
+    for (l, layer) in net.layers.iter().enumerate() {
+        if !crossbar.get(l).copied().unwrap_or(true) {
+            continue;
+        }
+        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
+        let samples = engine::Samples::new(&inputs[l], n);
+        let name = layer.name().to_string();
+        for (m, g) in
+            functional::compensation_gains(&prep, &cfg.hw, &cfg.opts, func, modes, samples)
+        {
+            gains.push((name.clone(), m, g));
+        }
+    }
+    Ok(gains)
+}
+
+/// Each layer's quantized inputs in the quantized network over the first
+/// `adc.calibration_samples` graph-input samples, and how many samples.
+fn calibration_inputs(net: &Network, cfg: &Resolved) -> Result<(Vec<Vec<i32>>, usize)> {
     let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
     let bits = cfg.hw.input_bits;
     let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
@@ -159,18 +205,7 @@ pub fn calibrate(
             Ok(y)
         })?;
     }
-    let mut steps = Vec::new();
-    for (l, layer) in net.layers.iter().enumerate() {
-        if !crossbar.get(l).copied().unwrap_or(true) {
-            continue;
-        }
-        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
-        let samples = engine::Samples::new(&inputs[l], n);
-        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
-            steps.push((layer.name().to_string(), m, s));
-        }
-    }
-    Ok(steps)
+    Ok((inputs, n))
 }
 
 /// [`evaluate`] of one device draw: `device.seed` replaced by `seed`, and the
@@ -189,6 +224,9 @@ fn evaluate_seeded(
     let mut func = crate::functional::options(cfg, false);
     func.device.seed = seed;
     func.adc_steps = std::sync::Arc::new(steps.to_vec());
+    if func.device.drift_compensation && !func.device.is_ideal() && !modes.is_empty() {
+        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar)?);
+    }
     let machine = Machine {
         hw: &cfg.hw,
         sim: &cfg.opts,

@@ -185,12 +185,7 @@ fn calibrated_options(
     spec: &RunSpec,
     cfg: &Resolved,
 ) -> Result<functional::FuncOptions> {
-    let n = (cfg.config.adc.calibration_samples as usize).min(spec.samples);
-    let mut input = Vec::new();
-    w.stream_inputs(i, cfg.precision(), n, n.max(1), &mut |q| {
-        input.extend_from_slice(q);
-        Ok(())
-    })?;
+    let (input, n) = calibration_input(w, i, spec, cfg)?;
     let steps = functional::calibrate(
         prep,
         &cfg.hw,
@@ -205,6 +200,53 @@ fn calibrated_options(
         steps
             .into_iter()
             .map(|(m, s)| (name.clone(), m, s))
+            .collect(),
+    );
+    Ok(o)
+}
+
+/// The first `adc.calibration_samples` input samples of layer `i` (at most the run's),
+/// and how many.
+fn calibration_input(
+    w: &dyn Workload,
+    i: usize,
+    spec: &RunSpec,
+    cfg: &Resolved,
+) -> Result<(Vec<i32>, usize)> {
+    let n = (cfg.config.adc.calibration_samples as usize).min(spec.samples);
+    let mut input = Vec::new();
+    w.stream_inputs(i, cfg.precision(), n, n.max(1), &mut |q| {
+        input.extend_from_slice(q);
+        Ok(())
+    })?;
+    Ok((input, n))
+}
+
+/// `f` with the drift-compensation gains of layer `i` calibrated on its first
+/// `adc.calibration_samples` input samples (docs/functional.md, "Drift compensation").
+fn compensated_options(
+    f: &functional::FuncOptions,
+    w: &dyn Workload,
+    i: usize,
+    prep: &Prepared,
+    spec: &RunSpec,
+    cfg: &Resolved,
+) -> Result<functional::FuncOptions> {
+    let (input, n) = calibration_input(w, i, spec, cfg)?;
+    let gains = functional::compensation_gains(
+        prep,
+        &cfg.hw,
+        &cfg.opts,
+        f,
+        spec.modes,
+        Samples::new(&input, n),
+    );
+    let name = &w.layers()[i].name;
+    let mut o = f.clone();
+    o.gains = std::sync::Arc::new(
+        gains
+            .into_iter()
+            .map(|(m, g)| (name.clone(), m, g))
             .collect(),
     );
     Ok(o)
@@ -292,6 +334,16 @@ fn run_inner(
             Some(f) if f.adc_range.calibrated() => {
                 calibrated = calibrated_options(f, w, i, &prep, spec, cfg)?;
                 Some(&calibrated)
+            }
+            other => other,
+        };
+        // `device.drift_compensation = on`: the layer's gains, calibrated on its first
+        // inputs read with the device at its time (after the ADC steps).
+        let compensated;
+        let func = match func {
+            Some(f) if f.device.drift_compensation && !f.device.is_ideal() => {
+                compensated = compensated_options(f, w, i, &prep, spec, cfg)?;
+                Some(&compensated)
             }
             other => other,
         };
