@@ -248,38 +248,21 @@ fn adc_offset_gain_and_inl_by_hand() {
         adc_bits: AdcBits::Fixed(2),
         ..small_hw()
     };
-    let cases: [(Converter, i64); 5] = [
-        (Converter::default(), 2),
-        (
-            Converter {
-                offset: 0.6,
-                ..Converter::default()
-            },
-            3,
-        ),
-        (
-            Converter {
-                offset: -0.6,
-                ..Converter::default()
-            },
-            1,
-        ),
-        (
-            Converter {
-                gain_error: -0.3,
-                ..Converter::default()
-            },
-            1,
-        ),
-        (
-            Converter {
-                inl: vec![0.0, 1.0, 0.0],
-                ..Converter::default()
-            },
-            3,
-        ),
+    let at = |offset, gain_error, inl: &[f64]| Converter {
+        offset,
+        gain_error,
+        inl: inl.to_vec(),
+        ..Converter::default()
+    };
+    // (converter, compacted modes' output, dense-tiled modes').
+    let cases = [
+        (at(0.0, 0.0, &[]), 2, 2),
+        (at(0.6, 0.0, &[]), 3, 2),
+        (at(-0.6, 0.0, &[]), 1, 1),
+        (at(0.0, -0.3, &[]), 1, 1),
+        (at(0.0, 0.0, &[0.0, 1.0, 0.0]), 3, 3),
     ];
-    for (c, want) in cases {
+    for (c, compacted, dense) in cases {
         let d = Device {
             converter: c.clone(),
             ..Device::default()
