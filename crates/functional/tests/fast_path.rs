@@ -105,7 +105,8 @@ fn taken_on_an_ideal_device_with_an_adc_that_cannot_clip() {
         assert_eq!(all_modes(&hw, &fast(d), 500), [false; 5], "{key}");
     }
     // The cell model by conductance and time, and the converter errors: each turns it off.
-    let set: [(&str, fn(&mut Device)); 8] = [
+    type Set = fn(&mut Device);
+    let set: [(&str, Set); 8] = [
         ("prog_noise", |d| d.aging.prog_noise = vec![0.01]),
         ("drift_nu", |d| d.aging.drift_nu = vec![[1.0, 0.05, 0.0]]),
         ("drift_noise", |d| {
