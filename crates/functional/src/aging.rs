@@ -45,6 +45,21 @@ pub struct Aging {
     pub relax: Vec<Vec<f64>>,
 }
 
+/// Refuses a table whose rows' first values (`what`) do not increase.
+fn increasing(key: &str, what: &str, firsts: impl Iterator<Item = f64>) -> Result<(), String> {
+    let mut prev = f64::NEG_INFINITY;
+    for (i, x) in firsts.enumerate() {
+        if x <= prev {
+            return Err(format!(
+                "{key}: row {}: {what} must increase from row to row",
+                i + 1
+            ));
+        }
+        prev = x;
+    }
+    Ok(())
+}
+
 /// sum_i c_i x^i (Horner).
 pub fn poly(c: &[f64], x: f64) -> f64 {
     c.iter().rev().fold(0.0, |a, &ci| a * x + ci)
@@ -86,13 +101,8 @@ impl Aging {
                     i + 1
                 ));
             }
-            if i > 0 && r[0] <= self.drift_nu[i - 1][0] {
-                return Err(format!(
-                    "device.drift_nu: row {}: x must increase from row to row",
-                    i + 1
-                ));
-            }
         }
+        increasing("device.drift_nu", "x", self.drift_nu.iter().map(|r| r[0]))?;
         finite("device.drift_noise", &self.drift_noise)?;
         if !self.drift_noise.is_empty() {
             let d = &self.drift_noise;
@@ -108,13 +118,8 @@ impl Aging {
                     i + 1
                 ));
             }
-            if i > 0 && r[0] <= self.relax[i - 1][0] {
-                return Err(format!(
-                    "device.relax: row {}: t must increase from row to row",
-                    i + 1
-                ));
-            }
         }
+        increasing("device.relax", "t", self.relax.iter().map(|r| r[0]))?;
         Ok(())
     }
 

@@ -422,8 +422,8 @@ impl<'l> LayerRun<'l> {
     }
 }
 
-/// The drift-compensation gain of each of `modes` (docs/functional.md, "Drift
-/// compensation"): over `samples` of the layer's input, sum |Y_exact| / sum |Y|, Y the
+/// The drift-compensation gain of each of `modes` (docs/functional.md, "Programming
+/// noise, drift and relaxation"): over `samples` of the layer's input, sum |Y_exact| / sum |Y|, Y the
 /// mode's outputs read with `opts`' device (its time, its draws, no gains) and Y_exact
 /// the exact product; 1 where sum |Y| is 0. Sums in vector order: deterministic.
 pub fn compensation_gains(

@@ -142,24 +142,37 @@ pub fn calibrate(
     if !range.calibrated() || modes.is_empty() {
         return Ok(Vec::new());
     }
+    per_layer(net, cfg, crossbar, |prep, samples| {
+        functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range)
+    })
+}
+
+/// `f` of every datapath layer (its program and its calibration inputs,
+/// [`calibration_inputs`]), the figures keyed by the layer's name.
+fn per_layer<T>(
+    net: &Network,
+    cfg: &Resolved,
+    crossbar: &[bool],
+    f: impl Fn(&engine::Prepared, engine::Samples) -> Vec<(Mode, T)>,
+) -> Result<Vec<(String, Mode, T)>> {
     let (inputs, n) = calibration_inputs(net, cfg)?;
-    let mut steps = Vec::new();
+    let mut out = Vec::new();
     for (l, layer) in net.layers.iter().enumerate() {
         if !crossbar.get(l).copied().unwrap_or(true) {
             continue;
         }
         let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
         let samples = engine::Samples::new(&inputs[l], n);
-        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
-            steps.push((layer.name().to_string(), m, s));
+        for (m, x) in f(&prep, samples) {
+            out.push((layer.name().to_string(), m, x));
         }
     }
-    Ok(steps)
+    Ok(out)
 }
 
 /// The drift-compensation gains of every datapath layer and mode read with `func`'s
-/// device (docs/functional.md, "Drift compensation"), each layer calibrated on the
-/// quantized inputs of [`calibrate`]'s samples.
+/// device (docs/functional.md, "Programming noise, drift and relaxation"), each layer
+/// calibrated on the quantized inputs of [`calibrate`]'s samples.
 fn compensation(
     net: &Network,
     cfg: &Resolved,
@@ -167,22 +180,9 @@ fn compensation(
     modes: &[Mode],
     crossbar: &[bool],
 ) -> Result<Vec<(String, Mode, f64)>> {
-    let (inputs, n) = calibration_inputs(net, cfg)?;
-    let mut gains = Vec::new();
-    for (l, layer) in net.layers.iter().enumerate() {
-        if !crossbar.get(l).copied().unwrap_or(true) {
-            continue;
-        }
-        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
-        let samples = engine::Samples::new(&inputs[l], n);
-        let name = layer.name().to_string();
-        for (m, g) in
-            functional::compensation_gains(&prep, &cfg.hw, &cfg.opts, func, modes, samples)
-        {
-            gains.push((name.clone(), m, g));
-        }
-    }
-    Ok(gains)
+    per_layer(net, cfg, crossbar, |prep, samples| {
+        functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
+    })
 }
 
 /// Each layer's quantized inputs in the quantized network over the first
