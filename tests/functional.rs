@@ -203,8 +203,28 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
             format!("error: {narrow}: open_wordlines: the table stops at 4 wordlines, but dense reads open up to 9"),
         ),
         (
+            vec!["--set".into(), "device.time_s=-1".into()],
+            "error: --set device.time_s=-1: device.time_s: -1 is not a time >= 0 (seconds)".into(),
+        ),
+        (
+            vec!["--set".into(), "device.drift_nu=[[0.5, 0.05]]".into()],
+            "error: --set device.drift_nu=[[0.5, 0.05]]: device.drift_nu: row 1: 2 values, expected [x, nu_mean, nu_sd]".into(),
+        ),
+        (
+            vec!["--set".into(), "device.drift_compensation=yes".into()],
+            "error: --set device.drift_compensation=yes: device.drift_compensation: 'yes' is not on or off".into(),
+        ),
+        (
+            vec!["--set".into(), "adc.inl=[0.5]".into()],
+            "error: --set adc.inl=[0.5]: adc.inl: one point".into(),
+        ),
+        (
+            vec!["--set".into(), "dac.noise=-0.1".into()],
+            "error: --set dac.noise=-0.1: dac.noise: -0.1 is not a finite number >= 0".into(),
+        ),
+        (
             vec!["--set".into(), "device.preset=nope".into()],
-            "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram, neurosim-rram, dlrsim-rram, milo-rram)".into(),
+            "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram, neurosim-rram, dlrsim-rram, milo-rram, nandakumar-pcm, wan-rram)".into(),
         ),
     ];
     for (args, want) in cases {
@@ -254,6 +274,74 @@ fn presets_and_noise_change_values_not_counts() {
         }
     }
     assert!(inexact > 0);
+}
+
+/// A PCM a day after programming: drift costs every layer a third of its output, and
+/// the per-layer compensation calibrated at read time gives most of it back; the config
+/// echoes the keys it sets, and a run that sets none echoes none of them.
+#[test]
+fn drift_over_a_day_and_its_compensation_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let rmse = |comp: &str| {
+        let out = dir.path().join(comp);
+        run_ok(&[
+            "run",
+            "--workload",
+            "lenet5-mnist",
+            "--samples",
+            "1",
+            "-q",
+            "--functional",
+            "--modes",
+            "dense",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "device.preset=nandakumar-pcm",
+            "--set",
+            "device.time_s=86400",
+            "--set",
+            &format!("device.drift_compensation={comp}"),
+            "--set",
+            "precision.weight_bits=9",
+            "--set",
+            "crossbar.cell_bits=8",
+        ]);
+        let (h, rows) = read_csv(&out.join("layers.csv"));
+        let col = h.iter().position(|c| c == "func_rel_rmse").unwrap();
+        let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        assert!(summary.contains("\"time_s\": 86400"), "{summary}");
+        rows.iter()
+            .filter(|r| r[1] != "TOTAL")
+            .map(|r| r[col].parse::<f64>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (off, on) = (rmse("off"), rmse("on"));
+    for (a, b) in off.iter().zip(&on) {
+        assert!(*a > 0.25 && *b < 0.15, "off {off:?} on {on:?}");
+    }
+    let plain = dir.path().join("plain");
+    run_ok(&[
+        "run",
+        "--samples",
+        "1",
+        "-q",
+        "--out",
+        plain.to_str().unwrap(),
+    ]);
+    let summary = std::fs::read_to_string(plain.join("summary.json")).unwrap();
+    for key in [
+        "time_s",
+        "prog_noise",
+        "drift",
+        "relax",
+        "inl",
+        "gain_error",
+        "offset",
+        "\"noise\"",
+    ] {
+        assert!(!summary.contains(key), "{key} in {summary}");
+    }
 }
 
 /// A one-layer fc bundle of float weights and inputs, `weight` [out, in] and `input`

@@ -106,6 +106,85 @@ impl Adc {
     }
 }
 
+/// Converter errors (docs/functional.md, "Converter errors"): an ADC's offset, gain error
+/// and integral non-linearity, and the input DAC's noise. All 0 (empty) by default.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Converter {
+    /// `adc.offset`: added to every conversion's input, in LSB (counts).
+    pub offset: f64,
+    /// `adc.gain_error`: the input is scaled by 1 + gain_error.
+    pub gain_error: f64,
+    /// `adc.inl`: INL in LSB at evenly spaced points of the count range [0, 2^bits - 1]
+    /// (the first at 0, the last at the top count), interpolated linearly. Empty: none.
+    pub inl: Vec<f64>,
+    /// `dac.noise`: each driven row's digit d becomes d + noise z (in DAC LSB), z drawn
+    /// per row per read cycle.
+    pub dac_noise: f64,
+}
+
+impl Converter {
+    /// Whether every error is off.
+    pub fn is_ideal(&self) -> bool {
+        self.offset == 0.0 && self.gain_error == 0.0 && self.inl.is_empty() && self.dac_noise == 0.0
+    }
+
+    /// Whether the ADC's transfer is changed (offset, gain or INL).
+    pub fn adc_errors(&self) -> bool {
+        self.offset != 0.0 || self.gain_error != 0.0 || !self.inl.is_empty()
+    }
+
+    /// The first invalid setting as `key: message`.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.offset.is_finite() {
+            return Err(format!(
+                "adc.offset: {} is not a finite number",
+                self.offset
+            ));
+        }
+        if !(self.gain_error.is_finite() && self.gain_error > -1.0) {
+            return Err(format!(
+                "adc.gain_error: {} is not a finite number > -1",
+                self.gain_error
+            ));
+        }
+        if let Some(x) = self.inl.iter().find(|x| !x.is_finite()) {
+            return Err(format!("adc.inl: {x} is not a finite number of LSB"));
+        }
+        if self.inl.len() == 1 {
+            return Err("adc.inl: one point; give at least 2 (the first at count 0, the last at the top count)".into());
+        }
+        if !(self.dac_noise.is_finite() && self.dac_noise >= 0.0) {
+            return Err(format!(
+                "dac.noise: {} is not a finite number >= 0",
+                self.dac_noise
+            ));
+        }
+        Ok(())
+    }
+
+    /// The INL at count position `x` (linear between the table's points, held beyond).
+    pub fn inl_at(&self, x: f64, max_count: u64) -> f64 {
+        let n = self.inl.len();
+        if n < 2 {
+            return 0.0;
+        }
+        let pos = (x / max_count as f64 * (n - 1) as f64).clamp(0.0, (n - 1) as f64);
+        let i = (pos.floor() as usize).min(n - 2);
+        let f = pos - i as f64;
+        self.inl[i] + f * (self.inl[i + 1] - self.inl[i])
+    }
+
+    /// The sum the ADC sees for a bitline sum `s` (cell levels): with x = s / step in
+    /// counts, x' = (1 + gain_error) x + offset + INL(x), returned as x' * step.
+    #[inline]
+    pub fn adc_input(&self, s: f64, adc: &Adc) -> f64 {
+        let step = adc.step as f64;
+        let x = s / step;
+        let y = (1.0 + self.gain_error) * x + self.offset + self.inl_at(x, adc.max_count);
+        y * step
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

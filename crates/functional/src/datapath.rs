@@ -798,6 +798,20 @@ impl Datapath<'_> {
             open += nz.count_ones();
         }
         let ncols = tile.cols.len();
+        let g_top = top as f64 + g_off;
+        // With DAC noise the reference column sees the same noisy drives: its off
+        // current is the sum of the applied digits times g_off.
+        let dac_noise = dev.converter.dac_noise > 0.0;
+        let off = if dac_noise {
+            let mut applied = 0.0;
+            self.open_rows(span, &r.digits, |i, d| {
+                applied += dev.drive(span.base, i, d)
+            });
+            applied * g_off
+        } else {
+            drive as f64 * g_off
+        };
+        let adc_errors = dev.converter.adc_errors();
         let cached = kind == Kind::PerCell && !tile.g.is_empty();
         if cached {
             // Every column's I = sum over the open rows i of d_i * G(i), in row order,
@@ -808,7 +822,12 @@ impl Datapath<'_> {
             currents.iter_mut().for_each(|c| *c = 0.0);
             self.open_rows(span, &r.digits, |i, d| {
                 let row = &tile.g[i * ncols..][..ncols];
-                if d == 1 {
+                if dac_noise {
+                    let d = dev.drive(span.base, i, d);
+                    for (c, &g) in currents.iter_mut().zip(row) {
+                        *c += d * g;
+                    }
+                } else if d == 1 {
                     // 1.0 * g is g: the same bits without the product.
                     for (c, &g) in currents.iter_mut().zip(row) {
                         *c += g;
@@ -820,12 +839,11 @@ impl Datapath<'_> {
                     }
                 }
             });
-            if dev.read_noise == 0.0 {
+            if dev.read_noise == 0.0 && !adc_errors {
                 // No draw: S' = att * I - drive * g_off ([`Device::analog_sum`] without
                 // noise, the same operations: the same bits), column after column in a
                 // loop of its own.
                 let att = dev.attenuation(open);
-                let off = drive as f64 * g_off;
                 let (adc, w) = (self.adc, r.weight);
                 let sums = r.codes[..ncols].iter_mut().zip(&r.currents[..ncols]);
                 let mut clips = 0;
@@ -854,9 +872,9 @@ impl Datapath<'_> {
                     let current = if cached {
                         r.currents[j]
                     } else {
-                        self.cell_current(tile, j, span, g_off, &r.digits)
+                        self.cell_current(tile, j, span, (g_off, g_top), &r.digits)
                     };
-                    dev.analog_sum(current, open, drive, g_off, key)
+                    dev.attenuation(open) * dev.noisy(current, key) - off
                 }
                 Kind::Table => {
                     let sum = self.ideal_sum(tile, j, span, &r.digits);
@@ -869,6 +887,11 @@ impl Datapath<'_> {
                 Kind::Exact | Kind::Analog | Kind::Skip => {
                     self.ideal_sum(tile, j, span, &r.digits) as f64
                 }
+            };
+            let s = if adc_errors {
+                dev.converter.adc_input(s, &self.adc)
+            } else {
+                s
             };
             r.clips += self.adc.clips_real(s) as u64;
             add_code(codes, self.adc.convert_real(s), r.weight);
@@ -893,14 +916,22 @@ impl Datapath<'_> {
     }
 
     /// I with each cell's conductance drawn from its key.
-    fn cell_current(&self, tile: &Tile, j: usize, span: Span, g_off: f64, digits: &[u64]) -> f64 {
+    fn cell_current(
+        &self,
+        tile: &Tile,
+        j: usize,
+        span: Span,
+        (g_off, g_top): (f64, f64),
+        digits: &[u64],
+    ) -> f64 {
         let col = &tile.cols[j];
+        let dev = self.device;
         // I = sum over the open rows i of d_i * G(i), in row order.
         let mut current = 0.0;
         self.open_rows(span, digits, |i, d| {
             let level = tile.level(j, i, self.cell_bits);
             let cell = col.cell_key(self.layer, tile.written[i]);
-            current += d as f64 * self.device.conductance(cell, level, g_off);
+            current += dev.drive(span.base, i, d) * dev.conductance(cell, level, g_off, g_top);
         });
         current
     }

@@ -27,6 +27,14 @@ pub struct Device {
     pub seed: u64,
     /// How read noise is drawn (the same law either way).
     pub sampler: Sampler,
+    /// Programming noise by target conductance, drift and relaxation over time
+    /// ([`crate::aging`]): off by default.
+    pub aging: crate::aging::Aging,
+    /// `device.drift_compensation`: each layer's outputs scaled by a gain calibrated on
+    /// calibration samples at read time ([`crate::compensation_gains`]).
+    pub drift_compensation: bool,
+    /// ADC offset, gain error and INL, DAC noise: off by default.
+    pub converter: crate::adc::Converter,
 }
 
 /// `device.sampler`: how read noise is drawn (docs/functional.md, "Samplers").
@@ -65,14 +73,25 @@ impl Default for Device {
             error_table: None,
             seed: 1,
             sampler: Sampler::default(),
+            aging: crate::aging::Aging {
+                drift_t0_s: DRIFT_T0_S,
+                ..Default::default()
+            },
+            drift_compensation: false,
+            converter: Default::default(),
         }
     }
 }
 
-/// Key words that tell the kinds of draws apart.
+/// The default `device.drift_t0_s` (seconds): the first read after programming of the
+/// PCM drift law ([`crate::aging`]).
+pub const DRIFT_T0_S: f64 = 20.0;
+
+/// Key words that tell the kinds of draws apart (crate::aging uses 4..=7).
 const STUCK: u64 = 1;
 const VARIATION: u64 = 2;
 const READ: u64 = 3;
+const DAC: u64 = 8;
 
 impl Device {
     /// The first invalid setting as `key: message`.
@@ -108,7 +127,9 @@ impl Device {
             ));
         }
         non_neg("device.read_noise", self.read_noise)?;
-        non_neg("device.ir_drop", self.ir_drop)
+        non_neg("device.ir_drop", self.ir_drop)?;
+        self.aging.validate()?;
+        self.converter.validate()
     }
 
     /// Whether reads are exact (no setting changes a value).
@@ -117,6 +138,7 @@ impl Device {
             && self.stuck_at_1 == 0.0
             && !self.analog()
             && self.error_table.is_none()
+            && self.converter.is_ideal()
     }
 
     /// Whether reads need the analog path (anything but stuck-at faults, no table).
@@ -125,12 +147,20 @@ impl Device {
             && (self.on_off_ratio.is_some()
                 || self.sigma > 0.0
                 || self.read_noise > 0.0
-                || self.ir_drop > 0.0)
+                || self.ir_drop > 0.0
+                || self.aging.active()
+                || !self.converter.is_ideal())
     }
 
-    /// Whether each cell's conductance must be computed (variation or off current).
+    /// Whether each cell's conductance must be computed (variation, off current,
+    /// programming noise, drift or relaxation), or a read goes through the converter
+    /// errors (which the per-cell read applies).
     pub fn per_cell(&self) -> bool {
-        self.error_table.is_none() && (self.on_off_ratio.is_some() || self.sigma > 0.0)
+        self.error_table.is_none()
+            && (self.on_off_ratio.is_some()
+                || self.sigma > 0.0
+                || self.aging.active()
+                || !self.converter.is_ideal())
     }
 
     /// Whether read noise is drawn by the skip sampler: read noise on ideal cells (stuck-at
@@ -167,18 +197,35 @@ impl Device {
         }
     }
 
-    /// The conductance of a programmed cell at `level`.
+    /// The conductance of a programmed cell at `level` (`g_top`: the top level's,
+    /// L + g_off), at `device.time_s`.
     #[inline]
-    pub fn conductance(&self, cell: [u64; 5], level: u32, g_off: f64) -> f64 {
+    pub fn conductance(&self, cell: [u64; 5], level: u32, g_off: f64, g_top: f64) -> f64 {
         let g = level as f64 + g_off;
-        if self.sigma == 0.0 || g == 0.0 {
-            return g;
+        let g0 = if self.sigma == 0.0 || g == 0.0 {
+            g
+        } else {
+            let z = normal(hash(
+                self.seed,
+                &[VARIATION, cell[0], cell[1], cell[2], cell[3], cell[4]],
+            ));
+            g * (self.sigma * z).exp()
+        };
+        if !self.aging.active() {
+            return g0;
         }
-        let z = normal(hash(
-            self.seed,
-            &[VARIATION, cell[0], cell[1], cell[2], cell[3], cell[4]],
-        ));
-        g * (self.sigma * z).exp()
+        self.aging.conductance(self.seed, cell, g, g0, g_top)
+    }
+
+    /// The digit a DAC applies to physical row `row` in the read cycle of `base`
+    /// ([`Device::read_base`]): d + dac.noise z, z per row and cycle.
+    #[inline]
+    pub fn drive(&self, base: u64, row: usize, d: u32) -> f64 {
+        let noise = self.converter.dac_noise;
+        if noise == 0.0 {
+            return d as f64;
+        }
+        d as f64 + noise * normal(hash(base, &[DAC, row as u64]))
     }
 
     /// The part of a read's key shared by the columns of one OU: (layer, conv group, row

@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod adc;
+mod aging;
 mod datapath;
 mod device;
 mod exact;
@@ -22,14 +23,15 @@ pub mod rng;
 mod run;
 mod skip;
 
-pub use adc::Adc;
-pub use device::{Device, ErrorTable, Sampler};
+pub use adc::{Adc, Converter};
+pub use aging::{poly, Aging};
+pub use device::{Device, ErrorTable, Sampler, DRIFT_T0_S};
 pub use exact::{exact_path, exact_product, exact_products, fits_i64};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,
 };
-pub use run::{calibrate, full_sum, Layer, LayerRun, ModeOutput};
+pub use run::{calibrate, compensation_gains, full_sum, Layer, LayerRun, ModeOutput};
 pub use skip::code_law;
 
 use crossbar::Hardware;
@@ -58,6 +60,9 @@ pub struct FuncOptions {
     /// Calibrated steps (`adc.range = max | percentile:P`): (layer name, mode, step),
     /// from [`calibrate`]; a (layer, mode) absent from it converts with `adc_step`.
     pub adc_steps: std::sync::Arc<Vec<(String, crossbar::Mode, u64)>>,
+    /// Drift-compensation gains (`device.drift_compensation = on`): (layer name, mode,
+    /// gain), from [`compensation_gains`]; a (layer, mode) absent from it is not scaled.
+    pub gains: std::sync::Arc<Vec<(String, crossbar::Mode, f64)>>,
 }
 
 /// `adc.range` (docs/functional.md, "ADC range").
@@ -108,6 +113,7 @@ impl Default for FuncOptions {
             exact_fast_path: true,
             adc_range: AdcRange::Step,
             adc_steps: Default::default(),
+            gains: Default::default(),
         }
     }
 }

@@ -203,13 +203,17 @@ impl Tile {
     /// drawn from its key as [`Device::conductance`] does at a read.
     fn cache_conductances(&mut self, w: &Writer) {
         let cb = w.map.cell_bits as usize;
-        let g_off = w.device.g_off((1u32 << w.map.cell_bits) - 1);
+        let top = (1u32 << w.map.cell_bits) - 1;
+        let g_off = w.device.g_off(top);
+        let g_top = top as f64 + g_off;
         let ncols = self.cols.len();
         let mut g = vec![0.0; self.cell_count()];
         for (j, col) in self.cols.iter().enumerate() {
             for (i, &k) in self.written.iter().enumerate() {
                 let level = self.level(j, i, cb);
-                g[i * ncols + j] = w.device.conductance(col.cell_key(w.layer, k), level, g_off);
+                g[i * ncols + j] =
+                    w.device
+                        .conductance(col.cell_key(w.layer, k), level, g_off, g_top);
             }
         }
         self.g = g.into_boxed_slice();

@@ -170,6 +170,8 @@ pub struct LayerRun<'l> {
     paths: Vec<Datapath<'l>>,
     /// Per mode: whether it takes the exact fast path.
     exact: Vec<bool>,
+    /// Per mode: its drift-compensation gain, if any ([`FuncOptions::gains`]).
+    gains: Vec<Option<f64>>,
     results: Vec<ModeOutput>,
     /// Samples fed so far, counted from sample `first` of the layer's input.
     samples: usize,
@@ -195,6 +197,16 @@ impl<'l> LayerRun<'l> {
             layer,
             paths: modes.iter().map(|&m| layer.datapath(m)).collect(),
             exact: modes.iter().map(|&m| layer.is_exact(m)).collect(),
+            gains: modes
+                .iter()
+                .map(|&m| {
+                    let name = &layer.prep.spec.name;
+                    let g = layer.opts.gains.iter();
+                    g.clone()
+                        .find(|(l, mode, _)| *mode == m && l == name)
+                        .map(|e| e.2)
+                })
+                .collect(),
             results: modes
                 .iter()
                 .map(|&mode| ModeOutput {
@@ -322,11 +334,12 @@ impl<'l> LayerRun<'l> {
                         chunk.fill_vector(geom, v, &mut vector);
                     }
                     let index = (first_vector + v) as u64;
-                    for ((dp, s), y) in self
+                    for (((dp, s), y), gain) in self
                         .paths
                         .iter()
                         .zip(&mut scratch)
                         .zip(rest.chunks_mut(outs))
+                        .zip(&self.gains)
                     {
                         let Some(s) = s else {
                             y.copy_from_slice(want);
@@ -344,6 +357,11 @@ impl<'l> LayerRun<'l> {
                         }
                         for (o, &a) in y.iter_mut().zip(s.acc().iter()) {
                             *o = a.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+                        }
+                        if let Some(g) = *gain {
+                            // Compensated: round(gain * Y), saturating.
+                            y.iter_mut()
+                                .for_each(|o| *o = (g * *o as f64).round() as i64);
                         }
                     }
                 }
@@ -402,6 +420,42 @@ impl<'l> LayerRun<'l> {
     pub fn finish(self) -> Vec<ModeOutput> {
         self.results
     }
+}
+
+/// The drift-compensation gain of each of `modes` (docs/functional.md, "Programming
+/// noise, drift and relaxation"): over `samples` of the layer's input, sum |Y_exact| / sum |Y|, Y the
+/// mode's outputs read with `opts`' device (its time, its draws, no gains) and Y_exact
+/// the exact product; 1 where sum |Y| is 0. Sums in vector order: deterministic.
+pub fn compensation_gains(
+    prep: &Prepared,
+    hw: &Hardware,
+    sim: &SimOptions,
+    opts: &FuncOptions,
+    modes: &[Mode],
+    samples: Samples,
+) -> Vec<(Mode, f64)> {
+    let o = FuncOptions {
+        keep_outputs: true,
+        gains: Default::default(),
+        ..opts.clone()
+    };
+    let layer = Layer::new(prep, hw, sim, &o);
+    let mut run = LayerRun::new(&layer, modes);
+    run.feed(samples);
+    let geom = prep.geom();
+    let (k, groups) = (prep.map.k as usize, prep.map.groups as usize);
+    let exact = exact_products(prep.weights, k, groups, samples.vectors(geom), |i, x| {
+        samples.fill_vector(geom, i, x)
+    });
+    let abs_sum = |y: &[i64]| y.iter().map(|&v| (v as f64).abs()).sum::<f64>();
+    let want = abs_sum(&exact);
+    run.finish()
+        .into_iter()
+        .map(|r| {
+            let got = r.outputs.as_deref().map_or(0.0, abs_sum);
+            (r.mode, if got > 0.0 { want / got } else { 1.0 })
+        })
+        .collect()
 }
 
 /// The largest bitline sum a read of `mode` can produce: its OU height (the whole

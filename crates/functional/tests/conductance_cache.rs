@@ -12,7 +12,9 @@ mod cases;
 mod common;
 
 use cases::{arb_case, run_modes};
-use functional::{set_conductance_cache_limit, Device, FuncOptions, CONDUCTANCE_CACHE_BYTES};
+use functional::{
+    set_conductance_cache_limit, Aging, Converter, Device, FuncOptions, CONDUCTANCE_CACHE_BYTES,
+};
 use proptest::prelude::*;
 
 proptest! {
@@ -25,7 +27,22 @@ proptest! {
         sigma in 0.0f64..0.3,
         read_noise in 0.0f64..0.1,
         seed in any::<u64>(),
+        aged in any::<bool>(),
+        dac_noise in prop::sample::select(vec![0.0, 0.2]),
     ) {
+        // With aging: programming noise by conductance, drift with spread, 1/f noise and
+        // relaxation; with DAC noise the rows' drives are drawn in both ways of reading.
+        let mut aging = Device::default().aging;
+        if aged {
+            aging = Aging {
+                prog_noise: vec![0.01, 0.05],
+                time_s: 3600.0,
+                drift_nu: vec![[0.1, 0.08, 0.02], [1.0, 0.05, 0.01]],
+                drift_noise: vec![0.0088, 0.65, 0.2, 2.5e-7],
+                relax: vec![vec![1.0, 0.01], vec![1e4, 0.02]],
+                ..aging
+            };
+        }
         let f = FuncOptions {
             keep_outputs: true,
             device: Device {
@@ -33,6 +50,8 @@ proptest! {
                 sigma,
                 read_noise,
                 seed,
+                aging,
+                converter: Converter { dac_noise, ..Converter::default() },
                 ..Device::default()
             },
             ..FuncOptions::default()

@@ -12,7 +12,7 @@ mod common;
 
 use cases::{arb_case, run_modes};
 use crossbar::{AdcBits, Hardware, Mode};
-use functional::{Device, ErrorTable, FuncOptions, Sampler};
+use functional::{Aging, Converter, Device, ErrorTable, FuncOptions, Sampler};
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
@@ -185,22 +185,161 @@ fn arb_device() -> impl Strategy<Value = Device> {
         0.0f64..0.1,
         any::<u64>(),
         any::<bool>(),
+        (any::<bool>(), any::<bool>(), 0.0f64..0.3),
     )
-        .prop_map(|(r, sigma, p0, p1, rn, ir, seed, per_read)| Device {
-            on_off_ratio: r,
-            sigma,
-            stuck_at_0: p0,
-            stuck_at_1: p1,
-            read_noise: rn,
-            ir_drop: ir,
-            error_table: None,
-            seed,
-            sampler: if per_read {
-                Sampler::PerRead
-            } else {
-                Sampler::Skip
+        .prop_map(
+            |(r, sigma, p0, p1, rn, ir, seed, per_read, (aged, adc, dac))| Device {
+                on_off_ratio: r,
+                sigma,
+                stuck_at_0: p0,
+                stuck_at_1: p1,
+                read_noise: rn,
+                ir_drop: ir,
+                error_table: None,
+                seed,
+                sampler: if per_read {
+                    Sampler::PerRead
+                } else {
+                    Sampler::Skip
+                },
+                aging: if aged {
+                    pcm_like(3600.0)
+                } else {
+                    Device::default().aging
+                },
+                drift_compensation: false,
+                converter: Converter {
+                    offset: if adc { 0.3 } else { 0.0 },
+                    gain_error: if adc { -0.02 } else { 0.0 },
+                    inl: if adc {
+                        vec![0.0, 0.4, -0.2, 0.0]
+                    } else {
+                        Vec::new()
+                    },
+                    dac_noise: dac,
+                },
             },
-        })
+        )
+}
+
+/// A PCM-like cell model at `time_s`: programming noise, a drift exponent with spread,
+/// 1/f noise and relaxation, every term drawn.
+fn pcm_like(time_s: f64) -> Aging {
+    Aging {
+        prog_noise: vec![0.01, 0.05],
+        time_s,
+        drift_nu: vec![[0.1, 0.08, 0.02], [1.0, 0.05, 0.01]],
+        drift_t0_s: 20.0,
+        drift_noise: vec![0.0088, 0.65, 0.2, 2.5e-7],
+        relax: vec![vec![1.0, 0.01], vec![1e4, 0.02]],
+    }
+}
+
+/// w = [2], x = [1], a 2-bit ADC (top count 3): one read of S = 2 through the converter.
+/// Offset 0.6 reads 2.6 -> 3, -0.6 reads 1.4 -> 1; gain error -0.3 reads 1.4 -> 1; INL
+/// [0, 1, 0] over counts 0..3 is 2/3 at count 2 -> 2.67 -> 3; each off reads 2. The dense
+/// tiling also converts the negative array's column (its cell holds 0, its sum is 0): an
+/// offset of 0.6 reads 1 there, subtracted (3 - 1); the compacted tiling has no such
+/// column (the weight is positive).
+#[test]
+fn adc_offset_gain_and_inl_by_hand() {
+    let l = fc(vec![2], vec![1]);
+    let hw = Hardware {
+        adc_bits: AdcBits::Fixed(2),
+        ..small_hw()
+    };
+    let at = |offset, gain_error, inl: &[f64]| Converter {
+        offset,
+        gain_error,
+        inl: inl.to_vec(),
+        ..Converter::default()
+    };
+    // (converter, compacted modes' output, dense-tiled modes').
+    let cases = [
+        (at(0.0, 0.0, &[]), 2, 2),
+        (at(0.6, 0.0, &[]), 3, 2),
+        (at(-0.6, 0.0, &[]), 1, 1),
+        (at(0.0, -0.3, &[]), 1, 1),
+        (at(0.0, 0.0, &[0.0, 1.0, 0.0]), 3, 3),
+    ];
+    for (c, compacted, dense) in cases {
+        let d = Device {
+            converter: c.clone(),
+            ..Device::default()
+        };
+        for (mode, y) in outputs(&l, &hw, d) {
+            let want = if mode.compacted() { compacted } else { dense };
+            assert_eq!(y, vec![want], "{c:?} {mode}");
+        }
+    }
+}
+
+/// DAC noise is keyed: the same seed gives the same outputs, another seed other ones, and
+/// a weak noise (0.05 LSB: a read of 2 errs only beyond 5 sigma) reads exactly.
+#[test]
+fn dac_noise_is_a_function_of_the_seed() {
+    let w: Vec<i32> = (0..64).map(|i| (i * 5 % 7) - 3).collect();
+    let x: Vec<i32> = (0..32).map(|i| i % 4).collect();
+    let l = fc(w.clone(), x.clone());
+    let hw = Hardware {
+        ou_rows: 4,
+        ..small_hw()
+    };
+    let noisy = |seed, dac_noise| Device {
+        seed,
+        converter: Converter {
+            dac_noise,
+            ..Converter::default()
+        },
+        ..Device::default()
+    };
+    let a = outputs(&l, &hw, noisy(1, 0.4));
+    assert_eq!(a, outputs(&l, &hw, noisy(1, 0.4)));
+    assert_ne!(a, outputs(&l, &hw, noisy(2, 0.4)));
+    let one = fc(vec![2], vec![1]);
+    for (mode, y) in outputs(&one, &small_hw(), noisy(1, 0.05)) {
+        assert_eq!(y, vec![2], "{mode}");
+    }
+}
+
+/// A drift that halves every cell (nu = 0.05 without spread, t = t0 (2^20 - 1)): w = [2],
+/// x = [1] reads 1; the compensation gain calibrated on that input is 2 and the
+/// compensated output the exact 2.
+#[test]
+fn drift_compensation_by_hand() {
+    use engine::{Prepared, Samples, SimOptions};
+    use functional::{compensation_gains, Layer, LayerRun};
+    let l = fc(vec![2], vec![1]);
+    let hw = small_hw();
+    let d = Device {
+        aging: Aging {
+            drift_nu: vec![[1.0, 0.05, 0.0]],
+            time_s: 20.0 * (2f64.powi(20) - 1.0),
+            ..Device::default().aging
+        },
+        drift_compensation: true,
+        ..Device::default()
+    };
+    for (mode, y) in outputs(&l, &hw, d.clone()) {
+        assert_eq!(y, vec![1], "{mode}");
+    }
+    let opts = SimOptions::default();
+    let prep = Prepared::new(&l, &hw, &opts);
+    let mut f = with(d);
+    let gains = compensation_gains(&prep, &hw, &opts, &f, &Mode::ALL, Samples::new(&l.input, 1));
+    assert_eq!(gains, Mode::ALL.map(|m| (m, 2.0)).to_vec());
+    f.gains = std::sync::Arc::new(
+        gains
+            .iter()
+            .map(|&(m, g)| ("fc".to_string(), m, g))
+            .collect(),
+    );
+    let layer = Layer::new(&prep, &hw, &opts, &f);
+    let mut run = LayerRun::new(&layer, &Mode::ALL);
+    run.feed(Samples::new(&l.input, 1));
+    for r in run.finish() {
+        assert_eq!(r.outputs.unwrap(), vec![2], "{}", r.mode);
+    }
 }
 
 proptest! {

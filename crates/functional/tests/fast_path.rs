@@ -104,6 +104,35 @@ fn taken_on_an_ideal_device_with_an_adc_that_cannot_clip() {
     for (key, d) in keys {
         assert_eq!(all_modes(&hw, &fast(d), 500), [false; 5], "{key}");
     }
+    // The cell model by conductance and time, and the converter errors: each turns it off.
+    type Set = fn(&mut Device);
+    let set: [(&str, Set); 8] = [
+        ("prog_noise", |d| d.aging.prog_noise = vec![0.01]),
+        ("drift_nu", |d| d.aging.drift_nu = vec![[1.0, 0.05, 0.0]]),
+        ("drift_noise", |d| {
+            d.aging.drift_noise = vec![0.01, 0.65, 0.2, 1e-6]
+        }),
+        ("relax", |d| d.aging.relax = vec![vec![1.0, 0.01]]),
+        ("adc.offset", |d| d.converter.offset = 0.1),
+        ("adc.gain_error", |d| d.converter.gain_error = -0.01),
+        ("adc.inl", |d| d.converter.inl = vec![0.0, 0.3, 0.0]),
+        ("dac.noise", |d| d.converter.dac_noise = 0.01),
+    ];
+    for (key, f) in set {
+        let mut d = Device::default();
+        f(&mut d);
+        assert_eq!(all_modes(&hw, &fast(d), 500), [false; 5], "{key}");
+    }
+    // Time and compensation alone change no value of an ideal device.
+    let aged = Device {
+        aging: functional::Aging {
+            time_s: 3600.0,
+            ..Device::default().aging
+        },
+        drift_compensation: true,
+        ..Device::default()
+    };
+    assert_eq!(all_modes(&hw, &fast(aged), 500), [true; 5]);
     // adc.step > 1 merges levels.
     let step = FuncOptions {
         adc_step: 2,

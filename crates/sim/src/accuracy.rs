@@ -142,6 +142,52 @@ pub fn calibrate(
     if !range.calibrated() || modes.is_empty() {
         return Ok(Vec::new());
     }
+    per_layer(net, cfg, crossbar, |prep, samples| {
+        functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range)
+    })
+}
+
+/// `f` of every datapath layer (its program and its calibration inputs,
+/// [`calibration_inputs`]), the figures keyed by the layer's name.
+fn per_layer<T>(
+    net: &Network,
+    cfg: &Resolved,
+    crossbar: &[bool],
+    f: impl Fn(&engine::Prepared, engine::Samples) -> Vec<(Mode, T)>,
+) -> Result<Vec<(String, Mode, T)>> {
+    let (inputs, n) = calibration_inputs(net, cfg)?;
+    let mut out = Vec::new();
+    for (l, layer) in net.layers.iter().enumerate() {
+        if !crossbar.get(l).copied().unwrap_or(true) {
+            continue;
+        }
+        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
+        let samples = engine::Samples::new(&inputs[l], n);
+        for (m, x) in f(&prep, samples) {
+            out.push((layer.name().to_string(), m, x));
+        }
+    }
+    Ok(out)
+}
+
+/// The drift-compensation gains of every datapath layer and mode read with `func`'s
+/// device (docs/functional.md, "Programming noise, drift and relaxation"), each layer
+/// calibrated on the quantized inputs of [`calibrate`]'s samples.
+fn compensation(
+    net: &Network,
+    cfg: &Resolved,
+    func: &functional::FuncOptions,
+    modes: &[Mode],
+    crossbar: &[bool],
+) -> Result<Vec<(String, Mode, f64)>> {
+    per_layer(net, cfg, crossbar, |prep, samples| {
+        functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
+    })
+}
+
+/// Each layer's quantized inputs in the quantized network over the first
+/// `adc.calibration_samples` graph-input samples, and how many samples.
+fn calibration_inputs(net: &Network, cfg: &Resolved) -> Result<(Vec<Vec<i32>>, usize)> {
     let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
     let bits = cfg.hw.input_bits;
     let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
@@ -159,18 +205,7 @@ pub fn calibrate(
             Ok(y)
         })?;
     }
-    let mut steps = Vec::new();
-    for (l, layer) in net.layers.iter().enumerate() {
-        if !crossbar.get(l).copied().unwrap_or(true) {
-            continue;
-        }
-        let prep = engine::Prepared::from_weights(&layer.quant, &cfg.hw, &cfg.opts);
-        let samples = engine::Samples::new(&inputs[l], n);
-        for (m, s) in functional::calibrate(&prep, &cfg.hw, &cfg.opts, modes, samples, range) {
-            steps.push((layer.name().to_string(), m, s));
-        }
-    }
-    Ok(steps)
+    Ok((inputs, n))
 }
 
 /// [`evaluate`] of one device draw: `device.seed` replaced by `seed`, and the
@@ -189,6 +224,9 @@ fn evaluate_seeded(
     let mut func = crate::functional::options(cfg, false);
     func.device.seed = seed;
     func.adc_steps = std::sync::Arc::new(steps.to_vec());
+    if func.device.drift_compensation && !func.device.is_ideal() && !modes.is_empty() {
+        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar)?);
+    }
     let machine = Machine {
         hw: &cfg.hw,
         sim: &cfg.opts,

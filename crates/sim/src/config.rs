@@ -116,6 +116,10 @@ pub struct PrecisionCfg {
 #[serde(deny_unknown_fields)]
 pub struct DacCfg {
     pub bits: u32,
+    /// --functional: noise of each driven row's digit, in DAC LSB (docs/functional.md,
+    /// "Converter errors"); left out of summary.json at 0.
+    #[serde(default, skip_serializing_if = "crate::functional::is_zero")]
+    pub noise: f64,
 }
 
 /// `adc.bits`: "auto" or a number of bits.
@@ -146,6 +150,14 @@ pub struct AdcCfg {
         skip_serializing_if = "is_calibration_samples"
     )]
     pub calibration_samples: u64,
+    /// --functional: converter errors (docs/functional.md, "Converter errors"), each left
+    /// out of summary.json at its default (none).
+    #[serde(default, skip_serializing_if = "crate::functional::is_zero")]
+    pub offset: f64,
+    #[serde(default, skip_serializing_if = "crate::functional::is_zero")]
+    pub gain_error: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inl: Vec<f64>,
     /// ADC energy by resolution: "isaac" (the reference model's law) or "walden" (a
     /// constant Walden figure of merit; docs/technology.md). Left out of the serialized
     /// config at its default.
@@ -632,7 +644,18 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         .as_ref()
         .map(|c| crate::chip::resolve(c, node_nm, &origin, base_dir.as_deref()))
         .transpose()?;
-    let device = crate::functional::resolve_device(&config.device, &origin, base_dir.as_deref())?;
+    let mut device =
+        crate::functional::resolve_device(&config.device, &origin, base_dir.as_deref())?;
+    device.converter = functional::Converter {
+        offset: config.adc.offset,
+        gain_error: config.adc.gain_error,
+        inl: config.adc.inl.clone(),
+        dac_noise: config.dac.noise,
+    };
+    device
+        .converter
+        .validate()
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(Resolved {
         chip,
         device,

@@ -19,15 +19,21 @@ pub fn seed(seed: u64, d: u32) -> u64 {
     }
 }
 
-/// Whether the device's figures depend on its seed: programming variation, stuck-at
-/// faults, read noise or an error table draw from it; an off current and IR drop alone
-/// are deterministic, and so is the ideal device (every draw is then the same).
+/// Whether the device's figures depend on its seed: programming variation or noise,
+/// stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
+/// noise or an error table draw from it; an off current, IR drop, a drift without
+/// spread and ADC offset, gain and INL alone are deterministic, and so is the ideal device (every draw is then the same).
 pub fn random(d: &Device) -> bool {
     d.sigma > 0.0
         || d.stuck_at_0 > 0.0
         || d.stuck_at_1 > 0.0
         || d.read_noise > 0.0
         || d.error_table.is_some()
+        || !d.aging.prog_noise.is_empty()
+        || d.aging.drift_nu.iter().any(|r| r[2] > 0.0)
+        || !d.aging.drift_noise.is_empty()
+        || !d.aging.relax.is_empty()
+        || d.converter.dac_noise > 0.0
 }
 
 /// The 0.975 quantile of Student's t with 1..=30 degrees of freedom (the usual table,

@@ -214,10 +214,51 @@ pub struct DeviceCfg {
     /// echoes is then the same bytes as before the key existed.
     #[serde(skip_serializing_if = "is_default_sampler")]
     pub sampler: String,
+    // The keys below are left out of summary.json at their defaults, as `sampler` is.
+    /// Programming noise by target conductance: polynomial coefficients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prog_noise: Vec<f64>,
+    /// Seconds since programming.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub time_s: f64,
+    /// Drift exponent table: rows [x, nu_mean, nu_sd].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift_nu: Vec<Vec<f64>>,
+    #[serde(default = "drift_t0_s", skip_serializing_if = "is_drift_t0_s")]
+    pub drift_t0_s: f64,
+    /// Accumulated 1/f noise: [q, exponent, q_max, t_read_s].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift_noise: Vec<f64>,
+    /// Relaxation: rows [t_s, c_0, c_1, ...].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relax: Vec<Vec<f64>>,
+    /// "off" or "on".
+    #[serde(default = "off", skip_serializing_if = "is_off")]
+    pub drift_compensation: String,
 }
 
 fn is_default_sampler(s: &str) -> bool {
     s == "per-read"
+}
+
+pub(crate) fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn drift_t0_s() -> f64 {
+    functional::DRIFT_T0_S
+}
+
+fn is_drift_t0_s(x: &f64) -> bool {
+    *x == functional::DRIFT_T0_S
+}
+
+fn off() -> String {
+    "off".into()
+}
+
+fn is_off(s: &str) -> bool {
+    s == "off"
 }
 
 impl Default for DeviceCfg {
@@ -233,12 +274,19 @@ impl Default for DeviceCfg {
             error_table: String::new(),
             seed: 1,
             sampler: "per-read".into(),
+            prog_noise: Vec::new(),
+            time_s: 0.0,
+            drift_nu: Vec::new(),
+            drift_t0_s: functional::DRIFT_T0_S,
+            drift_noise: Vec::new(),
+            relax: Vec::new(),
+            drift_compensation: off(),
         }
     }
 }
 
 /// Presets shipped inside the binary (also in configs/device/).
-const PRESETS: [(&str, &str); 5] = [
+const PRESETS: [(&str, &str); 7] = [
     ("ideal", include_str!("../../../configs/device/ideal.toml")),
     (
         "noisy-rram",
@@ -255,6 +303,14 @@ const PRESETS: [(&str, &str); 5] = [
     (
         "milo-rram",
         include_str!("../../../configs/device/milo-rram.toml"),
+    ),
+    (
+        "nandakumar-pcm",
+        include_str!("../../../configs/device/nandakumar-pcm.toml"),
+    ),
+    (
+        "wan-rram",
+        include_str!("../../../configs/device/wan-rram.toml"),
     ),
 ];
 
@@ -352,6 +408,25 @@ pub fn resolve_device(
             functional::Sampler::NAMES.join(", ")
         )
     })?;
+    let drift_nu = cfg
+        .drift_nu
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            <[f64; 3]>::try_from(r.as_slice()).map_err(|_| {
+                anyhow::anyhow!(
+                    "{origin}: device.drift_nu: row {}: {} values, expected [x, nu_mean, nu_sd]",
+                    i + 1,
+                    r.len()
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let drift_compensation = match cfg.drift_compensation.as_str() {
+        "on" => true,
+        "off" => false,
+        other => anyhow::bail!("{origin}: device.drift_compensation: '{other}' is not on or off"),
+    };
     let device = functional::Device {
         on_off_ratio: (cfg.on_off_ratio != 0.0).then_some(cfg.on_off_ratio),
         sigma: cfg.sigma,
@@ -362,6 +437,16 @@ pub fn resolve_device(
         error_table: table,
         seed: cfg.seed,
         sampler,
+        aging: functional::Aging {
+            prog_noise: cfg.prog_noise.clone(),
+            time_s: cfg.time_s,
+            drift_nu,
+            drift_t0_s: cfg.drift_t0_s,
+            drift_noise: cfg.drift_noise.clone(),
+            relax: cfg.relax.clone(),
+        },
+        drift_compensation,
+        converter: Default::default(),
     };
     device
         .validate()

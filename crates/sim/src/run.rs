@@ -175,8 +175,24 @@ pub fn run_with(spec: &RunSpec, progress: &dyn Progress) -> Result<RunResult> {
     run_inner(spec, progress, None)
 }
 
-/// `f` with the ADC steps of layer `i` calibrated on its first `adc.calibration_samples`
-/// input samples (docs/functional.md, "ADC range").
+/// Per-mode figures of layer `name`, keyed by the layer as [`functional::FuncOptions`]
+/// holds them.
+fn named<T>(name: &str, xs: Vec<(Mode, T)>) -> Vec<(String, Mode, T)> {
+    xs.into_iter()
+        .map(|(m, x)| (name.to_string(), m, x))
+        .collect()
+}
+
+/// Whether `f` needs calibration samples of each layer: a calibrated `adc.range`, or drift
+/// compensation of a device that is not ideal.
+fn calibrates(f: &functional::FuncOptions) -> bool {
+    f.adc_range.calibrated() || (f.device.drift_compensation && !f.device.is_ideal())
+}
+
+/// `f` calibrated on the first `adc.calibration_samples` input samples of layer `i`: its
+/// ADC steps (docs/functional.md, "ADC range"), then, with those steps, its
+/// drift-compensation gains (docs/functional.md, "Programming noise, drift and
+/// relaxation").
 fn calibrated_options(
     f: &functional::FuncOptions,
     w: &dyn Workload,
@@ -191,22 +207,19 @@ fn calibrated_options(
         input.extend_from_slice(q);
         Ok(())
     })?;
-    let steps = functional::calibrate(
-        prep,
-        &cfg.hw,
-        &cfg.opts,
-        spec.modes,
-        Samples::new(&input, n),
-        f.adc_range,
-    );
+    let samples = Samples::new(&input, n);
     let name = &w.layers()[i].name;
     let mut o = f.clone();
-    o.adc_steps = std::sync::Arc::new(
-        steps
-            .into_iter()
-            .map(|(m, s)| (name.clone(), m, s))
-            .collect(),
-    );
+    if f.adc_range.calibrated() {
+        let (hw, sim) = (&cfg.hw, &cfg.opts);
+        let steps = functional::calibrate(prep, hw, sim, spec.modes, samples, f.adc_range);
+        o.adc_steps = std::sync::Arc::new(named(name, steps));
+    }
+    if f.device.drift_compensation && !f.device.is_ideal() {
+        let (hw, sim) = (&cfg.hw, &cfg.opts);
+        let gains = functional::compensation_gains(prep, hw, sim, &o, spec.modes, samples);
+        o.gains = std::sync::Arc::new(named(name, gains));
+    }
     Ok(o)
 }
 
@@ -285,11 +298,12 @@ fn run_inner(
             None => None,
         };
         let floats = float.is_some();
-        // `adc.range = max | percentile:P`: the layer's steps, calibrated on its first
-        // inputs before any is read.
+        // `adc.range = max | percentile:P`: the layer's steps, and with
+        // `device.drift_compensation = on` its gains (read with the device at its time),
+        // calibrated on its first inputs before any is read.
         let calibrated;
         let func = match func {
-            Some(f) if f.adc_range.calibrated() => {
+            Some(f) if calibrates(f) => {
                 calibrated = calibrated_options(f, w, i, &prep, spec, cfg)?;
                 Some(&calibrated)
             }
