@@ -2,7 +2,8 @@
 //! and grid ([`style`]), axis labels with their unit ([`axis_label`]), and the line chart
 //! of a [`Chart`] (`sresim plot`): plot area with mesh and axis labels, one line with
 //! markers per series, the legend beside the plot (so it never hides a line). Large linear
-//! y values are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+//! y values are scaled into the axis label (`x 1e6`); ticks sit at round values, as many
+//! as the axis holds without crowding ([`ticks`]).
 //! Without lines the chart is a scatter (one marker per point), over which a Pareto
 //! front can be drawn as a step line in [`style::REFERENCE`], its points ringed. A
 //! series may carry an interval per point (a 95% confidence interval): whiskers on a
@@ -17,6 +18,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
+
+pub mod ticks;
 
 /// The data of a chart.
 #[derive(Debug, Clone)]
@@ -102,39 +105,19 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("plot: {e}")
 }
 
-/// A number for a tick label: no trailing zeros; large numbers as 2.5e7.
-fn tick(v: f64) -> String {
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if v.abs() >= 1e5 {
-        let e = v.abs().log10().floor() as i32;
-        format!("{}e{e}", trim(format!("{:.3}", v / 10f64.powi(e))))
-    } else if v == v.round() {
-        format!("{}", v as i64)
-    } else {
-        trim(format!("{v:.4}"))
-    }
-}
+/// Pixels of the plot area (the chart less its margins and label areas), across and up.
+const PLOT_AREA: (f64, f64) = (640.0, 430.0);
 
-/// Where the x ticks go: every category, or the distinct x values (at most 16 of them).
-fn x_ticks(c: &Chart) -> Vec<f64> {
-    if let Some(names) = &c.categories {
-        return (0..names.len()).map(|i| i as f64).collect();
-    }
-    let mut xs: Vec<f64> = c
-        .series
+/// The category indices an x axis labels: all of them, or every n-th when their names
+/// would not fit side by side.
+fn category_ticks(names: &[String]) -> Vec<f64> {
+    let widest = names
         .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    let step = xs.len().div_ceil(16).max(1);
-    xs.into_iter().step_by(step).collect()
+        .map(|n| ticks::text_width(n, style::TICK))
+        .fold(0.0, f64::max);
+    let per = PLOT_AREA.0 / names.len().max(1) as f64;
+    let every = ((widest + 8.0) / per).ceil().max(1.0) as usize;
+    (0..names.len()).step_by(every).map(|i| i as f64).collect()
 }
 
 /// The SVG text of `c`.
@@ -203,27 +186,28 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
             .titled(&c.title, (style::FONT, style::TITLE))
             .map_err(err)?;
         let (plot, legend) = root.split_horizontally(w - legend_w);
-        let ticks = x_ticks(c);
-        let lin = Ticked {
-            inner: RangedCoordf64::from(x0..x1),
-            ticks: ticks.clone(),
+        let xt = match &c.categories {
+            Some(names) => ticks::Ticks {
+                major: category_ticks(names),
+                minor: Vec::new(),
+            },
+            None => ticks::fit(x0, x1, log_x, PLOT_AREA.0, true, style::TICK),
         };
-        let log = Ticked {
-            inner: LogCoord::<f64>::from((x0..x1).log_scale()),
-            ticks,
+        let yt = ticks::fit(y0, y1, log_y, PLOT_AREA.1, false, style::TICK);
+        let lin = |lo: f64, hi: f64, t: ticks::Ticks| Ticked {
+            inner: RangedCoordf64::from(lo..hi),
+            ticks: t,
+        };
+        let log = |lo: f64, hi: f64, t: ticks::Ticks| Ticked {
+            inner: LogCoord::<f64>::from((lo..hi).log_scale()),
+            ticks: t,
         };
         let yl = y_label.as_str();
         match (log_x, log_y) {
-            (false, false) => draw(&plot, lin, y0..y1, c, yl, scale)?,
-            (true, false) => draw(&plot, log, y0..y1, c, yl, scale)?,
-            (false, true) => {
-                let yr = (y0..y1).log_scale();
-                draw(&plot, lin, yr, c, yl, scale)?
-            }
-            (true, true) => {
-                let yr = (y0..y1).log_scale();
-                draw(&plot, log, yr, c, yl, scale)?
-            }
+            (false, false) => draw(&plot, lin(x0, x1, xt), lin(y0, y1, yt), c, yl, scale)?,
+            (true, false) => draw(&plot, log(x0, x1, xt), lin(y0, y1, yt), c, yl, scale)?,
+            (false, true) => draw(&plot, lin(x0, x1, xt), log(y0, y1, yt), c, yl, scale)?,
+            (true, true) => draw(&plot, log(x0, x1, xt), log(y0, y1, yt), c, yl, scale)?,
         }
         draw_legend(&legend, c)?;
         root.present().map_err(err)?;
@@ -231,10 +215,11 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     Ok(out)
 }
 
-/// An x axis with ticks exactly at the given values (no light grid lines).
+/// An axis with labelled ticks exactly at the given values and light grid lines at the
+/// minor ones.
 struct Ticked<R: Ranged<ValueType = f64>> {
     inner: R,
-    ticks: Vec<f64>,
+    ticks: ticks::Ticks,
 }
 
 impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
@@ -247,9 +232,9 @@ impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
         if hint.weight().allow_light_points() {
-            Vec::new()
+            self.ticks.minor.clone()
         } else {
-            self.ticks.clone()
+            self.ticks.major.clone()
         }
     }
 
@@ -306,14 +291,13 @@ where
             .filter(|_| (v - v.round()).abs() < 1e-6)
             .cloned()
             .unwrap_or_default(),
-        None => tick(*v),
+        None => ticks::label(*v),
     };
-    let y_fmt = |v: &f64| tick(*v);
+    let y_fmt = |v: &f64| ticks::label(*v);
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(y_label)
-        .y_labels(10)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .axis_desc_style((style::FONT, style::AXIS))
@@ -434,15 +418,6 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tick_labels() {
-        assert_eq!(tick(16.0), "16");
-        assert_eq!(tick(0.25), "0.25");
-        assert_eq!(tick(2.5e7), "2.5e7");
-        assert_eq!(tick(1e9), "1e9");
-        assert_eq!(tick(-3.0), "-3");
-    }
 
     #[test]
     fn axis_labels_carry_their_unit() {
