@@ -129,10 +129,10 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         Better::Lower => "lower is better",
         Better::Higher => "higher is better",
     };
-    Ok(Chart {
+    let c = Chart {
         title: title(t, a, &f, "Pareto front: "),
-        x_label: format!("{}; {}", label(&a.x, ""), dir(bx)),
-        y_label: format!("{}; {}", label(&a.y, ""), dir(by)),
+        x_label: label(&a.x, ""),
+        y_label: label(&a.y, ""),
         legend: si
             .iter()
             .map(|&i| t.header[i].clone())
@@ -144,7 +144,11 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         front: steps(&on),
         front_points: on,
         intervals,
-    })
+    };
+    let mut c = super::plot::fit_units(c, &a.x, &a.y);
+    c.x_label = format!("{}; {}", c.x_label, dir(bx));
+    c.y_label = format!("{}; {}", c.y_label, dir(by));
+    Ok(c)
 }
 
 #[cfg(test)]
