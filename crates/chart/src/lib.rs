@@ -44,6 +44,36 @@ pub struct Chart {
     /// Per series, in the order of `series`, the intervals (x, low, high) of its points
     /// that have one, sorted by x; empty (or shorter than `series`) for none.
     pub intervals: Vec<Vec<(f64, f64, f64)>>,
+    /// With `categories`: the series' bars stacked on one another at each category (the
+    /// parts of a whole, such as energy by component) rather than side by side.
+    pub stacked: bool,
+}
+
+/// Fraction of a category's width its bars take.
+const BAR_GROUP: f64 = 0.8;
+
+impl Chart {
+    /// The bar of series `k` at category `x` with value `y`: its left and right x, and
+    /// its bottom and top y (stacked bars start where the series before end).
+    fn bar(&self, k: usize, x: f64, y: f64, floor: f64) -> (f64, f64, f64, f64) {
+        if self.stacked {
+            let below: f64 = self.series[..k]
+                .iter()
+                .filter_map(|s| s.1.iter().find(|p| p.0 == x).map(|p| p.1))
+                .sum();
+            let base = if k == 0 { floor } else { below };
+            (x - BAR_GROUP / 2.0, x + BAR_GROUP / 2.0, base, below + y)
+        } else {
+            let w = BAR_GROUP / self.series.len().max(1) as f64;
+            let left = x - BAR_GROUP / 2.0 + k as f64 * w;
+            (left, left + w, floor, y)
+        }
+    }
+
+    /// Whether the series are drawn as bars: a categorical x.
+    fn bars(&self) -> bool {
+        self.categories.is_some()
+    }
 }
 
 /// The legend entry of [`Chart::front`].
@@ -129,6 +159,19 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         })
     };
     let ((mut x0, mut x1), (mut y0, mut y1)) = (span(|p| p.0), span(|p| p.1));
+    if c.stacked {
+        // A stack reaches the sum of its parts.
+        for s in &c.series {
+            for p in &s.1 {
+                let top: f64 = c
+                    .series
+                    .iter()
+                    .filter_map(|s| s.1.iter().find(|q| q.0 == p.0).map(|q| q.1))
+                    .sum();
+                y1 = y1.max(top);
+            }
+        }
+    }
     // The intervals widen the y range to hold them whole.
     for &(_, lo, hi) in c.intervals.iter().flatten() {
         (y0, y1) = (y0.min(lo), y1.max(hi));
@@ -203,11 +246,14 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
             ticks: t,
         };
         let yl = y_label.as_str();
+        // Bars rise from 0, or from the bottom of a logarithmic axis.
+        let floor = if log_y { y0 } else { 0.0 };
+        let fit = Fit { scale, floor };
         match (log_x, log_y) {
-            (false, false) => draw(&plot, lin(x0, x1, xt), lin(y0, y1, yt), c, yl, scale)?,
-            (true, false) => draw(&plot, log(x0, x1, xt), lin(y0, y1, yt), c, yl, scale)?,
-            (false, true) => draw(&plot, lin(x0, x1, xt), log(y0, y1, yt), c, yl, scale)?,
-            (true, true) => draw(&plot, log(x0, x1, xt), log(y0, y1, yt), c, yl, scale)?,
+            (false, false) => draw(&plot, lin(x0, x1, xt), lin(y0, y1, yt), c, yl, fit)?,
+            (true, false) => draw(&plot, log(x0, x1, xt), lin(y0, y1, yt), c, yl, fit)?,
+            (false, true) => draw(&plot, lin(x0, x1, xt), log(y0, y1, yt), c, yl, fit)?,
+            (true, true) => draw(&plot, log(x0, x1, xt), log(y0, y1, yt), c, yl, fit)?,
         }
         draw_legend(&legend, c)?;
         root.present().map_err(err)?;
@@ -262,15 +308,22 @@ where
     }
 }
 
-/// The plot area: mesh, axis labels, one line with markers per series (y divided by
-/// `scale`).
+/// How values map to the plot: y divided by `scale`; bars rise from `floor`.
+#[derive(Debug, Clone, Copy)]
+struct Fit {
+    scale: f64,
+    floor: f64,
+}
+
+/// The plot area: mesh, axis labels, one line with markers per series, or its bars over
+/// a categorical x (y divided by the fit's scale).
 fn draw<XR, YR>(
     area: &DrawingArea<SVGBackend, Shift>,
     xr: XR,
     yr: YR,
     c: &Chart,
     y_label: &str,
-    scale: f64,
+    fit: Fit,
 ) -> Result<()>
 where
     XR: AsRangedCoord<Value = f64>,
@@ -306,6 +359,7 @@ where
         .light_line_style(style::GRID_LIGHT)
         .draw()
         .map_err(err)?;
+    let scale = fit.scale;
     if !c.front.is_empty() {
         let pts: Vec<(f64, f64)> = c.front.iter().map(|&(px, py)| (px, py / scale)).collect();
         chart
@@ -314,17 +368,34 @@ where
     }
     for (k, (_, pts)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
-        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
+        if c.bars() {
+            for &(x, y) in pts {
+                let (l, r, b, t) = c.bar(k, x, y, fit.floor * scale);
+                let rect = [(l, b / scale), (r, t / scale)];
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(rect, color.filled())))
+                    .map_err(err)?;
+            }
+        }
+        // Over bars, a point and its whiskers sit at its bar's centre.
+        let at = |x: f64| match c.bars() && !c.stacked {
+            true => {
+                let (l, r, _, _) = c.bar(k, x, 0.0, 0.0);
+                (l + r) / 2.0
+            }
+            false => x,
+        };
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (at(px), py / scale)).collect();
         let bars: Vec<(f64, f64, f64)> = c
             .intervals
             .get(k)
             .map(|b| {
                 b.iter()
-                    .map(|&(x, lo, hi)| (x, lo / scale, hi / scale))
+                    .map(|&(x, lo, hi)| (at(x), lo / scale, hi / scale))
                     .collect()
             })
             .unwrap_or_default();
-        if c.lines && bars.len() > 1 {
+        if c.lines && !c.bars() && bars.len() > 1 {
             // A band: the upper ends left to right, then the lower ends back.
             let band: Vec<(f64, f64)> = bars
                 .iter()
@@ -351,6 +422,9 @@ where
                     )))
                     .map_err(err)?;
             }
+        }
+        if c.bars() {
+            continue;
         }
         if c.lines {
             chart
@@ -385,11 +459,16 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     for (k, (name, _)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let y = top + 24 * k as i32;
-        if c.lines {
+        if c.bars() {
+            let swatch = Rectangle::new([(18, y - 7), (38, y + 7)], color.filled());
+            area.draw(&swatch).map_err(err)?;
+        } else if c.lines {
             let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
             area.draw(&line).map_err(err)?;
         }
-        area.draw(&marker(k, (28, y))).map_err(err)?;
+        if !c.bars() {
+            area.draw(&marker(k, (28, y))).map_err(err)?;
+        }
         area.draw(&Text::new(
             name.clone(),
             (52, y - 8),
@@ -430,5 +509,51 @@ mod tests {
         assert_eq!(color(0), PALETTE[0]);
         assert_eq!(color(PALETTE.len() + 1), PALETTE[1]);
         assert_ne!(color(0), color(1));
+    }
+
+    fn bars(stacked: bool) -> Chart {
+        Chart {
+            title: "t".into(),
+            x_label: "mode".into(),
+            y_label: "e (pJ)".into(),
+            legend: String::new(),
+            categories: Some(vec!["dense".into(), "sre".into()]),
+            series: vec![
+                ("a".into(), vec![(0.0, 3.0), (1.0, 1.0)]),
+                ("b".into(), vec![(0.0, 2.0), (1.0, 4.0)]),
+            ],
+            lines: false,
+            front: Vec::new(),
+            front_points: Vec::new(),
+            intervals: Vec::new(),
+            stacked,
+        }
+    }
+
+    #[test]
+    fn categories_are_bars_side_by_side_or_stacked() {
+        let side = bars(false);
+        // Two series share a category's 0.8: each bar 0.4 wide, from 0.
+        assert_eq!(side.bar(0, 0.0, 3.0, 0.0), (-0.4, 0.0, 0.0, 3.0));
+        assert_eq!(side.bar(1, 0.0, 2.0, 0.0), (0.0, 0.4, 0.0, 2.0));
+        // Stacked: the second part starts where the first ends, the stack is the sum.
+        let stack = bars(true);
+        assert_eq!(stack.bar(0, 1.0, 1.0, 0.0), (0.6, 1.4, 0.0, 1.0));
+        assert_eq!(stack.bar(1, 1.0, 4.0, 0.0), (0.6, 1.4, 1.0, 5.0));
+        // One filled rectangle per bar and per legend swatch, in the series' colours.
+        for c in [side, stack] {
+            let svg = svg(&c, false, false).unwrap();
+            let fill = |k: usize| {
+                let RGBColor(r, g, b) = color(k);
+                format!("fill=\"#{r:02X}{g:02X}{b:02X}\"")
+            };
+            for k in 0..2 {
+                let n = svg
+                    .lines()
+                    .filter(|l| l.contains("<rect") && l.contains(&fill(k)))
+                    .count();
+                assert_eq!(n, 3, "{k}: {svg}");
+            }
+        }
     }
 }

@@ -94,6 +94,10 @@ pub struct PlotArgs {
     /// better (e.g. --x cycles --y top1).
     #[arg(long)]
     pub pareto: bool,
+    /// Stack the columns --y matches (a glob, e.g. 'e_*_pj': the energy by component) as
+    /// bars at each x, one colour per column.
+    #[arg(long, conflicts_with = "pareto")]
+    pub stack: bool,
     /// With --pareto: which end of x is better (default lower).
     #[arg(long, value_enum)]
     pub x_better: Option<crate::pareto::Better>,

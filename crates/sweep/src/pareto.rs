@@ -143,6 +143,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         lines: false,
         front: steps(&on),
         front_points: on,
+        stacked: false,
         intervals,
     };
     let mut c = super::plot::fit_units(c, &a.x, &a.y);
@@ -248,6 +249,7 @@ mod svg_tests {
             log_x: false,
             log_y: false,
             pareto,
+            stack: false,
             x_better: None,
             y_better: None,
         }

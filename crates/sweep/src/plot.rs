@@ -135,6 +135,11 @@ pub fn shown(t: &Table, fs: &[(usize, String)]) -> String {
 
 /// Applies the filters of `a` to `t`; an error when no row with a value of y remains.
 pub fn filter<'t>(t: &'t Table, a: &PlotArgs) -> Result<Filtered<'t>> {
+    filter_on(t, a, t.col(&a.y, "--y")?)
+}
+
+/// [`filter`], keeping the rows with a value in column `yi`.
+fn filter_on<'t>(t: &'t Table, a: &PlotArgs, yi: usize) -> Result<Filtered<'t>> {
     let p = t.path.display().to_string();
     let mut filters: Vec<(usize, String)> = Vec::new();
     for f in &a.filters {
@@ -155,7 +160,6 @@ pub fn filter<'t>(t: &'t Table, a: &PlotArgs) -> Result<Filtered<'t>> {
             }
         }
     }
-    let yi = t.col(&a.y, "--y")?;
     let rows: Vec<&Vec<String>> = t
         .rows
         .iter()
@@ -334,6 +338,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             lines: true,
             front: Vec::new(),
             front_points: Vec::new(),
+            stacked: false,
             intervals,
         },
         &a.x,
@@ -376,6 +381,86 @@ pub fn fit_units(mut c: Chart, x: &str, y: &str) -> Chart {
     c
 }
 
+/// `--stack`: the columns `a.y` matches (a glob) stacked as bars at each x (categories in
+/// order of first appearance; numbers in increasing order), one series per column.
+pub fn stacked(t: &Table, a: &PlotArgs) -> Result<Chart> {
+    let p = t.path.display().to_string();
+    let xi = t.col(&a.x, "--x")?;
+    let cols: Vec<usize> = (0..t.header.len())
+        .filter(|&i| i != xi && workload::select::glob_match(&a.y, &t.header[i]))
+        .collect();
+    let Some(&first) = cols.first() else {
+        bail!(
+            "{p}: --y {}: no column matches (columns: {})",
+            a.y,
+            t.header.join(", ")
+        );
+    };
+    let f = filter_on(t, a, first)?;
+    let mut xs: Vec<&str> = Vec::new();
+    for r in &f.rows {
+        if xs.contains(&r[xi].as_str()) {
+            bail!(
+                "{p}: several rows for {}={}: add --where COLUMN=VALUE to keep one",
+                a.x,
+                r[xi]
+            );
+        }
+        xs.push(&r[xi]);
+    }
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    if xs.iter().all(|x| x.parse::<f64>().is_ok()) {
+        order.sort_by(|&i, &j| {
+            let v = |k: usize| xs[k].parse::<f64>().unwrap_or(0.0);
+            v(i).total_cmp(&v(j))
+        });
+    }
+    let mut series = Vec::new();
+    for &c in &cols {
+        let mut pts = Vec::new();
+        for (slot, &i) in order.iter().enumerate() {
+            let cell = &f.rows[i][c];
+            let y: f64 = cell.parse().map_err(|_| {
+                anyhow!(
+                    "{p}: --y: column {} holds '{cell}', not a number",
+                    t.header[c]
+                )
+            })?;
+            pts.push((slot as f64, y));
+        }
+        series.push((t.header[c].clone(), pts));
+    }
+    let c = Chart {
+        title: title(t, a, &f, "stacked "),
+        x_label: label(&a.x, ""),
+        y_label: label_in(&a.y, unit(&t.header[first]), ""),
+        legend: "column".into(),
+        categories: Some(order.iter().map(|&i| xs[i].to_string()).collect()),
+        series,
+        lines: false,
+        front: Vec::new(),
+        front_points: Vec::new(),
+        intervals: Vec::new(),
+        stacked: true,
+    };
+    // The unit of the whole stack: the largest sum decides.
+    let top = (0..order.len())
+        .map(|x| c.series.iter().map(|s| s.1[x].1).sum::<f64>())
+        .fold(0.0, f64::max);
+    Ok(match fitted_unit(&t.header[first], top) {
+        Some((u, d)) => {
+            let mut c = c;
+            c.y_label = label_in(&a.y, Some(u), "");
+            c.series
+                .iter_mut()
+                .flat_map(|s| s.1.iter_mut())
+                .for_each(|p| p.1 /= d);
+            c
+        }
+        None => c,
+    })
+}
+
 /// `sresim plot`: writes the SVG and returns its path.
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     for (flag, set) in [("--x-better", a.x_better), ("--y-better", a.y_better)] {
@@ -384,9 +469,10 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
         }
     }
     let t = Table::read(&a.input)?;
-    let c = match a.pareto {
-        true => super::pareto::chart(&t, a)?,
-        false => chart(&t, a)?,
+    let c = match (a.pareto, a.stack) {
+        (true, _) => super::pareto::chart(&t, a)?,
+        (false, true) => stacked(&t, a)?,
+        (false, false) => chart(&t, a)?,
     };
     let text = chart::svg(&c, a.log_x, a.log_y)?;
     let out = match &a.out {
@@ -394,6 +480,11 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
         None if a.pareto => t
             .path
             .with_file_name(format!("pareto-{}-vs-{}.svg", a.y, a.x)),
+        None if a.stack => t.path.with_file_name(format!(
+            "stacked-{}-vs-{}.svg",
+            a.y.replace(['*', '?'], "_"),
+            a.x
+        )),
         None => t.path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
     };
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
@@ -442,6 +533,7 @@ mod tests {
             log_x: false,
             log_y: false,
             pareto: false,
+            stack: false,
             x_better: None,
             y_better: None,
         }
@@ -549,5 +641,48 @@ mod tests {
         let c = chart(&table(), &args("layer", "mode", &["ou.rows=8"])).unwrap();
         assert_eq!(c.categories, Some(vec!["conv1".to_string()]));
         assert_eq!(c.series, [("sre".to_string(), vec![(0.0, 5.0)])]);
+    }
+
+    #[test]
+    fn stacked_columns_are_one_series_each_in_the_unit_of_the_whole() {
+        let t = Table {
+            path: PathBuf::from("layers.csv"),
+            header: ["layer", "mode", "e_adc_pj", "e_xbar_pj", "energy_pj"]
+                .map(String::from)
+                .to_vec(),
+            rows: [
+                ["TOTAL", "sre", "600", "900", "1500"],
+                ["TOTAL", "dense", "2000", "700", "2700"],
+            ]
+            .iter()
+            .map(|r| r.map(String::from).to_vec())
+            .collect(),
+        };
+        let a = PlotArgs {
+            y: "e_*_pj".into(),
+            stack: true,
+            ..args("mode", "", &[])
+        };
+        let c = stacked(&t, &a).unwrap();
+        assert!(c.stacked);
+        assert_eq!(c.categories, Some(vec!["sre".into(), "dense".into()]));
+        // energy_pj is no component: the glob leaves it out. The tallest stack, 2,700 pJ,
+        // reads 2.7 nJ.
+        assert_eq!(
+            c.series,
+            [
+                ("e_adc_pj".to_string(), vec![(0.0, 0.6), (1.0, 2.0)]),
+                ("e_xbar_pj".to_string(), vec![(0.0, 0.9), (1.0, 0.7)]),
+            ]
+        );
+        assert_eq!(c.y_label, "e_*_pj (nJ)");
+        let none = PlotArgs {
+            y: "f_*".into(),
+            ..a.clone()
+        };
+        assert!(stacked(&t, &none)
+            .unwrap_err()
+            .to_string()
+            .contains("no column matches"));
     }
 }
