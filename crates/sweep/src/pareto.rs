@@ -252,6 +252,7 @@ mod svg_tests {
             stack: false,
             x_better: None,
             y_better: None,
+            quiet: false,
         }
     }
 

@@ -536,6 +536,7 @@ mod tests {
             stack: false,
             x_better: None,
             y_better: None,
+            quiet: false,
         }
     }
 
