@@ -35,7 +35,7 @@ pub fn label(v: f64) -> String {
 /// At most `max` (at least 2) ticks over [lo, hi] at multiples of 1, 2 or 5 x 10^e.
 pub fn linear(lo: f64, hi: f64, max: usize) -> Ticks {
     let max = max.max(2);
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
         return Ticks {
             major: vec![lo],
             minor: Vec::new(),

@@ -662,7 +662,7 @@ fn table(m: &Model, s: &Summary, points: &[Point]) -> String {
             p.at.capacity,
             format_bandwidth(p.bandwidth)
         );
-        let saved = Column::fit(ps.saved_bytes.iter().map(|(_, b)| *b as f64), BYTES, 2);
+        let saved = Column::fit(ps.saved_bytes.values().map(|b| *b as f64), BYTES, 2);
         for (name, b) in &ps.saved_bytes {
             let _ = writeln!(o, "  {name:<17} {:>12}", saved.show(*b as f64));
         }
