@@ -133,11 +133,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         title: title(t, a, &f, "Pareto front: "),
         x_label: label(&a.x, ""),
         y_label: label(&a.y, ""),
-        legend: si
-            .iter()
-            .map(|&i| t.header[i].clone())
-            .collect::<Vec<_>>()
-            .join(", "),
+        legend: super::plot::legend(t, &si),
         categories: None,
         series,
         lines: false,

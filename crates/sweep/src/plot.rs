@@ -246,6 +246,12 @@ pub fn title(t: &Table, a: &PlotArgs, f: &Filtered, what: &str) -> String {
         .unwrap_or_else(|| format!("{}{} vs {} ({})", what, a.y, a.x, shown(t, &fixed)))
 }
 
+/// The legend's heading: the series columns.
+pub fn legend(t: &Table, si: &[usize]) -> String {
+    let names: Vec<&str> = si.iter().map(|&i| t.header[i].as_str()).collect();
+    names.join(", ")
+}
+
 /// Filters and groups the rows of `t` as `a` asks.
 pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
     let p = t.path.display().to_string();
@@ -322,11 +328,7 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
             title,
             x_label: label(&a.x, ""),
             y_label: label(&a.y, ""),
-            legend: si
-                .iter()
-                .map(|&i| t.header[i].clone())
-                .collect::<Vec<_>>()
-                .join(", "),
+            legend: legend(t, &si),
             categories: (!numeric).then_some(cats),
             series: series
                 .into_iter()

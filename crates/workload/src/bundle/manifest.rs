@@ -216,21 +216,11 @@ fn triple(o: &Obj, key: &str, at: &str) -> Result<[usize; 3], String> {
     Ok(out)
 }
 
-/// Keys of a conv layer in a network described by shapes alone (no arrays).
-pub const SHAPE_CONV_KEYS: [&str; 10] = [
-    "name",
-    "kind",
-    "in_channels",
-    "out_channels",
-    "kernel",
-    "stride",
-    "padding",
-    "dilation",
-    "groups",
-    "input_shape",
-];
+/// Keys of a conv layer in a network described by shapes alone: a conv layer's keys
+/// without its arrays and the exporter's notes.
+pub const SHAPE_CONV_KEYS: &[&str] = CONV_KEYS.split_at(10).0;
 /// Keys of an fc layer in a network described by shapes alone.
-pub const SHAPE_FC_KEYS: [&str; 4] = ["name", "kind", "in_features", "out_features"];
+pub const SHAPE_FC_KEYS: &[&str] = FC_KEYS.split_at(4).0;
 
 /// Whether a layer names its arrays (a bundle manifest) or is its shape alone (a shape
 /// file, [`crate::shapes`]): the keys each accepts.
@@ -264,7 +254,7 @@ fn parse_layer(v: &Value, i: usize, keys: LayerKeys) -> Result<ManifestLayer, St
     };
     let (conv_keys, fc_keys): (&[&str], &[&str]) = match keys {
         LayerKeys::Bundle => (&CONV_KEYS, &FC_KEYS),
-        LayerKeys::Shapes => (&SHAPE_CONV_KEYS, &SHAPE_FC_KEYS),
+        LayerKeys::Shapes => (SHAPE_CONV_KEYS, SHAPE_FC_KEYS),
     };
     match kind {
         LayerKind::Conv => unknown_key(o, conv_keys, &at, "a key of a conv layer")?,
