@@ -53,6 +53,9 @@ pub struct CheckArgs {
     /// Override a config key, e.g. --set precision.weight_bits=8 (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Print nothing on stdout: the exit status alone says whether the bundle opens.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -74,6 +77,10 @@ pub struct MemoryCmd {
     /// --dump-* flags stay text.
     #[arg(long, default_value_t = sim::format::Format::Csv)]
     pub format: sim::format::Format,
+    /// Print neither the table nor the `wrote` lines (errors and notes still go to
+    /// stderr).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Write access_list.csv and prefetch_list.csv (the model's lists) to this directory.
     #[arg(long, value_name = "DIR")]
     pub dump_access_list: Option<PathBuf>,
@@ -255,4 +262,7 @@ pub struct WorkloadsArgs {
     /// TOML config (its precision is used for the zero fractions of bundles).
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+    /// Print nothing on stdout (the listing's workloads are still opened and checked).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

@@ -108,9 +108,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
 /// `sresim workloads`.
 pub fn workloads(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
-    let mut o = std::io::stdout().lock();
-    write!(o, "{}", sim::workloads::listing(&cfg)?)?;
-    o.flush()?;
+    let listing = sim::workloads::listing(&cfg)?;
+    if !args.quiet {
+        let mut o = std::io::stdout().lock();
+        write!(o, "{listing}")?;
+        o.flush()?;
+    }
     Ok(())
 }
 
@@ -121,9 +124,11 @@ pub fn check(args: &CheckArgs) -> Result<()> {
     for note in &checked.notes {
         eprintln!("note: {note}");
     }
-    let mut o = std::io::stdout().lock();
-    writeln!(o, "{}", checked.line(&args.bundle))?;
-    o.flush()?;
+    if !args.quiet {
+        let mut o = std::io::stdout().lock();
+        writeln!(o, "{}", checked.line(&args.bundle))?;
+        o.flush()?;
+    }
     Ok(())
 }
 
@@ -190,11 +195,14 @@ pub fn memory(cmd: &MemoryCmd) -> Result<()> {
         }
     }
     let (staged, lines) = exports.finish();
-    outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?;
+    match cmd.quiet {
+        true => outputs.write_with(out.as_ref(), staged, &mut std::io::sink())?,
+        false => outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?,
+    }
     if let Some(dir) = &out {
         sim::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
     }
-    for line in lines {
+    for line in lines.into_iter().filter(|_| !cmd.quiet) {
         // The files are in place; a closed stdout does not undo them.
         let _ = writeln!(std::io::stdout(), "wrote {line}");
     }

@@ -168,7 +168,7 @@ fn samples_selects_the_first_n_and_rejects_more_than_the_bundle_holds() {
         "dense",
     ]);
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).contains("1 sample(s)"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("totals over 1 sample\n"));
     let o = sresim(&[
         "run",
         "--workload",

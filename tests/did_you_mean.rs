@@ -86,7 +86,7 @@ fn unknown_names_suggest_the_closest_known_one() {
     }
     // Nothing close: no guess.
     for args in [
-        &["run", "--workload", "alexnet"][..],
+        &["run", "--workload", "inception"][..],
         &["run", "--workload", "lenet5", "--set", "foo.bar=1"],
     ] {
         let line = error_line(d.path(), args);

@@ -2,7 +2,8 @@
 //! and grid ([`style`]), axis labels with their unit ([`axis_label`]), and the line chart
 //! of a [`Chart`] (`sresim plot`): plot area with mesh and axis labels, one line with
 //! markers per series, the legend beside the plot (so it never hides a line). Large linear
-//! y values are scaled into the axis label (`x 1e6`); x ticks sit at the swept values.
+//! y values are scaled into the axis label (`x 1e6`); ticks sit at round values, as many
+//! as the axis holds without crowding ([`ticks`]).
 //! Without lines the chart is a scatter (one marker per point), over which a Pareto
 //! front can be drawn as a step line in [`style::REFERENCE`], its points ringed. A
 //! series may carry an interval per point (a 95% confidence interval): whiskers on a
@@ -17,6 +18,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
+
+pub mod ticks;
 
 /// The data of a chart.
 #[derive(Debug, Clone)]
@@ -41,6 +44,36 @@ pub struct Chart {
     /// Per series, in the order of `series`, the intervals (x, low, high) of its points
     /// that have one, sorted by x; empty (or shorter than `series`) for none.
     pub intervals: Vec<Vec<(f64, f64, f64)>>,
+    /// With `categories`: the series' bars stacked on one another at each category (the
+    /// parts of a whole, such as energy by component) rather than side by side.
+    pub stacked: bool,
+}
+
+/// Fraction of a category's width its bars take.
+const BAR_GROUP: f64 = 0.8;
+
+impl Chart {
+    /// The bar of series `k` at category `x` with value `y`: its left and right x, and
+    /// its bottom and top y (stacked bars start where the series before end).
+    fn bar(&self, k: usize, x: f64, y: f64, floor: f64) -> (f64, f64, f64, f64) {
+        if self.stacked {
+            let below: f64 = self.series[..k]
+                .iter()
+                .filter_map(|s| s.1.iter().find(|p| p.0 == x).map(|p| p.1))
+                .sum();
+            let base = if k == 0 { floor } else { below };
+            (x - BAR_GROUP / 2.0, x + BAR_GROUP / 2.0, base, below + y)
+        } else {
+            let w = BAR_GROUP / self.series.len().max(1) as f64;
+            let left = x - BAR_GROUP / 2.0 + k as f64 * w;
+            (left, left + w, floor, y)
+        }
+    }
+
+    /// Whether the series are drawn as bars: a categorical x.
+    fn bars(&self) -> bool {
+        self.categories.is_some()
+    }
 }
 
 /// The legend entry of [`Chart::front`].
@@ -102,39 +135,19 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("plot: {e}")
 }
 
-/// A number for a tick label: no trailing zeros; large numbers as 2.5e7.
-fn tick(v: f64) -> String {
-    let trim = |s: String| {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
-    };
-    if v.abs() >= 1e5 {
-        let e = v.abs().log10().floor() as i32;
-        format!("{}e{e}", trim(format!("{:.3}", v / 10f64.powi(e))))
-    } else if v == v.round() {
-        format!("{}", v as i64)
-    } else {
-        trim(format!("{v:.4}"))
-    }
-}
+/// Pixels of the plot area (the chart less its margins and label areas), across and up.
+const PLOT_AREA: (f64, f64) = (640.0, 430.0);
 
-/// Where the x ticks go: every category, or the distinct x values (at most 16 of them).
-fn x_ticks(c: &Chart) -> Vec<f64> {
-    if let Some(names) = &c.categories {
-        return (0..names.len()).map(|i| i as f64).collect();
-    }
-    let mut xs: Vec<f64> = c
-        .series
+/// The category indices an x axis labels: all of them, or every n-th when their names
+/// would not fit side by side.
+fn category_ticks(names: &[String]) -> Vec<f64> {
+    let widest = names
         .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    let step = xs.len().div_ceil(16).max(1);
-    xs.into_iter().step_by(step).collect()
+        .map(|n| ticks::text_width(n, style::TICK))
+        .fold(0.0, f64::max);
+    let per = PLOT_AREA.0 / names.len().max(1) as f64;
+    let every = ((widest + 8.0) / per).ceil().max(1.0) as usize;
+    (0..names.len()).step_by(every).map(|i| i as f64).collect()
 }
 
 /// The SVG text of `c`.
@@ -146,6 +159,19 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
         })
     };
     let ((mut x0, mut x1), (mut y0, mut y1)) = (span(|p| p.0), span(|p| p.1));
+    if c.stacked {
+        // A stack reaches the sum of its parts.
+        for s in &c.series {
+            for p in &s.1 {
+                let top: f64 = c
+                    .series
+                    .iter()
+                    .filter_map(|s| s.1.iter().find(|q| q.0 == p.0).map(|q| q.1))
+                    .sum();
+                y1 = y1.max(top);
+            }
+        }
+    }
     // The intervals widen the y range to hold them whole.
     for &(_, lo, hi) in c.intervals.iter().flatten() {
         (y0, y1) = (y0.min(lo), y1.max(hi));
@@ -203,27 +229,31 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
             .titled(&c.title, (style::FONT, style::TITLE))
             .map_err(err)?;
         let (plot, legend) = root.split_horizontally(w - legend_w);
-        let ticks = x_ticks(c);
-        let lin = Ticked {
-            inner: RangedCoordf64::from(x0..x1),
-            ticks: ticks.clone(),
+        let xt = match &c.categories {
+            Some(names) => ticks::Ticks {
+                major: category_ticks(names),
+                minor: Vec::new(),
+            },
+            None => ticks::fit(x0, x1, log_x, PLOT_AREA.0, true, style::TICK),
         };
-        let log = Ticked {
-            inner: LogCoord::<f64>::from((x0..x1).log_scale()),
-            ticks,
+        let yt = ticks::fit(y0, y1, log_y, PLOT_AREA.1, false, style::TICK);
+        let lin = |lo: f64, hi: f64, t: ticks::Ticks| Ticked {
+            inner: RangedCoordf64::from(lo..hi),
+            ticks: t,
+        };
+        let log = |lo: f64, hi: f64, t: ticks::Ticks| Ticked {
+            inner: LogCoord::<f64>::from((lo..hi).log_scale()),
+            ticks: t,
         };
         let yl = y_label.as_str();
+        // Bars rise from 0, or from the bottom of a logarithmic axis.
+        let floor = if log_y { y0 } else { 0.0 };
+        let fit = Fit { scale, floor };
         match (log_x, log_y) {
-            (false, false) => draw(&plot, lin, y0..y1, c, yl, scale)?,
-            (true, false) => draw(&plot, log, y0..y1, c, yl, scale)?,
-            (false, true) => {
-                let yr = (y0..y1).log_scale();
-                draw(&plot, lin, yr, c, yl, scale)?
-            }
-            (true, true) => {
-                let yr = (y0..y1).log_scale();
-                draw(&plot, log, yr, c, yl, scale)?
-            }
+            (false, false) => draw(&plot, lin(x0, x1, xt), lin(y0, y1, yt), c, yl, fit)?,
+            (true, false) => draw(&plot, log(x0, x1, xt), lin(y0, y1, yt), c, yl, fit)?,
+            (false, true) => draw(&plot, lin(x0, x1, xt), log(y0, y1, yt), c, yl, fit)?,
+            (true, true) => draw(&plot, log(x0, x1, xt), log(y0, y1, yt), c, yl, fit)?,
         }
         draw_legend(&legend, c)?;
         root.present().map_err(err)?;
@@ -231,10 +261,11 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     Ok(out)
 }
 
-/// An x axis with ticks exactly at the given values (no light grid lines).
+/// An axis with labelled ticks exactly at the given values and light grid lines at the
+/// minor ones.
 struct Ticked<R: Ranged<ValueType = f64>> {
     inner: R,
-    ticks: Vec<f64>,
+    ticks: ticks::Ticks,
 }
 
 impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
@@ -247,9 +278,9 @@ impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
         if hint.weight().allow_light_points() {
-            Vec::new()
+            self.ticks.minor.clone()
         } else {
-            self.ticks.clone()
+            self.ticks.major.clone()
         }
     }
 
@@ -277,15 +308,22 @@ where
     }
 }
 
-/// The plot area: mesh, axis labels, one line with markers per series (y divided by
-/// `scale`).
+/// How values map to the plot: y divided by `scale`; bars rise from `floor`.
+#[derive(Debug, Clone, Copy)]
+struct Fit {
+    scale: f64,
+    floor: f64,
+}
+
+/// The plot area: mesh, axis labels, one line with markers per series, or its bars over
+/// a categorical x (y divided by the fit's scale).
 fn draw<XR, YR>(
     area: &DrawingArea<SVGBackend, Shift>,
     xr: XR,
     yr: YR,
     c: &Chart,
     y_label: &str,
-    scale: f64,
+    fit: Fit,
 ) -> Result<()>
 where
     XR: AsRangedCoord<Value = f64>,
@@ -306,14 +344,13 @@ where
             .filter(|_| (v - v.round()).abs() < 1e-6)
             .cloned()
             .unwrap_or_default(),
-        None => tick(*v),
+        None => ticks::label(*v),
     };
-    let y_fmt = |v: &f64| tick(*v);
+    let y_fmt = |v: &f64| ticks::label(*v);
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(y_label)
-        .y_labels(10)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .axis_desc_style((style::FONT, style::AXIS))
@@ -322,6 +359,7 @@ where
         .light_line_style(style::GRID_LIGHT)
         .draw()
         .map_err(err)?;
+    let scale = fit.scale;
     if !c.front.is_empty() {
         let pts: Vec<(f64, f64)> = c.front.iter().map(|&(px, py)| (px, py / scale)).collect();
         chart
@@ -330,17 +368,34 @@ where
     }
     for (k, (_, pts)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
-        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (px, py / scale)).collect();
+        if c.bars() {
+            for &(x, y) in pts {
+                let (l, r, b, t) = c.bar(k, x, y, fit.floor * scale);
+                let rect = [(l, b / scale), (r, t / scale)];
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(rect, color.filled())))
+                    .map_err(err)?;
+            }
+        }
+        // Over bars, a point and its whiskers sit at its bar's centre.
+        let at = |x: f64| match c.bars() && !c.stacked {
+            true => {
+                let (l, r, _, _) = c.bar(k, x, 0.0, 0.0);
+                (l + r) / 2.0
+            }
+            false => x,
+        };
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(px, py)| (at(px), py / scale)).collect();
         let bars: Vec<(f64, f64, f64)> = c
             .intervals
             .get(k)
             .map(|b| {
                 b.iter()
-                    .map(|&(x, lo, hi)| (x, lo / scale, hi / scale))
+                    .map(|&(x, lo, hi)| (at(x), lo / scale, hi / scale))
                     .collect()
             })
             .unwrap_or_default();
-        if c.lines && bars.len() > 1 {
+        if c.lines && !c.bars() && bars.len() > 1 {
             // A band: the upper ends left to right, then the lower ends back.
             let band: Vec<(f64, f64)> = bars
                 .iter()
@@ -367,6 +422,9 @@ where
                     )))
                     .map_err(err)?;
             }
+        }
+        if c.bars() {
+            continue;
         }
         if c.lines {
             chart
@@ -401,11 +459,16 @@ fn draw_legend(area: &DrawingArea<SVGBackend, Shift>, c: &Chart) -> Result<()> {
     for (k, (name, _)) in c.series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let y = top + 24 * k as i32;
-        if c.lines {
+        if c.bars() {
+            let swatch = Rectangle::new([(18, y - 7), (38, y + 7)], color.filled());
+            area.draw(&swatch).map_err(err)?;
+        } else if c.lines {
             let line = PathElement::new(vec![(12, y), (44, y)], color.stroke_width(2));
             area.draw(&line).map_err(err)?;
         }
-        area.draw(&marker(k, (28, y))).map_err(err)?;
+        if !c.bars() {
+            area.draw(&marker(k, (28, y))).map_err(err)?;
+        }
         area.draw(&Text::new(
             name.clone(),
             (52, y - 8),
@@ -436,15 +499,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tick_labels() {
-        assert_eq!(tick(16.0), "16");
-        assert_eq!(tick(0.25), "0.25");
-        assert_eq!(tick(2.5e7), "2.5e7");
-        assert_eq!(tick(1e9), "1e9");
-        assert_eq!(tick(-3.0), "-3");
-    }
-
-    #[test]
     fn axis_labels_carry_their_unit() {
         assert_eq!(axis_label("time per step", "ms"), "time per step (ms)");
         assert_eq!(axis_label("speedup", ""), "speedup");
@@ -455,5 +509,51 @@ mod tests {
         assert_eq!(color(0), PALETTE[0]);
         assert_eq!(color(PALETTE.len() + 1), PALETTE[1]);
         assert_ne!(color(0), color(1));
+    }
+
+    fn bars(stacked: bool) -> Chart {
+        Chart {
+            title: "t".into(),
+            x_label: "mode".into(),
+            y_label: "e (pJ)".into(),
+            legend: String::new(),
+            categories: Some(vec!["dense".into(), "sre".into()]),
+            series: vec![
+                ("a".into(), vec![(0.0, 3.0), (1.0, 1.0)]),
+                ("b".into(), vec![(0.0, 2.0), (1.0, 4.0)]),
+            ],
+            lines: false,
+            front: Vec::new(),
+            front_points: Vec::new(),
+            intervals: Vec::new(),
+            stacked,
+        }
+    }
+
+    #[test]
+    fn categories_are_bars_side_by_side_or_stacked() {
+        let side = bars(false);
+        // Two series share a category's 0.8: each bar 0.4 wide, from 0.
+        assert_eq!(side.bar(0, 0.0, 3.0, 0.0), (-0.4, 0.0, 0.0, 3.0));
+        assert_eq!(side.bar(1, 0.0, 2.0, 0.0), (0.0, 0.4, 0.0, 2.0));
+        // Stacked: the second part starts where the first ends, the stack is the sum.
+        let stack = bars(true);
+        assert_eq!(stack.bar(0, 1.0, 1.0, 0.0), (0.6, 1.4, 0.0, 1.0));
+        assert_eq!(stack.bar(1, 1.0, 4.0, 0.0), (0.6, 1.4, 1.0, 5.0));
+        // One filled rectangle per bar and per legend swatch, in the series' colours.
+        for c in [side, stack] {
+            let svg = svg(&c, false, false).unwrap();
+            let fill = |k: usize| {
+                let RGBColor(r, g, b) = color(k);
+                format!("fill=\"#{r:02X}{g:02X}{b:02X}\"")
+            };
+            for k in 0..2 {
+                let n = svg
+                    .lines()
+                    .filter(|l| l.contains("<rect") && l.contains(&fill(k)))
+                    .count();
+                assert_eq!(n, 3, "{k}: {svg}");
+            }
+        }
     }
 }

@@ -632,15 +632,24 @@ fn table(m: &Model, s: &Summary, points: &[Point]) -> String {
         "{:>10} {:>11} {:>11} {:>11} {:>11} {:>10} {:>9} {:>10}",
         "capacity", "bandwidth", "time", "traffic", "avg BW", "BW used", "mem-bound", "LRU traffic"
     );
+    // One unit and precision per column: the one its largest value reads in.
+    use crate::units::{Column, BYTES, BYTES_PER_S, SECONDS};
+    let time = Column::fit(s.points.iter().map(|p| p.time_s), SECONDS, 3);
+    let traffic = Column::fit(s.points.iter().map(|p| p.traffic_bytes as f64), BYTES, 2);
+    let bw = Column::fit(
+        s.points.iter().map(|p| p.avg_bandwidth_bytes_per_s),
+        BYTES_PER_S,
+        2,
+    );
     for (p, ps) in points.iter().zip(&s.points) {
         let _ = writeln!(
             o,
             "{:>10} {:>11} {:>11} {:>11} {:>11} {:>9.1}% {:>8.1}% {:>+10.1}%",
             p.at.capacity.to_string(),
             format_bandwidth(p.bandwidth),
-            format_seconds(ps.time_s),
-            format_bytes(ps.traffic_bytes as f64),
-            format_bandwidth(ps.avg_bandwidth_bytes_per_s),
+            time.show(ps.time_s),
+            traffic.show(ps.traffic_bytes as f64),
+            bw.show(ps.avg_bandwidth_bytes_per_s),
             100.0 * ps.bandwidth_utilization,
             100.0 * ps.memory_bound_time_s / ps.time_s.max(f64::MIN_POSITIVE),
             100.0 * (ps.lru_traffic_bytes as f64 / (ps.traffic_bytes.max(1)) as f64 - 1.0),
@@ -653,22 +662,26 @@ fn table(m: &Model, s: &Summary, points: &[Point]) -> String {
             p.at.capacity,
             format_bandwidth(p.bandwidth)
         );
+        let saved = Column::fit(ps.saved_bytes.values().map(|b| *b as f64), BYTES, 2);
         for (name, b) in &ps.saved_bytes {
-            let _ = writeln!(o, "  {name:<17} {:>12}", format_bytes(*b as f64));
+            let _ = writeln!(o, "  {name:<17} {:>12}", saved.show(*b as f64));
         }
         let _ = writeln!(
             o,
             "  {} of {} steps memory-bound; the longest:",
             ps.memory_bound_steps, s.steps
         );
-        for b in ps.top_memory_bound.iter().take(5) {
+        let top = || ps.top_memory_bound.iter().take(5);
+        let time = Column::fit(top().map(|b| b.time_s), SECONDS, 3);
+        let traffic = Column::fit(top().map(|b| b.traffic_bytes as f64), BYTES, 2);
+        for b in top() {
             let _ = writeln!(
                 o,
                 "  {:<40} {:<16} {:>11} {:>11}  {:.1} flop/B",
                 b.layer,
                 b.phase,
-                format_seconds(b.time_s),
-                format_bytes(b.traffic_bytes as f64),
+                time.show(b.time_s),
+                traffic.show(b.traffic_bytes as f64),
                 b.op_intensity.unwrap_or(f64::INFINITY)
             );
         }

@@ -160,9 +160,95 @@ pub fn format_seconds(s: f64) -> String {
     }
 }
 
+/// Units of time in nanoseconds, for [`Column`].
+pub const NANOSECONDS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+/// Units of time in seconds.
+pub const SECONDS: &[(&str, f64)] = &[("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0)];
+/// Units of energy in picojoules.
+pub const PICOJOULES: &[(&str, f64)] = &[
+    ("pJ", 1.0),
+    ("nJ", 1e3),
+    ("uJ", 1e6),
+    ("mJ", 1e9),
+    ("J", 1e12),
+];
+/// Units of bandwidth in bytes per second (decimal prefixes, as bandwidths are quoted).
+pub const BYTES_PER_S: &[(&str, f64)] = &[
+    ("B/s", 1.0),
+    ("KB/s", 1e3),
+    ("MB/s", 1e6),
+    ("GB/s", 1e9),
+    ("TB/s", 1e12),
+];
+/// Units of bytes (binary prefixes, as capacities are quoted).
+pub const BYTES: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+    ("TiB", 1099511627776.0),
+];
+
+/// A column of a printed table in one unit and one precision, so that its numbers line
+/// up and compare at a glance: the largest unit of `units` in which the column's largest
+/// value is at least 1, each value with `decimals` decimals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Column {
+    pub unit: &'static str,
+    pub divisor: f64,
+    pub decimals: usize,
+}
+
+impl Column {
+    /// The column of `values` (its largest magnitude picks the unit).
+    pub fn fit(
+        values: impl IntoIterator<Item = f64>,
+        units: &[(&'static str, f64)],
+        decimals: usize,
+    ) -> Column {
+        let largest = values
+            .into_iter()
+            .map(f64::abs)
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        let (unit, divisor) = units
+            .iter()
+            .rev()
+            .find(|u| largest >= u.1)
+            .or(units.first())
+            .copied()
+            .unwrap_or(("", 1.0));
+        Column {
+            unit,
+            divisor,
+            decimals,
+        }
+    }
+
+    /// `v` in the column's unit: `12.127 ms`.
+    pub fn show(&self, v: f64) -> String {
+        format!("{:.*} {}", self.decimals, v / self.divisor, self.unit)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_takes_one_unit_and_one_precision() {
+        let c = Column::fit([871.652e9, 1.4e12, 1.32e12], BYTES_PER_S, 2);
+        let shown: Vec<String> = [871.652e9, 1.4e12].iter().map(|&v| c.show(v)).collect();
+        assert_eq!(shown, ["0.87 TB/s", "1.40 TB/s"]);
+        let t = Column::fit([5.334628e6, 1.263368e6], NANOSECONDS, 3);
+        assert_eq!(t.show(5.334628e6), "5.335 ms");
+        assert_eq!(Column::fit([0.5], PICOJOULES, 3).show(0.5), "0.500 pJ");
+        assert_eq!(Column::fit([], SECONDS, 1).unit, "ns");
+        assert_eq!(
+            Column::fit([0.004, 2e-6], SECONDS, 3).show(2e-6),
+            "0.002 ms"
+        );
+    }
 
     #[test]
     fn capacities_parse_with_binary_and_decimal_prefixes() {

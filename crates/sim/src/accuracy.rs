@@ -27,6 +27,9 @@ pub fn open_bundle(name: Option<&str>, cfg: &Resolved, what: &str) -> Result<Bun
             None if workload::zoo::layers(n).is_some() => bail!(
                 "{what} {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
             ),
+            None if workload::resolve::shape_file(n).is_some() => bail!(
+                "{what} {n}: a network by shape has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
+            ),
             None => bail!(
                 "{what} {n}: no such bundle (see `sresim workloads`){}",
                 workload::resolve::suggest_bundle(n)

@@ -49,6 +49,9 @@ pub fn check(name: &str, cfg: &Resolved) -> Result<Checked> {
         if workload::zoo::layers(name).is_some() {
             bail!("check: {name}: a built-in network, not a bundle (only bundles are checked)");
         }
+        if workload::resolve::shape_file(name).is_some() {
+            bail!("check: {name}: a network by shape, not a bundle (only bundles are checked; `sresim workloads` reads shape files)");
+        }
         bail!(
             "check: {name}: no such bundle directory (see `sresim workloads`){}",
             workload::resolve::suggest_bundle(name)

@@ -350,16 +350,24 @@ pub fn table(figures: &[ModeChip]) -> String {
         "{:<11}{:>6}{:>8}{:>14}{:>14}{:>12}{:>12}",
         "chip", "chips", "tiles", "latency", "images/s", "area mm2", "img/s/mm2"
     );
+    let latency = memory::units::Column::fit(
+        figures
+            .iter()
+            .filter_map(|m| m.timing.as_ref())
+            .map(|t| t.latency_ns),
+        memory::units::NANOSECONDS,
+        3,
+    );
     for m in figures {
         match (&m.placement, &m.timing) {
             (Some(p), Some(t)) => {
                 let _ = writeln!(
                     s,
-                    "{:<11}{:>6}{:>8}{:>11.3} us{:>14.1}{:>12.1}{:>12.2}",
+                    "{:<11}{:>6}{:>8}{:>14}{:>14.1}{:>12.1}{:>12.2}",
                     m.mode,
                     m.chips,
                     p.tiles_used,
-                    t.latency_ns / 1e3,
+                    latency.show(t.latency_ns),
                     t.images_per_s,
                     m.area_chips_mm2,
                     m.images_per_s_per_mm2.unwrap_or(0.0)

@@ -499,37 +499,23 @@ pub fn write_outputs(
     crate::format::remove_other(dir.path(), "layers", format)
 }
 
-fn human_time(ns: f64) -> String {
-    match ns {
-        x if x >= 1e9 => format!("{:.3} s", x / 1e9),
-        x if x >= 1e6 => format!("{:.3} ms", x / 1e6),
-        x if x >= 1e3 => format!("{:.3} us", x / 1e3),
-        x => format!("{x:.1} ns"),
-    }
-}
-
-fn human_energy(pj: f64) -> String {
-    match pj {
-        x if x >= 1e12 => format!("{:.3} J", x / 1e12),
-        x if x >= 1e9 => format!("{:.3} mJ", x / 1e9),
-        x if x >= 1e6 => format!("{:.3} uJ", x / 1e6),
-        x if x >= 1e3 => format!("{:.3} nJ", x / 1e3),
-        x => format!("{x:.3} pJ"),
-    }
-}
-
 /// The per-mode summary table printed on stdout.
 pub fn summary_table(res: &RunResult) -> String {
     let dense = dense_total(res);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} ({} layers, {} sample(s), {} engine)",
+        "{} ({} layers, {} engine): totals over {} sample{}",
         res.network,
         res.layers.len() / res.modes.len().max(1),
+        res.engine,
         res.samples,
-        res.engine
+        if res.samples == 1 { "" } else { "s" }
     );
+    // One unit and precision per column: the largest mode's.
+    use memory::units::{Column, NANOSECONDS, PICOJOULES};
+    let time = Column::fit(res.totals.iter().map(|t| t.time_ns), NANOSECONDS, 3);
+    let energy = Column::fit(res.totals.iter().map(|t| t.energy.total()), PICOJOULES, 3);
     let _ = write!(
         s,
         "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
@@ -554,8 +540,8 @@ pub fn summary_table(res: &RunResult) -> String {
             "{:<11}{:>16}{:>13}{:>13}{:>10}{:>10}{:>11}",
             t.mode.as_str(),
             t.events.cycles,
-            human_time(t.time_ns),
-            human_energy(e),
+            time.show(t.time_ns),
+            energy.show(e),
             sp,
             sv,
             t.events.crossbars

@@ -1,5 +1,6 @@
 //! Which workload a run uses: the embedded default bundle, a built-in network, a bundled
-//! workload by name, or a bundle directory; and the `sresim workloads` listing.
+//! workload or shape file by name, a bundle directory or a shape file; and the `sresim
+//! workloads` listing.
 
 use crate::config::Resolved;
 use anyhow::{anyhow, Result};
@@ -150,18 +151,54 @@ pub fn embedded_default(opts: &OpenOptions) -> Result<BundleWorkload> {
     )
 }
 
-/// The text of `sresim workloads`.
+/// The text of `sresim workloads`: every network of `workload::resolve::catalog` (what
+/// `--workload` opens), in sections by origin.
 pub fn listing(cfg: &Resolved) -> Result<String> {
+    use workload::resolve::Origin;
+    let catalog = workload::resolve::catalog();
     let mut s = String::new();
     let _ = writeln!(s, "Built-in networks (synthetic weights and inputs; see --weight-sparsity, --structure, --act-sparsity, --seed):");
     // The name column fits the longest name and a space (at least 14 wide).
     let names = workload::zoo::names();
     let w = names.iter().map(|n| n.len() + 1).max().unwrap_or(0).max(14);
     let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", "name", "layers", "MACs/sample");
-    for name in names {
-        let layers = workload::zoo::layers(name).unwrap_or_default();
+    let row = |s: &mut String, name: &str, layers: &[workload::LayerSpec]| {
         let macs: usize = layers.iter().map(|l| l.geom.macs_per_sample()).sum();
         let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", name, layers.len(), macs);
+    };
+    for name in names {
+        row(
+            &mut s,
+            name,
+            &workload::zoo::layers(name).unwrap_or_default(),
+        );
+    }
+    let opts = OpenOptions {
+        precision: cfg.precision(),
+        max_layer_bytes: cfg.config.limits.max_layer_bytes,
+        ..OpenOptions::default()
+    };
+    let shapes: Vec<_> = catalog
+        .iter()
+        .filter_map(|e| match &e.origin {
+            Origin::Shapes(f) => Some((e.name.as_str(), f)),
+            _ => None,
+        })
+        .collect();
+    if !shapes.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nNetworks by shape (TOML files; synthetic weights and inputs, as built-in networks):"
+        );
+        let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", "name", "layers", "MACs/sample");
+        for (name, file) in shapes {
+            match workload::shapes::read(file, &opts) {
+                Ok(f) => row(&mut s, name, &f.layers),
+                Err(e) => {
+                    let _ = writeln!(s, "  {name:<w$} (unreadable: {e:#})");
+                }
+            }
+        }
     }
     let _ = writeln!(s, "\nBundled workloads (real weights and inputs):");
     let _ = writeln!(
@@ -169,12 +206,12 @@ pub fn listing(cfg: &Resolved) -> Result<String> {
         "  {:<30}{:>7}{:>9}{:>12}{:>12}",
         "name", "layers", "samples", "w zeros", "act zeros"
     );
-    let opts = OpenOptions {
-        precision: cfg.precision(),
-        ..OpenOptions::default()
-    };
-    for (name, path) in workload::resolve::list_bundles() {
-        match BundleWorkload::open(&path, &opts) {
+    for e in &catalog {
+        let Origin::Bundle(path) = &e.origin else {
+            continue;
+        };
+        let name = &e.name;
+        match BundleWorkload::open(path, &opts) {
             Ok(b) => {
                 let st = workload::resolve::summary(&b, cfg.precision())?;
                 let _ = writeln!(
@@ -190,6 +227,12 @@ pub fn listing(cfg: &Resolved) -> Result<String> {
             Err(e) => {
                 let _ = writeln!(s, "  {name:<30} (unreadable: {e:#})");
             }
+        }
+    }
+    let _ = writeln!(s, "\nBuilt-in networks `sresim run` cannot replay:");
+    for e in &catalog {
+        if let Origin::NotReplayed(why) = e.origin {
+            let _ = writeln!(s, "  {}: {why}", e.name);
         }
     }
     let _ = writeln!(s, "\nDefault: {DEFAULT_WORKLOAD} (embedded in the binary).");

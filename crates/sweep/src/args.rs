@@ -56,6 +56,10 @@ pub struct MergeArgs {
     /// (points.parquet). Inputs may be in either.
     #[arg(long, default_value_t = sim::format::Format::Csv)]
     pub format: sim::format::Format,
+    /// Print nothing on stdout (errors and notes still go to stderr; the exit status
+    /// is unchanged).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -94,12 +98,20 @@ pub struct PlotArgs {
     /// better (e.g. --x cycles --y top1).
     #[arg(long)]
     pub pareto: bool,
+    /// Stack the columns --y matches (a glob, e.g. 'e_*_pj': the energy by component) as
+    /// bars at each x, one colour per column.
+    #[arg(long, conflicts_with = "pareto")]
+    pub stack: bool,
     /// With --pareto: which end of x is better (default lower).
     #[arg(long, value_enum)]
     pub x_better: Option<crate::pareto::Better>,
     /// With --pareto: which end of y is better (default higher).
     #[arg(long, value_enum)]
     pub y_better: Option<crate::pareto::Better>,
+    /// Print nothing on stdout (errors and notes still go to stderr; the exit status
+    /// is unchanged).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -114,4 +126,7 @@ pub struct CompareArgs {
     /// Columns to leave out of the comparison (repeatable).
     #[arg(long = "ignore", value_name = "COLUMN")]
     pub ignore: Vec<String>,
+    /// Print nothing on stdout: the exit status alone says whether the tables differ.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

@@ -54,17 +54,20 @@ pub fn sweep_command(args: &SweepArgs) -> Result<()> {
 
 /// `sresim merge`.
 pub fn merge_command(args: &MergeArgs) -> Result<()> {
-    say(&[shard::merge(
-        &args.dirs,
-        &args.out,
-        args.partial,
-        args.format,
-    )?])
+    let line = shard::merge(&args.dirs, &args.out, args.partial, args.format)?;
+    match args.quiet {
+        true => Ok(()),
+        false => say(&[line]),
+    }
 }
 
 /// `sresim plot`.
 pub fn plot_command(args: &PlotArgs) -> Result<()> {
-    say(&[format!("wrote {}", plot::plot(args)?.display())])
+    let path = plot::plot(args)?;
+    match args.quiet {
+        true => Ok(()),
+        false => say(&[format!("wrote {}", path.display())]),
+    }
 }
 
 /// `sresim compare`: prints every difference and fails when there is one.
@@ -72,8 +75,10 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
     let old = table::Table::read(&args.old)?;
     let new = table::Table::read(&args.new)?;
     let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;
-    say(&rep.lines)?;
-    say(&[rep.summary(args.tolerance)])?;
+    if !args.quiet {
+        say(&rep.lines)?;
+        say(&[rep.summary(args.tolerance)])?;
+    }
     if rep.differs() {
         bail!(
             "{} and {} differ beyond relative tolerance {}",

@@ -129,22 +129,23 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         Better::Lower => "lower is better",
         Better::Higher => "higher is better",
     };
-    Ok(Chart {
+    let c = Chart {
         title: title(t, a, &f, "Pareto front: "),
-        x_label: format!("{}; {}", label(&a.x, ""), dir(bx)),
-        y_label: format!("{}; {}", label(&a.y, ""), dir(by)),
-        legend: si
-            .iter()
-            .map(|&i| t.header[i].clone())
-            .collect::<Vec<_>>()
-            .join(", "),
+        x_label: label(&a.x, ""),
+        y_label: label(&a.y, ""),
+        legend: super::plot::legend(t, &si),
         categories: None,
         series,
         lines: false,
         front: steps(&on),
         front_points: on,
+        stacked: false,
         intervals,
-    })
+    };
+    let mut c = super::plot::fit_units(c, &a.x, &a.y);
+    c.x_label = format!("{}; {}", c.x_label, dir(bx));
+    c.y_label = format!("{}; {}", c.y_label, dir(by));
+    Ok(c)
 }
 
 #[cfg(test)]
@@ -244,8 +245,10 @@ mod svg_tests {
             log_x: false,
             log_y: false,
             pareto,
+            stack: false,
             x_better: None,
             y_better: None,
+            quiet: false,
         }
     }
 

@@ -135,6 +135,9 @@ impl Plan {
             layers.push(wl.layers().len());
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
+            } else if workload::resolve::shape_file(&name).is_some() {
+                // A network by shape is its layers: a changed file is a changed grid.
+                bundles += &format!("shape file {w}: {:?}\n", wl.layers());
             }
             if grid.accuracy {
                 super::extra::check_accuracy(&grid, &name, &base_cfg)?;

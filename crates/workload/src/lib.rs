@@ -5,7 +5,8 @@
 //! configured precision ([`quant`], docs/model.md §2), quantized layers and
 //! im2col input vectors generated on the fly ([`layer`]), the [`Workload`] trait
 //! ([`source`]), the built-in networks ([`zoo`]) with seeded synthetic data ([`synth`]),
-//! bundles of real tensors ([`bundle`]), the `--workload` lookup ([`resolve`]) and the
+//! bundles of real tensors ([`bundle`]), networks described by their layer shapes in a
+//! TOML file ([`shapes`]), the `--workload` lookup ([`resolve`]) and the
 //! `--layers` subset of a workload ([`select`]).
 //! Layers are loaded one at a time and their inputs streamed a few samples at a time;
 //! nothing is held for the whole network or the whole trace.
@@ -18,6 +19,7 @@ pub mod layer;
 pub mod quant;
 pub mod resolve;
 pub mod select;
+pub mod shapes;
 pub mod source;
 pub mod synth;
 pub use network::text;

@@ -1,6 +1,7 @@
-//! From a `--workload` argument to a [`Workload`]: bundle directories, zoo names and the
-//! bundles of the repository's workloads/ folder; plus the statistics `sresim workloads`
-//! prints.
+//! From a `--workload` argument to a [`Workload`]: bundle directories, shape files
+//! ([`crate::shapes`]), zoo names and the bundles and shape files of the workloads/
+//! folders; the one list of networks ([`catalog`]) that `run` resolves and `sresim
+//! workloads` prints; and the statistics that listing shows.
 
 use std::path::{Path, PathBuf};
 
@@ -52,8 +53,10 @@ fn repo_workloads() -> PathBuf {
     std::fs::canonicalize(&p).unwrap_or(p)
 }
 
-/// Opens `name_or_path`: an existing directory (or its manifest.json) is a bundle; else a
-/// zoo name; else the name of a bundle under one of [`bundle_roots`].
+/// Opens `name_or_path`: an existing directory (or its manifest.json) is a bundle; a path
+/// ending in `.toml` is a shape file; else a zoo name; else the name of a bundle or shape
+/// file under one of [`bundle_roots`]. A network of the zoo that cannot run is refused
+/// with the reason.
 pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn Workload>> {
     opts.synth.validate()?;
     if opts.samples == 0 {
@@ -62,29 +65,149 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
     if let Some(dir) = bundle_dir(name_or_path) {
         return Ok(Box::new(BundleWorkload::open(&dir, opts)?));
     }
+    if let Some(file) = shape_file(name_or_path) {
+        return Ok(Box::new(crate::shapes::open(&file, opts)?));
+    }
     if zoo::layers(name_or_path).is_some() {
         let w = ZooWorkload::new(name_or_path, opts.synth)?.with_samples(opts.samples);
         return Ok(Box::new(w));
     }
-    let bundles: Vec<String> = list_bundles().into_iter().map(|(n, _)| n).collect();
-    let names = zoo::names();
-    let hint = crate::text::did_you_mean(
-        name_or_path,
-        names
+    if let Some(why) = zoo::not_replayed(name_or_path) {
+        bail!("--workload: {name_or_path}: cannot run: {why}");
+    }
+    let entries = catalog();
+    let names = |f: fn(&Origin) -> bool| {
+        let n: Vec<&str> = entries
             .iter()
-            .copied()
-            .chain(bundles.iter().map(String::as_str)),
-    );
-    bail!(
-        "--workload: '{name_or_path}' is neither a bundle directory nor a known workload \
-         (built-in: {}; bundles: {}){hint}",
-        names.join(", "),
-        if bundles.is_empty() {
+            .filter(|e| f(&e.origin))
+            .map(|e| e.name.as_str())
+            .collect();
+        if n.is_empty() {
             "none".to_string()
         } else {
-            bundles.join(", ")
+            n.join(", ")
         }
+    };
+    let hint = crate::text::did_you_mean(name_or_path, entries.iter().map(|e| e.name.as_str()));
+    bail!(
+        "--workload: '{name_or_path}' is neither a bundle directory, a shape file (.toml) nor a known workload \
+         (built-in: {}; bundles: {}; shape files: {}){hint}",
+        names(|o| *o == Origin::BuiltIn),
+        names(|o| matches!(o, Origin::Bundle(_))),
+        names(|o| matches!(o, Origin::Shapes(_)))
     )
+}
+
+/// Where a network of [`catalog`] comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// The zoo, with synthetic weights and inputs.
+    BuiltIn,
+    /// A bundle directory: real weights and inputs.
+    Bundle(PathBuf),
+    /// A shape file: synthetic weights and inputs.
+    Shapes(PathBuf),
+    /// A network of the zoo that `run` cannot replay, and why.
+    NotReplayed(&'static str),
+}
+
+/// A network `--workload` can name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub name: String,
+    pub origin: Origin,
+}
+
+impl Entry {
+    /// Whether `run` accepts it.
+    pub fn runnable(&self) -> bool {
+        !matches!(self.origin, Origin::NotReplayed(_))
+    }
+}
+
+/// Every network a name opens: the zoo (in its order, those `run` cannot replay with
+/// their reason), then the bundles and the shape files under [`bundle_roots`] (each
+/// sorted by name). A bundle or shape file named as a built-in network is hidden by it.
+pub fn catalog() -> Vec<Entry> {
+    let mut out: Vec<Entry> = network::zoo::NAMES
+        .iter()
+        .map(|&n| Entry {
+            name: n.to_string(),
+            origin: zoo::not_replayed(n).map_or(Origin::BuiltIn, Origin::NotReplayed),
+        })
+        .collect();
+    let taken = |out: &[Entry], name: &str| out.iter().any(|e| e.name == name);
+    for (name, dir) in list_bundles() {
+        if !taken(&out, &name) {
+            out.push(Entry {
+                name,
+                origin: Origin::Bundle(dir),
+            });
+        }
+    }
+    for (name, file) in list_shape_files() {
+        if !taken(&out, &name) {
+            out.push(Entry {
+                name,
+                origin: Origin::Shapes(file),
+            });
+        }
+    }
+    out
+}
+
+/// The shape file [`resolve`] opens for `name_or_path`: a path ending in `.toml` (whether
+/// or not it exists: opening it says why it cannot be read), or the name of a
+/// `NAME.toml` under [`bundle_roots`] that no built-in network or bundle takes.
+pub fn shape_file(name_or_path: &str) -> Option<PathBuf> {
+    let path = Path::new(name_or_path);
+    if crate::shapes::is_shape_path(path) {
+        return Some(path.to_path_buf());
+    }
+    if network::zoo::NAMES.contains(&name_or_path) || bundle_dir(name_or_path).is_some() {
+        return None;
+    }
+    list_shape_files()
+        .into_iter()
+        .find(|(n, _)| n == name_or_path)
+        .map(|(_, f)| f)
+}
+
+/// The shape files (`NAME.toml`) under [`bundle_roots`]: (name, file), sorted by name; a
+/// name found in ./workloads hides the same name in the repository's folder.
+pub fn list_shape_files() -> Vec<(String, PathBuf)> {
+    list_in_roots(
+        |p| crate::shapes::is_shape_path(p) && p.is_file(),
+        Path::file_stem,
+    )
+}
+
+/// The entries of [`bundle_roots`] that `keep` accepts, named by `name`: sorted by name,
+/// a name found in an earlier root hiding the same name in a later one.
+fn list_in_roots(
+    keep: impl Fn(&Path) -> bool,
+    name: impl Fn(&Path) -> Option<&std::ffi::OsStr>,
+) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for root in bundle_roots() {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut found: Vec<(String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| keep(p))
+            .filter_map(|p| Some((name(&p)?.to_str()?.to_string(), p)))
+            .collect();
+        found.sort();
+        for (n, path) in found {
+            if !out.iter().any(|(o, _)| *o == n) {
+                out.push((n, path));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// ` (did you mean "B"?)` for the bundle under [`bundle_roots`] closest to `name`.
@@ -119,26 +242,7 @@ pub fn bundle_dir(name_or_path: &str) -> Option<PathBuf> {
 /// The bundles under [`bundle_roots`]: (folder name, directory), sorted by name; a name
 /// found in ./workloads hides the same name in the repository's folder.
 pub fn list_bundles() -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = Vec::new();
-    for root in bundle_roots() {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut found: Vec<(String, PathBuf)> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.join("manifest.json").is_file())
-            .filter_map(|p| Some((p.file_name()?.to_str()?.to_string(), p)))
-            .collect();
-        found.sort();
-        for (name, dir) in found {
-            if !out.iter().any(|(n, _)| *n == name) {
-                out.push((name, dir));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    list_in_roots(|p| p.join("manifest.json").is_file(), Path::file_name)
 }
 
 /// What `sresim workloads` prints about a workload.

@@ -10,20 +10,36 @@ use std::sync::OnceLock;
 
 use crate::geometry::LayerSpec;
 
-/// Networks of the zoo that `sresim run` does not offer by name: they came with the
-/// memory model (`sresim memory` offers them), and bert's attention products and gnmt's
-/// LSTM cells are not crossbar layers of the kind a run replays.
-const NOT_REPLAYED: [&str; 4] = ["resnet50", "bert", "gnmt", "yolov4-tiny"];
+/// Networks of the zoo that `sresim run` cannot replay, with the reason (`sresim memory`
+/// models their whole graph). Every other network of the zoo runs.
+pub const NOT_REPLAYED: [(&str, &str); 2] = [
+    (
+        "bert",
+        "its attention products (Q.K^T, P.V) multiply two activations, and its projections run over a sequence of tokens; run replays conv and fc layers with static weights (`sresim memory --workload bert` models it)",
+    ),
+    (
+        "gnmt",
+        "its LSTM cells are recurrent gate products, not conv or fc layers (`sresim memory --workload gnmt` models it)",
+    ),
+];
 
-/// The built-in network names, in the order `sresim workloads` lists them (the zoo's
-/// order).
+/// Why the zoo network `name` cannot be replayed by `sresim run`, if it cannot.
+pub fn not_replayed(name: &str) -> Option<&'static str> {
+    NOT_REPLAYED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, why)| why)
+}
+
+/// The built-in network names `sresim run` replays, in the order `sresim workloads`
+/// lists them (the zoo's order).
 pub fn names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| {
         network::zoo::NAMES
             .iter()
             .copied()
-            .filter(|n| !NOT_REPLAYED.contains(n))
+            .filter(|n| not_replayed(n).is_none())
             .collect()
     })
 }

@@ -216,7 +216,21 @@ fn triple(o: &Obj, key: &str, at: &str) -> Result<[usize; 3], String> {
     Ok(out)
 }
 
-fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
+/// Keys of a conv layer in a network described by shapes alone: a conv layer's keys
+/// without its arrays and the exporter's notes.
+pub const SHAPE_CONV_KEYS: &[&str] = CONV_KEYS.split_at(10).0;
+/// Keys of an fc layer in a network described by shapes alone.
+pub const SHAPE_FC_KEYS: &[&str] = FC_KEYS.split_at(4).0;
+
+/// Whether a layer names its arrays (a bundle manifest) or is its shape alone (a shape
+/// file, [`crate::shapes`]): the keys each accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LayerKeys {
+    Bundle,
+    Shapes,
+}
+
+fn parse_layer(v: &Value, i: usize, keys: LayerKeys) -> Result<ManifestLayer, String> {
     let at = format!("layers[{i}].");
     let o = v
         .as_object()
@@ -238,9 +252,13 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         }
         None => return Err(format!("{at}kind: expected \"conv\" or \"fc\"")),
     };
+    let (conv_keys, fc_keys): (&[&str], &[&str]) = match keys {
+        LayerKeys::Bundle => (&CONV_KEYS, &FC_KEYS),
+        LayerKeys::Shapes => (SHAPE_CONV_KEYS, SHAPE_FC_KEYS),
+    };
     match kind {
-        LayerKind::Conv => unknown_key(o, &CONV_KEYS, &at, "a key of a conv layer")?,
-        LayerKind::Fc => unknown_key(o, &FC_KEYS, &at, "a key of an fc layer")?,
+        LayerKind::Conv => unknown_key(o, conv_keys, &at, "a key of a conv layer")?,
+        LayerKind::Fc => unknown_key(o, fc_keys, &at, "a key of an fc layer")?,
     }
     optional_list(o, "onnx_pads", &at, 4)?;
     optional_list(o, "padding_folded_into_input", &at, 4)?;
@@ -284,13 +302,50 @@ fn parse_layer(v: &Value, i: usize) -> Result<ManifestLayer, String> {
         Some(Value::Bool(b)) => Some(*b),
         Some(_) => return Err(format!("{at}input_signed: expected true or false")),
     };
+    let weight = match keys {
+        LayerKeys::Bundle => required_str(o, "weight", &at)?,
+        LayerKeys::Shapes => String::new(),
+    };
     Ok(ManifestLayer {
         spec: LayerSpec { name, kind, geom },
-        weight: required_str(o, "weight", &at)?,
+        weight,
         input: non_empty_str(o, "input", &at)?,
         input_max,
         input_signed,
     })
+}
+
+/// The `layers` array: a non-empty list of layers with distinct names.
+pub(crate) fn parse_layers(
+    list: Option<&Value>,
+    keys: LayerKeys,
+) -> Result<Vec<ManifestLayer>, String> {
+    let list = list
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or("layers: expected a non-empty array")?;
+    let mut layers: Vec<ManifestLayer> = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let l = parse_layer(v, i, keys)?;
+        if let Some(j) = layers.iter().position(|p| p.spec.name == l.spec.name) {
+            return Err(format!(
+                "layers[{i}].name: \"{}\" repeats layers[{j}]",
+                crate::text::clip(&l.spec.name)
+            ));
+        }
+        layers.push(l);
+    }
+    Ok(layers)
+}
+
+/// The first key of `o` that is not in `known`, as an error naming it (top-level keys).
+pub(crate) fn unknown_top_key(o: &Obj, known: &[&str], what: &str) -> Result<(), String> {
+    unknown_key(o, known, "", what)
+}
+
+/// An optional non-empty string at the top level.
+pub(crate) fn optional_name(o: &Obj, key: &str) -> Result<Option<String>, String> {
+    non_empty_str(o, key, "")
 }
 
 impl Manifest {
@@ -310,22 +365,7 @@ impl Manifest {
                 return Err("provenance: expected a JSON object (free-form details)".into());
             }
         }
-        let list = o
-            .get("layers")
-            .and_then(Value::as_array)
-            .filter(|a| !a.is_empty())
-            .ok_or("layers: expected a non-empty array")?;
-        let mut layers: Vec<ManifestLayer> = Vec::with_capacity(list.len());
-        for (i, v) in list.iter().enumerate() {
-            let l = parse_layer(v, i)?;
-            if let Some(j) = layers.iter().position(|p| p.spec.name == l.spec.name) {
-                return Err(format!(
-                    "layers[{i}].name: \"{}\" repeats layers[{j}]",
-                    crate::text::clip(&l.spec.name)
-                ));
-            }
-            layers.push(l);
-        }
+        let layers = parse_layers(o.get("layers"), LayerKeys::Bundle)?;
         let graph = match o.get("graph") {
             None | Some(Value::Null) => {
                 if let Some(k) = GRAPH_KEYS.iter().find(|k| o.contains_key(**k)) {

@@ -31,7 +31,11 @@ use anyhow::{anyhow, bail};
 
 pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
 use inputs::{InputStats, Stream, Values};
-pub use manifest::{Manifest, ManifestLayer, CONV_KEYS, FC_KEYS, GRAPH_KEYS, TOP_KEYS};
+pub(crate) use manifest::{optional_name, parse_layers, unknown_top_key, LayerKeys};
+pub use manifest::{
+    Manifest, ManifestLayer, CONV_KEYS, FC_KEYS, GRAPH_KEYS, SHAPE_CONV_KEYS, SHAPE_FC_KEYS,
+    TOP_KEYS,
+};
 use tensors::{fmt_shape, NpzSource};
 pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
 
