@@ -46,6 +46,7 @@ fn every_interval_brackets_its_mean_over_five_draws() {
         "ou-size-grid.csv",
         "ou-size-step.csv",
         "ou-size-ssl.csv",
+        "ou-size-ideal.csv",
     ] {
         for r in data(name) {
             rows += 1;
@@ -69,8 +70,8 @@ fn every_interval_brackets_its_mean_over_five_draws() {
             }
         }
     }
-    // 8 + 160 + 32 + 4 TOTAL rows (points x modes)
-    assert_eq!(rows, 204);
+    // 8 + 160 + 32 + 4 + 8 TOTAL rows (points x modes)
+    assert_eq!(rows, 212);
 }
 
 #[test]
@@ -103,5 +104,31 @@ fn a_four_bit_converter_loses_top1_beyond_its_intervals_as_ous_grow() {
                 "{name} {mode}: fall {fall} within sampling error"
             );
         }
+    }
+}
+
+/// The control: on the ideal device the converter alone keeps the quantized network's
+/// top-1 at 9 rows in dense, and loses at 128 rows what milo-rram loses, within the
+/// sampling error of 2,000 images.
+#[test]
+fn the_ideal_device_control_separates_the_converter_from_the_device() {
+    let (ideal, milo) = (data("ou-size-ideal.csv"), data("ou-size-slice.csv"));
+    let at = |rows: &[HashMap<String, String>], mode: &str, h: &str| {
+        let r = rows
+            .iter()
+            .find(|r| r["mode"] == mode && r["ou.rows"] == h)
+            .unwrap();
+        (f(r, "top1_mean"), f(r, "top1_quantized"))
+    };
+    let (top1, quantized) = at(&ideal, "dense", "9");
+    assert_eq!(top1, quantized);
+    assert!(at(&milo, "dense", "9").0 < quantized);
+    for mode in ["dense", "sre"] {
+        let (a, b) = (at(&ideal, mode, "128").0, at(&milo, mode, "128").0);
+        let se = (a * (1.0 - a) / 2000.0 + b * (1.0 - b) / 2000.0).sqrt();
+        assert!(
+            (a - b).abs() < 1.96 * se,
+            "{mode}: ideal {a} against milo-rram {b}"
+        );
     }
 }
