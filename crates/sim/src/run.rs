@@ -321,6 +321,12 @@ fn run_inner(
         }
         let mut fouts = frun.map(|f| f.finish()).unwrap_or_default().into_iter();
         let shape = match spec_l.kind {
+            // A projection over T tokens: channel-major, as the crossbar computes it.
+            LayerKind::Fc if spec_l.geom.vectors_per_sample() > 1 => vec![
+                spec.samples,
+                spec_l.geom.out_channels,
+                spec_l.geom.vectors_per_sample(),
+            ],
             LayerKind::Fc => vec![spec.samples, spec_l.geom.out_channels],
             LayerKind::Conv => {
                 let [ho, wo] = spec_l.geom.output_hw();
