@@ -153,6 +153,107 @@ def trained_model(cache=None):
     return net.eval(), lines, acc, (xte, yte, digests)
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--train-only":
+ARCH = (f"{PATCH}x{PATCH} patches of the 28x28 image (a conv of stride {PATCH}: {(28 // PATCH) ** 2} tokens) "
+        f"embedded to width {DIM}, a learned class token and positional embedding ({(28 // PATCH) ** 2 + 1} "
+        f"tokens); {DEPTH} pre-norm encoder blocks (LayerNorm, {HEADS}-head self-attention with separate "
+        f"Q, K, V and output projections, LayerNorm, a feed-forward {DIM}->{MLP}->{DIM} with GELU, "
+        f"residual adds); a final LayerNorm; a linear head (10 classes) on the class token")
+
+
+def main():
+    from sresim_export import from_torch, trained
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description="build the fmnist-vit workload bundle")
+    ap.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "workloads", "fmnist-vit")))
+    ap.add_argument("--sresim", help="the sresim binary that measures top-1 (default target/release/sresim)")
+    ap.add_argument("--cache", help="a file keeping the trained weights (trains only when it is absent)")
+    args = ap.parse_args()
+    binary = trained.sresim_binary(args.sresim)
+    os.environ.setdefault("SRESIM", binary)
+    t0 = time.time()
     torch.set_num_threads(1)
-    trained_model(sys.argv[2])
+    net, log_lines, acc, (xte, yte, digests) = trained_model(args.cache)
+    traces = xte[:SAMPLES].reshape(-1, 1, 28, 28).astype(np.float32)
+    graph_x = np.ascontiguousarray(xte[:GRAPH_SAMPLES].reshape(-1, 1, 28, 28))
+    written = from_torch(net, traces, args.out, labels=yte[:GRAPH_SAMPLES], graph_inputs=graph_x,
+                         name="fmnist-vit")
+    print(written, f"float top-1 on the graph input (onnxruntime) {written.top1:.4f}")
+    trained.write_text(args.out, "train.log", "\n".join(log_lines) + "\n")
+    rows = trained.accuracy_rows(binary, args.out, [GRAPH_SAMPLES, CHECK_SAMPLES])
+    m = written.manifest
+    sha = "\n".join(f"  - `{k}` sha256 `{v}`" for k, v in digests.items())
+    note = ("The off-crossbar attention products: `sresim run --workload workloads/fmnist-vit` prints "
+            "them in a `note:` line (their multiply-accumulates a sample, beside the crossbar layers').")
+    text = f"""# fmnist-vit
+
+A small vision transformer trained here on Fashion-MNIST, exported with
+`sresim_export.from_torch` (torch.onnx at opset 17, in memory).
+
+Rebuild (about {max(1, round((time.time() - t0) / 60))} minutes here; deterministic on one machine: seeded, one thread,
+deterministic torch kernels): `python3 tools/build_fmnist_vit.py` (needs
+`apt-get install dataset-fashion-mnist`, torch besides tools/requirements.txt, and a built
+sresim, `--sresim PATH` or target/release/sresim: the top-1 figures below are measured with it).
+The training log is train.log.
+
+## Where the weights come from
+- Data: Debian's `dataset-fashion-mnist` (/usr/share/datasets/fashion-mnist), loaded as
+  tools/build_fmnist_cnn.py loads it:
+{sha}
+- Training set: {TRAIN} of the 60,000 training images, picked by a permutation seeded with
+  {SEED}; pixels / 255.
+- Network ({sum(p.numel() for p in net.parameters())} parameters): {ARCH}.
+- Training in PyTorch {torch.__version__} (CPU, one thread): AdamW, batch {BATCH}, learning rate {LR}
+  with a cosine decay to 0 over {EPOCHS} epochs, weight decay {DECAY}.
+- The graph input is raw pixels 0..255 stored as uint8; the 1/255 of training is folded into
+  the patch embedding's weights.
+
+## On the crossbars and off them
+The patch embedding is a conv layer (16 output positions). Every projection over the
+sequence (Q, K, V, the attention output and both feed-forward layers of each block:
+MatMuls of the [N, 17, {DIM}] sequence by a constant weight) is an fc layer with `tokens` 17:
+each token is one input vector of the crossbar. The head reads the class token only (an
+ordinary fc layer). The attention scores (Q K^T) and the context (softmax x V) multiply two
+activations: no weight to program, so they are not crossbar layers; `sresim accuracy`
+computes them in float, and no cycle, count or energy of `sresim run` includes them.
+{note}
+
+## Accuracy
+Graph input: the first {GRAPH_SAMPLES} of the 10,000 Fashion-MNIST test images, with their labels.
+
+{trained.accuracy_table("fmnist-vit", rows)}
+torch's float32 top-1 on all 10,000 test images: {acc:.2%}; onnxruntime's float top-1 on the
+graph input (the exporter's): {written.top1:.2%}.
+
+## Layers
+Layer traces: the first {SAMPLES} test images (labels {yte[:SAMPLES].tolist()}), each layer's input captured
+in onnxruntime ({len(m["layers"])} layers, every one dense).
+
+| layer | kind | weight | input vectors a sample |
+|---|---|---|---|
+{layer_rows_from_manifest(m)}
+"""
+    trained.write_text(args.out, "README.md", text)
+    print(f"wrote {args.out} in {time.time() - t0:.0f} s")
+
+
+def layer_rows_from_manifest(m):
+    rows = []
+    for e in m["layers"]:
+        if e["kind"] == "conv":
+            shape = [e["out_channels"], e["in_channels"] // e["groups"]] + e["kernel"]
+            h = (e["input_shape"][1] - e["kernel"][0]) // e["stride"][0] + 1
+            w = (e["input_shape"][2] - e["kernel"][1]) // e["stride"][1] + 1
+            vectors = h * w
+        else:
+            shape, vectors = [e["out_features"], e["in_features"]], e.get("tokens", 1)
+        rows.append(f"| {e['name']} | {e['kind']} | {shape} | {vectors} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--train-only":
+        torch.set_num_threads(1)
+        trained_model(sys.argv[2])
+    else:
+        main()
