@@ -263,6 +263,25 @@ mod tests {
     }
 
     #[test]
+    fn erf_gelu_and_sqrt_by_hand() {
+        let run = |k: ActKind, v: Vec<f64>| {
+            let mut x = arr(&[1, v.len()], v);
+            activation(k, &mut x).unwrap();
+            x.iter().copied().collect::<Vec<_>>()
+        };
+        // erf(1) = 0.8427007929497149 (Abramowitz and Stegun's table), odd.
+        let e = run(ActKind::Erf, vec![0.0, 1.0, -1.0]);
+        assert_eq!(e[0], 0.0);
+        assert!((e[1] - 0.842_700_792_949_714_9).abs() < 1e-15 && e[2] == -e[1]);
+        // GELU(x) = x (1 + erf(x / sqrt 2)) / 2: GELU(1) = 0.8413447460685429, GELU(-1) = -0.15865525393145707.
+        let g = run(ActKind::Gelu, vec![1.0, -1.0, 0.0]);
+        assert!((g[0] - 0.841_344_746_068_542_9).abs() < 1e-15, "{}", g[0]);
+        assert!((g[1] + 0.158_655_253_931_457_07).abs() < 1e-15, "{}", g[1]);
+        assert_eq!(g[2], 0.0);
+        assert_eq!(run(ActKind::Sqrt, vec![4.0, 2.25]), [2.0, 1.5]);
+    }
+
+    #[test]
     fn pad_and_softmax() {
         let x = arr(&[1, 1, 1, 2], vec![1.0, 2.0]);
         let p = pad(&x, &[0, 0, 1, 0, 0, 0, 0, 1], -1.0).unwrap();
