@@ -187,3 +187,31 @@ fn the_vit_fixture_scores_through_accuracy() {
         assert_eq!(total(mode)[col(&head, "top1_float")], "1", "{mode}");
     }
 }
+
+#[test]
+fn the_memory_model_prices_the_vit_fixture_in_training_and_inference() {
+    for mode in ["training", "inference"] {
+        let dir = tempfile::tempdir().unwrap();
+        ok(&sresim(&[
+            "memory",
+            "--workload",
+            FIXTURE,
+            "--batch",
+            "4",
+            "--mode",
+            mode,
+            "--out",
+            s(dir.path()),
+            "-q",
+        ]));
+        let text = std::fs::read_to_string(dir.path().join("memory_layers.csv")).unwrap();
+        // The LayerNorms, the attention MatMuls and the token projections are all there.
+        for name in [
+            "LayerNormalization",
+            "attn/MatMul_output_0",
+            "blocks_blocks.0_attn_q_MatMul",
+        ] {
+            assert!(text.contains(name), "{mode}: {name}");
+        }
+    }
+}

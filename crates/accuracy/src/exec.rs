@@ -118,10 +118,14 @@ impl Network {
         mut self,
         mut values: std::collections::HashMap<String, (Vec<usize>, Vec<f64>)>,
     ) -> Result<Network, AccuracyError> {
+        // Every weight tensor a node reads other than a crossbar layer's own.
+        let read = |t: usize| {
+            self.graph.nodes.iter().any(|n| {
+                n.inputs.contains(&t) || (n.crossbar_layer().is_none() && n.weights.contains(&t))
+            })
+        };
         for (t, tensor) in self.graph.tensors.iter().enumerate() {
-            if tensor.role != TensorRole::Weight
-                || self.graph.nodes.iter().all(|n| !n.inputs.contains(&t))
-            {
+            if tensor.role != TensorRole::Weight || !read(t) {
                 continue;
             }
             let bad = |what: String| {
@@ -273,12 +277,19 @@ impl Network {
                     acc
                 }
                 Op::LayerNorm { axis, epsilon } => {
-                    let bias = if node.inputs.len() > 2 {
-                        Some(input(2)?)
+                    // Scale and bias: the node's weights (constants).
+                    let weight = |j: usize| {
+                        node.weights
+                            .get(j)
+                            .and_then(|&t| env[t].as_ref())
+                            .ok_or_else(|| at(format!("weight {j} has no values")))
+                    };
+                    let bias = if node.weights.len() > 1 {
+                        Some(weight(1)?)
                     } else {
                         None
                     };
-                    seq_ops::layer_norm(input(0)?, *axis, *epsilon as f64, input(1)?, bias)
+                    seq_ops::layer_norm(input(0)?, *axis, *epsilon as f64, weight(0)?, bias)
                         .map_err(at)?
                 }
                 Op::Transpose { perm } => seq_ops::transpose(input(0)?, perm).map_err(at)?,

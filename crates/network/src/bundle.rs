@@ -668,6 +668,15 @@ impl BundleGraph {
                 .iter()
                 .map(|&t| g.tensors[t].role == TensorRole::Weight)
                 .collect();
+            // LayerNormalization's scale and bias are its weights (the memory model prices
+            // them as such): Constant nodes.
+            if matches!(n.op, NodeOp::LayerNorm { .. }) && !consts[1..].iter().all(|&c| c) {
+                return Err(attr_err(
+                    &at,
+                    "inputs",
+                    "the scale and bias must be Constant nodes",
+                ));
+            }
             let Some(data) = consts.iter().position(|c| !c) else {
                 return Err(attr_err(
                     &at,
@@ -717,6 +726,10 @@ impl BundleGraph {
             });
             let out = g.tensors.len() - 1;
             ids.insert(n.output.clone(), out);
+            let mut inputs = inputs;
+            if matches!(op, Op::LayerNorm { .. }) {
+                weights = inputs.split_off(1);
+            }
             g.nodes.push(Node {
                 name: node_name,
                 op,

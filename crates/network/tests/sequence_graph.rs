@@ -143,6 +143,10 @@ fn a_transformer_block_infers_every_shape() {
                 keep_axis: true
             }
         );
+        // LayerNormalization reads the sequence; its scale and bias are its weights.
+        let ln = &g.nodes[node("n")];
+        let gid = g.tensor_id("g").unwrap();
+        assert_eq!((ln.inputs.len(), ln.weights.clone()), (1, vec![gid, gid]));
         assert_eq!(g.nodes[node("ge")].op, Op::Activation(ActKind::Gelu));
         assert_eq!(g.nodes[node("ss")].op, Op::Sub);
     }
@@ -200,6 +204,10 @@ fn each_unsupported_attribute_or_shape_is_refused_in_one_line() {
         (
             with(6, r#"{"op": "LayerNormalization", "inputs": ["e", "pos"], "output": "n"}"#),
             "graph[6] (LayerNormalization -> n): input shape [1, 5, 16]: scale or bias [1, 5, 16] does not broadcast to the normalized dimensions [16]",
+        ),
+        (
+            with(6, r#"{"op": "LayerNormalization", "inputs": ["e", "t"], "output": "n"}"#),
+            "graph[6] (LayerNormalization -> n): inputs: the scale and bias must be Constant nodes",
         ),
         (
             with(6, r#"{"op": "LayerNormalization", "inputs": ["e"], "output": "n"}"#),
