@@ -202,7 +202,6 @@ fn the_memory_model_prices_the_vit_fixture_in_training_and_inference() {
             mode,
             "--out",
             s(dir.path()),
-            "-q",
         ]));
         let text = std::fs::read_to_string(dir.path().join("memory_layers.csv")).unwrap();
         // The LayerNorms, the attention MatMuls and the token projections are all there.
