@@ -190,8 +190,9 @@ def main():
 A small vision transformer trained here on Fashion-MNIST, exported with
 `sresim_export.from_torch` (torch.onnx at opset 17, in memory).
 
-Rebuild (about {max(1, round((time.time() - t0) / 60))} minutes here; deterministic on one machine: seeded, one thread,
-deterministic torch kernels): `python3 tools/build_fmnist_vit.py` (needs
+Rebuild (deterministic on one machine: seeded, one thread, deterministic torch kernels;
+training takes a few minutes on one core, train.log has each epoch's time):
+`python3 tools/build_fmnist_vit.py` (needs
 `apt-get install dataset-fashion-mnist`, torch besides tools/requirements.txt, and a built
 sresim, `--sresim PATH` or target/release/sresim: the top-1 figures below are measured with it).
 The training log is train.log.
