@@ -143,6 +143,31 @@ fn the_vit_fixture_runs_with_its_attention_reported_off_the_crossbar() {
         err.contains("graph: 2 activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`, in no cycle, count or energy of `run`): 3200 multiply-accumulates a sample, beside 22944 on the crossbar layers"),
         "{err}"
     );
+    // summary.json lists them, uncounted; a network without them has no such key.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    let off = &summary["off_crossbar"];
+    assert_eq!(off["macs_per_sample"], 3200);
+    assert_eq!(off["counted"], false);
+    let ops = off["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 2);
+    assert_eq!(ops[0]["node"], "/blocks/blocks.0/attn/MatMul_output_0");
+    assert_eq!(
+        (ops[0]["op"].as_str(), ops[0]["macs_per_sample"].as_u64()),
+        (Some("MatMul"), Some(1600))
+    );
+    let cnn = tempfile::tempdir().unwrap();
+    ok(&sresim(&[
+        "run",
+        "--workload",
+        "tests/fixtures/torch-cnn",
+        "--out",
+        s(cnn.path()),
+        "-q",
+    ]));
+    let text = std::fs::read_to_string(cnn.path().join("summary.json")).unwrap();
+    assert!(!text.contains("off_crossbar"));
     let (head, rows) = read_csv(&dir.path().join("layers.csv"));
     let dense: Vec<&Vec<String>> = rows
         .iter()

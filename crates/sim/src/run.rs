@@ -63,6 +63,9 @@ pub struct RunResult {
     /// Whether layers.csv carries `adc_clip_frac`: a functional run with a fixed
     /// `adc.bits` (an auto ADC never clips; its runs keep their columns).
     pub adc_clip: bool,
+    /// The network's ops that no crossbar computes and no count includes (a transformer's
+    /// products of two activations): (node, multiply-accumulates a sample).
+    pub off_crossbar: Vec<(String, u64)>,
 }
 
 impl RunResult {
@@ -393,6 +396,7 @@ fn run_inner(
         chip: None,
         functional: func.is_some(),
         adc_clip: func.is_some() && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
+        off_crossbar: w.off_crossbar(),
     };
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {

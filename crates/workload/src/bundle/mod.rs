@@ -63,9 +63,9 @@ pub struct BundleWorkload {
     graph_input_shape: Option<Vec<usize>>,
     /// `limits.max_layer_bytes`: what any array read whole may take.
     max_bytes: u64,
-    /// With a graph whose MatMul nodes multiply two activations: the note saying they run
-    /// off the crossbar, with their multiply-accumulates.
-    off_crossbar: Option<String>,
+    /// With a graph whose MatMul nodes multiply two activations: those nodes and their
+    /// multiply-accumulates a sample (they run off the crossbar).
+    off_crossbar: Vec<(String, u64)>,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -143,13 +143,13 @@ impl BundleWorkload {
             inputs: Vec::new(),
             graph_input_shape: None,
             max_bytes: opts.max_layer_bytes,
-            off_crossbar: None,
+            off_crossbar: Vec::new(),
         };
         (w.samples, w.inputs) = w.validate_arrays(opts)?;
         w.read_constant_shapes()?;
         w.graph_input_shape = w.validate_graph()?;
-        if w.graph_input_shape.is_some() {
-            w.off_crossbar = w.graph(1)?.as_ref().and_then(off_crossbar_note);
+        if let Some(g) = w.graph(1)? {
+            w.off_crossbar = off_crossbar_ops(&g);
         }
         Ok(w)
     }
@@ -502,9 +502,13 @@ impl Workload for BundleWorkload {
         self.manifest
             .notes
             .iter()
-            .chain(&self.off_crossbar)
+            .cloned()
+            .chain(off_crossbar_note(&self.off_crossbar, &self.layers))
             .map(|n| format!("{label}: {n}"))
             .collect()
+    }
+    fn off_crossbar(&self) -> Vec<(String, u64)> {
+        self.off_crossbar.clone()
     }
     fn source(&self) -> &str {
         &self.manifest.source
@@ -651,25 +655,38 @@ impl BundleWorkload {
     }
 }
 
-/// The note of a graph whose MatMul nodes multiply two activations (attention scores and
-/// context): they have no weights to program, so no crossbar computes them and no cycle,
-/// count or energy of `run` includes them; the accuracy path computes them in float.
-fn off_crossbar_note(g: &network::Graph) -> Option<String> {
-    let ops: Vec<(String, f64)> = g
-        .nodes
+/// The MatMul nodes of a graph (batch 1) that multiply two activations (attention scores
+/// and context), with their multiply-accumulates a sample: they have no weights to program,
+/// so no crossbar computes them and no cycle, count or energy of `run` includes them; the
+/// accuracy path computes them in float.
+fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
+    g.nodes
         .iter()
-        .enumerate()
-        .filter(|(_, n)| matches!(n.op, network::Op::MatMul { .. }))
-        .map(|(i, n)| (n.name.clone(), g.macs(i)))
-        .collect();
+        .filter_map(|n| match n.op {
+            // Checked to fit 64 bits when the graph was built.
+            network::Op::MatMul {
+                batch,
+                m,
+                k,
+                n: cols,
+            } => Some((
+                n.name.clone(),
+                [batch, m, k, cols]
+                    .iter()
+                    .fold(1u64, |a, &d| a.saturating_mul(d as u64)),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `note:` of [`off_crossbar_ops`], beside the multiply-accumulates of `layers`.
+fn off_crossbar_note(ops: &[(String, u64)], layers: &[LayerSpec]) -> Option<String> {
     if ops.is_empty() {
         return None;
     }
-    let total: f64 = ops.iter().map(|(_, m)| m).sum();
-    let crossbar: f64 = (0..g.nodes.len())
-        .filter(|&i| g.nodes[i].crossbar_layer().is_some())
-        .map(|i| g.macs(i))
-        .sum();
+    let total: u64 = ops.iter().map(|(_, m)| m).sum();
+    let crossbar: u64 = layers.iter().map(|l| l.geom.macs_per_sample() as u64).sum();
     let each: Vec<String> = ops
         .iter()
         .map(|(n, m)| format!("{} {m}", crate::text::clip(n)))
