@@ -4,7 +4,11 @@ An exported model becomes a list of nodes in execution order whose op names and 
 meanings are ONNX's (opset 13): Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
 Tanh, MaxPool, AveragePool, GlobalAveragePool, Flatten, Add, Mul, Concat, Softmax, Pad,
 Reshape, plus `{"op": "layer", "layer": NAME}` for a crossbar layer of the bundle (its bias
-is the array `NAME.bias`, added after the product). Node inputs name tensors: the graph
+is the array `NAME.bias`, added after the product). A transformer adds (opset 17):
+LayerNormalization, Transpose, MatMul of two activations (off the crossbar), Gather with
+constant indices, Sub, Div, Erf, Sqrt, Gelu, and `{"op": "Constant", "value": ARRAY}` for
+a constant operand (positional embedding, class token, LayerNorm scale and bias, scalars),
+its value the float32 array ARRAY (`graph.const.K`) of tensors.npz. Node inputs name tensors: the graph
 input or the output of an earlier node. Constant operands that ONNX 13 passes as inputs
 are written as attributes with ONNX's earlier names: Clip `min`/`max`, Pad `pads`/`value`
 (and `mode`), Reshape `shape` (the shape of one sample, batch 1, as the graph runs sample
@@ -14,7 +18,8 @@ What the conversion rewrites, each exactly (to float rounding):
 - values that do not depend on the input data (initializers, Constant nodes, a Shape and
   whatever is computed from it) are folded into attributes;
 - a layer's bias: Conv's third input, Gemm's C (times beta), or an Add of a constant
-  per-channel/per-feature vector that alone consumes the layer's output;
+  per-channel/per-feature vector that alone consumes the layer's output (per output
+  feature, the last axis, for a projection over a sequence);
 - the hard-swish pattern x * Clip(x + 3, 0, 6) / 6 (as PaddlePaddle exports it) becomes
   HardSwish; Sum of two inputs becomes Add; Identity, Dropout and float Cast are aliases;
 - a Transpose that keeps the order of the elements (it only moves axes of size 1) becomes
