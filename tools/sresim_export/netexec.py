@@ -70,14 +70,14 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
                 on_layer_input(layer["name"], v)
             if layer["kind"] == "conv":
                 y = conv2d(v, w, layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
-            elif layer.get("tokens", 1) > 1:
+            elif v.ndim == 3:
                 y = v @ w.T                       # [N, T, in] -> [N, T, out]
             else:
                 y = v.reshape(len(v), -1) @ w.T
             bias = tensors.get(f"{layer['name']}.bias")
             if bias is not None:
-                if layer.get("tokens", 1) > 1:
-                    y = y + np.asarray(bias, np.float64)
+                if layer["kind"] == "fc":
+                    y = y + np.asarray(bias, np.float64)   # per output feature, the last axis
                 else:
                     y = y + np.asarray(bias, np.float64).reshape([1, -1] + [1] * (y.ndim - 2))
         elif op == "Relu":

@@ -112,3 +112,28 @@ def test_sresim_runs_the_bundle_and_its_float_path_matches_onnxruntime(tmp_path)
     assert r.returncode == 0, r.stderr
     m, t = read_bundle(COMMITTED)
     np.testing.assert_allclose(np.load(out), t["graph.reference"], rtol=1e-4, atol=1e-5)
+
+
+def test_a_sequence_of_one_token_is_a_token_layer_too(tmp_path):
+    """[N, 1, D] x [D, E] + bias: an fc layer with tokens 1 whose graph keeps the token axis."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 1, 3])
+    w = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="proj"),
+             helper.make_node("Add", ["m", "b"], ["y"], name="bias")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w, b]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = str(tmp_path / "one.onnx")
+    onnx.save(model, path)
+    inputs = tmp_path / "x.npy"
+    np.save(inputs, rng.standard_normal((3, 1, 4)).astype(np.float32))
+    r = export_model(tmp_path / "b", "--labels", "0,1,2", model=path, inputs=str(inputs))
+    assert r.returncode == 0, r.stderr
+    m, t = read_bundle(str(tmp_path / "b"))
+    assert m["layers"][0]["tokens"] == 1 and t[m["layers"][0]["input"]].shape == (3, 1, 4)
+    got = run_graph(m, t, t[m["graph_input"]])[m["graph_output"]]
+    np.testing.assert_allclose(got, t["graph.reference"], rtol=1e-5, atol=1e-6)

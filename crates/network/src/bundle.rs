@@ -831,8 +831,8 @@ fn layer_node(spec: &LayerSpec, shape: &[usize], at: &str) -> Result<LayerNode, 
             ];
             Ok((Op::Conv(g.clone()), vec![n, g.out_channels, ho, wo], weight))
         }
-        LayerKind::Fc if g.vectors_per_sample() > 1 => {
-            // A projection over a sequence: [N, T, in] -> [N, T, out].
+        LayerKind::Fc if g.vectors_per_sample() > 1 || shape.len() == 3 => {
+            // A projection over a sequence: [N, T, in] -> [N, T, out] (T may be 1).
             let tokens = g.vectors_per_sample();
             let need = [n, tokens, g.in_channels];
             if shape != need {

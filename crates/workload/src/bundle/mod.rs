@@ -458,7 +458,7 @@ impl BundleWorkload {
             LayerKind::Conv => {
                 shape.len() == 4 && shape[1..] == [g.in_channels, g.input_hw[0], g.input_hw[1]]
             }
-            LayerKind::Fc if g.vectors_per_sample() > 1 => {
+            LayerKind::Fc if g.vectors_per_sample() > 1 || shape.len() == 3 => {
                 shape.len() == 3 && shape[1..] == [g.vectors_per_sample(), g.in_channels]
             }
             LayerKind::Fc => {
