@@ -108,7 +108,14 @@ fn manifest_layer(l: &Value) -> (ConvGeometry, Vec<usize>, Vec<usize>) {
         }
         Some("fc") => {
             let (i, o) = (num(l, "in_features"), num(l, "out_features"));
-            (ConvGeometry::fc(i, o), vec![o, i], vec![i])
+            match l.get("tokens") {
+                // A projection over a sequence: input [N, T, in], T input vectors a sample.
+                Some(_) => {
+                    let t = num(l, "tokens");
+                    (ConvGeometry::fc_tokens(i, o, t), vec![o, i], vec![t, i])
+                }
+                None => (ConvGeometry::fc(i, o), vec![o, i], vec![i]),
+            }
         }
         other => panic!("{}: unknown kind {other:?}", l["name"]),
     }

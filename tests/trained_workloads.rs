@@ -1,4 +1,4 @@
-//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl): `sresim
+//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, fmnist-vit): `sresim
 //! accuracy` on their first 100 labelled images gives exactly the float and 16-bit
 //! quantized top-1 their README states for those images (the builder measured it with the
 //! same command), so a corrupted bundle or a wrong README figure fails here. No torch:
@@ -14,7 +14,12 @@ use common::{col, read_csv, run_ok, s};
 
 use std::path::Path;
 
-const TRAINED: [&str; 3] = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"];
+const TRAINED: [&str; 4] = [
+    "fmnist-cnn",
+    "fmnist-cnn-ssl",
+    "lenet5-mnist-ssl",
+    "fmnist-vit",
+];
 const CHECK: usize = 100;
 
 /// The README's `| first 100 ... | 100 | F% | Q% |` row: (float, quantized) top-1 in percent.

@@ -68,19 +68,24 @@ def conv_layer(name, weight, inputs, stride=(1, 1), padding=(0, 0), dilation=(1,
 
 
 def fc_layer(name, weight, inputs, extra=None):
-    """A fully connected layer entry: weight [out, in], captured input [N, in]."""
+    """A fully connected layer entry: weight [out, in], captured input [N, in], or
+    [N, T, in] for a projection over a sequence of T tokens (the entry's `tokens`: each
+    token is one input vector of the crossbar)."""
     weight = np.ascontiguousarray(weight, dtype=np.float32)
     inputs = np.ascontiguousarray(inputs, dtype=np.float32)
     if weight.ndim != 2:
         raise ValueError(f"{name}: fc weight must be [out, in], got {weight.shape}")
-    if inputs.ndim != 2 or inputs.shape[1] != weight.shape[1]:
-        raise ValueError(f"{name}: fc input must be [N, {weight.shape[1]}], got {inputs.shape}")
+    if inputs.ndim not in (2, 3) or inputs.shape[-1] != weight.shape[1]:
+        raise ValueError(f"{name}: fc input must be [N, {weight.shape[1]}] or [N, T, {weight.shape[1]}], "
+                         f"got {inputs.shape}")
     key = safe_name(name)
     entry = {
         "name": key, "kind": "fc",
         "in_features": int(weight.shape[1]), "out_features": int(weight.shape[0]),
         "weight": f"{key}.weight", "input": f"{key}.input",
     }
+    if inputs.ndim == 3:
+        entry["tokens"] = int(inputs.shape[1])
     entry.update(extra or {})
     return entry, {f"{key}.weight": weight, f"{key}.input": inputs}
 

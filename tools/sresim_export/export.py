@@ -136,8 +136,9 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 quantized[layer.name]["input"] = {"scale": layer.input_quant[0],
                                                   "zero_point": layer.input_quant[1]}
         if layer.kind == "fc":
-            if x.ndim != 2:
-                dropped.append((layer.name, layer.op, f"fc input of shape {list(x.shape)} is not [N, in]"))
+            if x.ndim != 2 and not (x.ndim == 3 and layer.op == "MatMul"):
+                dropped.append((layer.name, layer.op, f"fc input of shape {list(x.shape)} is not [N, in] "
+                                                      f"(or a MatMul's [N, tokens, in])"))
                 continue
             res.layers.append(fc_layer(layer.name, layer.weight, x))
             res.layer_nodes[layer.node_index] = res.layers[-1][0]["name"]
@@ -202,14 +203,16 @@ def network(res, x, labels=None, input_name="graph.input"):
         raise ValueError(f"{sorted(res.tconv_layers)[0]}: a layer rebuilt from a ConvTranspose has no "
                          f"op in a bundle graph; export without the graph")
     x = np.ascontiguousarray(x, dtype=np.float32)
-    nodes, out, biases = network_graph(res.model, res.layer_nodes, res.folded_pads, x[:1], res.feeds)
+    nodes, out, biases, constants = network_graph(res.model, res.layer_nodes, res.folded_pads, x[:1], res.feeds)
     inp = capture.data_input(res.model, res.feeds).name
     for node in nodes:
-        node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
+        if "inputs" in node:
+            node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
     _, outputs = capture.run_capture(res.model, x, [], res.feeds)
     reference = next(iter(outputs.values())).astype(np.float32)
     arrays = {input_name: x, REFERENCE: reference}
     arrays.update({f"{name}.bias": b for name, b in biases.items()})
+    arrays.update(constants)
     net = {"graph": nodes, "graph_input": input_name, "graph_output": out, "arrays": arrays}
     if labels is not None:
         labels = np.asarray(labels, dtype=np.int64)

@@ -8,9 +8,13 @@ reference that sresim's executor and onnxruntime are compared with.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .tconv import conv2d
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _pool(x, node, reduce):
@@ -54,7 +58,10 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
     env = {manifest["graph_input"]: np.asarray(x, np.float64)}
     for node in manifest["graph"]:
         op = node["op"]
-        xs = [env[i] for i in node["inputs"]]
+        if op == "Constant":
+            env[node["output"]] = np.asarray(tensors[node["value"]], np.float64)
+            continue
+        xs = [env[i] for i in node.get("inputs", [])]
         v = xs[0] if xs else None
         if op == "layer":
             layer = layers[node["layer"]]
@@ -63,11 +70,16 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
                 on_layer_input(layer["name"], v)
             if layer["kind"] == "conv":
                 y = conv2d(v, w, layer["stride"], layer["padding"], layer["dilation"], layer["groups"])
+            elif v.ndim == 3:
+                y = v @ w.T                       # [N, T, in] -> [N, T, out]
             else:
                 y = v.reshape(len(v), -1) @ w.T
             bias = tensors.get(f"{layer['name']}.bias")
             if bias is not None:
-                y = y + np.asarray(bias, np.float64).reshape([1, -1] + [1] * (y.ndim - 2))
+                if layer["kind"] == "fc":
+                    y = y + np.asarray(bias, np.float64)   # per output feature, the last axis
+                else:
+                    y = y + np.asarray(bias, np.float64).reshape([1, -1] + [1] * (y.ndim - 2))
         elif op == "Relu":
             y = np.maximum(v, 0)
         elif op == "Clip":
@@ -93,8 +105,34 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
             y = xs[0] + xs[1]
         elif op == "Mul":
             y = xs[0] * xs[1]
+        elif op == "Sub":
+            y = xs[0] - xs[1]
+        elif op == "Div":
+            y = xs[0] / xs[1]
         elif op == "Concat":
+            n = max(len(a) for a in xs if a.ndim)      # a constant of batch 1 repeats per sample
+            xs = [np.broadcast_to(a, (n,) + a.shape[1:]) if a.shape[0] == 1 else a for a in xs]
             y = np.concatenate(xs, axis=node["axis"])
+        elif op == "Erf":
+            y = _erf(v)
+        elif op == "Sqrt":
+            y = np.sqrt(v)
+        elif op == "Gelu":
+            y = 0.5 * v * (1 + _erf(v / math.sqrt(2)))
+        elif op == "LayerNormalization":
+            axis = node.get("axis", -1) % v.ndim
+            dims = tuple(range(axis, v.ndim))
+            mean = v.mean(axis=dims, keepdims=True)
+            var = ((v - mean) ** 2).mean(axis=dims, keepdims=True)
+            y = (v - mean) / np.sqrt(var + node.get("epsilon", 1e-5)) * xs[1]
+            if len(xs) > 2:
+                y = y + xs[2]
+        elif op == "Transpose":
+            y = np.transpose(v, node["perm"])
+        elif op == "MatMul":
+            y = np.matmul(xs[0], xs[1])
+        elif op == "Gather":
+            y = np.take(v, node["indices"], axis=node.get("axis", 0))
         elif op == "Softmax":
             y = _softmax(v, node.get("axis", -1))
         elif op == "Pad":

@@ -4,7 +4,11 @@ An exported model becomes a list of nodes in execution order whose op names and 
 meanings are ONNX's (opset 13): Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
 Tanh, MaxPool, AveragePool, GlobalAveragePool, Flatten, Add, Mul, Concat, Softmax, Pad,
 Reshape, plus `{"op": "layer", "layer": NAME}` for a crossbar layer of the bundle (its bias
-is the array `NAME.bias`, added after the product). Node inputs name tensors: the graph
+is the array `NAME.bias`, added after the product). A transformer adds (opset 17):
+LayerNormalization, Transpose, MatMul of two activations (off the crossbar), Gather with
+constant indices, Sub, Div, Erf, Sqrt, Gelu, and `{"op": "Constant", "value": ARRAY}` for
+a constant operand (positional embedding, class token, LayerNorm scale and bias, scalars),
+its value the float32 array ARRAY (`graph.const.K`) of tensors.npz. Node inputs name tensors: the graph
 input or the output of an earlier node. Constant operands that ONNX 13 passes as inputs
 are written as attributes with ONNX's earlier names: Clip `min`/`max`, Pad `pads`/`value`
 (and `mode`), Reshape `shape` (the shape of one sample, batch 1, as the graph runs sample
@@ -14,7 +18,8 @@ What the conversion rewrites, each exactly (to float rounding):
 - values that do not depend on the input data (initializers, Constant nodes, a Shape and
   whatever is computed from it) are folded into attributes;
 - a layer's bias: Conv's third input, Gemm's C (times beta), or an Add of a constant
-  per-channel/per-feature vector that alone consumes the layer's output;
+  per-channel/per-feature vector that alone consumes the layer's output (per output
+  feature, the last axis, for a projection over a sequence);
 - the hard-swish pattern x * Clip(x + 3, 0, 6) / 6 (as PaddlePaddle exports it) becomes
   HardSwish; Sum of two inputs becomes Add; Identity, Dropout and float Cast are aliases;
 - a Transpose that keeps the order of the elements (it only moves axes of size 1) becomes
@@ -42,7 +47,7 @@ _COPIED = {
     "Softmax": {"axis": -1},
     "Flatten": {"axis": 1},
     "GlobalAveragePool": {},
-    "Concat": {"axis": None},
+    "Erf": {}, "Sqrt": {},
 }
 _ALIASES = {"Identity", "Dropout"}
 
@@ -115,6 +120,8 @@ class _Builder:
                 self.consumers.setdefault(name, []).append(i)
         self.data = self._data_tensors()
         self.skip = set()
+        self.constants = {}                     # onnx tensor -> graph array name (Constant nodes)
+        self.arrays = {}                        # graph array name -> float32 array
 
     def _data_tensors(self):
         """Tensors whose values depend on the input data (a Shape's output does not)."""
@@ -136,6 +143,22 @@ class _Builder:
 
     def t(self, name):
         return self.alias.get(name, name)
+
+    def operand(self, name, node):
+        """The graph tensor of input `name`: itself when it depends on the input data, else
+        a Constant node (written once) naming its value as an array of tensors.npz."""
+        if name in self.data:
+            return self.t(name)
+        if name not in self.constants:
+            value = np.asarray(self.const(name, node))
+            if value.dtype.kind not in "fiub":
+                raise ValueError(f"node {node.name or node.output[0]} ({node.op_type}): constant {name} "
+                                 f"of type {value.dtype} is not numeric")
+            key = f"graph.const.{len(self.constants)}"
+            self.constants[name] = key
+            self.arrays[key] = value.astype(np.float32)
+            self.nodes.append({"op": "Constant", "output": key, "value": key})
+        return self.constants[name]
 
     def shape(self, name):
         return list(self.values[name].shape)
@@ -173,18 +196,43 @@ class _Builder:
             if len(data_in) != 2 or len(node.input) != 2:
                 raise ValueError(f"{where}: only a Sum of two data tensors is supported")
             return self.emit("Add", data_in, y)
-        if op in ("Add", "Mul"):
+        if op in ("Add", "Mul", "Sub", "Div"):
             if len(data_in) == 2:
                 return self.emit(op, data_in, y)
             if op == "Add" and self.hard_swish(idx, node):
                 return
-            raise ValueError(f"{where}: an {op} with a constant operand is only supported as a layer bias "
-                             f"or inside x * Clip(x + 3, 0, 6) / 6")
+            return self.emit_with_constants(op, node, y)
+        if op == "Concat":
+            if "axis" not in a:
+                raise ValueError(f"{where}: Concat without an axis")
+            return self.emit_with_constants(op, node, y, axis=a["axis"])
         if op in _COPIED:
             kept = {k: a.get(k, d) for k, d in _COPIED[op].items()}
-            if op == "Concat" and kept["axis"] is None:
-                raise ValueError(f"{where}: Concat without an axis")
             return self.emit(op, data_in, y, **kept)
+        if op == "Gelu":
+            return self.emit(op, data_in, y, approximate=a.get("approximate", "none"))
+        if op == "LayerNormalization":
+            unknown = sorted(set(a) - {"axis", "epsilon", "stash_type"})
+            if unknown or a.get("stash_type", 1) != 1:
+                bad = unknown[0] if unknown else f"stash_type {a['stash_type']}"
+                raise ValueError(f"{where}: attribute {bad} is not supported (axis, epsilon and stash_type 1 are)")
+            return self.emit_with_constants(op, node, y, axis=a.get("axis", -1), epsilon=a.get("epsilon", 1e-5))
+        if op == "MatMul":
+            if len(data_in) != 2:
+                raise ValueError(f"{where}: a MatMul with a constant operand that is not a crossbar layer "
+                                 f"is not supported")
+            if len(self.shape(node.input[0])) != len(self.shape(node.input[1])) or len(self.shape(y)) < 3:
+                raise ValueError(f"{where}: a MatMul of {self.shape(node.input[0])} and "
+                                 f"{self.shape(node.input[1])}: two activations of the same rank >= 3 are supported")
+            return self.emit(op, data_in, y)
+        if op == "Gather":
+            if node.input[0] not in self.data or node.input[1] in self.data:
+                raise ValueError(f"{where}: only a Gather of constant indices from the data is supported")
+            idx_v = np.asarray(self.const(node.input[1], node))
+            if idx_v.ndim > 1 or idx_v.dtype.kind not in "iu":
+                raise ValueError(f"{where}: indices of shape {list(idx_v.shape)}: a scalar or a list is supported")
+            indices = int(idx_v) if idx_v.ndim == 0 else [int(i) for i in idx_v]
+            return self.emit(op, [node.input[0]], y, axis=a.get("axis", 0), indices=indices)
         if op == "Clip":
             lo = _scalar(self.const(node.input[1], node), where) if len(node.input) > 1 and node.input[1] else a.get("min")
             hi = _scalar(self.const(node.input[2], node), where) if len(node.input) > 2 and node.input[2] else a.get("max")
@@ -211,10 +259,19 @@ class _Builder:
             src, dst = self.shape(node.input[0]), self.shape(y)
             perm = a.get("perm", list(range(len(src)))[::-1])
             moved = [p for p in perm if src[p] != 1]
-            if moved != sorted(moved):
-                raise ValueError(f"{where}: a Transpose that reorders elements is not supported")
-            return self.emit("Reshape", data_in, y, shape=dst)
+            if moved == sorted(moved):
+                return self.emit("Reshape", data_in, y, shape=dst)
+            if perm[0] != 0:
+                raise ValueError(f"{where}: perm {list(perm)} moves the batch axis")
+            return self.emit("Transpose", data_in, y, perm=list(perm))
         raise ValueError(f"{where}: op {op} is not supported in a bundle graph")
+
+    def emit_with_constants(self, op, node, output, **attrs):
+        """`op` over the node's inputs, its constant ones as Constant nodes."""
+        inputs = [self.operand(i, node) for i in node.input if i]
+        node_out = {"op": op, "inputs": inputs, "output": output}
+        node_out.update({k: _py(v) for k, v in attrs.items() if v is not None})
+        self.nodes.append(node_out)
 
     def layer(self, idx, node, data_in):
         name = self.layer_nodes[idx]
@@ -242,10 +299,20 @@ class _Builder:
             if add.op_type == "Add" and len(add.input) == 2 and len(other) == 1 and other[0] not in self.data:
                 c = np.asarray(self.const(other[0], add), np.float64)
                 out_shape = self.shape(y)
-                channels = out_shape[1]
-                per = np.broadcast_to(c, out_shape)
-                ref = per.reshape(out_shape[0], channels, -1)[0, :, 0]
-                if np.array_equal(per, np.broadcast_to(ref.reshape([1, channels] + [1] * (len(out_shape) - 2)), out_shape)):
+                if op == "MatMul" and len(out_shape) == 3:
+                    # a projection over a sequence [N, T, out]: a bias per output feature
+                    channels = out_shape[2]
+                    per = np.broadcast_to(c, out_shape) if np.broadcast_shapes(c.shape, out_shape) == tuple(out_shape) \
+                        else np.zeros(0)
+                    ref = per[0, 0, :] if per.size else per
+                    same = per.size and np.array_equal(per, np.broadcast_to(ref, out_shape))
+                else:
+                    channels = out_shape[1]
+                    per = np.broadcast_to(c, out_shape)
+                    ref = per.reshape(out_shape[0], channels, -1)[0, :, 0]
+                    same = np.array_equal(per, np.broadcast_to(
+                        ref.reshape([1, channels] + [1] * (len(out_shape) - 2)), out_shape))
+                if same:
                     bias = ref if bias is None else bias + ref
                     self.skip.add(nxt)
                     y = add.output[0]
@@ -306,7 +373,7 @@ def network_graph(model, layer_nodes, folded_pads, sample, feeds=None):
     `layer_nodes`: node index -> bundle layer name; `folded_pads`: layer name ->
     (top, left, bottom, right) padding folded into its captured input; `sample`: one input
     [1, ...] (shapes and folded constants are taken from running it). Returns
-    (nodes, graph output name, {layer name: bias})."""
+    (nodes, graph output name, {layer name: bias}, {array name: value of a Constant node})."""
     b = _Builder(model, layer_nodes, folded_pads, sample, feeds)
     nodes = b.run()
     outputs = [o.name for o in model.graph.output]
@@ -315,4 +382,4 @@ def network_graph(model, layer_nodes, folded_pads, sample, feeds=None):
     out = b.t(outputs[0])
     if not any(n["output"] == out for n in nodes):
         raise ValueError(f"graph output {outputs[0]} is not computed from the input data")
-    return nodes, out, b.biases
+    return nodes, out, b.biases, b.arrays

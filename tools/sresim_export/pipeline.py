@@ -70,23 +70,26 @@ def check_labels(labels, n, what="labels"):
 def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=None,
                   sparsity=0.0, prune_exclude=(), prune_depthwise=True, fold_bn=True,
                   graph=True, feeds=None, model_info=None, exporter="tools/export_onnx.py",
-                  save_model=None, log=_stderr):
+                  save_model=None, graph_batch=None, log=_stderr):
     """Exports `model` (an ONNX file, or its bytes with `model_info`, see export.load_model)
     run on `batch` ([N, ...] float32) as the bundle `out` named `name`; returns Written.
     `labels`: N class indices or None; `prune`: None, "magnitude" or "ssl" to `sparsity`
     per layer (in (0, 1)); `graph=False` writes the layer traces only; `save_model` saves
-    the (folded, pruned) ONNX model that was run. Notes go to `log` (stderr by default).
+    the (folded, pruned) ONNX model that was run. `graph_batch` ([M, ...], float or uint8
+    pixels, stored as given) is the graph input instead of `batch`, which then gives the
+    layer traces only; `labels` are then M labels of it, `top1` is measured on it and no
+    pruning cost is printed. Notes go to `log` (stderr by default).
     Raises ValueError (one line) on anything refused; `out` is then left as it was."""
     out = os.fspath(out)
     if prune not in (None, "magnitude", "ssl"):
         raise ValueError(f"prune {prune!r}: expected none, magnitude or ssl")
     if prune and not 0 < sparsity < 1:
         raise ValueError(f"sparsity must be in (0, 1) when pruning, got {sparsity}")
-    labels = check_labels(labels, len(batch))
+    labels = check_labels(labels, len(batch) if graph_batch is None else len(graph_batch))
     res = export(model, batch, input_desc, prune, sparsity, set(prune_exclude), fold_bn=fold_bn,
                  log=log, prune_depthwise=prune_depthwise, feeds=feeds, model_info=model_info,
                  exporter=exporter)
-    cost = pruning_cost(res, labels)
+    cost = pruning_cost(res, labels) if graph_batch is None else None
     if cost is not None:
         log(f"pruning ({prune}, sparsity {sparsity}, no fine-tuning): float top-1 on the "
             f"{plural(len(labels), 'labelled input')} {100 * cost[0]:.1f}% before, "
@@ -94,7 +97,11 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
     net = None
     if graph:
         try:
-            net = network(res, batch, labels)
+            if graph_batch is None:
+                net = network(res, batch, labels)
+            else:
+                net = network(res, np.asarray(graph_batch, np.float32), labels)
+                net["arrays"][net["graph_input"]] = np.ascontiguousarray(graph_batch)
         except ValueError as e:
             if labels is not None:
                 raise
@@ -107,8 +114,9 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
     else:
         log("note: no sresim binary found (set SRESIM, or build it): the bundle was checked "
             "against the bundle schema only")
+    outputs = res.outputs if net is None or graph_batch is None else {"": net["arrays"]["graph.reference"]}
     return Written(out, manifest, checked,
-                   top1=None if labels is None else top1(res.outputs, labels),
+                   top1=None if labels is None else top1(outputs, labels),
                    top1_before_pruning=cost[0] if cost else None)
 
 

@@ -69,7 +69,7 @@ def to_onnx(module, example, opset=17):
 
 def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, sparsity=0.0,
                prune_exclude=(), prune_keep_depthwise=False, fold_bn=True, graph=True,
-               opset=17, save_onnx=None, save_model=None, log=None):
+               opset=17, save_onnx=None, save_model=None, graph_inputs=None, log=None):
     """Writes the bundle `out` of the torch module `module` run on `inputs`, and returns
     pipeline.Written (path, layers, samples, top1 when labelled, ...).
 
@@ -84,6 +84,9 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
     - `opset`: the ONNX opset torch.onnx writes; `save_onnx`: also save the ONNX model torch
       wrote (what export_onnx.py would take); `save_model`: the folded/pruned model that was
       run (--save-model);
+    - `graph_inputs`: [M, ...] samples of the same shape (float, or uint8 pixels, stored as
+      given and fed as float32) for the network graph, when it should not be `inputs`: the
+      layer traces stay few while `sresim accuracy` gets many; `labels` then label them;
     - `log`: a function taking each note line (default: print to stderr).
     The module is exported in eval mode (its training flag is restored after). Raises
     ValueError with one line on anything refused; `out` is then left as it was."""
@@ -99,6 +102,18 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
             "torch": torch.__version__, "opset": opset}
     desc = {"array": list(x.shape), "input": INPUT_NAME}
     kwargs = {} if log is None else {"log": log}
+    if graph_inputs is not None:
+        g = np.asarray(graph_inputs.detach().cpu().numpy() if isinstance(graph_inputs, torch.Tensor)
+                       else graph_inputs)
+        if g.ndim < 2 or len(g) == 0 or g.shape[1:] != x.shape[1:]:
+            raise ValueError(f"graph_inputs: expected [M, {', '.join(map(str, x.shape[1:]))}], got "
+                             f"{list(g.shape)}")
+        if not (np.issubdtype(g.dtype, np.floating) or g.dtype == np.uint8):
+            raise ValueError(f"graph_inputs: expected float or uint8 values, got {g.dtype}")
+        if np.issubdtype(g.dtype, np.floating) and not np.all(np.isfinite(g)):
+            raise ValueError("graph_inputs: NaN or infinite values")
+        kwargs["graph_batch"] = g
+        desc["graph_inputs"] = list(g.shape)
     return export_bundle(onnx_bytes, x, out, name, desc, labels=labels, prune=prune,
                          sparsity=sparsity, prune_exclude=prune_exclude,
                          prune_depthwise=not prune_keep_depthwise, fold_bn=fold_bn, graph=graph,

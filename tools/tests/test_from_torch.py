@@ -192,3 +192,29 @@ def test_refusals_are_one_line_and_write_nothing(tmp_path):
         assert str(e.value).startswith(want) and "\n" not in str(e.value)
         assert not (tmp_path / "b").exists()
     assert net.training
+
+
+def test_a_vision_transformer_in_one_call_with_a_graph_input_of_its_own(tmp_path):
+    """tools/build_fmnist_vit.py's ViT at a toy size: 2 layer-trace samples, a graph input of
+    5 uint8 images of its own (stored as uint8), labelled; the projections are fc layers over
+    the 10 tokens and the float network computes the module's logits."""
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    from build_fmnist_vit import ViT
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = ViT(patch=4, dim=16, heads=2, depth=1, mlp=32, size=12).eval()
+    gx = np.random.default_rng(1).integers(0, 256, (5, 1, 12, 12), dtype=np.uint8)
+    labels = np.array([0, 1, 2, 3, 4])
+    w = from_torch(net, torch.randn(2, 1, 12, 12), tmp_path / "vit", labels=labels, graph_inputs=gx,
+                   log=lambda _: None)
+    m, t = read_bundle(str(tmp_path / "vit"))
+    assert (w.samples, m["samples"], t[m["graph_input"]].dtype) == (2, 2, np.uint8)
+    assert np.array_equal(t[m["graph_input"]], gx) and np.array_equal(t[m["labels"]], labels)
+    assert [l.get("tokens") for l in m["layers"]] == [None] + [10] * 6 + [None]
+    with torch.no_grad():
+        want = net(torch.from_numpy(gx.astype(np.float32))).numpy()
+    np.testing.assert_allclose(run_graph(m, t, gx)[m["graph_output"]], want, rtol=1e-4, atol=1e-5)
+    assert w.top1 == float(np.mean(np.argmax(want, 1) == labels))
+    with pytest.raises(ValueError, match=r"graph_inputs: expected \[M, 1, 12, 12\], got \[5, 12, 12\]"):
+        from_torch(net, torch.randn(2, 1, 12, 12), tmp_path / "bad", graph_inputs=gx[:, 0])

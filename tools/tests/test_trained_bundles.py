@@ -1,4 +1,5 @@
-"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl) against their READMEs,
+"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, and the transformer
+fmnist-vit for its graph input and top-1) against their READMEs,
 with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
 hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
 give, the graph input is >= 2000 labelled uint8 images, and SSL removed whole groups.
@@ -19,6 +20,7 @@ from sresim_export import read_bundle  # noqa: E402
 from sresim_export.trained import structure_rows  # noqa: E402
 
 TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+LABELLED = TRAINED + ["fmnist-vit"]
 SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl"]
 
 
@@ -46,7 +48,7 @@ def test_readme_layer_table_is_what_the_weights_hold(name):
         assert row in readme, f"{name}: README lacks the row {row}"
 
 
-@pytest.mark.parametrize("name", TRAINED)
+@pytest.mark.parametrize("name", LABELLED)
 def test_graph_input_is_2000_labelled_uint8_images(name):
     manifest, tensors, _ = load(name)
     x = tensors[manifest["graph_input"]]
@@ -59,7 +61,7 @@ def test_graph_input_is_2000_labelled_uint8_images(name):
     assert np.array_equal(trace, x[:len(trace)].astype(np.float32))
 
 
-@pytest.mark.parametrize("name", TRAINED)
+@pytest.mark.parametrize("name", LABELLED)
 def test_readme_float_top1_is_the_stored_reference_top1(name):
     manifest, tensors, readme = load(name)
     labels = tensors[manifest["labels"]]
@@ -87,3 +89,15 @@ def test_ssl_removed_whole_groups_in_every_hidden_layer(name):
         if w.ndim == 4:
             grouped = grouped | (~w.any(axis=(0, 2, 3)))[None, :, None, None]
         assert not (zero & ~grouped).any(), f"{name}: {e['name']}: zeros outside removed groups"
+
+
+def test_the_vit_projects_its_17_tokens_on_crossbars_and_its_readme_lists_them():
+    manifest, tensors, readme = load("fmnist-vit")
+    layers = manifest["layers"]
+    assert layers[0]["kind"] == "conv" and layers[-1].get("tokens") is None
+    assert [l.get("tokens") for l in layers[1:-1]] == [17] * 18
+    for l in layers[1:-1]:
+        assert tensors[l["input"]].shape == (8, 17, l["in_features"])
+        assert f"| {l['name']} | fc | {[l['out_features'], l['in_features']]} | 17 |" in readme
+    assert [n["op"] for n in manifest["graph"]].count("MatMul") == 6
+    assert "torch's float32 top-1 on all 10,000 test images" in readme

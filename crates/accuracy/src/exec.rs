@@ -6,7 +6,8 @@
 //! one sample at a time. Either way a sample's values do not depend on the others.
 
 use crate::layer::CrossbarLayer;
-use crate::ops;
+use crate::ops::{self, Binary};
+use crate::seq_ops;
 use crate::AccuracyError;
 use ndarray::{ArrayD, IxDyn};
 use network::graph::{Graph, Op, TensorRole};
@@ -35,6 +36,8 @@ pub struct Network {
     last_use: Vec<usize>,
     /// Whether batches of more than one sample may run through the graph at once.
     batchable: bool,
+    /// The values of the graph's constants (its `Constant` nodes), by tensor.
+    constants: Vec<(usize, ArrayD<f64>)>,
 }
 
 impl Network {
@@ -104,7 +107,43 @@ impl Network {
             labels,
             last_use,
             batchable,
+            constants: Vec::new(),
         })
+    }
+
+    /// The network with the values of its constants (the arrays of the graph's
+    /// `Constant` nodes, by tensor name): each of the graph's constant tensors needs one,
+    /// of the tensor's shape.
+    pub fn with_constants(
+        mut self,
+        mut values: std::collections::HashMap<String, (Vec<usize>, Vec<f64>)>,
+    ) -> Result<Network, AccuracyError> {
+        // Every weight tensor a node reads other than a crossbar layer's own.
+        let read = |t: usize| {
+            self.graph.nodes.iter().any(|n| {
+                n.inputs.contains(&t) || (n.crossbar_layer().is_none() && n.weights.contains(&t))
+            })
+        };
+        for (t, tensor) in self.graph.tensors.iter().enumerate() {
+            if tensor.role != TensorRole::Weight || !read(t) {
+                continue;
+            }
+            let bad = |what: String| {
+                AccuracyError::Network(format!("{}: constant {}: {what}", self.name, tensor.name))
+            };
+            let (shape, v) = values
+                .remove(&tensor.name)
+                .ok_or_else(|| bad("no values".into()))?;
+            if shape != tensor.shape {
+                return Err(bad(format!(
+                    "values of shape {shape:?}, the graph says {:?}",
+                    tensor.shape
+                )));
+            }
+            let v = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| bad(e.to_string()))?;
+            self.constants.push((t, v));
+        }
+        Ok(self)
     }
 
     /// Whether samples may run through the graph in batches of more than one: every
@@ -156,6 +195,9 @@ impl Network {
         let g = &self.graph;
         let mut env: Vec<Option<ArrayD<f64>>> = vec![None; g.tensors.len()];
         env[self.input_tensor] = Some(x);
+        for (t, v) in &self.constants {
+            env[*t] = Some(v.clone());
+        }
         for (i, node) in g.nodes.iter().enumerate() {
             let at = |e: String| AccuracyError::Node {
                 network: self.name.clone(),
@@ -176,7 +218,15 @@ impl Network {
                     let l = self.node_layer[i].ok_or_else(|| at("not a crossbar layer".into()))?;
                     let layer = &self.layers[l];
                     let xin = input(0)?;
-                    let flat: Vec<f64> = xin.iter().copied().collect();
+                    let tokens = match node.op {
+                        Op::Fc { tokens, .. } if tokens > 1 => tokens,
+                        _ => 1,
+                    };
+                    let flat: Vec<f64> = if tokens > 1 {
+                        seq_ops::tokens_to_channels(xin).map_err(at)?
+                    } else {
+                        xin.iter().copied().collect()
+                    };
                     if flat.len() != n * layer.geom().input_elements() {
                         return Err(at(format!(
                             "input of {} values, layer {} takes {}",
@@ -196,7 +246,13 @@ impl Network {
                             }
                         }
                     }
-                    ArrayD::from_shape_vec(IxDyn(&out_shape), y).map_err(|e| at(e.to_string()))?
+                    if tokens > 1 {
+                        let e = layer.geom().out_channels;
+                        seq_ops::channels_to_tokens(y, n, e, tokens).map_err(at)?
+                    } else {
+                        ArrayD::from_shape_vec(IxDyn(&out_shape), y)
+                            .map_err(|e| at(e.to_string()))?
+                    }
                 }
                 Op::Activation(a) => {
                     let mut y = input(0)?.clone();
@@ -207,14 +263,42 @@ impl Network {
                     ops::pool(*kind, window, input(0)?, &out_shape).map_err(at)?
                 }
                 Op::GlobalPool => ops::global_pool(input(0)?, &out_shape).map_err(at)?,
-                Op::Add | Op::Mul => {
-                    let mul = matches!(node.op, Op::Mul);
+                Op::Add | Op::Mul | Op::Sub | Op::Div => {
+                    let op = match node.op {
+                        Op::Add => Binary::Add,
+                        Op::Mul => Binary::Mul,
+                        Op::Sub => Binary::Sub,
+                        _ => Binary::Div,
+                    };
                     let mut acc = input(0)?.clone();
                     for j in 1..node.inputs.len() {
-                        acc = ops::binary(mul, &acc, input(j)?).map_err(at)?;
+                        acc = ops::binary(op, &acc, input(j)?).map_err(at)?;
                     }
                     acc
                 }
+                Op::LayerNorm { axis, epsilon } => {
+                    // Scale and bias: the node's weights (constants).
+                    let weight = |j: usize| {
+                        node.weights
+                            .get(j)
+                            .and_then(|&t| env[t].as_ref())
+                            .ok_or_else(|| at(format!("weight {j} has no values")))
+                    };
+                    let bias = if node.weights.len() > 1 {
+                        Some(weight(1)?)
+                    } else {
+                        None
+                    };
+                    seq_ops::layer_norm(input(0)?, *axis, *epsilon as f64, weight(0)?, bias)
+                        .map_err(at)?
+                }
+                Op::Transpose { perm } => seq_ops::transpose(input(0)?, perm).map_err(at)?,
+                Op::MatMul { .. } => seq_ops::matmul(input(0)?, input(1)?).map_err(at)?,
+                Op::Gather {
+                    axis,
+                    indices,
+                    keep_axis,
+                } => seq_ops::gather(input(0)?, *axis, indices, *keep_axis).map_err(at)?,
                 Op::Concat { axis } => {
                     let xs: Vec<&ArrayD<f64>> = (0..node.inputs.len())
                         .map(input)
@@ -275,10 +359,25 @@ fn batchable(g: &Graph) -> bool {
                     Op::Pad { pads, .. } => {
                         pads.first() == Some(&0) && pads.get(pads.len() / 2) == Some(&0)
                     }
-                    Op::Add | Op::Mul => node
-                        .inputs
-                        .iter()
-                        .all(|&t| node.inputs.first().is_some_and(|&f| rank(t) == rank(f))),
+                    // Constants carry no batch: of a lower rank, or of leading dimension
+                    // 1, they broadcast over every sample alike.
+                    Op::Add | Op::Mul | Op::Sub | Op::Div => {
+                        let data: Vec<usize> = node
+                            .inputs
+                            .iter()
+                            .copied()
+                            .filter(|&t| g.tensors[t].role != TensorRole::Weight)
+                            .collect();
+                        node.inputs.iter().all(|&t| match data.first() {
+                            Some(&f) if g.tensors[t].role == TensorRole::Weight => {
+                                rank(t) < rank(f)
+                                    || (rank(t) == rank(f)
+                                        && g.tensors[t].shape.first() == Some(&1))
+                            }
+                            Some(&f) => rank(t) == rank(f),
+                            None => false,
+                        })
+                    }
                     _ => true,
                 }
         })

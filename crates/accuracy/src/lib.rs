@@ -15,6 +15,7 @@
 mod exec;
 mod layer;
 mod ops;
+mod seq_ops;
 
 pub use exec::Network;
 pub use layer::CrossbarLayer;

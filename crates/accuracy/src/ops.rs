@@ -24,7 +24,12 @@ pub fn activation(kind: ActKind, x: &mut ArrayD<f64>) -> Result<(), String> {
             Box::new(move |v: f64| (a * v + b).clamp(0.0, 1.0))
         }
         ActKind::HardSwish => Box::new(|v: f64| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
-        ActKind::Gelu => return Err("Gelu has no op in a bundle graph".into()),
+        ActKind::Erf => Box::new(libm::erf),
+        ActKind::Sqrt => Box::new(f64::sqrt),
+        // The erf form (ONNX Gelu, approximate "none"; torch's nn.GELU()).
+        ActKind::Gelu => {
+            Box::new(|v: f64| 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)))
+        }
     };
     x.mapv_inplace(f);
     Ok(())
@@ -113,8 +118,17 @@ pub fn reshape(x: ArrayD<f64>, shape: &[usize]) -> Result<ArrayD<f64>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Add or Mul of two tensors, broadcasting as numpy.
-pub fn binary(mul: bool, a: &ArrayD<f64>, b: &ArrayD<f64>) -> Result<ArrayD<f64>, String> {
+/// The element-wise ops of two tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    Add,
+    Mul,
+    Sub,
+    Div,
+}
+
+/// An element-wise op of two tensors, broadcasting as numpy.
+pub fn binary(op: Binary, a: &ArrayD<f64>, b: &ArrayD<f64>) -> Result<ArrayD<f64>, String> {
     let shape = broadcast_shape(a.shape(), b.shape()).ok_or_else(|| {
         format!(
             "shapes {:?} and {:?} do not broadcast",
@@ -124,10 +138,15 @@ pub fn binary(mul: bool, a: &ArrayD<f64>, b: &ArrayD<f64>) -> Result<ArrayD<f64>
     })?;
     let av = a.broadcast(IxDyn(&shape)).ok_or("broadcast")?;
     let bv = b.broadcast(IxDyn(&shape)).ok_or("broadcast")?;
-    Ok(if mul { &av * &bv } else { &av + &bv })
+    Ok(match op {
+        Binary::Add => &av + &bv,
+        Binary::Mul => &av * &bv,
+        Binary::Sub => &av - &bv,
+        Binary::Div => &av / &bv,
+    })
 }
 
-fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+pub(crate) fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
     let at = |s: &[usize], i: usize| {
         let off = n - s.len();
@@ -147,8 +166,26 @@ fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
         .collect()
 }
 
+/// Concatenation along `axis`; an input of leading dimension 1 among inputs of n samples
+/// (a constant class token) is repeated for every sample.
 pub fn concat(xs: &[&ArrayD<f64>], axis: usize) -> Result<ArrayD<f64>, String> {
-    let views: Vec<_> = xs.iter().map(|x| x.view()).collect();
+    let n = xs
+        .iter()
+        .map(|x| x.shape().first().copied().unwrap_or(1))
+        .max()
+        .unwrap_or(1);
+    let views = xs
+        .iter()
+        .map(|x| {
+            let mut shape = x.shape().to_vec();
+            match shape.first_mut() {
+                Some(d) if *d == 1 && axis != 0 => *d = n,
+                _ => {}
+            }
+            x.broadcast(IxDyn(&shape))
+                .ok_or("broadcast of a concatenated input")
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     ndarray::concatenate(Axis(axis), &views).map_err(|e| e.to_string())
 }
 
@@ -211,12 +248,37 @@ mod tests {
     fn broadcasting_add_and_mul() {
         let a = arr(&[1, 2, 2, 1], vec![1.0, 2.0, 3.0, 4.0]);
         let g = arr(&[1, 2, 1, 1], vec![10.0, 100.0]);
-        let y = binary(true, &a, &g).unwrap();
+        let y = binary(Binary::Mul, &a, &g).unwrap();
         assert_eq!(
             y.iter().copied().collect::<Vec<_>>(),
             [10.0, 20.0, 300.0, 400.0]
         );
-        assert!(binary(false, &a, &arr(&[3, 1], vec![0.0; 3])).is_err());
+        assert!(binary(Binary::Add, &a, &arr(&[3, 1], vec![0.0; 3])).is_err());
+        // [1, 2] - [2] and [1, 2] / [1, 1]: numpy's broadcasting.
+        let x = arr(&[1, 2], vec![3.0, 8.0]);
+        let d = binary(Binary::Sub, &x, &arr(&[2], vec![1.0, 2.0])).unwrap();
+        assert_eq!(d.iter().copied().collect::<Vec<_>>(), [2.0, 6.0]);
+        let q = binary(Binary::Div, &x, &arr(&[1, 1], vec![4.0])).unwrap();
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), [0.75, 2.0]);
+    }
+
+    #[test]
+    fn erf_gelu_and_sqrt_by_hand() {
+        let run = |k: ActKind, v: Vec<f64>| {
+            let mut x = arr(&[1, v.len()], v);
+            activation(k, &mut x).unwrap();
+            x.iter().copied().collect::<Vec<_>>()
+        };
+        // erf(1) = 0.8427007929497149 (Abramowitz and Stegun's table), odd.
+        let e = run(ActKind::Erf, vec![0.0, 1.0, -1.0]);
+        assert_eq!(e[0], 0.0);
+        assert!((e[1] - 0.842_700_792_949_714_9).abs() < 1e-15 && e[2] == -e[1]);
+        // GELU(x) = x (1 + erf(x / sqrt 2)) / 2: GELU(1) = 0.8413447460685429, GELU(-1) = -0.15865525393145707.
+        let g = run(ActKind::Gelu, vec![1.0, -1.0, 0.0]);
+        assert!((g[0] - 0.841_344_746_068_542_9).abs() < 1e-15, "{}", g[0]);
+        assert!((g[1] + 0.158_655_253_931_457_07).abs() < 1e-15, "{}", g[1]);
+        assert_eq!(g[2], 0.0);
+        assert_eq!(run(ActKind::Sqrt, vec![4.0, 2.25]), [2.0, 1.5]);
     }
 
     #[test]

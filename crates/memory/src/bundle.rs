@@ -36,6 +36,18 @@ pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
             if shape.len() < 2 {
                 bail!("{label}: {}: expected [M, ...]", bg.input);
             }
+            let mut bg = bg.clone();
+            for array in bg
+                .constant_arrays()
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+            {
+                let h = npz
+                    .header(&array)
+                    .map_err(|e| anyhow::anyhow!("{label}: {array}: {e}"))?;
+                bg.constants.insert(array, h.shape);
+            }
             bg.build(&m.name, batch, &shape[1..], &specs)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
         }

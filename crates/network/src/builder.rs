@@ -199,9 +199,14 @@ impl GraphBuilder {
 
     /// Layer norm over the last dimension.
     pub fn layernorm(&mut self, name: &str, x: TensorId) -> TensorId {
+        let rank = self.shape(x).len();
         let d = self.shape(x).last().copied().unwrap_or(0);
         let w = self.weight(&format!("{name}.weight"), vec![2 * d]);
-        self.one(name, Op::LayerNorm, vec![x], vec![w])
+        let op = Op::LayerNorm {
+            axis: rank.saturating_sub(1),
+            epsilon: 1e-5,
+        };
+        self.one(name, op, vec![x], vec![w])
     }
 
     pub fn act(&mut self, name: &str, x: TensorId, kind: ActKind) -> TensorId {
@@ -278,6 +283,7 @@ impl GraphBuilder {
         let op = Op::Fc {
             in_features: inf,
             out_features: out,
+            tokens: 1,
         };
         self.node(name, op, vec![x], weights, vec![shape])[0]
     }

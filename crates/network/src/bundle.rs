@@ -7,7 +7,7 @@
 //! input's, and checks each `layer` node against the geometry of the manifest layer it
 //! names. Every error names the node: `graph[3] (MaxPool -> p1): kernel_shape: absent`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -24,8 +24,11 @@ pub const MAX_WINDOW_ELEMENTS: u64 = 1 << 20;
 /// Most reads of one sample's pooling (output elements x window): 2^32, seconds of work.
 pub const MAX_POOL_READS: u64 = 1 << 32;
 
+/// Most elements of a `Constant` array (the positional embedding of a transformer is T x D).
+pub const MAX_CONSTANT_ELEMENTS: u64 = 1 << 32;
+
 /// The op names a node may carry.
-pub const OPS: [&str; 18] = [
+pub const OPS: [&str; 28] = [
     "layer",
     "Relu",
     "Clip",
@@ -44,6 +47,16 @@ pub const OPS: [&str; 18] = [
     "Softmax",
     "Pad",
     "Reshape",
+    "Constant",
+    "LayerNormalization",
+    "Transpose",
+    "MatMul",
+    "Gather",
+    "Sub",
+    "Div",
+    "Erf",
+    "Sqrt",
+    "Gelu",
 ];
 
 /// What went wrong, without saying where.
@@ -114,6 +127,26 @@ pub enum NodeOp {
         value: f32,
     },
     Reshape(Vec<i64>),
+    /// An array of tensors.npz, by name (a transformer's positional embedding, class token,
+    /// LayerNorm scale and bias, the scalars of GELU): a tensor without a batch dimension.
+    Constant(String),
+    /// ONNX axis as written; inputs: X, scale and (optionally) bias.
+    LayerNorm {
+        axis: i64,
+        epsilon: f32,
+    },
+    /// `perm` as written (None: ONNX's default, the axes reversed).
+    Transpose(Option<Vec<i64>>),
+    /// The product of two activations (attention scores and context): off the crossbar.
+    MatMul,
+    /// ONNX axis and indices as written; `scalar`: one index given as a number.
+    Gather {
+        axis: i64,
+        indices: Vec<i64>,
+        scalar: bool,
+    },
+    Sub,
+    Div,
 }
 
 /// One node of `graph`, as written.
@@ -136,6 +169,9 @@ pub struct BundleGraph {
     pub output: String,
     /// Name of the int array `[M]` of labels, if any.
     pub labels: Option<String>,
+    /// The shapes of the arrays `Constant` nodes name, as tensors.npz holds them: filled
+    /// by the reader of the archive ([`BundleGraph::constant_arrays`]) before `build`.
+    pub constants: BTreeMap<String, Vec<usize>>,
 }
 
 type Obj = Map<String, Value>;
@@ -253,6 +289,11 @@ pub fn attribute_keys(op: &str) -> &'static [&'static str] {
         "Flatten" | "Concat" | "Softmax" => &["axis"],
         "Pad" => &["pads", "value", "mode"],
         "Reshape" => &["shape"],
+        "Constant" => &["value"],
+        "LayerNormalization" => &["axis", "epsilon"],
+        "Transpose" => &["perm"],
+        "Gather" => &["axis", "indices"],
+        "Gelu" => &["approximate"],
         _ => &[],
     }
 }
@@ -267,6 +308,62 @@ fn parse_op(op: &str, o: &Obj, at: &str) -> Result<NodeOp, GraphError> {
         "Sigmoid" => NodeOp::Activation(ActKind::Sigmoid),
         "Tanh" => NodeOp::Activation(ActKind::Tanh),
         "HardSwish" => NodeOp::Activation(ActKind::HardSwish),
+        "Erf" => NodeOp::Activation(ActKind::Erf),
+        "Sqrt" => NodeOp::Activation(ActKind::Sqrt),
+        "Gelu" => {
+            match o.get("approximate") {
+                None => {}
+                Some(Value::String(m)) if m == "none" => {}
+                Some(_) => {
+                    return Err(attr_err(
+                        at,
+                        "approximate",
+                        "only \"none\" (the erf form) is supported",
+                    ))
+                }
+            }
+            NodeOp::Activation(ActKind::Gelu)
+        }
+        "Constant" => {
+            NodeOp::Constant(name_of(o.get("value"), at).map_err(|_| {
+                attr_err(at, "value", "expected the name of an array in tensors.npz")
+            })?)
+        }
+        "LayerNormalization" => {
+            let epsilon = float(o, "epsilon", at, 1e-5)?;
+            if epsilon <= 0.0 {
+                return Err(attr_err(at, "epsilon", "expected a positive number"));
+            }
+            NodeOp::LayerNorm {
+                axis: int(o, "axis", at, Some(-1))?,
+                epsilon,
+            }
+        }
+        "Transpose" => NodeOp::Transpose(ints(o, "perm", at)?),
+        "MatMul" => NodeOp::MatMul,
+        "Gather" => {
+            let (indices, scalar) = match o.get("indices") {
+                Some(v) if v.is_i64() => (vec![int(o, "indices", at, None)?], true),
+                Some(_) => match ints(o, "indices", at)? {
+                    Some(list) if !list.is_empty() => (list, false),
+                    _ => {
+                        return Err(attr_err(
+                            at,
+                            "indices",
+                            "expected an integer or a non-empty list of integers",
+                        ))
+                    }
+                },
+                None => return Err(attr_err(at, "indices", "absent")),
+            };
+            NodeOp::Gather {
+                axis: int(o, "axis", at, Some(0))?,
+                indices,
+                scalar,
+            }
+        }
+        "Sub" => NodeOp::Sub,
+        "Div" => NodeOp::Div,
         "Clip" => {
             let min = float(o, "min", at, f32::MIN)?;
             let max = float(o, "max", at, f32::MAX)?;
@@ -389,6 +486,9 @@ fn parse_node(i: usize, v: &Value) -> Result<NodeSpec, GraphError> {
     };
     let at = node_label(i, &op_name, &output);
     let inputs = match o.get("inputs") {
+        // A constant reads no tensor: `inputs` absent or empty.
+        None if op_name == "Constant" => Vec::new(),
+        Some(Value::Array(a)) if a.is_empty() && op_name == "Constant" => Vec::new(),
         Some(Value::Array(a)) if !a.is_empty() => a
             .iter()
             .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string))
@@ -419,7 +519,17 @@ fn parse_node(i: usize, v: &Value) -> Result<NodeSpec, GraphError> {
     }
     let op = parse_op(&op_name, o, &at)?;
     let count = match &op {
-        NodeOp::Add | NodeOp::Mul => Some((2, "2 tensor names")),
+        NodeOp::Add | NodeOp::Mul | NodeOp::Sub | NodeOp::Div | NodeOp::MatMul => {
+            Some((2, "2 tensor names"))
+        }
+        NodeOp::Constant(_) => Some((0, "no tensor (a constant reads none)")),
+        NodeOp::LayerNorm { .. } if (2..=3).contains(&inputs.len()) => None,
+        NodeOp::LayerNorm { .. } => {
+            return Err(err(
+                &at,
+                GraphErrorKind::InputCount("2 or 3 tensor names (X, scale, bias)"),
+            ))
+        }
         NodeOp::Concat(_) => None,
         _ => Some((1, "1 tensor name")),
     };
@@ -463,7 +573,32 @@ impl BundleGraph {
             input: name_of(graph_input, "graph_input")?,
             output: name_of(graph_output, "graph_output")?,
             labels,
+            constants: BTreeMap::new(),
         })
+    }
+
+    /// The `Constant` nodes as (tensor they write, array of tensors.npz they name).
+    pub fn constant_tensors(&self) -> Vec<(&str, &str)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                NodeOp::Constant(a) => Some((n.output.as_str(), a.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The arrays of tensors.npz that `Constant` nodes name, in node order (each once).
+    pub fn constant_arrays(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for n in &self.nodes {
+            if let NodeOp::Constant(a) = &n.op {
+                if !out.contains(&a.as_str()) {
+                    out.push(a);
+                }
+            }
+        }
+        out
     }
 
     /// The graph for `batch` samples whose input (one sample) has shape `sample_shape`
@@ -516,7 +651,39 @@ impl BundleGraph {
                     GraphErrorKind::DuplicateOutput(crate::text::clip(&n.output)),
                 ));
             }
+            if let NodeOp::Constant(array) = &n.op {
+                let shape = self.constant(array, &at)?;
+                g.tensors.push(Tensor {
+                    name: n.output.clone(),
+                    shape,
+                    role: TensorRole::Weight,
+                });
+                ids.insert(n.output.clone(), g.tensors.len() - 1);
+                continue;
+            }
             let shapes: Vec<&[usize]> = inputs.iter().map(|&t| &g.tensors[t].shape[..]).collect();
+            // Constants carry no batch dimension: a node reads at least one activation,
+            // whose shape is the one its output follows (the exporter folds the rest).
+            let consts: Vec<bool> = inputs
+                .iter()
+                .map(|&t| g.tensors[t].role == TensorRole::Weight)
+                .collect();
+            // LayerNormalization's scale and bias are its weights (the memory model prices
+            // them as such): Constant nodes.
+            if matches!(n.op, NodeOp::LayerNorm { .. }) && !consts[1..].iter().all(|&c| c) {
+                return Err(attr_err(
+                    &at,
+                    "inputs",
+                    "the scale and bias must be Constant nodes",
+                ));
+            }
+            let Some(data) = consts.iter().position(|c| !c) else {
+                return Err(attr_err(
+                    &at,
+                    "inputs",
+                    "every input is a Constant (expected at least one activation)",
+                ));
+            };
             let (node_name, op, out_shape, weight) = match &n.op {
                 NodeOp::Layer(l) => {
                     let spec = layers.iter().find(|s| &s.name == l).ok_or_else(|| {
@@ -529,9 +696,9 @@ impl BundleGraph {
                     (spec.name.clone(), op, out, Some((spec, weight)))
                 }
                 other => {
-                    let (op, out) = infer(other, &shapes)
+                    let (op, out) = infer(other, &shapes, &consts, data)
                         .and_then(|(op, out)| check_size(&out).map(|()| (op, out)))
-                        .map_err(|problem| shape_err(&at, shapes[0], problem))?;
+                        .map_err(|problem| shape_err(&at, shapes[data], problem))?;
                     (n.output.clone(), op, out, None)
                 }
             };
@@ -559,6 +726,10 @@ impl BundleGraph {
             });
             let out = g.tensors.len() - 1;
             ids.insert(n.output.clone(), out);
+            let mut inputs = inputs;
+            if matches!(op, Op::LayerNorm { .. }) {
+                weights = inputs.split_off(1);
+            }
             g.nodes.push(Node {
                 name: node_name,
                 op,
@@ -582,6 +753,28 @@ impl BundleGraph {
             })?;
         g.outputs.push(out);
         Ok(g)
+    }
+}
+
+impl BundleGraph {
+    /// The shape of the array a `Constant` node names, checked against the limits.
+    fn constant(&self, array: &str, at: &str) -> Result<Vec<usize>, GraphError> {
+        let shape = self.constants.get(array).ok_or_else(|| {
+            attr_err(
+                at,
+                "value",
+                &format!(
+                    "\"{}\": no such array in tensors.npz",
+                    crate::text::clip(array)
+                ),
+            )
+        })?;
+        bounds::size::elements(shape, MAX_CONSTANT_ELEMENTS)
+            .map_err(|e| attr_err(at, "value", &format!("an array of {e}")))?;
+        if shape.contains(&0) {
+            return Err(attr_err(at, "value", "an array with an empty dimension"));
+        }
+        Ok(shape.clone())
     }
 }
 
@@ -638,6 +831,24 @@ fn layer_node(spec: &LayerSpec, shape: &[usize], at: &str) -> Result<LayerNode, 
             ];
             Ok((Op::Conv(g.clone()), vec![n, g.out_channels, ho, wo], weight))
         }
+        LayerKind::Fc if g.vectors_per_sample() > 1 || shape.len() == 3 => {
+            // A projection over a sequence: [N, T, in] -> [N, T, out] (T may be 1).
+            let tokens = g.vectors_per_sample();
+            let need = [n, tokens, g.in_channels];
+            if shape != need {
+                return Err(mismatch(fmt_shape(&need)));
+            }
+            let op = Op::Fc {
+                in_features: g.in_channels,
+                out_features: g.out_channels,
+                tokens,
+            };
+            Ok((
+                op,
+                vec![n, tokens, g.out_channels],
+                vec![g.out_channels, g.in_channels],
+            ))
+        }
         LayerKind::Fc => {
             // As for a layer's input trace: [N, in], or [N, C, H, W] with C*H*W = in.
             let fits = match shape.len() {
@@ -653,6 +864,7 @@ fn layer_node(spec: &LayerSpec, shape: &[usize], at: &str) -> Result<LayerNode, 
             let op = Op::Fc {
                 in_features: g.in_channels,
                 out_features: g.out_channels,
+                tokens: 1,
             };
             Ok((
                 op,
@@ -695,12 +907,20 @@ fn broadcast(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// The op and output shape of a non-layer node, or the problem with its input shapes.
-fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
-    let x = shapes[0];
+/// The op and output shape of a non-layer node, or the problem with its input shapes;
+/// `consts` marks the inputs that are constants, `data` is the first that is not.
+fn infer(
+    op: &NodeOp,
+    shapes: &[&[usize]],
+    consts: &[bool],
+    data: usize,
+) -> Result<(Op, Vec<usize>), String> {
+    let x = shapes[data];
     let rank = x.len();
     Ok(match op {
-        NodeOp::Layer(_) => return Err("a layer node is built by layer_node".into()),
+        NodeOp::Layer(_) | NodeOp::Constant(_) => {
+            return Err("a layer or constant node is built by build".into())
+        }
         NodeOp::Activation(a) => (Op::Activation(*a), x.to_vec()),
         NodeOp::Pool(kind, w) => {
             if rank != 4 {
@@ -746,18 +966,20 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
             let inner: usize = x[ax..].iter().product();
             (Op::Flatten { axis: ax }, vec![outer, inner])
         }
-        NodeOp::Add | NodeOp::Mul => {
-            let out = broadcast(x, shapes[1])?;
+        NodeOp::Add | NodeOp::Mul | NodeOp::Sub | NodeOp::Div => {
+            let other = shapes[1 - data];
+            let out = broadcast(shapes[0], shapes[1])?;
             if out[0] != x[0] || out.len() != rank {
                 return Err(format!(
-                    "the sum or product with {} changes the shape",
-                    fmt_shape(shapes[1])
+                    "the element-wise op with {} changes the shape",
+                    fmt_shape(other)
                 ));
             }
-            let op = if matches!(op, NodeOp::Add) {
-                Op::Add
-            } else {
-                Op::Mul
+            let op = match op {
+                NodeOp::Add => Op::Add,
+                NodeOp::Mul => Op::Mul,
+                NodeOp::Sub => Op::Sub,
+                _ => Op::Div,
             };
             (op, out)
         }
@@ -768,8 +990,10 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
             }
             let mut out = x.to_vec();
             out[ax] = 0;
-            for s in shapes {
-                let same = s.len() == rank && (0..rank).all(|d| d == ax || s[d] == x[d]);
+            for (s, &c) in shapes.iter().zip(consts) {
+                // A constant of batch 1 (a class token) is repeated for every sample.
+                let same = s.len() == rank
+                    && (0..rank).all(|d| d == ax || s[d] == x[d] || (d == 0 && c && s[0] == 1));
                 if !same {
                     return Err(format!(
                         "does not concatenate with {} along axis {ax}",
@@ -808,6 +1032,123 @@ fn infer(op: &NodeOp, shapes: &[&[usize]]) -> Result<(Op, Vec<usize>), String> {
                 Op::Pad {
                     pads,
                     value: *value,
+                },
+                out,
+            )
+        }
+        NodeOp::LayerNorm { axis: a, epsilon } => {
+            let ax = axis(*a, rank)?;
+            if ax == 0 {
+                return Err("LayerNormalization over the batch axis would mix samples".into());
+            }
+            for s in &shapes[1..] {
+                if broadcast(&x[ax..], s).ok().as_deref() != Some(&x[ax..]) {
+                    return Err(format!(
+                        "scale or bias {} does not broadcast to the normalized dimensions {}",
+                        fmt_shape(s),
+                        fmt_shape(&x[ax..])
+                    ));
+                }
+            }
+            (
+                Op::LayerNorm {
+                    axis: ax,
+                    epsilon: *epsilon,
+                },
+                x.to_vec(),
+            )
+        }
+        NodeOp::Transpose(perm) => {
+            let perm: Vec<i64> = perm
+                .clone()
+                .unwrap_or_else(|| (0..rank as i64).rev().collect());
+            let mut seen = vec![false; rank];
+            let mut p = Vec::with_capacity(rank);
+            for &d in &perm {
+                let ok = d >= 0 && (d as usize) < rank && !seen[d as usize];
+                if !ok || perm.len() != rank {
+                    return Err(format!("perm {perm:?} is not a permutation of {rank} axes"));
+                }
+                seen[d as usize] = true;
+                p.push(d as usize);
+            }
+            if p[0] != 0 {
+                return Err(format!(
+                    "perm {perm:?} moves the batch axis (expected perm[0] = 0)"
+                ));
+            }
+            let out = p.iter().map(|&d| x[d]).collect();
+            (Op::Transpose { perm: p }, out)
+        }
+        NodeOp::MatMul => {
+            let (a, b) = (shapes[0], shapes[1]);
+            if a.len() < 3 || b.len() != a.len() {
+                return Err(format!(
+                    "MatMul of {} and {}: expected two tensors of the same rank >= 3 ([N, ..., m, k] x [N, ..., k, n])",
+                    fmt_shape(a),
+                    fmt_shape(b)
+                ));
+            }
+            let r = a.len();
+            let (m, k, k2, n) = (a[r - 2], a[r - 1], b[r - 2], b[r - 1]);
+            if k != k2 {
+                return Err(format!(
+                    "MatMul of {} and {}: inner dimensions {k} and {k2} differ",
+                    fmt_shape(a),
+                    fmt_shape(b)
+                ));
+            }
+            let mut out = broadcast(&a[..r - 2], &b[..r - 2])?;
+            if out[0] != x[0] {
+                return Err("MatMul changes the batch".into());
+            }
+            out.extend([m, n]);
+            // Per sample: every product of the leading dimensions, then m x k x n.
+            let lead = bounds::size::product(&out[..r - 2])
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or("the MatMul's size overflows 64 bits")?;
+            bounds::size::product(&[lead, m, k, n])
+                .ok_or("the MatMul's multiply-accumulates overflow 64 bits")?;
+            (
+                Op::MatMul {
+                    batch: lead,
+                    m,
+                    k,
+                    n,
+                },
+                out,
+            )
+        }
+        NodeOp::Gather {
+            axis: a,
+            indices,
+            scalar,
+        } => {
+            let ax = axis(*a, rank)?;
+            if ax == 0 {
+                return Err("Gather along axis 0 would pick samples".into());
+            }
+            let len = x[ax] as i64;
+            let resolved = indices
+                .iter()
+                .map(|&i| {
+                    let j = if i < 0 { i + len } else { i };
+                    (0..len)
+                        .contains(&j)
+                        .then_some(j as usize)
+                        .ok_or(format!("index {i} outside [-{len}, {len}) of axis {ax}"))
+                })
+                .collect::<Result<Vec<usize>, String>>()?;
+            let mut out = x[..ax].to_vec();
+            if !*scalar {
+                out.push(resolved.len());
+            }
+            out.extend_from_slice(&x[ax + 1..]);
+            (
+                Op::Gather {
+                    axis: ax,
+                    indices: resolved,
+                    keep_axis: !*scalar,
                 },
                 out,
             )
@@ -974,8 +1315,8 @@ mod tests {
                 "graph[1]: op: absent (expected one of: layer, Relu,",
             ),
             (
-                with(1, r#"{"op": "Gelu", "inputs": ["c1"], "output": "r1"}"#),
-                "graph[1] (Gelu -> r1): op: unknown op \"Gelu\"",
+                with(1, r#"{"op": "Selu", "inputs": ["c1"], "output": "r1"}"#),
+                "graph[1] (Selu -> r1): op: unknown op \"Selu\"",
             ),
             (
                 with(1, r#"{"op": "Relu", "inputs": ["c9"], "output": "r1"}"#),

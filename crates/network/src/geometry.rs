@@ -52,6 +52,17 @@ impl ConvGeometry {
         }
     }
 
+    /// A fully connected layer applied to each of `tokens` vectors of a sample (a
+    /// transformer's projections over a sequence, `[T, in] x [in, out]`): a 1x1 conv over
+    /// an input of `in_features` channels and `tokens` x 1 positions, so that each token is
+    /// one input vector, as each output position of a conv is. `tokens` = 1 is [`Self::fc`].
+    pub fn fc_tokens(in_features: usize, out_features: usize, tokens: usize) -> Self {
+        ConvGeometry {
+            input_hw: [tokens, 1],
+            ..Self::fc(in_features, out_features)
+        }
+    }
+
     /// A square conv with equal stride/padding in both dimensions and no dilation.
     pub fn conv(
         in_channels: usize,

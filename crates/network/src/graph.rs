@@ -66,6 +66,10 @@ pub enum ActKind {
     },
     /// x * max(0, min(1, x / 6 + 1 / 2)).
     HardSwish,
+    /// The error function (ONNX Erf; torch.onnx writes GELU as x * (1 + erf(x / sqrt 2)) / 2).
+    Erf,
+    /// The square root (ONNX Sqrt).
+    Sqrt,
 }
 
 impl ActKind {
@@ -80,6 +84,8 @@ impl ActKind {
             ActKind::Clip { .. } => "clip",
             ActKind::HardSigmoid { .. } => "hardsigmoid",
             ActKind::HardSwish => "hardswish",
+            ActKind::Erf => "erf",
+            ActKind::Sqrt => "sqrt",
         }
     }
 
@@ -94,10 +100,10 @@ impl ActKind {
     /// costs, hard-sigmoid one multiply-add more, hard-swish one multiply more again.
     pub fn ops(self) -> f64 {
         match self {
-            ActKind::Relu => 1.0,
+            ActKind::Relu | ActKind::Sqrt => 1.0,
             ActKind::Relu6 | ActKind::LeakyRelu { .. } | ActKind::Clip { .. } => 2.0,
             ActKind::HardSigmoid { .. } => 3.0,
-            ActKind::Sigmoid | ActKind::Tanh | ActKind::HardSwish => 4.0,
+            ActKind::Sigmoid | ActKind::Tanh | ActKind::HardSwish | ActKind::Erf => 4.0,
             ActKind::Gelu => 8.0,
         }
     }
@@ -185,6 +191,10 @@ pub enum Op {
     Fc {
         in_features: usize,
         out_features: usize,
+        /// Input vectors of one sample on the crossbar: a bundle's projection over a
+        /// sequence of T tokens (`[N, T, in]`) has T; 1 otherwise (the zoo's token rows
+        /// fold the batch, `[B*T, in]`).
+        tokens: usize,
     },
     /// Batched activation x activation product [b, m, k] x [b, k, n] (attention).
     MatMul {
@@ -194,7 +204,13 @@ pub enum Op {
         n: usize,
     },
     BatchNorm,
-    LayerNorm,
+    /// Normalization over the dimensions from `axis` on (ONNX LayerNormalization: mean 0,
+    /// variance 1 with `epsilon`, then a scale and a bias: the node's second and third
+    /// inputs in a bundle graph, its weight in the zoo).
+    LayerNorm {
+        axis: usize,
+        epsilon: f32,
+    },
     Activation(ActKind),
     /// MaxPool / AveragePool over the last two dimensions of an NCHW tensor.
     Pool {
@@ -207,6 +223,21 @@ pub enum Op {
     Add,
     /// Element-wise product of its inputs, broadcasting as numpy.
     Mul,
+    /// Element-wise difference of its two inputs, broadcasting as numpy.
+    Sub,
+    /// Element-wise quotient of its two inputs, broadcasting as numpy.
+    Div,
+    /// ONNX Transpose: output dimension i is input dimension `perm[i]`.
+    Transpose {
+        perm: Vec<usize>,
+    },
+    /// ONNX Gather with constant indices along `axis`; a scalar index (`keep_axis` false)
+    /// removes the axis (a transformer's class token, `x[:, 0]`).
+    Gather {
+        axis: usize,
+        indices: Vec<usize>,
+        keep_axis: bool,
+    },
     /// Concatenation of its inputs along `axis` (1 for NCHW channels).
     Concat {
         axis: usize,
@@ -268,7 +299,7 @@ impl Op {
             Op::Fc { .. } => "fc",
             Op::MatMul { .. } => "matmul",
             Op::BatchNorm => "batchnorm",
-            Op::LayerNorm => "layernorm",
+            Op::LayerNorm { .. } => "layernorm",
             Op::Activation(a) => a.as_str(),
             Op::Pool {
                 kind: PoolKind::Max,
@@ -281,6 +312,10 @@ impl Op {
             Op::GlobalPool => "globalpool",
             Op::Add => "add",
             Op::Mul => "mul",
+            Op::Sub => "sub",
+            Op::Div => "div",
+            Op::Transpose { .. } => "transpose",
+            Op::Gather { .. } => "gather",
             Op::Concat { .. } => "concat",
             Op::Flatten { .. } => "flatten",
             Op::Reshape { .. } => "reshape",
@@ -328,7 +363,11 @@ impl Node {
             Op::Fc {
                 in_features,
                 out_features,
-            } => (LayerKind::Fc, ConvGeometry::fc(*in_features, *out_features)),
+                tokens,
+            } => (
+                LayerKind::Fc,
+                ConvGeometry::fc_tokens(*in_features, *out_features, *tokens),
+            ),
             _ => return None,
         };
         Some(LayerSpec { name, kind, geom })
@@ -390,6 +429,7 @@ impl Graph {
             Op::Fc {
                 in_features,
                 out_features,
+                ..
             } => {
                 let rows = self.tensors[n.inputs[0]].elements() as f64 / *in_features as f64;
                 rows * (*in_features * *out_features) as f64
@@ -425,16 +465,20 @@ impl Graph {
                 }
             }
             Op::BatchNorm => 5.0 * out,
-            Op::LayerNorm => 7.0 * out,
+            Op::LayerNorm { .. } => 7.0 * out,
             Op::Activation(a) => a.ops() * out,
             Op::Pool { window, .. } => (window.kernel[0] * window.kernel[1]) as f64 * out,
             Op::GlobalPool => inp,
-            Op::Add | Op::Mul => out * (n.inputs.len().saturating_sub(1)) as f64,
+            Op::Add | Op::Mul | Op::Sub | Op::Div => {
+                out * (n.inputs.len().saturating_sub(1)) as f64
+            }
             Op::Concat { .. }
             | Op::Flatten { .. }
             | Op::Reshape { .. }
             | Op::Pad { .. }
             | Op::Slice
+            | Op::Transpose { .. }
+            | Op::Gather { .. }
             | Op::Upsample { .. }
             | Op::Embedding { .. }
             | Op::Glue => out,

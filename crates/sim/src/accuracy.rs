@@ -94,7 +94,14 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         Some(name) => Some(w.read_i64(name)?.1),
         None => None,
     };
-    Network::new(&m.name, graph, layers, input, labels).map_err(|e| anyhow!("{label}: {e}"))
+    let mut constants = std::collections::HashMap::new();
+    for (tensor, array) in bg.constant_tensors() {
+        let (shape, values, _) = w.read_f64(array)?;
+        constants.insert(tensor.to_string(), (shape, values));
+    }
+    Network::new(&m.name, graph, layers, input, labels)
+        .and_then(|n| n.with_constants(constants))
+        .map_err(|e| anyhow!("{label}: {e}"))
 }
 
 /// Which crossbar layers of `net` go through the datapath: those `selector` names (all

@@ -466,6 +466,19 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
     if let (Some(c), Some(figures), Some(o)) = (&cfg.chip, &res.chip, s.as_object_mut()) {
         o.insert("chip".into(), crate::chip::json(c, figures));
     }
+    // Only for a network that has such ops: every other summary stays as it was.
+    if let (false, Some(o)) = (res.off_crossbar.is_empty(), s.as_object_mut()) {
+        let ops: Vec<Value> = res
+            .off_crossbar
+            .iter()
+            .map(|(node, macs)| json!({"node": node, "op": "MatMul", "macs_per_sample": macs}))
+            .collect();
+        let total: u64 = res.off_crossbar.iter().map(|(_, m)| m).sum();
+        o.insert(
+            "off_crossbar".into(),
+            json!({"macs_per_sample": total, "ops": ops, "counted": false}),
+        );
+    }
     s
 }
 

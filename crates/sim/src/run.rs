@@ -63,6 +63,9 @@ pub struct RunResult {
     /// Whether layers.csv carries `adc_clip_frac`: a functional run with a fixed
     /// `adc.bits` (an auto ADC never clips; its runs keep their columns).
     pub adc_clip: bool,
+    /// The network's ops that no crossbar computes and no count includes (a transformer's
+    /// products of two activations): (node, multiply-accumulates a sample).
+    pub off_crossbar: Vec<(String, u64)>,
 }
 
 impl RunResult {
@@ -335,6 +338,12 @@ fn run_inner(
         }
         let mut fouts = frun.map(|f| f.finish()).unwrap_or_default().into_iter();
         let shape = match spec_l.kind {
+            // A projection over T tokens: channel-major, as the crossbar computes it.
+            LayerKind::Fc if spec_l.geom.vectors_per_sample() > 1 => vec![
+                spec.samples,
+                spec_l.geom.out_channels,
+                spec_l.geom.vectors_per_sample(),
+            ],
             LayerKind::Fc => vec![spec.samples, spec_l.geom.out_channels],
             LayerKind::Conv => {
                 let [ho, wo] = spec_l.geom.output_hw();
@@ -405,6 +414,7 @@ fn run_inner(
         chip: None,
         functional: func.is_some(),
         adc_clip: func.is_some() && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
+        off_crossbar: w.off_crossbar(),
     };
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {

@@ -142,6 +142,9 @@ impl Workload for Selected {
     fn notes(&self) -> Vec<String> {
         self.inner.notes()
     }
+    fn off_crossbar(&self) -> Vec<(String, u64)> {
+        self.inner.off_crossbar()
+    }
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights> {
         self.inner.load_weights(self.inner_index(index)?, precision)
     }

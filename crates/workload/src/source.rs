@@ -58,6 +58,13 @@ pub trait Workload: Send + Sync {
         Vec::new()
     }
 
+    /// The ops of the workload's network that no crossbar computes and `run` does not
+    /// count (a transformer's products of two activations), as (node, multiply-accumulates
+    /// a sample), in execution order; empty for most workloads.
+    fn off_crossbar(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
     /// Layer `index`'s quantized weights and the signedness of its whole input tensor
     /// (all held samples, section 2): what a run needs before the first input vector.
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights>;

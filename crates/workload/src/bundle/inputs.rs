@@ -196,3 +196,33 @@ fn stream_with<T: Element, R: Read>(
     }
     Ok(())
 }
+
+/// Whole samples `[n, tokens, d]` (token-major, as a sequence is stored) laid out
+/// `[n, d, tokens]` in `out` (channel-major, the order the crossbar reads a layer's
+/// input vectors in); an empty `x` gives an empty `out`.
+pub fn tokens_to_channels<T: Copy>(x: &[T], tokens: usize, d: usize, out: &mut Vec<T>) {
+    out.clear();
+    let per = tokens * d;
+    for sample in x.chunks(per.max(1)) {
+        for c in 0..d {
+            out.extend((0..tokens).map(|t| sample[t * d + c]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod token_tests {
+    use super::tokens_to_channels;
+
+    #[test]
+    fn a_sequence_is_transposed_sample_by_sample() {
+        // Two samples of 3 tokens x 2 features: token t, feature c = 100 s + 10 t + c.
+        let x: Vec<i32> = (0..2)
+            .flat_map(|s| (0..3).flat_map(move |t| (0..2).map(move |c| 100 * s + 10 * t + c)))
+            .collect();
+        let mut out = Vec::new();
+        tokens_to_channels(&x, 3, 2, &mut out);
+        assert_eq!(out, [0, 10, 20, 1, 11, 21, 100, 110, 120, 101, 111, 121]);
+        tokens_to_channels::<f64>(&[], 3, 2, &mut Vec::new());
+    }
+}

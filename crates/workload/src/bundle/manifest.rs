@@ -60,12 +60,14 @@ pub const CONV_KEYS: [&str; 16] = [
     "input_max",
     "input_signed",
 ];
-/// Keys of an fc layer.
-pub const FC_KEYS: [&str; 8] = [
+/// Keys of an fc layer (`tokens`: the vectors of one sample, a projection over a
+/// sequence; 1 when absent).
+pub const FC_KEYS: [&str; 9] = [
     "name",
     "kind",
     "in_features",
     "out_features",
+    "tokens",
     "weight",
     "input",
     "input_max",
@@ -263,9 +265,10 @@ fn parse_layer(v: &Value, i: usize, keys: LayerKeys) -> Result<ManifestLayer, St
     optional_list(o, "onnx_pads", &at, 4)?;
     optional_list(o, "padding_folded_into_input", &at, 4)?;
     let geom = match kind {
-        LayerKind::Fc => ConvGeometry::fc(
+        LayerKind::Fc => ConvGeometry::fc_tokens(
             int(o, "in_features", &at, None)?,
             int(o, "out_features", &at, None)?,
+            int(o, "tokens", &at, Some(1))?,
         ),
         LayerKind::Conv => {
             let in_channels = int(o, "in_channels", &at, None)?;

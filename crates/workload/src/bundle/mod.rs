@@ -67,6 +67,9 @@ pub struct BundleWorkload {
     graph_input_shape: Option<Vec<usize>>,
     /// `limits.max_layer_bytes`: what any array read whole may take.
     max_bytes: u64,
+    /// With a graph whose MatMul nodes multiply two activations: those nodes and their
+    /// multiply-accumulates a sample (they run off the crossbar).
+    off_crossbar: Vec<(String, u64)>,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -144,10 +147,54 @@ impl BundleWorkload {
             inputs: Vec::new(),
             graph_input_shape: None,
             max_bytes: opts.max_layer_bytes,
+            off_crossbar: Vec::new(),
         };
         (w.samples, w.inputs) = w.validate_arrays(opts)?;
+        w.read_constant_shapes()?;
         w.graph_input_shape = w.validate_graph()?;
+        if let Some(g) = w.graph(1)? {
+            w.off_crossbar = off_crossbar_ops(&g);
+        }
         Ok(w)
+    }
+
+    /// The shapes of the arrays the graph's `Constant` nodes name (float arrays of
+    /// tensors.npz), for the graph's shape inference; their values are read by the
+    /// accuracy path.
+    fn read_constant_shapes(&mut self) -> anyhow::Result<()> {
+        let Some(bg) = &self.manifest.graph else {
+            return Ok(());
+        };
+        let wanted: Vec<String> = bg.constant_arrays().iter().map(|a| a.to_string()).collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let mut npz = self.reader()?;
+        let names = npz.names();
+        let mut shapes = std::collections::BTreeMap::new();
+        for name in wanted {
+            if !names.contains(&name) {
+                bail!(
+                    "{}: {name}: no such array (named by a Constant node of the graph in manifest.json)",
+                    self.npz_label
+                );
+            }
+            let h = npz
+                .header(&name)
+                .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+            if !matches!(h.dtype, tensors::Dtype::F32 | tensors::Dtype::F64) {
+                bail!(
+                    "{}: {name}: {} (a Constant node's array must be float32 or float64)",
+                    self.npz_label,
+                    h.dtype.name()
+                );
+            }
+            shapes.insert(name, h.shape);
+        }
+        if let Some(bg) = self.manifest.graph.as_mut() {
+            bg.constants = shapes;
+        }
+        Ok(())
     }
 
     /// With a manifest `graph`: checks the graph input and label arrays (their own sample
@@ -415,6 +462,9 @@ impl BundleWorkload {
             LayerKind::Conv => {
                 shape.len() == 4 && shape[1..] == [g.in_channels, g.input_hw[0], g.input_hw[1]]
             }
+            LayerKind::Fc if g.vectors_per_sample() > 1 || shape.len() == 3 => {
+                shape.len() == 3 && shape[1..] == [g.vectors_per_sample(), g.in_channels]
+            }
             LayerKind::Fc => {
                 (shape.len() == 2 && shape[1] == g.in_channels)
                     || (shape.len() == 4 && shape[1..].iter().product::<usize>() == g.in_channels)
@@ -424,6 +474,13 @@ impl BundleWorkload {
             let want = match l.spec.kind {
                 LayerKind::Conv => {
                     format!("[N,{},{},{}]", g.in_channels, g.input_hw[0], g.input_hw[1])
+                }
+                LayerKind::Fc if g.vectors_per_sample() > 1 => {
+                    format!(
+                        "[N,{},{}] (tokens, in_features)",
+                        g.vectors_per_sample(),
+                        g.in_channels
+                    )
                 }
                 LayerKind::Fc => format!("[N,{0}] (or [N,C,H,W] with C*H*W = {0})", g.in_channels),
             };
@@ -449,8 +506,13 @@ impl Workload for BundleWorkload {
         self.manifest
             .notes
             .iter()
+            .cloned()
+            .chain(off_crossbar_note(&self.off_crossbar, &self.layers))
             .map(|n| format!("{label}: {n}"))
             .collect()
+    }
+    fn off_crossbar(&self) -> Vec<(String, u64)> {
+        self.off_crossbar.clone()
     }
     fn source(&self) -> &str {
         &self.manifest.source
@@ -581,6 +643,61 @@ impl BundleWorkload {
             chunk,
             input_bits: precision.input_bits,
         };
-        inputs::stream(r, st, &s, floats, sink)
+        let tokens = l.spec.geom.vectors_per_sample();
+        if l.spec.kind != LayerKind::Fc || tokens == 1 {
+            return inputs::stream(r, st, &s, floats, sink);
+        }
+        // A projection over a sequence stores [N, T, in]; the crossbar reads [N, in, T]
+        // (channel-major, as a conv's positions), so each sample is transposed on its way.
+        let d = l.spec.geom.in_channels;
+        let (mut q, mut f) = (Vec::new(), Vec::new());
+        inputs::stream(r, st, &s, floats, &mut |qs, fs| {
+            inputs::tokens_to_channels(qs, tokens, d, &mut q);
+            inputs::tokens_to_channels(fs, tokens, d, &mut f);
+            sink(&q, &f)
+        })
     }
+}
+
+/// The MatMul nodes of a graph (batch 1) that multiply two activations (attention scores
+/// and context), with their multiply-accumulates a sample: they have no weights to program,
+/// so no crossbar computes them and no cycle, count or energy of `run` includes them; the
+/// accuracy path computes them in float.
+fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
+    g.nodes
+        .iter()
+        .filter_map(|n| match n.op {
+            // Checked to fit 64 bits when the graph was built.
+            network::Op::MatMul {
+                batch,
+                m,
+                k,
+                n: cols,
+            } => Some((
+                n.name.clone(),
+                [batch, m, k, cols]
+                    .iter()
+                    .fold(1u64, |a, &d| a.saturating_mul(d as u64)),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `note:` of [`off_crossbar_ops`], beside the multiply-accumulates of `layers`.
+fn off_crossbar_note(ops: &[(String, u64)], layers: &[LayerSpec]) -> Option<String> {
+    if ops.is_empty() {
+        return None;
+    }
+    let total: u64 = ops.iter().map(|(_, m)| m).sum();
+    let crossbar: u64 = layers.iter().map(|l| l.geom.macs_per_sample() as u64).sum();
+    let each: Vec<String> = ops
+        .iter()
+        .map(|(n, m)| format!("{} {m}", crate::text::clip(n)))
+        .collect();
+    Some(format!(
+        "graph: {} activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`, in no cycle, count or energy of `run`): {total} multiply-accumulates a sample, beside {crossbar} on the crossbar layers ({})",
+        ops.len(),
+        crate::text::clip_to(&each.join(", "), 600)
+    ))
 }
