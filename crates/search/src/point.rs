@@ -114,7 +114,9 @@ pub fn search(
         let these: Vec<Mode> = open.iter().map(|&m| modes[m]).collect();
         let recs = records(net, cfg, &these, crossbar, n..look, &steps)?;
         for (i, r) in recs.iter().enumerate() {
-            let label = labels[n + i];
+            let label = *labels
+                .get(n + i)
+                .ok_or_else(|| anyhow!("{}: sample {}: no label", net.name, n + i))?;
             let right = |p: usize| (p as i64 == label) as u64;
             let q = right(r.paths[0].prediction);
             for (k, &m) in open.iter().enumerate() {

@@ -4,6 +4,7 @@
 //! ```toml
 //! workloads = ["lenet5-mnist"]
 //! modes = ["dense", "sre"]
+//! accuracy = true                      # required: a search judges top-1
 //! accuracy_samples = 500               # the most samples a design point gets
 //! [axes]
 //! "device.preset" = ["milo-rram", "dlrsim-rram"]
@@ -24,7 +25,7 @@ pub const DEFAULT_FIRST_SAMPLES: usize = 100;
 /// What `[search]` says, checked against the grid.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// The grid, with `accuracy = true`.
+    /// The grid (it has `accuracy = true`).
     pub grid: Grid,
     /// Indices in [`Grid::axis_keys`] of the group axes (`by`).
     pub by: Vec<usize>,
@@ -39,7 +40,7 @@ impl Spec {
     }
 
     /// [`Spec::load`] of a parsed grid.
-    pub fn of(mut grid: Grid) -> Result<Spec> {
+    pub fn of(grid: Grid) -> Result<Spec> {
         let p = grid.path.display().to_string();
         let Some(table) = grid.search.clone() else {
             bail!("{p}: search: absent (a search grid has a [search] table, e.g. by = [\"device.preset\"]; docs/search.md)");
@@ -86,7 +87,9 @@ impl Spec {
         if grid.functional {
             bail!("{p}: functional: a search reports no functional columns; leave it out");
         }
-        grid.accuracy = true;
+        if !grid.accuracy {
+            bail!("{p}: accuracy: a search judges top-1: set accuracy = true");
+        }
         Ok(Spec {
             grid,
             by,
@@ -126,8 +129,13 @@ mod tests {
         );
         let e = err(&format!("{HEAD}[search]\nbudget = 0.01\n"));
         assert!(e.starts_with("s.toml: search.budget: unknown key"), "{e}");
-        let e = err(&format!("accuracy = true\ndraws = 3\n{HEAD}[search]\n"));
+        let e = err(&format!("draws = 3\n{HEAD}[search]\n"));
         assert!(e.starts_with("s.toml: draws: a search gives"), "{e}");
+        let e = err("workloads = [\"lenet5-mnist\"]\n[search]\n");
+        assert!(
+            e.starts_with("s.toml: accuracy: a search judges top-1"),
+            "{e}"
+        );
     }
 
     #[test]
