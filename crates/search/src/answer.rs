@@ -260,9 +260,9 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&header)?;
     for c in &cells {
-        for v in c
+        if let Some(v) = c
             .iter()
-            .filter(|v| v.parse::<f64>().is_ok_and(|x| !x.is_finite()))
+            .find(|v| v.parse::<f64>().is_ok_and(|x| !x.is_finite()))
         {
             bail!("points.csv: a figure is not finite: {v}");
         }

@@ -182,7 +182,7 @@ pub const BOUND_STEP: f64 = 0.001;
 /// The confidence sequence's bounds of the mean of `xs` at level `alpha` on each side:
 /// every m on a grid of [`BOUND_STEP`] in (-1, 1) is tested on both sides with the bets
 /// of [`Bet`] over all of `xs` (in order); low is the least m no `Above` test rejected,
-/// high the largest m no `Below` test rejected, each moved one grid step outward (and
+/// high the largest m no `Below` test rejected (each scan stops at the first kept m), each moved one grid step outward (and
 /// kept in [-1, 1]). Each bound holds with probability 1 - alpha at any stopping time.
 pub fn bounds(xs: &[f64], alpha: f64) -> (f64, f64) {
     let steps = (1.0 / BOUND_STEP).round() as i64;
@@ -200,7 +200,9 @@ pub fn bounds(xs: &[f64], alpha: f64) -> (f64, f64) {
         })
     };
     let low = kept(Side::Above).next().map_or(1.0, |m| m - BOUND_STEP);
-    let high = kept(Side::Below).last().map_or(-1.0, |m| m + BOUND_STEP);
+    let high = kept(Side::Below)
+        .next_back()
+        .map_or(-1.0, |m| m + BOUND_STEP);
     (low.max(-1.0), high.min(1.0))
 }
 

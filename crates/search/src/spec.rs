@@ -108,7 +108,7 @@ mod tests {
     }
 
     const HEAD: &str =
-        "workloads = [\"lenet5-mnist\"]\n[axes]\n\"ou.rows\" = [4, 8]\n\"adc.bits\" = [6]\n";
+        "accuracy = true\nworkloads = [\"lenet5-mnist\"]\n[axes]\n\"ou.rows\" = [4, 8]\n\"adc.bits\" = [6]\n";
 
     #[test]
     fn bad_search_tables_name_the_file_and_field() {
