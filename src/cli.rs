@@ -40,6 +40,10 @@ pub enum Command {
     /// Open a bundle with the rules of `run` and `accuracy` and print one `ok: ...` line
     /// (or the one error line, and a non-zero exit).
     Check(CheckArgs),
+    /// Which design points of a grid keep top-1 within a budget of the quantized network
+    /// at a stated confidence (a sequential paired test), and which of them take the
+    /// fewest cycles and least energy.
+    Search(search::SearchArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Memory(cmd) => commands::memory(&cmd),
         Command::Accuracy(args) => accuracy_command::run(&args),
         Command::Check(args) => commands::check(&args),
+        Command::Search(args) => search::search_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -229,6 +229,33 @@ fn evaluate_seeded(
     (seed, steps): (u64, &[(String, Mode, u64)]),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation> {
+    let records = draw_records(
+        net,
+        cfg,
+        modes,
+        crossbar,
+        0..samples,
+        (seed, steps),
+        progress,
+    )?;
+    let ev = accuracy::reduce(&records, modes);
+    check_figures(net, &ev, cfg)?;
+    Ok(ev)
+}
+
+/// The per-sample records ([`accuracy::evaluate_samples`]) of the samples of `range` in
+/// one device draw: `device.seed` replaced by `seed`, the calibrated ADC `steps`
+/// ([`calibrate`]). [`evaluate_seeded`] reduces those of 0..samples; `sresim search`
+/// gives every sample a draw of its own.
+pub fn draw_records(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    range: std::ops::Range<usize>,
+    (seed, steps): (u64, &[(String, Mode, u64)]),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<accuracy::SampleRecord>> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
     let mut func = crate::functional::options(cfg, false);
@@ -242,9 +269,10 @@ fn evaluate_seeded(
         sim: &cfg.opts,
         func: &func,
     };
-    let ev = accuracy::evaluate(net, &machine, modes, crossbar, samples, progress)?;
-    check_figures(net, &ev, cfg)?;
-    Ok(ev)
+    let batch = accuracy::default_batch(net, range.len());
+    Ok(accuracy::evaluate_samples(
+        net, &machine, modes, crossbar, range, batch, progress,
+    )?)
 }
 
 /// The finite gate of every figure accuracy.csv, summary.json, the table and a sweep's

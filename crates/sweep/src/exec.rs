@@ -36,6 +36,12 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     sim::run::check_workers("--threads", args.threads)?;
     sim::run::check_workers("--jobs", args.jobs)?;
     let grid = Grid::load(&args.grid)?;
+    if grid.search.is_some() {
+        return Err(anyhow!(
+            "{}: search: a grid for `sresim search` (docs/search.md); a sweep takes no [search] table",
+            args.grid.display()
+        ));
+    }
     // Refused before a single point is planned: planning checks every point's config.
     let n = grid.point_count();
     if n > super::store::MAX_GRID_POINTS as u128 {

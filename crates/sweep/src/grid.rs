@@ -44,6 +44,7 @@ struct RawGrid {
     set: Option<Ordered>,
     axes: Option<Ordered>,
     points: Option<Vec<Ordered>>,
+    search: Option<Ordered>,
 }
 
 /// One axis: a key and its values, in file order.
@@ -81,6 +82,9 @@ pub struct Grid {
     pub axes: Vec<Axis>,
     /// The explicit point list: its keys, then one row of values per entry.
     pub explicit: Option<(Vec<String>, Vec<Vec<AxisValue>>)>,
+    /// The `[search]` table of a grid for `sresim search` (docs/search.md), as written;
+    /// `sresim sweep` refuses a grid that has one.
+    pub search: Option<toml::Value>,
 }
 
 /// One point of a grid: a workload and a value for every axis key.
@@ -238,6 +242,7 @@ impl Grid {
             set,
             axes,
             explicit,
+            search: raw.search.as_ref().map(Ordered::to_value),
         })
     }
 

@@ -223,25 +223,11 @@ impl Plan {
     ) -> Result<Vec<Vec<String>>> {
         let pt = &self.points[i];
         let g = &self.grid;
-        let context = || format!("{}: point {} ({})", g.path.display(), pt.id, g.describe(pt));
-        let (cfg, synth) =
-            setup(g, &g.assignments(pt)).map_err(|e| anyhow!("{}: {e:#}", context()))?;
-        let wi = g.workloads.iter().position(|w| *w == pt.workload);
-        let wi = wi.ok_or_else(|| anyhow!("{}: workload not in the grid", context()))?;
-        let name = &self.open_as[wi];
+        let context = || self.context(i);
+        let (cfg, synth) = self.config(i)?;
+        let name = self.open_name(i)?;
         let result = (|| {
-            let w = open_selected(g, name, &cfg, &synth)?;
-            let samples = g.samples.unwrap_or(w.available_samples());
-            let spec = run::RunSpec {
-                workload: w.as_ref(),
-                cfg: &cfg,
-                modes: &g.modes,
-                engine: g.engine,
-                samples,
-                progress: false,
-            };
-            let func = g.functional.then(|| sim::functional::options(&cfg, false));
-            let res = run::run_functional_with(&spec, progress, func.as_ref())?;
+            let res = self.run_cycles(name, &cfg, &synth, progress)?;
             let acc = match g.accuracy {
                 true => Some(super::extra::accuracy(g, name, &cfg)?),
                 false => None,
@@ -272,6 +258,56 @@ impl Plan {
             );
         }
         Ok(rows)
+    }
+}
+
+impl Plan {
+    /// `GRID: point ID (workload=W key=value ...)`, the prefix of a point's messages.
+    pub fn context(&self, i: usize) -> String {
+        let (g, pt) = (&self.grid, &self.points[i]);
+        format!("{}: point {} ({})", g.path.display(), pt.id, g.describe(pt))
+    }
+
+    /// The config and generator parameters of point `i`.
+    pub fn config(&self, i: usize) -> Result<(Resolved, Synth)> {
+        let g = &self.grid;
+        setup(g, &g.assignments(&self.points[i])).map_err(|e| anyhow!("{}: {e:#}", self.context(i)))
+    }
+
+    /// What point `i`'s workload is opened as (a bundle path next to the grid, or the
+    /// name as written).
+    pub fn open_name(&self, i: usize) -> Result<&str> {
+        let g = &self.grid;
+        let wi = g
+            .workloads
+            .iter()
+            .position(|w| *w == self.points[i].workload);
+        let wi = wi.ok_or_else(|| anyhow!("{}: workload not in the grid", self.context(i)))?;
+        Ok(&self.open_as[wi])
+    }
+
+    /// The cycle run of a point's config (every mode of the grid on the workload's
+    /// traces, with the functional datapath under `functional = true`).
+    pub fn run_cycles(
+        &self,
+        name: &str,
+        cfg: &Resolved,
+        synth: &Synth,
+        progress: &dyn run::Progress,
+    ) -> Result<run::RunResult> {
+        let g = &self.grid;
+        let w = open_selected(g, name, cfg, synth)?;
+        let samples = g.samples.unwrap_or(w.available_samples());
+        let spec = run::RunSpec {
+            workload: w.as_ref(),
+            cfg,
+            modes: &g.modes,
+            engine: g.engine,
+            samples,
+            progress: false,
+        };
+        let func = g.functional.then(|| sim::functional::options(cfg, false));
+        run::run_functional_with(&spec, progress, func.as_ref())
     }
 }
 
