@@ -307,6 +307,8 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
                 pareto: true,
                 x_better: None,
                 y_better: Some(sweep::pareto::Better::Lower),
+                stack: false,
+                quiet: true,
             };
             let chart = sweep::pareto::chart(&table, &args)?;
             let file = format!("pareto-{what}-{name}.svg");
