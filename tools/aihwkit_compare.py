@@ -2,9 +2,10 @@
 """sresim's PCM preset side by side with IBM AIHWKit's PCM model on a bundle's network.
 
     OMP_NUM_THREADS=1 python3 tools/aihwkit_compare.py --sresim target/release/sresim \\
-        --samples 500 --draws 3 --out docs/plots/aihwkit-compare.csv
+        --samples 200 --draws 3 --out docs/plots/aihwkit-compare.csv
 
-Needs torch and aihwkit (pip install aihwkit==1.1.0; not in CI). For each time since
+Needs torch and aihwkit (pip install aihwkit==1.1.0, with the torch it was built with,
+2.10; not in CI). For each time since
 programming t in 1 s, 1 hour, 1 day, 1 year and drift compensation off and on:
 
 - AIHWKit: the bundle's float network with every crossbar layer converted to an analog
@@ -15,7 +16,7 @@ programming t in 1 s, 1 hour, 1 day, 1 year and drift compensation off and on:
 - sresim: `sresim accuracy --modes dense` with device.preset = nandakumar-pcm at
   device.time_s = t, one 8-bit cell per weight magnitude (precision.weight_bits = 9,
   crossbar.cell_bits = 8: a differential pair per weight, AIHWKit's single-pair mapping)
-  and `--draws DRAWS`.
+  and `--draws SRESIM_DRAWS` (default 1: draw 0, whose per-layer errors are reported).
 
 Per layer: the relative error of the layer's output against the ideal product of the
 same input, ||y - y_ideal|| / ||y_ideal|| without bias (sresim's func_rel_rmse of draw 0;
@@ -197,7 +198,8 @@ def main():
     ap.add_argument("--bundle", type=Path, default=Path("workloads/lenet5-mnist"))
     ap.add_argument("--sresim", default="target/release/sresim")
     ap.add_argument("--samples", type=int, default=500)
-    ap.add_argument("--draws", type=int, default=3)
+    ap.add_argument("--draws", type=int, default=3, help="AIHWKit's draws (torch seeds)")
+    ap.add_argument("--sresim-draws", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--only", choices=["aihwkit", "sresim"])
     a = ap.parse_args()
@@ -205,7 +207,7 @@ def main():
     if a.only != "sresim":
         rows += aihwkit_rows(a.bundle, a.samples, a.draws)
     if a.only != "aihwkit":
-        rows += sresim_rows(a.sresim, a.bundle, a.samples, a.draws)
+        rows += sresim_rows(a.sresim, a.bundle, a.samples, a.sresim_draws)
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["simulator", "time", "compensation", "layer", "top1_mean", "top1_ci_half", "rel_error"])
