@@ -221,10 +221,96 @@ fn float_batch(net: &Network, range: Range<usize>) -> Result<Vec<f64>, AccuracyE
     gate_batch(net, first, "float network", y)
 }
 
-/// Units of work [`evaluate`] reports to its progress callback: a sample through one
-/// path (the float network, the quantized one, each mode).
-pub fn work(samples: usize, modes: &[Mode]) -> u64 {
-    samples as u64 * (modes.len() as u64 + 2)
+/// Progress units of one MAC of a crossbar layer in the float network (a float64 matrix
+/// product), in the units of `run`'s bar: one unit is about one MAC of one mode in the
+/// fast counting engine, 0.10 ns (docs/perf.md, "Progress bars: what a unit of work is").
+pub const FLOAT_UNITS_PER_MAC: u64 = 10;
+/// Units of one MAC in the quantized network (the input quantized, the exact integer
+/// product and the float product it is compared with), and in a layer of a mode that
+/// computes exact products (left out by `--layers`, or on the exact fast path).
+pub const QUANTIZED_UNITS_PER_MAC: u64 = 25;
+/// Units of one MAC read OU by OU through the functional datapath.
+pub const DATAPATH_UNITS_PER_MAC: u64 = 3000;
+/// Units of preparing one weight of a crossbar layer for a draw (mapping, compressing,
+/// programming the crossbars), as `run` counts its preparing.
+pub const SETUP_UNITS_PER_WEIGHT: u64 = 600;
+
+/// The progress units [`evaluate_samples`] reports: `setup` once when the layers are
+/// prepared, then per sample, as each batch finishes each path, `float`, `quantized` and
+/// each mode's units. A mode whose every datapath layer is on the exact fast path costs
+/// nothing (its records are the quantized network's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    pub setup: u64,
+    pub float: u64,
+    pub quantized: u64,
+    pub modes: Vec<u64>,
+}
+
+impl Work {
+    /// The work of crossbar layers of geometries `geoms` (layer i through the datapath iff
+    /// `crossbar[i]`) on machine `hw` with functional options `func`, in `modes`.
+    pub fn of(
+        geoms: &[&workload::ConvGeometry],
+        crossbar: &[bool],
+        hw: &Hardware,
+        func: &FuncOptions,
+        modes: &[Mode],
+    ) -> Work {
+        let macs = |g: &workload::ConvGeometry| g.macs_per_sample() as u64;
+        let all: u64 = geoms.iter().map(|g| macs(g)).sum();
+        let on = |l: usize| crossbar.get(l).copied().unwrap_or(true);
+        let modes = modes
+            .iter()
+            .map(|&m| {
+                let exact: Vec<bool> = geoms
+                    .iter()
+                    .map(|g| functional::exact_path(hw, func, m, g.k_rows() as u64))
+                    .collect();
+                if (0..geoms.len()).all(|l| !on(l) || exact[l]) {
+                    return 0;
+                }
+                geoms
+                    .iter()
+                    .enumerate()
+                    .map(|(l, g)| match on(l) && !exact[l] {
+                        true => macs(g).saturating_mul(DATAPATH_UNITS_PER_MAC),
+                        false => macs(g).saturating_mul(QUANTIZED_UNITS_PER_MAC),
+                    })
+                    .fold(0, u64::saturating_add)
+            })
+            .collect();
+        Work {
+            setup: geoms
+                .iter()
+                .map(|g| (g.weight_elements() as u64).saturating_mul(SETUP_UNITS_PER_WEIGHT))
+                .fold(0, u64::saturating_add),
+            float: all.saturating_mul(FLOAT_UNITS_PER_MAC),
+            quantized: all.saturating_mul(QUANTIZED_UNITS_PER_MAC),
+            modes,
+        }
+    }
+
+    /// The work of [`evaluate`] over the crossbar layers of `net`.
+    pub fn of_network(net: &Network, machine: &Machine, modes: &[Mode], crossbar: &[bool]) -> Work {
+        let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
+        Work::of(&geoms, crossbar, machine.hw, machine.func, modes)
+    }
+
+    /// Units of one sample through every path.
+    pub fn per_sample(&self) -> u64 {
+        self.modes
+            .iter()
+            .fold(self.float.saturating_add(self.quantized), |a, &m| {
+                a.saturating_add(m)
+            })
+    }
+
+    /// Units of [`evaluate_samples`] over `samples` samples.
+    pub fn total(&self, samples: usize) -> u64 {
+        self.setup
+            .saturating_add(self.per_sample().saturating_mul(samples as u64))
+    }
 }
 
 /// One path of one sample, before the reduction in sample order.
@@ -250,7 +336,7 @@ pub struct SampleRecord {
 /// Runs the first `samples` samples in float, as the quantized network and in every mode
 /// of `modes`; in a mode, layer i goes through the crossbar datapath iff `crossbar[i]`
 /// (others compute exact integer products). `progress` is called with the units of
-/// [`work`] as they are done.
+/// [`Work`] as they are done.
 pub fn evaluate(
     net: &Network,
     machine: &Machine,
@@ -293,6 +379,8 @@ pub fn evaluate_samples(
         .iter()
         .map(|p| functional::Layer::new(p, hw, machine.sim, &func))
         .collect();
+    let work = Work::of_network(net, machine, modes, crossbar);
+    progress(work.setup);
     let on_crossbar = |l: usize| crossbar.get(l).copied().unwrap_or(true);
     // A mode whose every crossbar layer takes the exact fast path computes the quantized
     // network: its records are the quantized path's, with the datapath figures of exact
@@ -313,12 +401,13 @@ pub fn evaluate_samples(
                 range: r,
             };
             let n = ctx.range.len();
+            let units = |per: u64| progress(per.saturating_mul(n as u64));
             let float = ctx.float()?;
-            progress(n as u64);
+            units(work.float);
             let (quantized, exact_figures) = ctx.path(None, &float)?;
-            progress(n as u64);
+            units(work.quantized);
             let mut paths = vec![quantized];
-            for (&m, &exact) in modes.iter().zip(&exact_mode) {
+            for ((&m, &exact), &per) in modes.iter().zip(&exact_mode).zip(&work.modes) {
                 let p = if exact {
                     let mut p = paths[0].clone();
                     for (l, stats) in p.iter_mut().flat_map(|s| s.layers.iter_mut().enumerate()) {
@@ -337,7 +426,7 @@ pub fn evaluate_samples(
                 } else {
                     ctx.path(Some(m), &float)?.0
                 };
-                progress(n as u64);
+                units(per);
                 paths.push(p);
             }
             float
@@ -475,21 +564,48 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
         .first()
         .and_then(|r| r.paths.first())
         .map_or(0, |p| p.layers.len());
-    let mut results: Vec<PathResult> = std::iter::once(None)
-        .chain(modes.iter().map(|&m| Some(m)))
-        .map(|mode| PathResult {
-            mode,
-            predictions: Vec::with_capacity(records.len()),
-            output_sq_err: 0.0,
-            layers: vec![LayerStats::default(); layers],
-        })
-        .collect();
-    let mut float_predictions = Vec::with_capacity(records.len());
-    let mut float_sq = 0.0;
-    for r in records {
-        float_predictions.push(r.float_prediction);
-        float_sq += r.float_sq;
-        for (acc, p) in results.iter_mut().zip(&r.paths) {
+    let mut r = Reducer::new(modes, layers);
+    for rec in records {
+        r.add(rec);
+    }
+    r.finish()
+}
+
+/// [`reduce`] fed one record at a time, in sample order (records read from shards).
+#[derive(Debug, Clone)]
+pub struct Reducer {
+    results: Vec<PathResult>,
+    float_predictions: Vec<usize>,
+    float_sq: f64,
+    samples: usize,
+}
+
+impl Reducer {
+    /// A reduction of the quantized network and `modes` over `layers` crossbar layers.
+    pub fn new(modes: &[Mode], layers: usize) -> Reducer {
+        let results = std::iter::once(None)
+            .chain(modes.iter().map(|&m| Some(m)))
+            .map(|mode| PathResult {
+                mode,
+                predictions: Vec::new(),
+                output_sq_err: 0.0,
+                layers: vec![LayerStats::default(); layers],
+            })
+            .collect();
+        Reducer {
+            results,
+            float_predictions: Vec::new(),
+            float_sq: 0.0,
+            samples: 0,
+        }
+    }
+
+    /// Adds the next sample's record.
+    pub fn add(&mut self, r: &SampleRecord) {
+        self.samples += 1;
+        self.float_predictions.push(r.float_prediction);
+        self.float_sq += r.float_sq;
+        for (acc, p) in self.results.iter_mut().zip(&r.paths) {
             acc.predictions.push(p.prediction);
             acc.output_sq_err += p.output_sq_err;
             for (a, st) in acc.layers.iter_mut().zip(&p.layers) {
@@ -497,13 +613,16 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
             }
         }
     }
-    let quantized = results.remove(0);
-    Evaluation {
-        samples: records.len(),
-        float_predictions,
-        float_sq,
-        quantized,
-        modes: results,
+
+    pub fn finish(mut self) -> Evaluation {
+        let quantized = self.results.remove(0);
+        Evaluation {
+            samples: self.samples,
+            float_predictions: self.float_predictions,
+            float_sq: self.float_sq,
+            quantized,
+            modes: self.results,
+        }
     }
 }
 

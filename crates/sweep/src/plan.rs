@@ -14,7 +14,6 @@ use anyhow::{anyhow, bail, Result};
 use sim::config::{self, Resolved};
 use sim::workloads::Synth;
 use sim::{report, run};
-use std::io::Read;
 use std::path::Path;
 use workload::Workload;
 
@@ -116,6 +115,7 @@ impl Plan {
         let mut layers = Vec::new();
         let mut bundles = String::new();
         let mut work = Vec::new();
+        let mut shapes = Vec::new();
         for w in &grid.workloads {
             let name = match near(dir, w) {
                 Some(path) if w.contains(['/', '\\']) => path.display().to_string(),
@@ -134,10 +134,10 @@ impl Plan {
             }
             layers.push(wl.layers().len());
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
-                bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
+                bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             }
             if grid.accuracy {
-                super::extra::check_accuracy(&grid, &name, &base_cfg)?;
+                shapes.push(super::extra::check_accuracy(&grid, &name, &base_cfg)?);
             }
             let samples = grid.samples.unwrap_or(wl.available_samples());
             work.push(run::work(wl.layers(), samples, grid.modes.len()));
@@ -154,7 +154,16 @@ impl Plan {
             .iter()
             .map(|pt| (layers[workload_of(pt)] + 1) * modes)
             .collect();
-        let work = points.iter().map(|pt| work[workload_of(pt)]).collect();
+        let mut work: Vec<u64> = points.iter().map(|pt| work[workload_of(pt)]).collect();
+        if grid.accuracy {
+            // A point's accuracy work depends on its config (which modes read OU by OU, the
+            // ADC calibration, the draws computed): each point's is added. Every config
+            // was checked above.
+            for (pt, w) in points.iter().zip(&mut work) {
+                let (cfg, _) = setup(&grid, &grid.assignments(pt))?;
+                *w = w.saturating_add(shapes[workload_of(pt)].work(&grid, &cfg));
+            }
+        }
         let mut text = format!(
             "sresim sweep grid v1\nbase config:\n{}\nenergy table:\n{}\n",
             toml::to_string(&base_cfg.config)?,
@@ -240,7 +249,7 @@ impl Plan {
             let func = g.functional.then(|| sim::functional::options(&cfg, false));
             let res = run::run_functional_with(&spec, progress, func.as_ref())?;
             let acc = match g.accuracy {
-                true => Some(super::extra::accuracy(g, name, &cfg)?),
+                true => Some(super::extra::accuracy(g, name, &cfg, &|n| progress.inc(n))?),
                 false => None,
             };
             Ok::<_, anyhow::Error>((res, acc))
@@ -274,31 +283,6 @@ impl Plan {
 
 /// The content hash of a bundle: 64-bit FNV-1a (as [`super::grid::fnv64`]) over the
 /// length and bytes of manifest.json, then of tensors.npz.
-fn bundle_hash(dir: &Path) -> Result<String> {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    let mut buf = vec![0u8; 1 << 16];
-    for name in ["manifest.json", "tensors.npz"] {
-        let path = dir.join(name);
-        let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
-        let mut f =
-            workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
-        feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
-        loop {
-            let n = f.read(&mut buf).map_err(cannot)?;
-            if n == 0 {
-                break;
-            }
-            feed(&buf[..n]);
-        }
-    }
-    Ok(format!("{h:016x}"))
-}
-
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &Synth) -> Result<Box<dyn Workload>> {
     sim::workloads::open(Some(name), synth, grid.samples, cfg)
 }
