@@ -223,14 +223,15 @@ fn float_batch(net: &Network, range: Range<usize>) -> Result<Vec<f64>, AccuracyE
 
 /// Progress units of one MAC of a crossbar layer in the float network (a float64 matrix
 /// product), in the units of `run`'s bar: one unit is about one MAC of one mode in the
-/// fast counting engine, 0.10 ns (docs/perf.md, "Progress bars: what a unit of work is").
-pub const FLOAT_UNITS_PER_MAC: u64 = 10;
+/// fast counting engine, 0.1 to 0.2 ns (docs/perf.md, "Progress bars: what a unit of work
+/// is", has the timings these weights come from).
+pub const FLOAT_UNITS_PER_MAC: u64 = 3;
 /// Units of one MAC in the quantized network (the input quantized, the exact integer
 /// product and the float product it is compared with), and in a layer of a mode that
 /// computes exact products (left out by `--layers`, or on the exact fast path).
-pub const QUANTIZED_UNITS_PER_MAC: u64 = 25;
+pub const QUANTIZED_UNITS_PER_MAC: u64 = 5;
 /// Units of one MAC read OU by OU through the functional datapath.
-pub const DATAPATH_UNITS_PER_MAC: u64 = 3000;
+pub const DATAPATH_UNITS_PER_MAC: u64 = 400;
 /// Units of preparing one weight of a crossbar layer for a draw (mapping, compressing,
 /// programming the crossbars), as `run` counts its preparing.
 pub const SETUP_UNITS_PER_WEIGHT: u64 = 600;

@@ -338,3 +338,51 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
 fn default_synth() -> Synth {
     Synth::default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Counts the units a point reports.
+    #[derive(Default)]
+    struct Units(AtomicU64);
+
+    impl run::Progress for Units {
+        fn inc(&self, units: u64) {
+            self.0.fetch_add(units, Ordering::Relaxed);
+        }
+    }
+
+    /// The bar of a sweep with accuracy columns is given, per point, exactly the units the
+    /// point then reports: the cycle runs and the accuracy path (samples x paths x draws,
+    /// the ADC calibration), whatever the point's device and ADC make of the modes.
+    #[test]
+    fn a_points_work_is_the_units_it_reports() {
+        let grid = Grid::parse(
+            "workloads = [\"lenet5-mnist\"]\nmodes = [\"dense\", \"ideal\"]\nsamples = 1\n\
+             accuracy = true\naccuracy_samples = 2\ndraws = 2\n\
+             [set]\n\"adc.calibration_samples\" = 2\n\
+             [axes]\n\"device.read_noise\" = [0.0, 0.1]\n\"adc.range\" = [\"step\", \"percentile:99\"]\n",
+            Path::new("g.toml"),
+        )
+        .unwrap();
+        let plan = Plan::new(grid).unwrap();
+        assert_eq!(plan.points.len(), 4);
+        let cfg = config::load(None, &[]).unwrap();
+        let wl = sim::workloads::open(Some("lenet5-mnist"), &Synth::default(), Some(1), &cfg)
+            .unwrap();
+        let cycles = run::work(wl.layers(), 1, 2);
+        for i in 0..plan.points.len() {
+            let units = Units::default();
+            plan.run_point_with(i, &units).unwrap();
+            assert_eq!(units.0.into_inner(), plan.work[i], "point {i}");
+            // The accuracy path is counted beside the cycle run.
+            assert!(plan.work[i] > cycles, "point {i}");
+        }
+        // Points whose modes read OU by OU (read noise, a calibrated ADC) weigh more than
+        // the ideal one, whose modes take the exact fast path.
+        let (min, max) = (plan.work.iter().min(), plan.work.iter().max());
+        assert!(*max.unwrap() > 10 * *min.unwrap());
+    }
+}
