@@ -65,6 +65,33 @@ fn merged_shards_write_the_unsharded_outputs() {
         let (a, b) = (full.join(f), merged.join(f));
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{f}");
     }
+    // docs/examples/slurm-accuracy.sh: its array tasks (the last first), then its merge.
+    let slurm = t.path().join("slurm");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/slurm-accuracy.sh");
+    let job = |step: &str, task: Option<usize>| {
+        let mut c = std::process::Command::new("sh");
+        c.arg(script)
+            .arg(step)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("SAMPLES", "4")
+            .env("OUT", &slurm)
+            .env("N", "3")
+            .env("ACCURACY_ARGS", RUN[3..].join(" "))
+            .env("SRESIM", common::BIN)
+            .env("SLURM_CPUS_PER_TASK", "1");
+        if let Some(i) = task {
+            c.env("SLURM_ARRAY_TASK_ID", i.to_string());
+        }
+        common::ok(&c.output().unwrap())
+    };
+    for i in [2, 0, 1] {
+        job("task", Some(i));
+    }
+    job("merge", None);
+    for f in ["accuracy.csv", "summary.json"] {
+        let (a, b) = (full.join(f), slurm.join(f));
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "slurm {f}");
+    }
     // The clip and draw columns are there: the case is the one it means to be.
     let csv = std::fs::read_to_string(full.join("accuracy.csv")).unwrap();
     assert!(csv.starts_with("network,") && csv.contains("adc_clip_frac") && csv.contains(",draw,"));
