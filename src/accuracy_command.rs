@@ -65,7 +65,9 @@ pub struct AccuracyArgs {
 /// `--sample-range A..B` of a run over `samples` samples.
 fn parse_range(text: &str, samples: usize) -> Result<std::ops::Range<usize>> {
     let bad = || {
-        anyhow!("--sample-range: '{text}' is not A..B with 0 <= A < B <= {samples} (the run's samples)")
+        anyhow!(
+            "--sample-range: '{text}' is not A..B with 0 <= A < B <= {samples} (the run's samples)"
+        )
     };
     let (a, b) = text.split_once("..").ok_or_else(bad)?;
     let a: usize = a.trim().parse().map_err(|_| bad())?;

@@ -44,7 +44,14 @@ fn merged_shards_write_the_unsharded_outputs() {
     for (i, (range, threads)) in [("0..1", "2"), ("1..4", "1")].into_iter().enumerate() {
         let dir = t.path().join(format!("shard{i}"));
         let mut args = RUN.to_vec();
-        args.extend(["--sample-range", range, "--threads", threads, "--out", s(&dir)]);
+        args.extend([
+            "--sample-range",
+            range,
+            "--threads",
+            threads,
+            "--out",
+            s(&dir),
+        ]);
         let line = ok(&args);
         assert_eq!(line.lines().count(), 1, "{line}");
         assert!(line.contains(&format!("samples {} of 4", range)), "{line}");
@@ -63,11 +70,18 @@ fn merged_shards_write_the_unsharded_outputs() {
     assert_eq!(table(&out), full_table);
     for f in ["accuracy.csv", "summary.json"] {
         let (a, b) = (full.join(f), merged.join(f));
-        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{f}");
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{f}"
+        );
     }
     // docs/examples/slurm-accuracy.sh: its array tasks (the last first), then its merge.
     let slurm = t.path().join("slurm");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/slurm-accuracy.sh");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/examples/slurm-accuracy.sh"
+    );
     let job = |step: &str, task: Option<usize>| {
         let mut c = std::process::Command::new("sh");
         c.arg(script)
@@ -90,7 +104,11 @@ fn merged_shards_write_the_unsharded_outputs() {
     job("merge", None);
     for f in ["accuracy.csv", "summary.json"] {
         let (a, b) = (full.join(f), slurm.join(f));
-        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "slurm {f}");
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "slurm {f}"
+        );
     }
     // The clip and draw columns are there: the case is the one it means to be.
     let csv = std::fs::read_to_string(full.join("accuracy.csv")).unwrap();

@@ -789,7 +789,18 @@ fn cases() -> Vec<Case> {
 /// with `extra` flags.
 fn acc_shard(dir: &Path, name: &str, range: &str, extra: &[&str]) {
     let o = Command::new(BIN)
-        .args(["accuracy", "--samples", "3", "--modes", "dense", "-q", "--sample-range", range, "--out", name])
+        .args([
+            "accuracy",
+            "--samples",
+            "3",
+            "--modes",
+            "dense",
+            "-q",
+            "--sample-range",
+            range,
+            "--out",
+            name,
+        ])
         .args(extra)
         .current_dir(dir)
         .output()

@@ -380,12 +380,20 @@ pub fn evaluate_draws(
 ) -> Result<Draws> {
     let info = NetInfo::of(net);
     let mut evals = Vec::new();
-    let seeds = draw_records(net, cfg, modes, crossbar, (0..samples, k), progress, |_, r| {
-        let ev = accuracy::reduce(&r, modes);
-        check_figures(&info, &ev, &cfg.origin)?;
-        evals.push(ev);
-        Ok(())
-    })?;
+    let seeds = draw_records(
+        net,
+        cfg,
+        modes,
+        crossbar,
+        (0..samples, k),
+        progress,
+        |_, r| {
+            let ev = accuracy::reduce(&r, modes);
+            check_figures(&info, &ev, &cfg.origin)?;
+            evals.push(ev);
+            Ok(())
+        },
+    )?;
     Ok(Draws { k, seeds, evals })
 }
 

@@ -8,7 +8,7 @@
 use crate::accuracy::{draw_records, Draws, NetInfo};
 use crate::config::Resolved;
 use crate::workloads::Fnv;
-use accuracy::{LayerStats, Network, Reducer, SampleRecord, SamplePath};
+use accuracy::{LayerStats, Network, Reducer, SamplePath, SampleRecord};
 use anyhow::{anyhow, bail, Result};
 use crossbar::Mode;
 use functional::Metrics;
@@ -360,7 +360,12 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
     shards.sort_by_key(|(_, m)| m.range);
     check_cover(&shards)?;
     let m = shards[0].1.clone();
-    let modes = crate::run::parse_modes(&m.modes)?;
+    let modes = m
+        .modes
+        .iter()
+        .map(|t| t.parse::<Mode>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow!("{}: modes: {e}", shards[0].0.join(MANIFEST).display()))?;
     let mut readers = shards
         .iter()
         .map(|(dir, m)| RecordReader::open(dir, m))

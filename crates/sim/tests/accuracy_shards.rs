@@ -6,6 +6,8 @@
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests read outputs with std::fs; a split of one range is a split.
+#![allow(clippy::disallowed_methods, clippy::single_range_in_vec_init)]
 
 use crossbar::Mode;
 use proptest::prelude::*;
@@ -86,9 +88,18 @@ fn sharded(s: &Setup, samples: usize, split: &[Range<usize>], threads: Option<us
     let m = merge(&dirs).unwrap();
     let labels = s.net.labels.as_ref().map(|l| l[..samples].to_vec());
     assert_eq!(m.info.labels, labels);
-    assert_eq!(m.info, sim::accuracy::NetInfo { labels, ..sim::accuracy::NetInfo::of(&s.net) });
+    assert_eq!(
+        m.info,
+        sim::accuracy::NetInfo {
+            labels,
+            ..sim::accuracy::NetInfo::of(&s.net)
+        }
+    );
     assert_eq!(m.crossbar, s.crossbar);
-    assert_eq!(m.config_values, serde_json::to_value(&s.cfg.config).unwrap());
+    assert_eq!(
+        m.config_values,
+        serde_json::to_value(&s.cfg.config).unwrap()
+    );
     assert_eq!(m.manifest.config_origin, s.cfg.origin);
     let d = m.draws;
     format!("{:?} {:?} {:?}", d.k, d.seeds, d.evals)

@@ -29,7 +29,8 @@ pub struct Plan {
     pub extras: Extras,
     /// Rows each point writes: (layers + 1 TOTAL) x modes.
     pub rows: Vec<usize>,
-    /// Work of each point, in the progress units of [`run::work`].
+    /// Work of each point, in the progress units of [`run::work`]: its cycle runs, and
+    /// with accuracy columns its accuracy path ([`sim::accuracy::work`]).
     pub work: Vec<u64>,
     /// Identifies the grid's content (see [`Plan::new`]).
     pub fingerprint: String,
@@ -370,8 +371,8 @@ mod tests {
         let plan = Plan::new(grid).unwrap();
         assert_eq!(plan.points.len(), 4);
         let cfg = config::load(None, &[]).unwrap();
-        let wl = sim::workloads::open(Some("lenet5-mnist"), &Synth::default(), Some(1), &cfg)
-            .unwrap();
+        let wl =
+            sim::workloads::open(Some("lenet5-mnist"), &Synth::default(), Some(1), &cfg).unwrap();
         let cycles = run::work(wl.layers(), 1, 2);
         for i in 0..plan.points.len() {
             let units = Units::default();
