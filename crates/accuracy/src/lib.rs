@@ -629,6 +629,39 @@ impl Reducer {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Two fc layers of 400,000 and 5,000 MACs: the float and quantized networks weigh
+    /// every MAC, a mode on the exact fast path nothing, a mode read OU by OU the datapath
+    /// weight on its crossbar layers and the quantized weight on the others.
+    #[test]
+    fn work_weighs_each_mac_by_how_its_path_computes_it() {
+        let geoms = [
+            workload::ConvGeometry::fc(800, 500),
+            workload::ConvGeometry::fc(500, 10),
+        ];
+        let geoms: Vec<&workload::ConvGeometry> = geoms.iter().collect();
+        let hw = Hardware::default();
+        let ideal = FuncOptions::default();
+        let ou_by_ou = FuncOptions {
+            exact_fast_path: false,
+            ..FuncOptions::default()
+        };
+        let modes = [Mode::Dense, Mode::Sre];
+        let w = Work::of(&geoms, &[true, false], &hw, &ideal, &modes);
+        assert_eq!(w.float, 405_000 * FLOAT_UNITS_PER_MAC);
+        assert_eq!(w.quantized, 405_000 * QUANTIZED_UNITS_PER_MAC);
+        assert_eq!(w.modes, [0, 0]);
+        assert_eq!(w.setup, 405_000 * SETUP_UNITS_PER_WEIGHT);
+        let w = Work::of(&geoms, &[true, false], &hw, &ou_by_ou, &modes);
+        let mode = 400_000 * DATAPATH_UNITS_PER_MAC + 5_000 * QUANTIZED_UNITS_PER_MAC;
+        assert_eq!(w.modes, [mode, mode]);
+        assert_eq!(
+            w.total(3),
+            w.setup + 3 * (405_000 * (FLOAT_UNITS_PER_MAC + QUANTIZED_UNITS_PER_MAC) + 2 * mode)
+        );
+    }
+
     #[test]
     fn argmax_predicts_no_class_from_a_nan() {
         assert_eq!(super::argmax(&[1.0, 3.0, 3.0, -1.0]), Some(1));
