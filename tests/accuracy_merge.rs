@@ -68,14 +68,14 @@ fn merged_shards_write_the_unsharded_outputs() {
         s(&merged),
     ]);
     assert_eq!(table(&out), full_table);
-    for f in ["accuracy.csv", "summary.json"] {
-        let (a, b) = (full.join(f), merged.join(f));
-        assert_eq!(
-            std::fs::read(&a).unwrap(),
-            std::fs::read(&b).unwrap(),
-            "{f}"
-        );
-    }
+    let same_as_full = |dir: &std::path::Path| {
+        for f in ["accuracy.csv", "summary.json"] {
+            let (a, b) = (full.join(f), dir.join(f));
+            let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+            assert_eq!(read(&a), read(&b), "{}", b.display());
+        }
+    };
+    same_as_full(&merged);
     // docs/examples/slurm-accuracy.sh: its array tasks (the last first), then its merge.
     let slurm = t.path().join("slurm");
     let script = concat!(
@@ -102,14 +102,7 @@ fn merged_shards_write_the_unsharded_outputs() {
         job("task", Some(i));
     }
     job("merge", None);
-    for f in ["accuracy.csv", "summary.json"] {
-        let (a, b) = (full.join(f), slurm.join(f));
-        assert_eq!(
-            std::fs::read(&a).unwrap(),
-            std::fs::read(&b).unwrap(),
-            "slurm {f}"
-        );
-    }
+    same_as_full(&slurm);
     // The clip and draw columns are there: the case is the one it means to be.
     let csv = std::fs::read_to_string(full.join("accuracy.csv")).unwrap();
     assert!(csv.starts_with("network,") && csv.contains("adc_clip_frac") && csv.contains(",draw,"));

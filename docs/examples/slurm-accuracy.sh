@@ -52,15 +52,9 @@ task)
         --threads "${SLURM_CPUS_PER_TASK:-1}" --quiet --out "$OUT/shards/$I-of-$N"
     ;;
 merge)
-    # After every task: join the shards (the merge checks that they belong to one run
-    # and hold every sample once).
-    set --
-    I=0
-    while [ "$I" -lt "$N" ]; do
-        set -- "$@" "$OUT/shards/$I-of-$N"
-        I=$((I + 1))
-    done
-    exec "$SRESIM" accuracy-merge "$@" --out "$OUT"
+    # After every task: join the shards. The merge checks that they belong to one run
+    # and hold every sample once, so a shard missing from the list is named.
+    exec "$SRESIM" accuracy-merge "$OUT"/shards/*-of-"$N" --out "$OUT"
     ;;
 *)
     echo "usage: $0 [submit|task|merge]" >&2

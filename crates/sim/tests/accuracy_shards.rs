@@ -61,6 +61,22 @@ fn unsharded(s: &Setup, samples: usize) -> String {
     format!("{:?} {:?} {:?}", d.k, d.seeds, d.evals)
 }
 
+/// Writes the shard of samples `range` of a run over `samples` into `dir`, on `threads`.
+fn write(s: &Setup, samples: usize, range: Range<usize>, dir: &std::path::Path, threads: usize) {
+    let out = outdir::OutputDir::open(dir).unwrap();
+    let run = ShardRun {
+        net: &s.net,
+        cfg: &s.cfg,
+        modes: &s.modes,
+        crossbar: &s.crossbar,
+        workload: None,
+        samples,
+        range,
+        draws: s.draws,
+    };
+    pool(threads).install(|| run.write(&out, &|_| {})).unwrap();
+}
+
 /// Writes the shards `split` (shard i on 1 + i % 2 threads, or on `threads`), merges them
 /// given in reverse order, and returns the merged draws as [`unsharded`] shows them.
 fn sharded(s: &Setup, samples: usize, split: &[Range<usize>], threads: Option<usize>) -> String {
@@ -68,20 +84,7 @@ fn sharded(s: &Setup, samples: usize, split: &[Range<usize>], threads: Option<us
     let mut dirs = Vec::new();
     for (i, r) in split.iter().enumerate() {
         let dir = t.path().join(format!("s{i}"));
-        let out = outdir::OutputDir::open(&dir).unwrap();
-        let run = ShardRun {
-            net: &s.net,
-            cfg: &s.cfg,
-            modes: &s.modes,
-            crossbar: &s.crossbar,
-            workload: None,
-            samples,
-            range: r.clone(),
-            draws: s.draws,
-        };
-        pool(threads.unwrap_or(1 + i % 2))
-            .install(|| run.write(&out, &|_| {}))
-            .unwrap();
+        write(s, samples, r.clone(), &dir, threads.unwrap_or(1 + i % 2));
         dirs.push(dir);
     }
     dirs.reverse();
@@ -152,18 +155,7 @@ fn a_shard_does_not_depend_on_threads() {
     let s = setup(&["device.read_noise=0.2"], &[Mode::Dense], None, 2);
     let bytes = |threads: usize| {
         let t = tempfile::tempdir().unwrap();
-        let out = outdir::OutputDir::open(t.path()).unwrap();
-        let run = ShardRun {
-            net: &s.net,
-            cfg: &s.cfg,
-            modes: &s.modes,
-            crossbar: &s.crossbar,
-            workload: None,
-            samples: 6,
-            range: 2..5,
-            draws: s.draws,
-        };
-        pool(threads).install(|| run.write(&out, &|_| {})).unwrap();
+        write(&s, 6, 2..5, t.path(), threads);
         std::fs::read(t.path().join("records.csv")).unwrap()
     };
     let one = bytes(1);
