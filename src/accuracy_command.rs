@@ -100,6 +100,9 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(LayerSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--layers: {e}"))?;
+    // Drawn at once: reading a large bundle takes a while too.
+    let bar =
+        Bar::new(!args.quiet && std::io::stderr().is_terminal() && args.float_logits.is_none());
     let w = sim::accuracy::open_bundle(args.workload.as_deref(), &cfg, "--workload")?;
     let net = sim::accuracy::load_network(&w, &cfg)?;
     let samples = match args.samples {
@@ -157,7 +160,6 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .as_deref()
         .map(outdir::OutputDir::open)
         .transpose()?;
-    let shown = !args.quiet && std::io::stderr().is_terminal();
     if let (Some(range), Some(dir)) = (range, &out) {
         let shard = sim::accuracy_shard::ShardRun {
             net: &net,
@@ -171,21 +173,16 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         };
         // Checked (the config's TOML read back) before anything is computed.
         shard.manifest()?;
-        let bar = progress_bar(
-            sim::accuracy::work(
-                &net.layers.iter().map(|l| l.geom()).collect::<Vec<_>>(),
-                &crossbar,
-                &cfg,
-                &modes,
-                (range.len(), net.samples),
-                args.draws,
-            ),
-            shown,
-        );
-        let m = pool.install(|| shard.write(dir, &|n| inc(&bar, n)))?;
-        if let Some(b) = &bar {
-            b.finish_and_clear();
-        }
+        bar.start(sim::accuracy::network_work(
+            &net,
+            &crossbar,
+            &cfg,
+            &modes,
+            range.len(),
+            args.draws,
+        ));
+        let m = pool.install(|| shard.write(dir, &|n| bar.inc(n)))?;
+        drop(bar);
         if !args.quiet {
             println!(
                 "wrote {}/{{{},{}}}: samples {}..{} of {} (fingerprint {}); `sresim accuracy-merge` joins the shards",
@@ -200,18 +197,15 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let bar = progress_bar(
-        sim::accuracy::network_work(&net, &crossbar, &cfg, &modes, samples, args.draws),
-        shown,
-    );
+    bar.start(sim::accuracy::network_work(
+        &net, &crossbar, &cfg, &modes, samples, args.draws,
+    ));
     let draws = pool.install(|| {
         sim::accuracy::evaluate_draws(&net, &cfg, &modes, &crossbar, samples, args.draws, &|n| {
-            inc(&bar, n)
+            bar.inc(n)
         })
     })?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    drop(bar);
     let outputs = Outputs {
         info: &NetInfo::of(&net),
         draws: &draws,
@@ -221,12 +215,6 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         crossbar: &crossbar,
     };
     outputs.write(out.as_ref(), args.quiet)
-}
-
-fn inc(bar: &Option<ProgressBar>, n: u64) {
-    if let Some(b) = bar {
-        b.inc(n);
-    }
 }
 
 /// What `accuracy` and `accuracy-merge` write: accuracy.csv, summary.json and the table.
@@ -276,19 +264,49 @@ impl Outputs<'_> {
     }
 }
 
-/// The bar of `total` units of [`sim::accuracy::work`] (a sample through one path weighed
-/// by its MACs and how it computes them), drawn at once and redrawn as batches finish.
-fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
-    enabled.then(|| {
-        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% (eta {eta})",
-        ) {
-            pb.set_style(style);
+/// The progress bar of `accuracy`, in the units of [`sim::accuracy::work`] (a sample
+/// through one path weighed by its MACs and how the path computes them): drawn at once,
+/// its length set when the network is read, redrawn as batches finish, and cleared
+/// however the command ends.
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn new(enabled: bool) -> Bar {
+        Bar(enabled.then(|| {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}(eta {eta})",
+            ) {
+                pb.set_style(style);
+            }
+            pb.set_message("reading the network ");
+            pb.enable_steady_tick(std::time::Duration::from_millis(250));
+            pb
+        }))
+    }
+
+    /// The work is known: `total` units.
+    fn start(&self, total: u64) {
+        if let Some(b) = &self.0 {
+            b.set_message("");
+            b.set_length(total);
+            b.reset_eta();
         }
-        pb.enable_steady_tick(std::time::Duration::from_millis(250));
-        pb
-    })
+    }
+
+    fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// Columns of accuracy.csv (docs/accuracy.md defines them).

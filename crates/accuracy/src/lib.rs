@@ -206,17 +206,24 @@ fn batches(range: Range<usize>, batch: usize) -> Vec<Range<usize>> {
 pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, AccuracyError> {
     let per: Vec<Vec<f64>> = batches(0..samples, default_batch(net, samples))
         .into_par_iter()
-        .map(|r| float_batch(net, r))
+        .map(|r| float_batch(net, r, &[], &|_| {}))
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
 }
 
 /// The float network's outputs of the samples of `range`, run as one batch, through the
-/// finite gate.
-fn float_batch(net: &Network, range: Range<usize>) -> Result<Vec<f64>, AccuracyError> {
+/// finite gate; `progress` gets `units[l]` per sample as crossbar layer l is done.
+fn float_batch(
+    net: &Network,
+    range: Range<usize>,
+    units: &[u64],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<f64>, AccuracyError> {
     let (n, first) = (range.len(), range.start);
     let y = net.forward(net.samples(range), n, &mut |l, x, n| {
-        Ok(net.layers[l].float_products(x, n))
+        let y = net.layers[l].float_products(x, n);
+        progress(units.get(l).map_or(0, |u| u.saturating_mul(n as u64)));
+        Ok(y)
     })?;
     gate_batch(net, first, "float network", y)
 }
@@ -246,6 +253,10 @@ pub struct Work {
     pub float: u64,
     pub quantized: u64,
     pub modes: Vec<u64>,
+    /// Per path (the float network, the quantized one, each mode) and crossbar layer,
+    /// the units of one sample, reported as each layer of a batch is done; each path's
+    /// sum is its figure above.
+    pub layers: Vec<Vec<u64>>,
 }
 
 impl Work {
@@ -259,18 +270,18 @@ impl Work {
         modes: &[Mode],
     ) -> Work {
         let macs = |g: &workload::ConvGeometry| g.macs_per_sample() as u64;
-        let all: u64 = geoms.iter().map(|g| macs(g)).sum();
+        let each =
+            |w: u64| -> Vec<u64> { geoms.iter().map(|g| macs(g).saturating_mul(w)).collect() };
         let on = |l: usize| crossbar.get(l).copied().unwrap_or(true);
-        let modes = modes
-            .iter()
-            .map(|&m| {
-                let exact: Vec<bool> = geoms
-                    .iter()
-                    .map(|g| functional::exact_path(hw, func, m, g.k_rows() as u64))
-                    .collect();
-                if (0..geoms.len()).all(|l| !on(l) || exact[l]) {
-                    return 0;
-                }
+        let mut layers = vec![each(FLOAT_UNITS_PER_MAC), each(QUANTIZED_UNITS_PER_MAC)];
+        for &m in modes {
+            let exact: Vec<bool> = geoms
+                .iter()
+                .map(|g| functional::exact_path(hw, func, m, g.k_rows() as u64))
+                .collect();
+            layers.push(if (0..geoms.len()).all(|l| !on(l) || exact[l]) {
+                vec![0; geoms.len()]
+            } else {
                 geoms
                     .iter()
                     .enumerate()
@@ -278,17 +289,22 @@ impl Work {
                         true => macs(g).saturating_mul(DATAPATH_UNITS_PER_MAC),
                         false => macs(g).saturating_mul(QUANTIZED_UNITS_PER_MAC),
                     })
-                    .fold(0, u64::saturating_add)
-            })
+                    .collect()
+            });
+        }
+        let sums: Vec<u64> = layers
+            .iter()
+            .map(|p| p.iter().fold(0, |a: u64, &u| a.saturating_add(u)))
             .collect();
         Work {
             setup: geoms
                 .iter()
                 .map(|g| (g.weight_elements() as u64).saturating_mul(SETUP_UNITS_PER_WEIGHT))
                 .fold(0, u64::saturating_add),
-            float: all.saturating_mul(FLOAT_UNITS_PER_MAC),
-            quantized: all.saturating_mul(QUANTIZED_UNITS_PER_MAC),
-            modes,
+            float: sums[0],
+            quantized: sums[1],
+            modes: sums[2..].to_vec(),
+            layers,
         }
     }
 
@@ -401,14 +417,10 @@ pub fn evaluate_samples(
                 bits: hw.input_bits,
                 range: r,
             };
-            let n = ctx.range.len();
-            let units = |per: u64| progress(per.saturating_mul(n as u64));
-            let float = ctx.float()?;
-            units(work.float);
-            let (quantized, exact_figures) = ctx.path(None, &float)?;
-            units(work.quantized);
+            let float = ctx.float(&work.layers[0], progress)?;
+            let (quantized, exact_figures) = ctx.path(None, &float, &work.layers[1], progress)?;
             let mut paths = vec![quantized];
-            for ((&m, &exact), &per) in modes.iter().zip(&exact_mode).zip(&work.modes) {
+            for ((&m, &exact), units) in modes.iter().zip(&exact_mode).zip(&work.layers[2..]) {
                 let p = if exact {
                     let mut p = paths[0].clone();
                     for (l, stats) in p.iter_mut().flat_map(|s| s.layers.iter_mut().enumerate()) {
@@ -425,9 +437,8 @@ pub fn evaluate_samples(
                     }
                     p
                 } else {
-                    ctx.path(Some(m), &float)?.0
+                    ctx.path(Some(m), &float, units, progress)?.0
                 };
-                units(per);
                 paths.push(p);
             }
             float
@@ -456,19 +467,26 @@ struct Batch<'a, 'l> {
 }
 
 impl Batch<'_, '_> {
-    /// The graph output of the float network, `[n, ...]`.
-    fn float(&self) -> Result<Vec<f64>, AccuracyError> {
-        float_batch(self.net, self.range.clone())
+    /// The graph output of the float network, `[n, ...]` (`units`: see [`float_batch`]).
+    fn float(
+        &self,
+        units: &[u64],
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<f64>, AccuracyError> {
+        float_batch(self.net, self.range.clone(), units, progress)
     }
 
     /// One path (`mode` None: the quantized network) of the batch: per sample its
     /// [`SamplePath`], and per sample and layer the datapath figures of the exact
-    /// product (those of a mode on the exact fast path).
+    /// product (those of a mode on the exact fast path). `progress` gets `units[l]` per
+    /// sample as crossbar layer l is done.
     #[allow(clippy::type_complexity)]
     fn path(
         &self,
         mode: Option<Mode>,
         float: &[f64],
+        units: &[u64],
+        progress: &(dyn Fn(u64) + Sync),
     ) -> Result<(Vec<SamplePath>, Vec<Vec<Metrics>>), AccuracyError> {
         let net = self.net;
         let n = self.range.len();
@@ -522,6 +540,7 @@ impl Batch<'_, '_> {
                     exact_figures[s][l] = figures;
                 }
             }
+            progress(units.get(l).map_or(0, |u| u.saturating_mul(n as u64)));
             Ok(y)
         })?;
         let name = mode.map_or("quantized".to_string(), |m| m.to_string());
@@ -656,6 +675,15 @@ mod tests {
         let w = Work::of(&geoms, &[true, false], &hw, &ou_by_ou, &modes);
         let mode = 400_000 * DATAPATH_UNITS_PER_MAC + 5_000 * QUANTIZED_UNITS_PER_MAC;
         assert_eq!(w.modes, [mode, mode]);
+        let per_layer = vec![
+            400_000 * DATAPATH_UNITS_PER_MAC,
+            5_000 * QUANTIZED_UNITS_PER_MAC,
+        ];
+        assert_eq!(w.layers[2..], [per_layer.clone(), per_layer]);
+        assert_eq!(
+            w.layers[0],
+            [400_000 * FLOAT_UNITS_PER_MAC, 5_000 * FLOAT_UNITS_PER_MAC]
+        );
         assert_eq!(
             w.total(3),
             w.setup + 3 * (405_000 * (FLOAT_UNITS_PER_MAC + QUANTIZED_UNITS_PER_MAC) + 2 * mode)
