@@ -1,12 +1,11 @@
 //! `sresim accuracy` (docs/accuracy.md): reads a bundle's network, runs the accuracy
 //! crate over its graph input and writes accuracy.csv and summary.json.
 
-use accuracy::{Evaluation, Network, PathResult};
+use accuracy::{Evaluation, PathResult};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sim::accuracy::Draws;
-use sim::config::Resolved;
+use sim::accuracy::{Draws, NetInfo};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use workload::LayerSelector;
@@ -53,9 +52,30 @@ pub struct AccuracyArgs {
     /// standard deviation and 95% interval over the draws.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub draws: u32,
+    /// Run only samples [A, B) of the run's samples (of `--samples`, default all) and
+    /// write them as a shard to `--out` (records and shard.json, no figures);
+    /// `sresim accuracy-merge` joins the shards into the run's outputs.
+    #[arg(long, value_name = "A..B")]
+    pub sample_range: Option<String>,
     /// Print neither the table nor the progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// `--sample-range A..B` of a run over `samples` samples.
+fn parse_range(text: &str, samples: usize) -> Result<std::ops::Range<usize>> {
+    let bad = || {
+        anyhow!(
+            "--sample-range: '{text}' is not A..B with 0 <= A < B <= {samples} (the run's samples)"
+        )
+    };
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let a: usize = a.trim().parse().map_err(|_| bad())?;
+    let b: usize = b.trim().parse().map_err(|_| bad())?;
+    if a >= b || b > samples {
+        return Err(bad());
+    }
+    Ok(a..b)
 }
 
 /// `sresim accuracy`.
@@ -80,6 +100,9 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(LayerSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--layers: {e}"))?;
+    // Drawn at once: reading a large bundle takes a while too.
+    let bar =
+        Bar::new(!args.quiet && std::io::stderr().is_terminal() && args.float_logits.is_none());
     let w = sim::accuracy::open_bundle(args.workload.as_deref(), &cfg, "--workload")?;
     let net = sim::accuracy::load_network(&w, &cfg)?;
     let samples = match args.samples {
@@ -95,6 +118,17 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     let crossbar = sim::accuracy::crossbar_layers(&net, selector.as_ref(), "--layers")?;
     functional::check_table(&cfg.device, &cfg.hw, &modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
+    let range = args
+        .sample_range
+        .as_deref()
+        .map(|r| parse_range(r, samples))
+        .transpose()?;
+    if range.is_some() && args.float_logits.is_some() {
+        bail!("--sample-range: a shard writes records, not --float-logits");
+    }
+    if range.is_some() && args.out.is_none() {
+        bail!("--sample-range: needs --out DIR, the shard's directory");
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
@@ -126,65 +160,153 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .as_deref()
         .map(outdir::OutputDir::open)
         .transpose()?;
-    let bar = progress_bar(
-        accuracy::work(samples, &modes)
-            * sim::accuracy::draws_computed(&cfg, &modes, args.draws) as u64,
-        !args.quiet && std::io::stderr().is_terminal(),
-    );
-    let inc = |n: u64| {
-        if let Some(b) = &bar {
-            b.inc(n);
+    if let (Some(range), Some(dir)) = (range, &out) {
+        let shard = sim::accuracy_shard::ShardRun {
+            net: &net,
+            cfg: &cfg,
+            modes: &modes,
+            crossbar: &crossbar,
+            workload: args.workload.as_deref(),
+            samples,
+            range: range.clone(),
+            draws: args.draws,
+        };
+        // Checked (the config's TOML read back) before anything is computed.
+        shard.manifest()?;
+        bar.start(sim::accuracy::network_work(
+            &net,
+            &crossbar,
+            &cfg,
+            &modes,
+            range.len(),
+            args.draws,
+        ));
+        let m = pool.install(|| shard.write(dir, &|n| bar.inc(n)))?;
+        drop(bar);
+        if !args.quiet {
+            println!(
+                "wrote {}/{{{},{}}}: samples {}..{} of {} (fingerprint {}); `sresim accuracy-merge` joins the shards",
+                dir.path().display(),
+                sim::accuracy_shard::RECORDS,
+                sim::accuracy_shard::MANIFEST,
+                range.start,
+                range.end,
+                samples,
+                m.fingerprint
+            );
         }
-    };
+        return Ok(());
+    }
+    bar.start(sim::accuracy::network_work(
+        &net, &crossbar, &cfg, &modes, samples, args.draws,
+    ));
     let draws = pool.install(|| {
-        sim::accuracy::evaluate_draws(&net, &cfg, &modes, &crossbar, samples, args.draws, &inc)
+        sim::accuracy::evaluate_draws(&net, &cfg, &modes, &crossbar, samples, args.draws, &|n| {
+            bar.inc(n)
+        })
     })?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    let ev = draws.first();
-    let clip = matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_));
-    let csv = accuracy_csv(&net, &draws, clip)?;
-    let mut summary = summary_json(&net, ev, &cfg, &crossbar);
-    if draws.k > 1 {
-        add_draws_json(&mut summary, &net, &draws);
-    }
-    let json = serde_json::to_vec_pretty(&summary)?;
-    if let Some(dir) = &out {
-        dir.replace(&[("accuracy.csv", &csv), ("summary.json", &json)])?;
-    }
-    if !args.quiet {
-        let mut o = std::io::stdout().lock();
-        write!(o, "{}", table(&net, ev))?;
-        if draws.k > 1 {
-            write!(o, "{}", draws_table(&net, &draws))?;
-        }
-        match &args.out {
-            Some(d) => writeln!(
-                o,
-                "wrote {0}/accuracy.csv and {0}/summary.json",
-                d.display()
-            )?,
-            None => writeln!(o, "(--out DIR writes accuracy.csv and summary.json)")?,
-        }
-        o.flush()?;
-    }
-    Ok(())
+    drop(bar);
+    let outputs = Outputs {
+        info: &NetInfo::of(&net),
+        draws: &draws,
+        clip: matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
+        origin: &cfg.origin,
+        config: &serde_json::to_value(&cfg.config)?,
+        crossbar: &crossbar,
+    };
+    outputs.write(out.as_ref(), args.quiet)
 }
 
-/// The bar of `total` units of [`accuracy::work`] (a sample through one path), drawn at
-/// once and redrawn as batches finish.
-fn progress_bar(total: u64, enabled: bool) -> Option<ProgressBar> {
-    enabled.then(|| {
-        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} sample-paths (eta {eta})",
-        ) {
-            pb.set_style(style);
+/// What `accuracy` and `accuracy-merge` write: accuracy.csv, summary.json and the table.
+pub struct Outputs<'a> {
+    pub info: &'a NetInfo,
+    pub draws: &'a Draws,
+    /// accuracy.csv has `adc_clip_frac` (a fixed `adc.bits`).
+    pub clip: bool,
+    /// summary.json's `config` and `config_values`.
+    pub origin: &'a str,
+    pub config: &'a serde_json::Value,
+    pub crossbar: &'a [bool],
+}
+
+impl Outputs<'_> {
+    /// Writes accuracy.csv and summary.json to `out` (when given) and, unless `quiet`,
+    /// prints the table.
+    pub fn write(&self, out: Option<&outdir::OutputDir>, quiet: bool) -> Result<()> {
+        let (net, draws) = (self.info, self.draws);
+        let ev = draws.first();
+        let csv = accuracy_csv(net, draws, self.clip)?;
+        let mut summary = summary_json(net, ev, self.origin, self.config, self.crossbar);
+        if draws.k > 1 {
+            add_draws_json(&mut summary, net, draws);
         }
-        pb.enable_steady_tick(std::time::Duration::from_millis(250));
-        pb
-    })
+        let json = serde_json::to_vec_pretty(&summary)?;
+        if let Some(dir) = out {
+            dir.replace(&[("accuracy.csv", &csv), ("summary.json", &json)])?;
+        }
+        if !quiet {
+            let mut o = std::io::stdout().lock();
+            write!(o, "{}", table(net, ev))?;
+            if draws.k > 1 {
+                write!(o, "{}", draws_table(net, draws))?;
+            }
+            match out {
+                Some(d) => writeln!(
+                    o,
+                    "wrote {0}/accuracy.csv and {0}/summary.json",
+                    d.path().display()
+                )?,
+                None => writeln!(o, "(--out DIR writes accuracy.csv and summary.json)")?,
+            }
+            o.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// The progress bar of `accuracy`, in the units of [`sim::accuracy::work`] (a sample
+/// through one path weighed by its MACs and how the path computes them): drawn at once,
+/// its length set when the network is read, redrawn as batches finish, and cleared
+/// however the command ends.
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn new(enabled: bool) -> Bar {
+        Bar(enabled.then(|| {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}(eta {eta})",
+            ) {
+                pb.set_style(style);
+            }
+            pb.set_message("reading the network ");
+            pb.enable_steady_tick(std::time::Duration::from_millis(250));
+            pb
+        }))
+    }
+
+    /// The work is known: `total` units.
+    fn start(&self, total: u64) {
+        if let Some(b) = &self.0 {
+            b.set_message("");
+            b.set_length(total);
+            b.reset_eta();
+        }
+    }
+
+    fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// Columns of accuracy.csv (docs/accuracy.md defines them).
@@ -215,7 +337,7 @@ fn fmt(x: Option<f64>) -> String {
 
 /// Network figures of one path: top1, top1_float, agreement, top1_quantized,
 /// agreement_quantized, output_rel_rmse.
-fn network_figures(net: &Network, ev: &Evaluation, p: &PathResult) -> [String; 6] {
+fn network_figures(net: &NetInfo, ev: &Evaluation, p: &PathResult) -> [String; 6] {
     sim::accuracy::figures(net, ev, p).map(sim::accuracy::cell)
 }
 
@@ -232,7 +354,7 @@ pub fn draw_columns() -> Vec<String> {
 /// draws, those rows once per draw (`draw` = 0..K-1), then a `TOTAL` row with `draw` =
 /// `all`: the figures' means over the draws and their intervals. With a fixed
 /// `adc.bits` (`clip`), `adc_clip_frac` follows `float_rel_rmse` on layer rows.
-pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>> {
+pub fn accuracy_csv(net: &NetInfo, draws: &Draws, clip: bool) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let multi = draws.k > 1;
     let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
@@ -279,7 +401,7 @@ pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>>
             for (l, st) in net.layers.iter().zip(&p.layers) {
                 let mut row = vec![
                     net.name.clone(),
-                    l.name().to_string(),
+                    l.clone(),
                     mode.clone(),
                     ev.samples.to_string(),
                 ];
@@ -312,7 +434,7 @@ pub fn accuracy_csv(net: &Network, draws: &Draws, clip: bool) -> Result<Vec<u8>>
 
 /// The `draw` = `all` row of path `pi`: each figure's mean over the draws (top1_float and
 /// top1_quantized are the same in every draw), then the intervals.
-fn summary_row(net: &Network, draws: &Draws, pi: usize, clip: bool) -> Vec<String> {
+fn summary_row(net: &NetInfo, draws: &Draws, pi: usize, clip: bool) -> Vec<String> {
     let ev = draws.first();
     let p = if pi == 0 {
         &ev.quantized
@@ -340,7 +462,7 @@ fn summary_row(net: &Network, draws: &Draws, pi: usize, clip: bool) -> Vec<Strin
 /// summary.json's figures over the draws: `draws` (K), `draw_seeds`, `draws_identical`,
 /// and per path (`quantized`, `modes.MODE`) a `draws` object with, per figure, its value
 /// in every draw and its mean, std, ci_low and ci_high.
-fn add_draws_json(summary: &mut serde_json::Value, net: &Network, draws: &Draws) {
+fn add_draws_json(summary: &mut serde_json::Value, net: &NetInfo, draws: &Draws) {
     let path = |pi: usize| {
         let mut o = serde_json::Map::new();
         for (name, f) in sim::draws::FIGURES.iter().zip(sim::accuracy::DRAW_FIGURES) {
@@ -377,7 +499,7 @@ fn add_draws_json(summary: &mut serde_json::Value, net: &Network, draws: &Draws)
 }
 
 /// The printed figures over the draws: mean and 95% interval of each path.
-fn draws_table(net: &Network, draws: &Draws) -> String {
+fn draws_table(net: &NetInfo, draws: &Draws) -> String {
     let mut s = format!(
         "over {} device draws{} (mean [95% interval]):\n{:<12}{:>26}{:>26}{:>32}\n",
         draws.k,
@@ -420,9 +542,10 @@ fn draws_table(net: &Network, draws: &Draws) -> String {
 }
 
 fn summary_json(
-    net: &Network,
+    net: &NetInfo,
     ev: &Evaluation,
-    cfg: &Resolved,
+    origin: &str,
+    config: &serde_json::Value,
     crossbar: &[bool],
 ) -> serde_json::Value {
     let path = |p: &PathResult| {
@@ -447,13 +570,13 @@ fn summary_json(
         "top1_float": top(&ev.float_predictions),
         "quantized": path(&ev.quantized),
         "modes": modes,
-        "crossbar_layers": net.layers.iter().zip(crossbar).filter(|(_, &c)| c).map(|(l, _)| l.name()).collect::<Vec<_>>(),
-        "config": cfg.origin,
-        "config_values": cfg.config,
+        "crossbar_layers": net.layers.iter().zip(crossbar).filter(|(_, &c)| c).map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+        "config": origin,
+        "config_values": config,
     })
 }
 
-fn table(net: &Network, ev: &Evaluation) -> String {
+fn table(net: &NetInfo, ev: &Evaluation) -> String {
     let mut s = format!(
         "{} ({} samples{})\n{:<12}{:>10}{:>12}{:>16}\n",
         net.name,

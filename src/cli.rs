@@ -34,6 +34,9 @@ pub enum Command {
     /// End-to-end accuracy: a bundle's network run sample by sample in float, quantized
     /// and through each mode's crossbar datapath (top-1, agreement, per-layer errors).
     Accuracy(crate::accuracy_command::AccuracyArgs),
+    /// Join the shard directories of `accuracy --sample-range` into the outputs of the
+    /// unsharded run.
+    AccuracyMerge(crate::accuracy_merge::AccuracyMergeArgs),
     /// Memory-subsystem model: off-chip traffic and time of a training step or inference
     /// against on-chip buffer capacity and off-chip bandwidth.
     Memory(MemoryCmd),

@@ -2,6 +2,7 @@
 //! `error: ...` line and a non-zero exit status.
 
 mod accuracy_command;
+mod accuracy_merge;
 mod cli;
 mod commands;
 
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => sweep::compare_command(&args),
         Command::Memory(cmd) => commands::memory(&cmd),
         Command::Accuracy(args) => accuracy_command::run(&args),
+        Command::AccuracyMerge(args) => accuracy_merge::run(&args),
         Command::Check(args) => commands::check(&args),
         Command::Search(args) => search::search_command(&args),
     };

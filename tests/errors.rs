@@ -127,6 +127,14 @@
 //! | graph_input_header | accuracy: graph.input declaring 2^34 samples | b/tensors.npz, graph.input, limits.max_layer_bytes |
 //! | graph_bias_header | accuracy: conv1.bias declaring 2^34 elements | b/manifest.json, conv1.bias, shape |
 //! | accuracy_output_inf | accuracy: the graph output overflows to inf (Pad 3e38, then Mul) | sample 0, float network, output, inf |
+//! | accuracy_merge_config | accuracy-merge of shards run with different configs (ou.rows) | s1/shard.json, config |
+//! | accuracy_merge_seed | accuracy-merge of shards of different device.seed | s1/shard.json, device_seed |
+//! | accuracy_merge_overlap | accuracy-merge of shards 0..2 and 1..3 | s1/shard.json, range, overlaps |
+//! | accuracy_merge_gap | accuracy-merge of shards 0..1 and 2..3 | s1/shard.json, range, samples 1..2 |
+//! | accuracy_merge_missing | accuracy-merge of shards 0..1 and 1..2 of 3 samples | s1/shard.json, range, samples 2..3 |
+//! | accuracy_merge_not_a_shard | accuracy-merge of a directory without shard.json | nothing/shard.json |
+//! | accuracy_merge_records_edited | a float cell of records.csv that is not 16 hex digits | s0/records.csv, line 2 |
+//! | accuracy_sample_range | accuracy --sample-range 2..2 | --sample-range |
 //! | parquet_row_group_rows | compare of a Parquet table whose row group declares 2^40 rows | a.parquet, row group 0, 1099511627776 rows |
 //! | sweep_json_count_wraps | merge of a sweep.json of 2^64 points declared as 0 (spun) | sweep.json, point_count |
 //! | sweep_json_count_huge | merge of a sweep.json of 3000^3 points (aborted) | sweep.json, point_count, limit |
@@ -677,6 +685,50 @@ fn cases() -> Vec<Case> {
                 m["graph_output"] = json!(prev);
             }, &[])
         }),
+        case("accuracy_merge_config", &["s1/shard.json: config: ", "differs from", "s0/shard.json"], |d| {
+            acc_shard(d, "s0", "0..1", &[]);
+            acc_shard(d, "s1", "1..3", &["--set", "ou.rows=16"]);
+            args(&["accuracy-merge", "s0", "s1"])
+        }),
+        case("accuracy_merge_seed", &["s1/shard.json: device_seed: 5 differs from 1"], |d| {
+            acc_shard(d, "s0", "0..1", &[]);
+            acc_shard(d, "s1", "1..3", &["--set", "device.seed=5"]);
+            args(&["accuracy-merge", "s0", "s1"])
+        }),
+        case("accuracy_merge_overlap", &["s1/shard.json: range: 1..3 overlaps", "s0/shard.json"], |d| {
+            acc_shard(d, "s0", "0..2", &[]);
+            acc_shard(d, "s1", "1..3", &[]);
+            args(&["accuracy-merge", "s1", "s0"])
+        }),
+        case("accuracy_merge_gap", &["s1/shard.json: range: 2..3 leaves samples 1..2"], |d| {
+            acc_shard(d, "s0", "0..1", &[]);
+            acc_shard(d, "s1", "2..3", &[]);
+            args(&["accuracy-merge", "s0", "s1"])
+        }),
+        case("accuracy_merge_missing", &["s1/shard.json: range:", "samples 2..3 of the run are in no shard"], |d| {
+            acc_shard(d, "s0", "0..1", &[]);
+            acc_shard(d, "s1", "1..2", &[]);
+            args(&["accuracy-merge", "s0", "s1"])
+        }),
+        case("accuracy_merge_not_a_shard", &["nothing/shard.json: cannot read: does not exist"], |d| {
+            acc_shard(d, "s0", "0..3", &[]);
+            std::fs::create_dir(d.join("nothing")).unwrap();
+            args(&["accuracy-merge", "s0", "nothing"])
+        }),
+        case("accuracy_merge_records_edited", &["s0/records.csv: line 2", "16 hex digits"], |d| {
+            acc_shard(d, "s0", "0..3", &[]);
+            let path = d.join("s0/records.csv");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            let mut cells: Vec<&str> = lines[1].split(',').collect();
+            cells[5] = "zz";
+            lines[1] = cells.join(",");
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+            args(&["accuracy-merge", "s0"])
+        }),
+        case("accuracy_sample_range", &["--sample-range: '2..2' is not A..B"], |_| {
+            args(&["accuracy", "--samples", "3", "--sample-range", "2..2"])
+        }),
         case("parquet_row_group_rows", &["a.parquet", "row group 0: declares 1099511627776 rows"], |d| {
             let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/parquet/row_group_2e40_rows.parquet");
             std::fs::copy(src, d.join("a.parquet")).unwrap();
@@ -731,6 +783,29 @@ fn cases() -> Vec<Case> {
             a
         }),
     ]
+}
+
+/// Writes `dir/name`, the shard of samples `range` of a 3-sample accuracy run (dense mode)
+/// with `extra` flags.
+fn acc_shard(dir: &Path, name: &str, range: &str, extra: &[&str]) {
+    let o = Command::new(BIN)
+        .args([
+            "accuracy",
+            "--samples",
+            "3",
+            "--modes",
+            "dense",
+            "-q",
+            "--sample-range",
+            range,
+            "--out",
+            name,
+        ])
+        .args(extra)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Inserts graph node `node` at index `i` of manifest `m`.

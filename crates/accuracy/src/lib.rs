@@ -207,25 +207,128 @@ fn batches(range: Range<usize>, batch: usize) -> Vec<Range<usize>> {
 pub fn float_outputs(net: &Network, samples: usize) -> Result<Vec<f64>, AccuracyError> {
     let per: Vec<Vec<f64>> = batches(0..samples, default_batch(net, samples))
         .into_par_iter()
-        .map(|r| float_batch(net, r))
+        .map(|r| float_batch(net, r, &[], &|_| {}))
         .collect::<Result<_, _>>()?;
     Ok(per.concat())
 }
 
 /// The float network's outputs of the samples of `range`, run as one batch, through the
-/// finite gate.
-fn float_batch(net: &Network, range: Range<usize>) -> Result<Vec<f64>, AccuracyError> {
+/// finite gate; `progress` gets `units[l]` per sample as crossbar layer l is done.
+fn float_batch(
+    net: &Network,
+    range: Range<usize>,
+    units: &[u64],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<f64>, AccuracyError> {
     let (n, first) = (range.len(), range.start);
     let y = net.forward(net.samples(range), n, &mut |l, x, n| {
-        Ok(net.layers[l].float_products(x, n))
+        let y = net.layers[l].float_products(x, n);
+        progress(units.get(l).map_or(0, |u| u.saturating_mul(n as u64)));
+        Ok(y)
     })?;
     gate_batch(net, first, "float network", y)
 }
 
-/// Units of work [`evaluate`] reports to its progress callback: a sample through one
-/// path (the float network, the quantized one, each mode).
-pub fn work(samples: usize, modes: &[Mode]) -> u64 {
-    samples as u64 * (modes.len() as u64 + 2)
+/// Progress units of one MAC of a crossbar layer in the float network (a float64 matrix
+/// product), in the units of `run`'s bar: one unit is about one MAC of one mode in the
+/// fast counting engine, 0.1 to 0.2 ns (docs/perf.md, "Progress bars: what a unit of work
+/// is", has the timings these weights come from).
+pub const FLOAT_UNITS_PER_MAC: u64 = 3;
+/// Units of one MAC in the quantized network (the input quantized, the exact integer
+/// product and the float product it is compared with), and in a layer of a mode that
+/// computes exact products (left out by `--layers`, or on the exact fast path).
+pub const QUANTIZED_UNITS_PER_MAC: u64 = 5;
+/// Units of one MAC read OU by OU through the functional datapath.
+pub const DATAPATH_UNITS_PER_MAC: u64 = 400;
+/// Units of preparing one weight of a crossbar layer for a draw (mapping, compressing,
+/// programming the crossbars), as `run` counts its preparing.
+pub const SETUP_UNITS_PER_WEIGHT: u64 = 600;
+
+/// The progress units [`evaluate_samples`] reports: `setup` once when the layers are
+/// prepared, then per sample, as each batch finishes each path, `float`, `quantized` and
+/// each mode's units. A mode whose every datapath layer is on the exact fast path costs
+/// nothing (its records are the quantized network's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    pub setup: u64,
+    pub float: u64,
+    pub quantized: u64,
+    pub modes: Vec<u64>,
+    /// Per path (the float network, the quantized one, each mode) and crossbar layer,
+    /// the units of one sample, reported as each layer of a batch is done; each path's
+    /// sum is its figure above.
+    pub layers: Vec<Vec<u64>>,
+}
+
+impl Work {
+    /// The work of crossbar layers of geometries `geoms` (layer i through the datapath iff
+    /// `crossbar[i]`) on machine `hw` with functional options `func`, in `modes`.
+    pub fn of(
+        geoms: &[&workload::ConvGeometry],
+        crossbar: &[bool],
+        hw: &Hardware,
+        func: &FuncOptions,
+        modes: &[Mode],
+    ) -> Work {
+        let macs = |g: &workload::ConvGeometry| g.macs_per_sample() as u64;
+        let each =
+            |w: u64| -> Vec<u64> { geoms.iter().map(|g| macs(g).saturating_mul(w)).collect() };
+        let on = |l: usize| crossbar.get(l).copied().unwrap_or(true);
+        let mut layers = vec![each(FLOAT_UNITS_PER_MAC), each(QUANTIZED_UNITS_PER_MAC)];
+        for &m in modes {
+            let exact: Vec<bool> = geoms
+                .iter()
+                .map(|g| functional::exact_path(hw, func, m, g.k_rows() as u64))
+                .collect();
+            layers.push(if (0..geoms.len()).all(|l| !on(l) || exact[l]) {
+                vec![0; geoms.len()]
+            } else {
+                geoms
+                    .iter()
+                    .enumerate()
+                    .map(|(l, g)| match on(l) && !exact[l] {
+                        true => macs(g).saturating_mul(DATAPATH_UNITS_PER_MAC),
+                        false => macs(g).saturating_mul(QUANTIZED_UNITS_PER_MAC),
+                    })
+                    .collect()
+            });
+        }
+        let sums: Vec<u64> = layers
+            .iter()
+            .map(|p| p.iter().fold(0, |a: u64, &u| a.saturating_add(u)))
+            .collect();
+        Work {
+            setup: geoms
+                .iter()
+                .map(|g| (g.weight_elements() as u64).saturating_mul(SETUP_UNITS_PER_WEIGHT))
+                .fold(0, u64::saturating_add),
+            float: sums[0],
+            quantized: sums[1],
+            modes: sums[2..].to_vec(),
+            layers,
+        }
+    }
+
+    /// The work of [`evaluate`] over the crossbar layers of `net`.
+    pub fn of_network(net: &Network, machine: &Machine, modes: &[Mode], crossbar: &[bool]) -> Work {
+        let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
+        Work::of(&geoms, crossbar, machine.hw, machine.func, modes)
+    }
+
+    /// Units of one sample through every path.
+    pub fn per_sample(&self) -> u64 {
+        self.modes
+            .iter()
+            .fold(self.float.saturating_add(self.quantized), |a, &m| {
+                a.saturating_add(m)
+            })
+    }
+
+    /// Units of [`evaluate_samples`] over `samples` samples.
+    pub fn total(&self, samples: usize) -> u64 {
+        self.setup
+            .saturating_add(self.per_sample().saturating_mul(samples as u64))
+    }
 }
 
 /// One path of one sample, before the reduction in sample order.
@@ -251,7 +354,7 @@ pub struct SampleRecord {
 /// Runs the first `samples` samples in float, as the quantized network and in every mode
 /// of `modes`; in a mode, layer i goes through the crossbar datapath iff `crossbar[i]`
 /// (others compute exact integer products). `progress` is called with the units of
-/// [`work`] as they are done.
+/// [`Work`] as they are done.
 pub fn evaluate(
     net: &Network,
     machine: &Machine,
@@ -294,6 +397,8 @@ pub fn evaluate_samples(
         .iter()
         .map(|p| functional::Layer::new(p, hw, machine.sim, &func))
         .collect();
+    let work = Work::of_network(net, machine, modes, crossbar);
+    progress(work.setup);
     let on_crossbar = |l: usize| crossbar.get(l).copied().unwrap_or(true);
     // A mode whose every crossbar layer takes the exact fast path computes the quantized
     // network: its records are the quantized path's, with the datapath figures of exact
@@ -313,13 +418,10 @@ pub fn evaluate_samples(
                 bits: hw.input_bits,
                 range: r,
             };
-            let n = ctx.range.len();
-            let float = ctx.float()?;
-            progress(n as u64);
-            let (quantized, exact_figures) = ctx.path(None, &float)?;
-            progress(n as u64);
+            let float = ctx.float(&work.layers[0], progress)?;
+            let (quantized, exact_figures) = ctx.path(None, &float, &work.layers[1], progress)?;
             let mut paths = vec![quantized];
-            for (&m, &exact) in modes.iter().zip(&exact_mode) {
+            for ((&m, &exact), units) in modes.iter().zip(&exact_mode).zip(&work.layers[2..]) {
                 let p = if exact {
                     let mut p = paths[0].clone();
                     for (l, stats) in p.iter_mut().flat_map(|s| s.layers.iter_mut().enumerate()) {
@@ -336,9 +438,8 @@ pub fn evaluate_samples(
                     }
                     p
                 } else {
-                    ctx.path(Some(m), &float)?.0
+                    ctx.path(Some(m), &float, units, progress)?.0
                 };
-                progress(n as u64);
                 paths.push(p);
             }
             float
@@ -367,19 +468,26 @@ struct Batch<'a, 'l> {
 }
 
 impl Batch<'_, '_> {
-    /// The graph output of the float network, `[n, ...]`.
-    fn float(&self) -> Result<Vec<f64>, AccuracyError> {
-        float_batch(self.net, self.range.clone())
+    /// The graph output of the float network, `[n, ...]` (`units`: see [`float_batch`]).
+    fn float(
+        &self,
+        units: &[u64],
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<f64>, AccuracyError> {
+        float_batch(self.net, self.range.clone(), units, progress)
     }
 
     /// One path (`mode` None: the quantized network) of the batch: per sample its
     /// [`SamplePath`], and per sample and layer the datapath figures of the exact
-    /// product (those of a mode on the exact fast path).
+    /// product (those of a mode on the exact fast path). `progress` gets `units[l]` per
+    /// sample as crossbar layer l is done.
     #[allow(clippy::type_complexity)]
     fn path(
         &self,
         mode: Option<Mode>,
         float: &[f64],
+        units: &[u64],
+        progress: &(dyn Fn(u64) + Sync),
     ) -> Result<(Vec<SamplePath>, Vec<Vec<Metrics>>), AccuracyError> {
         let net = self.net;
         let n = self.range.len();
@@ -433,6 +541,7 @@ impl Batch<'_, '_> {
                     exact_figures[s][l] = figures;
                 }
             }
+            progress(units.get(l).map_or(0, |u| u.saturating_mul(n as u64)));
             Ok(y)
         })?;
         let name = mode.map_or("quantized".to_string(), |m| m.to_string());
@@ -476,21 +585,48 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
         .first()
         .and_then(|r| r.paths.first())
         .map_or(0, |p| p.layers.len());
-    let mut results: Vec<PathResult> = std::iter::once(None)
-        .chain(modes.iter().map(|&m| Some(m)))
-        .map(|mode| PathResult {
-            mode,
-            predictions: Vec::with_capacity(records.len()),
-            output_sq_err: 0.0,
-            layers: vec![LayerStats::default(); layers],
-        })
-        .collect();
-    let mut float_predictions = Vec::with_capacity(records.len());
-    let mut float_sq = 0.0;
-    for r in records {
-        float_predictions.push(r.float_prediction);
-        float_sq += r.float_sq;
-        for (acc, p) in results.iter_mut().zip(&r.paths) {
+    let mut r = Reducer::new(modes, layers);
+    for rec in records {
+        r.add(rec);
+    }
+    r.finish()
+}
+
+/// [`reduce`] fed one record at a time, in sample order (records read from shards).
+#[derive(Debug, Clone)]
+pub struct Reducer {
+    results: Vec<PathResult>,
+    float_predictions: Vec<usize>,
+    float_sq: f64,
+    samples: usize,
+}
+
+impl Reducer {
+    /// A reduction of the quantized network and `modes` over `layers` crossbar layers.
+    pub fn new(modes: &[Mode], layers: usize) -> Reducer {
+        let results = std::iter::once(None)
+            .chain(modes.iter().map(|&m| Some(m)))
+            .map(|mode| PathResult {
+                mode,
+                predictions: Vec::new(),
+                output_sq_err: 0.0,
+                layers: vec![LayerStats::default(); layers],
+            })
+            .collect();
+        Reducer {
+            results,
+            float_predictions: Vec::new(),
+            float_sq: 0.0,
+            samples: 0,
+        }
+    }
+
+    /// Adds the next sample's record.
+    pub fn add(&mut self, r: &SampleRecord) {
+        self.samples += 1;
+        self.float_predictions.push(r.float_prediction);
+        self.float_sq += r.float_sq;
+        for (acc, p) in self.results.iter_mut().zip(&r.paths) {
             acc.predictions.push(p.prediction);
             acc.output_sq_err += p.output_sq_err;
             for (a, st) in acc.layers.iter_mut().zip(&p.layers) {
@@ -498,18 +634,63 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
             }
         }
     }
-    let quantized = results.remove(0);
-    Evaluation {
-        samples: records.len(),
-        float_predictions,
-        float_sq,
-        quantized,
-        modes: results,
+
+    pub fn finish(mut self) -> Evaluation {
+        let quantized = self.results.remove(0);
+        Evaluation {
+            samples: self.samples,
+            float_predictions: self.float_predictions,
+            float_sq: self.float_sq,
+            quantized,
+            modes: self.results,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Two fc layers of 400,000 and 5,000 MACs: the float and quantized networks weigh
+    /// every MAC, a mode on the exact fast path nothing, a mode read OU by OU the datapath
+    /// weight on its crossbar layers and the quantized weight on the others.
+    #[test]
+    fn work_weighs_each_mac_by_how_its_path_computes_it() {
+        let geoms = [
+            workload::ConvGeometry::fc(800, 500),
+            workload::ConvGeometry::fc(500, 10),
+        ];
+        let geoms: Vec<&workload::ConvGeometry> = geoms.iter().collect();
+        let hw = Hardware::default();
+        let ideal = FuncOptions::default();
+        let ou_by_ou = FuncOptions {
+            exact_fast_path: false,
+            ..FuncOptions::default()
+        };
+        let modes = [Mode::Dense, Mode::Sre];
+        let w = Work::of(&geoms, &[true, false], &hw, &ideal, &modes);
+        assert_eq!(w.float, 405_000 * FLOAT_UNITS_PER_MAC);
+        assert_eq!(w.quantized, 405_000 * QUANTIZED_UNITS_PER_MAC);
+        assert_eq!(w.modes, [0, 0]);
+        assert_eq!(w.setup, 405_000 * SETUP_UNITS_PER_WEIGHT);
+        let w = Work::of(&geoms, &[true, false], &hw, &ou_by_ou, &modes);
+        let mode = 400_000 * DATAPATH_UNITS_PER_MAC + 5_000 * QUANTIZED_UNITS_PER_MAC;
+        assert_eq!(w.modes, [mode, mode]);
+        let per_layer = vec![
+            400_000 * DATAPATH_UNITS_PER_MAC,
+            5_000 * QUANTIZED_UNITS_PER_MAC,
+        ];
+        assert_eq!(w.layers[2..], [per_layer.clone(), per_layer]);
+        assert_eq!(
+            w.layers[0],
+            [400_000 * FLOAT_UNITS_PER_MAC, 5_000 * FLOAT_UNITS_PER_MAC]
+        );
+        assert_eq!(
+            w.total(3),
+            w.setup + 3 * (405_000 * (FLOAT_UNITS_PER_MAC + QUANTIZED_UNITS_PER_MAC) + 2 * mode)
+        );
+    }
+
     #[test]
     fn argmax_predicts_no_class_from_a_nan() {
         assert_eq!(super::argmax(&[1.0, 3.0, 3.0, -1.0]), Some(1));

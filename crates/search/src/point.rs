@@ -48,12 +48,13 @@ fn records(
 ) -> Result<Vec<SampleRecord>> {
     let none = |_| {};
     if !sim::draws::random(&cfg.device) {
-        return sim::accuracy::draw_records(
+        let batch = accuracy::default_batch(net, range.len());
+        return sim::accuracy::seeded_records(
             net,
             cfg,
             modes,
             crossbar,
-            range,
+            (range, batch),
             (cfg.device.seed, steps),
             &none,
         );
@@ -63,7 +64,15 @@ fn records(
         .map(|i| {
             let d = u32::try_from(i).map_err(|_| anyhow!("sample {i}: too many samples"))?;
             let seed = sim::draws::seed(cfg.device.seed, d);
-            sim::accuracy::draw_records(net, cfg, modes, crossbar, i..i + 1, (seed, steps), &none)
+            sim::accuracy::seeded_records(
+                net,
+                cfg,
+                modes,
+                crossbar,
+                (i..i + 1, 1),
+                (seed, steps),
+                &none,
+            )
         })
         .collect::<Result<_>>()?;
     Ok(per.concat())
@@ -84,7 +93,7 @@ pub fn search(
         .labels
         .as_ref()
         .ok_or_else(|| anyhow!("{}: graph: no labels; a search needs top-1", net.name))?;
-    let steps = sim::accuracy::calibrate(net, cfg, modes, crossbar)?;
+    let steps = sim::accuracy::calibrate(net, cfg, modes, crossbar, &|_| {})?;
     let random = sim::draws::random(&cfg.device);
     let mut tests: Vec<Test> = modes.iter().map(|_| Test::new(s.budget, s.alpha)).collect();
     let mut out: Vec<ModeOutcome> = modes

@@ -3,7 +3,7 @@
 //! layers that go through the crossbar datapath, and the network figures of each path.
 
 use crate::config::Resolved;
-use accuracy::{CrossbarLayer, Evaluation, Machine, Network, PathResult};
+use accuracy::{CrossbarLayer, Evaluation, Machine, Network, PathResult, SampleRecord};
 use anyhow::{anyhow, bail, Result};
 use crossbar::Mode;
 use workload::bundle::BundleWorkload;
@@ -26,9 +26,6 @@ pub fn open_bundle(name: Option<&str>, cfg: &Resolved, what: &str) -> Result<Bun
             }
             None if workload::zoo::layers(n).is_some() => bail!(
                 "{what} {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
-            ),
-            None if workload::resolve::shape_file(n).is_some() => bail!(
-                "{what} {n}: a network by shape has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
             ),
             None => bail!(
                 "{what} {n}: no such bundle (see `sresim workloads`){}",
@@ -94,14 +91,7 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         Some(name) => Some(w.read_i64(name)?.1),
         None => None,
     };
-    let mut constants = std::collections::HashMap::new();
-    for (tensor, array) in bg.constant_tensors() {
-        let (shape, values, _) = w.read_f64(array)?;
-        constants.insert(tensor.to_string(), (shape, values));
-    }
-    Network::new(&m.name, graph, layers, input, labels)
-        .and_then(|n| n.with_constants(constants))
-        .map_err(|e| anyhow!("{label}: {e}"))
+    Network::new(&m.name, graph, layers, input, labels).map_err(|e| anyhow!("{label}: {e}"))
 }
 
 /// Which crossbar layers of `net` go through the datapath: those `selector` names (all
@@ -121,6 +111,26 @@ pub fn crossbar_layers(
             (0..specs.len()).map(|i| chosen.contains(&i)).collect()
         }
     })
+}
+
+/// What the figures and outputs of an evaluation need of its network: its name, its
+/// crossbar layers' names and the labels of its graph input (a merge of shards has them
+/// from the shards, without the bundle).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetInfo {
+    pub name: String,
+    pub layers: Vec<String>,
+    pub labels: Option<Vec<i64>>,
+}
+
+impl NetInfo {
+    pub fn of(net: &Network) -> NetInfo {
+        NetInfo {
+            name: net.name.clone(),
+            layers: net.layers.iter().map(|l| l.name().to_string()).collect(),
+            labels: net.labels.clone(),
+        }
+    }
 }
 
 /// Runs the first `samples` samples of `net` in float, as the quantized network and in
@@ -147,25 +157,32 @@ pub fn calibrate(
     cfg: &Resolved,
     modes: &[Mode],
     crossbar: &[bool],
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<(String, Mode, u64)>> {
     let range = cfg.adc_range();
-    if !range.calibrated() || modes.is_empty() {
+    let n = calibration_samples(cfg, modes, net.samples);
+    if n == 0 {
         return Ok(Vec::new());
     }
-    per_layer(net, cfg, crossbar, |prep, samples| {
+    per_layer(net, cfg, (crossbar, modes.len()), n, progress, |prep, samples| {
         functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range)
     })
 }
 
-/// `f` of every datapath layer (its program and its calibration inputs,
-/// [`calibration_inputs`]), the figures keyed by the layer's name.
+/// `f` of every datapath layer (its program and its calibration inputs over the first
+/// `n` samples, [`calibration_inputs`]), the figures keyed by the layer's name; progress
+/// in [`calibration_work`]'s units for `modes` modes.
 fn per_layer<T>(
     net: &Network,
     cfg: &Resolved,
-    crossbar: &[bool],
+    (crossbar, modes): (&[bool], usize),
+    n: usize,
+    progress: &(dyn Fn(u64) + Sync),
     f: impl Fn(&engine::Prepared, engine::Samples) -> Vec<(Mode, T)>,
 ) -> Result<Vec<(String, Mode, T)>> {
-    let (inputs, n) = calibration_inputs(net, cfg)?;
+    let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
+    let work = calibration_work(&geoms, crossbar, modes);
+    let inputs = calibration_inputs(net, cfg, n, &|| progress(work.per_sample))?;
     let mut out = Vec::new();
     for (l, layer) in net.layers.iter().enumerate() {
         if !crossbar.get(l).copied().unwrap_or(true) {
@@ -176,13 +193,14 @@ fn per_layer<T>(
         for (m, x) in f(&prep, samples) {
             out.push((layer.name().to_string(), m, x));
         }
+        progress(work.layers[l].saturating_mul(n as u64));
     }
     Ok(out)
 }
 
 /// The drift-compensation gains of every datapath layer and mode read with `func`'s
 /// device (docs/functional.md, "Programming noise, drift and relaxation"), each layer
-/// calibrated on the quantized inputs of [`calibrate`]'s samples.
+/// calibrated on the quantized inputs of the first `adc.calibration_samples` samples.
 fn compensation(
     net: &Network,
     cfg: &Resolved,
@@ -190,15 +208,20 @@ fn compensation(
     modes: &[Mode],
     crossbar: &[bool],
 ) -> Result<Vec<(String, Mode, f64)>> {
-    per_layer(net, cfg, crossbar, |prep, samples| {
+    let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
+    per_layer(net, cfg, (crossbar, modes.len()), n, &|_| {}, |prep, samples| {
         functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
     })
 }
 
-/// Each layer's quantized inputs in the quantized network over the first
-/// `adc.calibration_samples` graph-input samples, and how many samples.
-fn calibration_inputs(net: &Network, cfg: &Resolved) -> Result<(Vec<Vec<i32>>, usize)> {
-    let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
+/// Each layer's quantized inputs in the quantized network over the first `n` graph-input
+/// samples; `done` after each sample.
+fn calibration_inputs(
+    net: &Network,
+    cfg: &Resolved,
+    n: usize,
+    done: &dyn Fn(),
+) -> Result<Vec<Vec<i32>>> {
     let bits = cfg.hw.input_bits;
     let mut inputs: Vec<Vec<i32>> = vec![Vec::new(); net.layers.len()];
     for s in 0..n {
@@ -214,76 +237,99 @@ fn calibration_inputs(net: &Network, cfg: &Resolved) -> Result<(Vec<Vec<i32>>, u
             inputs[l].extend_from_slice(&q);
             Ok(y)
         })?;
+        done();
     }
-    Ok((inputs, n))
+    Ok(inputs)
 }
 
-/// [`evaluate`] of one device draw: `device.seed` replaced by `seed`, and the
-/// calibrated ADC `steps` ([`calibrate`]).
-fn evaluate_seeded(
-    net: &Network,
+/// How many graph-input samples [`calibrate`] runs: `adc.calibration_samples` (at most
+/// the `available` ones) when `adc.range` is calibrated and some mode reads; else none.
+fn calibration_samples(cfg: &Resolved, modes: &[Mode], available: usize) -> usize {
+    match cfg.adc_range().calibrated() && !modes.is_empty() {
+        true => (cfg.config.adc.calibration_samples as usize).min(available),
+        false => 0,
+    }
+}
+
+/// The progress units of [`calibrate`]: per sample the quantized network, then per
+/// datapath layer and sample every read of each of `modes` modes.
+struct CalibrationWork {
+    per_sample: u64,
+    layers: Vec<u64>,
+}
+
+fn calibration_work(
+    geoms: &[&workload::ConvGeometry],
+    crossbar: &[bool],
+    modes: usize,
+) -> CalibrationWork {
+    let macs = |g: &workload::ConvGeometry| g.macs_per_sample() as u64;
+    CalibrationWork {
+        per_sample: geoms
+            .iter()
+            .map(|g| macs(g).saturating_mul(accuracy::QUANTIZED_UNITS_PER_MAC))
+            .fold(0, u64::saturating_add),
+        layers: geoms
+            .iter()
+            .enumerate()
+            .map(|(l, g)| match crossbar.get(l).copied().unwrap_or(true) {
+                true => macs(g)
+                    .saturating_mul(accuracy::DATAPATH_UNITS_PER_MAC)
+                    .saturating_mul(modes as u64),
+                false => 0,
+            })
+            .collect(),
+    }
+}
+
+/// The progress units of [`evaluate_draws`] (and of [`draw_records`] over `samples`
+/// samples): the calibration, then every draw computed. `geoms` are the network's
+/// crossbar layers (so that a sweep counts the work of its points before it opens them);
+/// `available` the samples its graph input holds.
+pub fn work(
+    geoms: &[&workload::ConvGeometry],
+    crossbar: &[bool],
     cfg: &Resolved,
     modes: &[Mode],
+    (samples, available): (usize, usize),
+    k: u32,
+) -> u64 {
+    let n = calibration_samples(cfg, modes, available) as u64;
+    let cal = calibration_work(geoms, crossbar, modes.len());
+    let cal = cal
+        .layers
+        .iter()
+        .fold(cal.per_sample, |a, &l| a.saturating_add(l))
+        .saturating_mul(n);
+    let func = crate::functional::options(cfg, false);
+    let draw = accuracy::Work::of(geoms, crossbar, &cfg.hw, &func, modes).total(samples);
+    draw.saturating_mul(draws_computed(cfg, modes, k) as u64)
+        .saturating_add(cal)
+}
+
+/// [`work`] of `net`.
+pub fn network_work(
+    net: &Network,
     crossbar: &[bool],
+    cfg: &Resolved,
+    modes: &[Mode],
     samples: usize,
-    (seed, steps): (u64, &[(String, Mode, u64)]),
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Evaluation> {
-    let records = draw_records(
-        net,
-        cfg,
-        modes,
-        crossbar,
-        0..samples,
-        (seed, steps),
-        progress,
-    )?;
-    let ev = accuracy::reduce(&records, modes);
-    check_figures(net, &ev, cfg)?;
-    Ok(ev)
-}
-
-/// The per-sample records ([`accuracy::evaluate_samples`]) of the samples of `range` in
-/// one device draw: `device.seed` replaced by `seed`, the calibrated ADC `steps`
-/// ([`calibrate`]). [`evaluate_seeded`] reduces those of 0..samples; `sresim search`
-/// gives every sample a draw of its own.
-pub fn draw_records(
-    net: &Network,
-    cfg: &Resolved,
-    modes: &[Mode],
-    crossbar: &[bool],
-    range: std::ops::Range<usize>,
-    (seed, steps): (u64, &[(String, Mode, u64)]),
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<accuracy::SampleRecord>> {
-    functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
-        .map_err(anyhow::Error::msg)?;
-    let mut func = crate::functional::options(cfg, false);
-    func.device.seed = seed;
-    func.adc_steps = std::sync::Arc::new(steps.to_vec());
-    if func.device.drift_compensation && !func.device.is_ideal() && !modes.is_empty() {
-        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar)?);
-    }
-    let machine = Machine {
-        hw: &cfg.hw,
-        sim: &cfg.opts,
-        func: &func,
-    };
-    let batch = accuracy::default_batch(net, range.len());
-    Ok(accuracy::evaluate_samples(
-        net, &machine, modes, crossbar, range, batch, progress,
-    )?)
+    k: u32,
+) -> u64 {
+    let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
+    work(&geoms, crossbar, cfg, modes, (samples, net.samples), k)
 }
 
 /// The finite gate of every figure accuracy.csv, summary.json, the table and a sweep's
-/// points hold: network figures of each path and error figures of each layer.
-pub fn check_figures(net: &Network, ev: &Evaluation, cfg: &Resolved) -> Result<()> {
+/// points hold: network figures of each path and error figures of each layer. `origin`
+/// names the config in the error.
+pub fn check_figures(net: &NetInfo, ev: &Evaluation, origin: &str) -> Result<()> {
     for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
         let path = p.mode.map_or("quantized".to_string(), |m| m.to_string());
         for (name, v) in FIGURES.iter().zip(figures(net, ev, p)) {
             if let Some(v) = v {
                 bounds::finite::check(|| format!("{name} of {path}"), v)
-                    .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+                    .map_err(|e| anyhow!("{origin}: {}: {e}", net.name))?;
             }
         }
         for (l, st) in net.layers.iter().zip(&p.layers) {
@@ -304,8 +350,8 @@ pub fn check_figures(net: &Network, ev: &Evaluation, cfg: &Resolved) -> Result<(
             ];
             for (name, v) in layer {
                 if let Some(v) = v {
-                    bounds::finite::check(|| format!("{name} of {} ({path})", l.name()), v)
-                        .map_err(|e| anyhow!("{}: {}: {e}", cfg.origin, net.name))?;
+                    bounds::finite::check(|| format!("{name} of {l} ({path})"), v)
+                        .map_err(|e| anyhow!("{origin}: {}: {e}", net.name))?;
                 }
             }
         }
@@ -343,7 +389,7 @@ impl Draws {
 
     /// Figure `f` (an index of [`FIGURES`]) of path `path` (0: the quantized network,
     /// then each mode) in every draw, and its interval (None when a draw lacks it).
-    pub fn figure(&self, net: &Network, path: usize, f: usize) -> Option<crate::draws::Interval> {
+    pub fn figure(&self, net: &NetInfo, path: usize, f: usize) -> Option<crate::draws::Interval> {
         let of = |ev: &Evaluation| {
             let p = if path == 0 {
                 &ev.quantized
@@ -376,6 +422,40 @@ pub fn evaluate_draws(
     k: u32,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Draws> {
+    let info = NetInfo::of(net);
+    let mut evals = Vec::new();
+    let seeds = draw_records(
+        net,
+        cfg,
+        modes,
+        crossbar,
+        (0..samples, k),
+        progress,
+        |_, r| {
+            let ev = accuracy::reduce(&r, modes);
+            check_figures(&info, &ev, &cfg.origin)?;
+            evals.push(ev);
+            Ok(())
+        },
+    )?;
+    Ok(Draws { k, seeds, evals })
+}
+
+/// The per-sample records of samples `range` in each of the [`draws_computed`] draws of
+/// `k`, handed to `sink` with the draw's index, one draw after the other (so that a draw's
+/// records are dropped before the next is computed); returns the seeds of the `k` draws.
+/// Calibrated once, on the ideal device and the first `adc.calibration_samples` samples
+/// of the graph input whatever `range` is: every draw and every range converts with the
+/// same steps.
+pub fn draw_records(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    (range, k): (std::ops::Range<usize>, u32),
+    progress: &(dyn Fn(u64) + Sync),
+    mut sink: impl FnMut(usize, Vec<SampleRecord>) -> Result<()>,
+) -> Result<Vec<u64>> {
     if k == 0 {
         bail!("draws: must be at least 1");
     }
@@ -383,13 +463,53 @@ pub fn evaluate_draws(
         .map(|d| crate::draws::seed(cfg.device.seed, d))
         .collect();
     let runs = draws_computed(cfg, modes, k) as usize;
-    // Calibrated once, on the ideal device: every draw converts with the same steps.
-    let steps = calibrate(net, cfg, modes, crossbar)?;
-    let evals = seeds[..runs]
-        .iter()
-        .map(|&s| evaluate_seeded(net, cfg, modes, crossbar, samples, (s, &steps), progress))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Draws { k, seeds, evals })
+    let steps = calibrate(net, cfg, modes, crossbar, progress)?;
+    let batch = accuracy::default_batch(net, range.len());
+    for (d, &seed) in seeds[..runs].iter().enumerate() {
+        let records = seeded_records(
+            net,
+            cfg,
+            modes,
+            crossbar,
+            (range.clone(), batch),
+            (seed, &steps),
+            progress,
+        )?;
+        sink(d, records)?;
+    }
+    Ok(seeds)
+}
+
+/// The per-sample records ([`accuracy::evaluate_samples`], `batch` samples at a time) of
+/// the samples of `range` in one device draw: `device.seed` replaced by `seed`, the
+/// calibrated ADC `steps` ([`calibrate`]), and the drift-compensation gains of that draw
+/// when `device.drift_compensation` is on. [`draw_records`] runs it per draw; `sresim
+/// search` gives every sample a draw of its own.
+pub fn seeded_records(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    (range, batch): (std::ops::Range<usize>, usize),
+    (seed, steps): (u64, &[(String, Mode, u64)]),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<SampleRecord>> {
+    functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
+        .map_err(anyhow::Error::msg)?;
+    let mut func = crate::functional::options(cfg, false);
+    func.device.seed = seed;
+    func.adc_steps = std::sync::Arc::new(steps.to_vec());
+    if func.device.drift_compensation && !func.device.is_ideal() && !modes.is_empty() {
+        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar)?);
+    }
+    let machine = Machine {
+        hw: &cfg.hw,
+        sim: &cfg.opts,
+        func: &func,
+    };
+    Ok(accuracy::evaluate_samples(
+        net, &machine, modes, crossbar, range, batch, progress,
+    )?)
 }
 
 /// How many draws [`evaluate_draws`] computes (for a progress bar's total).
@@ -414,7 +534,7 @@ pub const FIGURES: [&str; 6] = [
 /// The [`FIGURES`] of path `p`: top-1 against the labels (None without labels), of the
 /// float network, agreement with the float network, the quantized network's top-1,
 /// agreement with it, and the relative error of the graph output.
-pub fn figures(net: &Network, ev: &Evaluation, p: &PathResult) -> [Option<f64>; 6] {
+pub fn figures(net: &NetInfo, ev: &Evaluation, p: &PathResult) -> [Option<f64>; 6] {
     let top = |preds: &[usize]| {
         net.labels
             .as_ref()

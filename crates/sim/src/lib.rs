@@ -5,6 +5,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod accuracy;
+pub mod accuracy_shard;
 pub mod check;
 pub mod chip;
 pub mod config;

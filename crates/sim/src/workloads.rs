@@ -5,6 +5,8 @@
 use crate::config::Resolved;
 use anyhow::{anyhow, Result};
 use std::fmt::Write as _;
+use std::io::Read;
+use std::path::Path;
 use workload::bundle::BundleWorkload;
 use workload::resolve::OpenOptions;
 use workload::{LayerSelector, Selected, Workload};
@@ -149,6 +151,65 @@ pub fn embedded_default(opts: &OpenOptions) -> Result<BundleWorkload> {
         DEFAULT_TENSORS,
         opts,
     )
+}
+
+/// The content hash of the bundle in `dir`: a 64-bit FNV-1a over the length and bytes of
+/// its manifest.json, then of its tensors.npz (16 hex digits).
+pub fn bundle_hash(dir: &Path) -> Result<String> {
+    let mut h = Fnv::default();
+    let mut buf = vec![0u8; 1 << 16];
+    for name in ["manifest.json", "tensors.npz"] {
+        let path = dir.join(name);
+        let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
+        let mut f =
+            workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
+        h.feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
+        loop {
+            let n = f.read(&mut buf).map_err(cannot)?;
+            if n == 0 {
+                break;
+            }
+            h.feed(&buf[..n]);
+        }
+    }
+    Ok(h.hex())
+}
+
+/// [`bundle_hash`] of the bundle `name` opens as an accuracy workload (the embedded
+/// lenet5-mnist by default, hashed as the same files would be).
+pub fn bundle_hash_of(name: Option<&str>) -> Result<String> {
+    if let Some(dir) = name.and_then(workload::resolve::bundle_dir) {
+        return bundle_hash(&dir);
+    }
+    let mut h = Fnv::default();
+    for bytes in [DEFAULT_MANIFEST.as_bytes(), DEFAULT_TENSORS] {
+        h.feed(&(bytes.len() as u64).to_le_bytes());
+        h.feed(bytes);
+    }
+    Ok(h.hex())
+}
+
+/// A 64-bit FNV-1a hash fed in pieces.
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The hash as 16 hex digits.
+    pub fn hex(&self) -> String {
+        format!("{:016x}", self.0)
+    }
 }
 
 /// The text of `sresim workloads`: every network of `workload::resolve::catalog` (what

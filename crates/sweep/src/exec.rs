@@ -1,6 +1,8 @@
 //! `sresim sweep`: the points of a grid (or of one shard) in parallel, each appended to
-//! points.csv as it finishes, with a progress bar of the work done (weighted as a run's
-//! bar is, [`sim::run::work`]), the points done and the time left.
+//! points.csv as it finishes, with a progress bar drawn at once of the work done
+//! (weighted as a run's bar is, [`sim::run::work`], plus the accuracy path's work of a
+//! grid with accuracy columns, [`sim::accuracy::work`]), the points done and the time
+//! left.
 //! `--jobs` points run at a time (default: the thread count), each parallel inside on the
 //! one rayon pool of `--threads` workers.
 

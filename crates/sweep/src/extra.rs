@@ -82,8 +82,14 @@ pub fn is_extra_column(col: &str) -> bool {
 /// The accuracy cells of every mode of the grid, in its order.
 pub type AccuracyCells = Vec<Vec<String>>;
 
-/// The bundle `name`'s network through every mode of the grid, on the point's config.
-pub fn accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyCells> {
+/// The bundle `name`'s network through every mode of the grid, on the point's config;
+/// `progress` gets the units of [`AccuracyShape::work`] as they are done.
+pub fn accuracy(
+    grid: &Grid,
+    name: &str,
+    cfg: &Resolved,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AccuracyCells> {
     let p = grid.path.display().to_string();
     let what = format!("{p}: accuracy: workload");
     let w = sim::accuracy::open_bundle(Some(name), cfg, &what)?;
@@ -106,8 +112,9 @@ pub fn accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyCells
         &crossbar,
         samples,
         grid.draws,
-        &|_| {},
+        progress,
     )?;
+    let net = sim::accuracy::NetInfo::of(&net);
     let ev = draws.first();
     Ok(ev
         .modes
@@ -127,9 +134,34 @@ pub fn accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyCells
         .collect())
 }
 
+/// What the progress of a point's accuracy columns needs of its bundle's network.
+#[derive(Debug, Clone)]
+pub struct AccuracyShape {
+    geoms: Vec<workload::ConvGeometry>,
+    crossbar: Vec<bool>,
+    samples: usize,
+    available: usize,
+}
+
+impl AccuracyShape {
+    /// The progress units of [`accuracy`] at a point of config `cfg`
+    /// ([`sim::accuracy::work`]).
+    pub fn work(&self, grid: &Grid, cfg: &Resolved) -> u64 {
+        let geoms: Vec<&workload::ConvGeometry> = self.geoms.iter().collect();
+        sim::accuracy::work(
+            &geoms,
+            &self.crossbar,
+            cfg,
+            &grid.modes,
+            (self.samples, self.available),
+            grid.draws,
+        )
+    }
+}
+
 /// Checks, before anything runs, that `name` is a bundle whose network the accuracy path
-/// reads, with the samples and layers the grid asks for.
-pub fn check_accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<()> {
+/// reads, with the samples and layers the grid asks for; returns what its work needs.
+pub fn check_accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<AccuracyShape> {
     let p = grid.path.display().to_string();
     let w = sim::accuracy::open_bundle(Some(name), cfg, &format!("{p}: accuracy: workload"))?;
     let net = sim::accuracy::load_network(&w, cfg).map_err(|e| anyhow!("{p}: accuracy: {e:#}"))?;
@@ -140,8 +172,14 @@ pub fn check_accuracy(grid: &Grid, name: &str, cfg: &Resolved) -> Result<()> {
             net.samples
         );
     }
-    sim::accuracy::crossbar_layers(&net, grid.layers.as_ref(), &format!("{p}: layers"))?;
-    Ok(())
+    let crossbar =
+        sim::accuracy::crossbar_layers(&net, grid.layers.as_ref(), &format!("{p}: layers"))?;
+    Ok(AccuracyShape {
+        geoms: net.layers.iter().map(|l| l.geom().clone()).collect(),
+        crossbar,
+        samples: grid.accuracy_samples.unwrap_or(net.samples),
+        available: net.samples,
+    })
 }
 
 /// Appends the extra cells to the rows of `res` (layer rows, layer-major then in the

@@ -14,7 +14,6 @@ use anyhow::{anyhow, bail, Result};
 use sim::config::{self, Resolved};
 use sim::workloads::Synth;
 use sim::{report, run};
-use std::io::Read;
 use std::path::Path;
 use workload::Workload;
 
@@ -30,7 +29,8 @@ pub struct Plan {
     pub extras: Extras,
     /// Rows each point writes: (layers + 1 TOTAL) x modes.
     pub rows: Vec<usize>,
-    /// Work of each point, in the progress units of [`run::work`].
+    /// Work of each point, in the progress units of [`run::work`]: its cycle runs, and
+    /// with accuracy columns its accuracy path ([`sim::accuracy::work`]).
     pub work: Vec<u64>,
     /// Identifies the grid's content (see [`Plan::new`]).
     pub fingerprint: String,
@@ -116,6 +116,7 @@ impl Plan {
         let mut layers = Vec::new();
         let mut bundles = String::new();
         let mut work = Vec::new();
+        let mut shapes = Vec::new();
         for w in &grid.workloads {
             let name = match near(dir, w) {
                 Some(path) if w.contains(['/', '\\']) => path.display().to_string(),
@@ -134,13 +135,13 @@ impl Plan {
             }
             layers.push(wl.layers().len());
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
-                bundles += &format!("bundle {w}: {}\n", bundle_hash(&dir)?);
+                bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             } else if workload::resolve::shape_file(&name).is_some() {
                 // A network by shape is its layers: a changed file is a changed grid.
                 bundles += &format!("shape file {w}: {:?}\n", wl.layers());
             }
             if grid.accuracy {
-                super::extra::check_accuracy(&grid, &name, &base_cfg)?;
+                shapes.push(super::extra::check_accuracy(&grid, &name, &base_cfg)?);
             }
             let samples = grid.samples.unwrap_or(wl.available_samples());
             work.push(run::work(wl.layers(), samples, grid.modes.len()));
@@ -157,7 +158,16 @@ impl Plan {
             .iter()
             .map(|pt| (layers[workload_of(pt)] + 1) * modes)
             .collect();
-        let work = points.iter().map(|pt| work[workload_of(pt)]).collect();
+        let mut work: Vec<u64> = points.iter().map(|pt| work[workload_of(pt)]).collect();
+        if grid.accuracy {
+            // A point's accuracy work depends on its config (which modes read OU by OU, the
+            // ADC calibration, the draws computed): each point's is added. Every config
+            // was checked above.
+            for (pt, w) in points.iter().zip(&mut work) {
+                let (cfg, _) = setup(&grid, &grid.assignments(pt))?;
+                *w = w.saturating_add(shapes[workload_of(pt)].work(&grid, &cfg));
+            }
+        }
         let mut text = format!(
             "sresim sweep grid v1\nbase config:\n{}\nenergy table:\n{}\n",
             toml::to_string(&base_cfg.config)?,
@@ -229,7 +239,7 @@ impl Plan {
         let result = (|| {
             let res = self.run_cycles(name, &cfg, &synth, progress)?;
             let acc = match g.accuracy {
-                true => Some(super::extra::accuracy(g, name, &cfg)?),
+                true => Some(super::extra::accuracy(g, name, &cfg, &|n| progress.inc(n))?),
                 false => None,
             };
             Ok::<_, anyhow::Error>((res, acc))
@@ -313,31 +323,6 @@ impl Plan {
 
 /// The content hash of a bundle: 64-bit FNV-1a (as [`super::grid::fnv64`]) over the
 /// length and bytes of manifest.json, then of tensors.npz.
-fn bundle_hash(dir: &Path) -> Result<String> {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    let mut buf = vec![0u8; 1 << 16];
-    for name in ["manifest.json", "tensors.npz"] {
-        let path = dir.join(name);
-        let cannot = |e: std::io::Error| anyhow!("{}: cannot read: {e}", path.display());
-        let mut f =
-            workload::files::open(&path, &path.display().to_string()).map_err(|e| anyhow!(e))?;
-        feed(&f.metadata().map_err(cannot)?.len().to_le_bytes());
-        loop {
-            let n = f.read(&mut buf).map_err(cannot)?;
-            if n == 0 {
-                break;
-            }
-            feed(&buf[..n]);
-        }
-    }
-    Ok(format!("{h:016x}"))
-}
-
 fn open(grid: &Grid, name: &str, cfg: &Resolved, synth: &Synth) -> Result<Box<dyn Workload>> {
     sim::workloads::open(Some(name), synth, grid.samples, cfg)
 }
@@ -392,4 +377,52 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
 /// The generator parameters of `sresim run` without flags.
 fn default_synth() -> Synth {
     Synth::default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Counts the units a point reports.
+    #[derive(Default)]
+    struct Units(AtomicU64);
+
+    impl run::Progress for Units {
+        fn inc(&self, units: u64) {
+            self.0.fetch_add(units, Ordering::Relaxed);
+        }
+    }
+
+    /// The bar of a sweep with accuracy columns is given, per point, exactly the units the
+    /// point then reports: the cycle runs and the accuracy path (samples x paths x draws,
+    /// the ADC calibration), whatever the point's device and ADC make of the modes.
+    #[test]
+    fn a_points_work_is_the_units_it_reports() {
+        let grid = Grid::parse(
+            "workloads = [\"lenet5-mnist\"]\nmodes = [\"dense\", \"ideal\"]\nsamples = 1\n\
+             accuracy = true\naccuracy_samples = 2\ndraws = 2\n\
+             [set]\n\"adc.calibration_samples\" = 2\n\
+             [axes]\n\"device.read_noise\" = [0.0, 0.1]\n\"adc.range\" = [\"step\", \"percentile:99\"]\n",
+            Path::new("g.toml"),
+        )
+        .unwrap();
+        let plan = Plan::new(grid).unwrap();
+        assert_eq!(plan.points.len(), 4);
+        let cfg = config::load(None, &[]).unwrap();
+        let wl =
+            sim::workloads::open(Some("lenet5-mnist"), &Synth::default(), Some(1), &cfg).unwrap();
+        let cycles = run::work(wl.layers(), 1, 2);
+        for i in 0..plan.points.len() {
+            let units = Units::default();
+            plan.run_point_with(i, &units).unwrap();
+            assert_eq!(units.0.into_inner(), plan.work[i], "point {i}");
+            // The accuracy path is counted beside the cycle run.
+            assert!(plan.work[i] > cycles, "point {i}");
+        }
+        // Points whose modes read OU by OU (read noise, a calibrated ADC) weigh more than
+        // the ideal one, whose modes take the exact fast path.
+        let (min, max) = (plan.work.iter().min(), plan.work.iter().max());
+        assert!(*max.unwrap() > 10 * *min.unwrap());
+    }
 }

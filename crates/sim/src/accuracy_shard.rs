@@ -1,0 +1,612 @@
+//! Shards of one accuracy run (docs/accuracy.md, "Shards"): `sresim accuracy
+//! --sample-range A..B` writes the per-sample records of samples [A, B) of every draw, with
+//! every float as the 16 hex digits of its bits, and a manifest of what they belong to;
+//! [`merge`] checks that shards agree and cover the run's samples exactly once, and
+//! reduces their records in sample order into the [`Draws`] of the unsharded run, bit for
+//! bit (the reduction is [`accuracy::reduce`]'s, fed the same records in the same order).
+
+use crate::accuracy::{draw_records, Draws, NetInfo};
+use crate::config::Resolved;
+use crate::workloads::Fnv;
+use accuracy::{LayerStats, Network, Reducer, SamplePath, SampleRecord};
+use anyhow::{anyhow, bail, Result};
+use crossbar::Mode;
+use functional::Metrics;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// The `format` of shard.json.
+pub const FORMAT: &str = "sresim-accuracy-shard-1";
+/// The manifest of a shard directory.
+pub const MANIFEST: &str = "shard.json";
+/// The records of a shard directory.
+pub const RECORDS: &str = "records.csv";
+
+/// shard.json: what a shard belongs to (every field but `range` is the same in every
+/// shard of one run) and what the merge needs to write the run's outputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub format: String,
+    /// A hash of every field below but `range` (16 hex digits).
+    pub fingerprint: String,
+    /// The version of sresim that computed the records.
+    pub sresim: String,
+    pub network: String,
+    /// The content hash of the bundle (its manifest.json and tensors.npz).
+    pub bundle: String,
+    /// Where the config came from (summary.json's `config`).
+    pub config_origin: String,
+    pub device_seed: u64,
+    pub modes: Vec<String>,
+    pub draws: u32,
+    /// The layers that go through the crossbar datapath (`--layers`).
+    pub layers: Vec<String>,
+    /// The samples of the whole run: the merged shards cover 0..samples.
+    pub samples: usize,
+    /// A hash of the resolved config (`config_values`).
+    pub config: String,
+    /// Every crossbar layer of the network, in order.
+    pub layer_names: Vec<String>,
+    pub labels: bool,
+    /// accuracy.csv has `adc_clip_frac` (a fixed `adc.bits`).
+    pub clip: bool,
+    /// Draws whose records the shard holds (1 for a device that draws nothing).
+    pub draws_computed: u32,
+    pub draw_seeds: Vec<u64>,
+    /// The resolved config (summary.json's `config_values`).
+    pub config_values: serde_json::Value,
+    /// The samples [start, end) of this shard.
+    pub range: [usize; 2],
+}
+
+impl Manifest {
+    /// The fields every shard of one run shares, named, in the order a merge compares them.
+    fn shared(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("format", self.format.clone()),
+            ("sresim", self.sresim.clone()),
+            ("network", self.network.clone()),
+            ("bundle", self.bundle.clone()),
+            ("config_origin", self.config_origin.clone()),
+            ("device_seed", self.device_seed.to_string()),
+            ("modes", self.modes.join(",")),
+            ("draws", self.draws.to_string()),
+            ("layers", self.layers.join(",")),
+            ("samples", self.samples.to_string()),
+            ("config", self.config.clone()),
+            ("layer_names", self.layer_names.join(",")),
+            ("labels", self.labels.to_string()),
+            ("clip", self.clip.to_string()),
+            ("draws_computed", self.draws_computed.to_string()),
+            (
+                "draw_seeds",
+                format!("{:?}", self.draw_seeds).replace(' ', ""),
+            ),
+        ]
+    }
+
+    fn hash(&self) -> String {
+        let mut h = Fnv::default();
+        for (k, v) in self.shared() {
+            h.feed(format!("{k}={v}\n").as_bytes());
+        }
+        h.feed(self.config_values.to_string().as_bytes());
+        h.hex()
+    }
+
+    fn range(&self) -> Range<usize> {
+        self.range[0]..self.range[1]
+    }
+
+    fn paths(&self) -> Vec<String> {
+        let mut p = vec!["float".to_string(), "quantized".to_string()];
+        p.extend(self.modes.iter().cloned());
+        p
+    }
+}
+
+/// One shard's run: samples `range` of a run over `samples` samples.
+pub struct ShardRun<'a> {
+    pub net: &'a Network,
+    pub cfg: &'a Resolved,
+    pub modes: &'a [Mode],
+    pub crossbar: &'a [bool],
+    /// `--workload` (None: the embedded default), for the bundle's content hash.
+    pub workload: Option<&'a str>,
+    pub samples: usize,
+    pub range: Range<usize>,
+    pub draws: u32,
+}
+
+impl ShardRun<'_> {
+    /// The manifest of the shard (checked before anything is computed: the config's
+    /// values must read back from their JSON as the same numbers, bit for bit, or the
+    /// merge could not write them).
+    pub fn manifest(&self) -> Result<Manifest> {
+        let cfg = self.cfg;
+        let config_values = serde_json::to_value(&cfg.config)?;
+        let text = config_values.to_string();
+        let back: serde_json::Value = serde_json::from_str(&text)?;
+        if back != config_values {
+            bail!(
+                "{}: the resolved config does not read back from JSON as the same values; it cannot be sharded",
+                cfg.origin
+            );
+        }
+        let mut config = Fnv::default();
+        config.feed(text.as_bytes());
+        let net = self.net;
+        let mut m = Manifest {
+            format: FORMAT.into(),
+            fingerprint: String::new(),
+            sresim: env!("CARGO_PKG_VERSION").into(),
+            network: net.name.clone(),
+            bundle: crate::workloads::bundle_hash_of(self.workload)?,
+            config_origin: cfg.origin.clone(),
+            device_seed: cfg.device.seed,
+            modes: self.modes.iter().map(|m| m.to_string()).collect(),
+            draws: self.draws,
+            layers: net
+                .layers
+                .iter()
+                .zip(self.crossbar)
+                .filter(|(_, &c)| c)
+                .map(|(l, _)| l.name().to_string())
+                .collect(),
+            samples: self.samples,
+            config: config.hex(),
+            layer_names: net.layers.iter().map(|l| l.name().to_string()).collect(),
+            labels: net.labels.is_some(),
+            clip: matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
+            draws_computed: crate::accuracy::draws_computed(cfg, self.modes, self.draws),
+            draw_seeds: (0..self.draws)
+                .map(|d| crate::draws::seed(cfg.device.seed, d))
+                .collect(),
+            config_values,
+            range: [self.range.start, self.range.end],
+        };
+        m.fingerprint = m.hash();
+        Ok(m)
+    }
+
+    /// Computes the shard and writes `DIR/records.csv` and `DIR/shard.json` together.
+    pub fn write(
+        &self,
+        dir: &outdir::OutputDir,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Manifest> {
+        let m = self.manifest()?;
+        let mut w = csv::Writer::from_writer(dir.stage(RECORDS)?);
+        w.write_record(header(&m))?;
+        let labels = self.net.labels.as_deref();
+        draw_records(
+            self.net,
+            self.cfg,
+            self.modes,
+            self.crossbar,
+            (self.range.clone(), self.draws),
+            progress,
+            |d, records| {
+                for (i, r) in records.iter().enumerate() {
+                    let s = self.range.start + i;
+                    let label = labels.and_then(|l| l.get(s));
+                    write_record(&mut w, &m, d, s, label.copied(), r)?;
+                }
+                Ok(())
+            },
+        )?;
+        let records = w
+            .into_inner()
+            .map_err(|e| anyhow!("{}: cannot write: {e}", RECORDS))?;
+        let mut json = dir.stage(MANIFEST)?;
+        serde_json::to_writer_pretty(&mut json, &m)?;
+        dir.replace_staged(vec![records, json])?;
+        Ok(m)
+    }
+}
+
+/// The cells of one layer's figures, as records.csv names them after the layer.
+const LAYER_CELLS: [&str; 13] = [
+    "crossbar",
+    "func_outputs",
+    "func_exact",
+    "func_sq_err",
+    "func_sq_exact",
+    "func_max_abs_err",
+    "func_float_outputs",
+    "func_float_sq_err",
+    "func_float_sq_ref",
+    "func_adc_conversions",
+    "func_adc_clips",
+    "float_sq_err",
+    "float_sq",
+];
+
+fn header(m: &Manifest) -> Vec<String> {
+    let mut h: Vec<String> = ["draw", "sample", "path", "label", "prediction", "sq"]
+        .map(String::from)
+        .to_vec();
+    for l in &m.layer_names {
+        h.extend(LAYER_CELLS.iter().map(|c| format!("{l}.{c}")));
+    }
+    h
+}
+
+/// A float as the 16 hex digits of its bits.
+fn hex(v: f64) -> String {
+    format!("{:016x}", v.to_bits())
+}
+
+/// The rows of one sample `s` of draw `d`: the float network (its prediction, ||y||^2 and
+/// the label), then each path (its prediction, ||y - y_float||^2 and every layer's figures).
+fn write_record<W: std::io::Write>(
+    w: &mut csv::Writer<W>,
+    m: &Manifest,
+    d: usize,
+    s: usize,
+    label: Option<i64>,
+    r: &SampleRecord,
+) -> Result<()> {
+    let lead = |path: &str, prediction: usize, sq: f64, label: String| {
+        vec![
+            d.to_string(),
+            s.to_string(),
+            path.to_string(),
+            label,
+            prediction.to_string(),
+            hex(sq),
+        ]
+    };
+    let empty = vec![String::new(); LAYER_CELLS.len() * m.layer_names.len()];
+    let mut row = lead(
+        "float",
+        r.float_prediction,
+        r.float_sq,
+        label.map_or(String::new(), |l| l.to_string()),
+    );
+    row.extend(empty);
+    w.write_record(&row)?;
+    for (name, p) in m.paths().iter().skip(1).zip(&r.paths) {
+        let mut row = lead(name, p.prediction, p.output_sq_err, String::new());
+        for st in &p.layers {
+            let f = &st.func;
+            row.extend([
+                (st.crossbar as u8).to_string(),
+                f.outputs.to_string(),
+                f.exact.to_string(),
+                hex(f.sq_err),
+                hex(f.sq_exact),
+                f.max_abs_err.to_string(),
+                f.float_outputs.to_string(),
+                hex(f.float_sq_err),
+                hex(f.float_sq_ref),
+                f.adc_conversions.to_string(),
+                f.adc_clips.to_string(),
+                hex(st.float_sq_err),
+                hex(st.float_sq),
+            ]);
+        }
+        w.write_record(&row)?;
+    }
+    Ok(())
+}
+
+/// What [`merge`] found: the run's draws and what its outputs need besides.
+pub struct Merged {
+    pub info: NetInfo,
+    pub draws: Draws,
+    /// The first shard's manifest (every shard shares its fields but `range`).
+    pub manifest: Manifest,
+    /// summary.json's `config_values`.
+    pub config_values: serde_json::Value,
+    /// Whether each crossbar layer went through the datapath.
+    pub crossbar: Vec<bool>,
+}
+
+/// Reads the shard directories `inputs` and reduces their records into the run's draws.
+/// Refused: a shard whose manifest differs from the first's in a shared field, shards
+/// that overlap, samples of the run no shard holds, records that are not the manifest's.
+pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
+    if inputs.is_empty() {
+        bail!("accuracy-merge: no shard directory given");
+    }
+    let mut shards: Vec<(PathBuf, Manifest)> = Vec::with_capacity(inputs.len());
+    for dir in inputs {
+        let path = dir.join(MANIFEST);
+        let label = path.display().to_string();
+        let text = workload::files::read_text(&path, &label).map_err(|e| anyhow!(e))?;
+        let head: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| anyhow!("{label}: {e}"))?;
+        if head.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+            bail!(
+                "{label}: format: {} (expected \"{FORMAT}\": not a shard of `sresim accuracy --sample-range`)",
+                head.get("format").map_or("absent".to_string(), |f| f.to_string())
+            );
+        }
+        let m: Manifest = serde_json::from_value(head).map_err(|e| anyhow!("{label}: {e}"))?;
+        if m.fingerprint != m.hash() {
+            bail!("{label}: fingerprint: {} is not the hash of the shard's fields (was shard.json edited?)", m.fingerprint);
+        }
+        if m.range[0] >= m.range[1] || m.range[1] > m.samples {
+            bail!(
+                "{label}: range: {}..{} is not a range of the run's {} samples",
+                m.range[0],
+                m.range[1],
+                m.samples
+            );
+        }
+        if let Some((first, f)) = shards.first() {
+            for ((name, a), (_, b)) in f.shared().into_iter().zip(m.shared()) {
+                if a != b {
+                    bail!(
+                        "{label}: {name}: {b} differs from {a} of {}: the shards belong to different runs",
+                        first.join(MANIFEST).display()
+                    );
+                }
+            }
+            if m.fingerprint != f.fingerprint {
+                bail!(
+                    "{label}: fingerprint: {} differs from {} of {}: the shards belong to different runs",
+                    m.fingerprint,
+                    f.fingerprint,
+                    first.join(MANIFEST).display()
+                );
+            }
+        }
+        shards.push((dir.clone(), m));
+    }
+    shards.sort_by_key(|(_, m)| m.range);
+    check_cover(&shards)?;
+    let m = shards[0].1.clone();
+    let modes = m
+        .modes
+        .iter()
+        .map(|t| t.parse::<Mode>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow!("{}: modes: {e}", shards[0].0.join(MANIFEST).display()))?;
+    let mut readers = shards
+        .iter()
+        .map(|(dir, m)| RecordReader::open(dir, m))
+        .collect::<Result<Vec<_>>>()?;
+    let mut labels: Vec<i64> = Vec::with_capacity(m.samples);
+    let mut evals = Vec::with_capacity(m.draws_computed as usize);
+    for d in 0..m.draws_computed as usize {
+        let mut reducer = Reducer::new(&modes, m.layer_names.len());
+        for r in &mut readers {
+            for s in r.range.clone() {
+                let (rec, label) = r.next(d, s)?;
+                if d == 0 {
+                    labels.extend(label);
+                }
+                reducer.add(&rec);
+            }
+        }
+        evals.push(reducer.finish());
+    }
+    for r in &mut readers {
+        r.end()?;
+    }
+    let info = NetInfo {
+        name: m.network.clone(),
+        layers: m.layer_names.clone(),
+        labels: m.labels.then_some(labels),
+    };
+    for ev in &evals {
+        crate::accuracy::check_figures(&info, ev, &m.config_origin)?;
+    }
+    Ok(Merged {
+        crossbar: m.layer_names.iter().map(|l| m.layers.contains(l)).collect(),
+        config_values: m.config_values.clone(),
+        draws: Draws {
+            k: m.draws,
+            seeds: m.draw_seeds.clone(),
+            evals,
+        },
+        info,
+        manifest: m,
+    })
+}
+
+/// Shards sorted by range must cover 0..samples, each sample once.
+fn check_cover(shards: &[(PathBuf, Manifest)]) -> Result<()> {
+    let mut end = 0;
+    let mut prev: Option<&Path> = None;
+    for (dir, m) in shards {
+        let label = dir.join(MANIFEST).display().to_string();
+        let (a, b) = (m.range[0], m.range[1]);
+        if a < end {
+            let other = prev.map_or(String::new(), |p| p.join(MANIFEST).display().to_string());
+            bail!("{label}: range: {a}..{b} overlaps the samples ..{end} of {other}");
+        }
+        if a > end {
+            bail!("{label}: range: {a}..{b} leaves samples {end}..{a} of the run in no shard (a shard is missing)");
+        }
+        end = b;
+        prev = Some(dir);
+    }
+    let samples = shards.first().map_or(0, |(_, m)| m.samples);
+    if end < samples {
+        let (dir, m) = &shards[shards.len() - 1];
+        bail!(
+            "{}: range: {}..{end} is the last shard, and samples {end}..{samples} of the run are in no shard (a shard is missing)",
+            dir.join(MANIFEST).display(),
+            m.range[0]
+        );
+    }
+    Ok(())
+}
+
+/// records.csv of one shard, read row by row in the order it was written.
+struct RecordReader {
+    label: String,
+    rows: csv::StringRecordsIntoIter<std::fs::File>,
+    range: Range<usize>,
+    paths: Vec<String>,
+    layers: usize,
+    labels: bool,
+    line: u64,
+}
+
+impl RecordReader {
+    fn open(dir: &Path, m: &Manifest) -> Result<RecordReader> {
+        let path = dir.join(RECORDS);
+        let label = path.display().to_string();
+        let f = workload::files::open(&path, &label).map_err(|e| anyhow!(e))?;
+        let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
+        let got: Vec<String> = r
+            .headers()
+            .map_err(|e| anyhow!("{label}: {e}"))?
+            .iter()
+            .map(String::from)
+            .collect();
+        if got != header(m) {
+            bail!("{label}: line 1: the header is not that of the shard's network and modes");
+        }
+        Ok(RecordReader {
+            label,
+            rows: r.into_records(),
+            range: m.range(),
+            paths: m.paths(),
+            layers: m.layer_names.len(),
+            labels: m.labels,
+            line: 1,
+        })
+    }
+
+    fn row(&mut self, d: usize, s: usize, path: &str) -> Result<csv::StringRecord> {
+        self.line += 1;
+        let at = format!("{}: line {}", self.label, self.line);
+        let row = match self.rows.next() {
+            Some(r) => r.map_err(|e| anyhow!("{at}: {e}"))?,
+            None => bail!("{at}: ends before draw {d}, sample {s}, path {path}"),
+        };
+        if row.len() != 6 + LAYER_CELLS.len() * self.layers
+            || row.get(0) != Some(&d.to_string())
+            || row.get(1) != Some(&s.to_string())
+            || row.get(2) != Some(path)
+        {
+            bail!("{at}: expected the row of draw {d}, sample {s}, path {path}");
+        }
+        Ok(row)
+    }
+
+    /// The record of sample `s` in draw `d`, and its label.
+    fn next(&mut self, d: usize, s: usize) -> Result<(SampleRecord, Option<i64>)> {
+        let paths = self.paths.clone();
+        let row = self.row(d, s, &paths[0])?;
+        let at = format!("{}: line {}", self.label, self.line);
+        let mut c = Cells {
+            row: &row,
+            at: &at,
+            i: 3,
+        };
+        let label = match (self.labels, c.text()) {
+            (true, l) => Some(
+                l.parse::<i64>()
+                    .map_err(|_| anyhow!("{at}: label: '{l}' is not an integer"))?,
+            ),
+            (false, "") => None,
+            (false, l) => bail!("{at}: label: '{l}' in a run without labels"),
+        };
+        let float_prediction = c.int()? as usize;
+        let float_sq = c.float()?;
+        let mut out = Vec::with_capacity(paths.len() - 1);
+        for p in &paths[1..] {
+            let row = self.row(d, s, p)?;
+            let at = format!("{}: line {}", self.label, self.line);
+            let mut c = Cells {
+                row: &row,
+                at: &at,
+                i: 4,
+            };
+            let prediction = c.int()? as usize;
+            let output_sq_err = c.float()?;
+            let mut layers = Vec::with_capacity(self.layers);
+            for _ in 0..self.layers {
+                let crossbar = match c.text() {
+                    "0" => false,
+                    "1" => true,
+                    t => bail!("{at}: crossbar: '{t}' (expected 0 or 1)"),
+                };
+                layers.push(LayerStats {
+                    crossbar,
+                    func: Metrics {
+                        outputs: c.int()?,
+                        exact: c.int()?,
+                        sq_err: c.float()?,
+                        sq_exact: c.float()?,
+                        max_abs_err: c.int()?,
+                        float_outputs: c.int()?,
+                        float_sq_err: c.float()?,
+                        float_sq_ref: c.float()?,
+                        adc_conversions: c.int()?,
+                        adc_clips: c.int()?,
+                    },
+                    float_sq_err: c.float()?,
+                    float_sq: c.float()?,
+                });
+            }
+            out.push(SamplePath {
+                prediction,
+                output_sq_err,
+                layers,
+            });
+        }
+        Ok((
+            SampleRecord {
+                float_prediction,
+                float_sq,
+                paths: out,
+            },
+            label,
+        ))
+    }
+
+    /// Refuses rows after the last one the manifest accounts for.
+    fn end(&mut self) -> Result<()> {
+        if self.rows.next().is_some() {
+            bail!(
+                "{}: line {}: rows beyond the last sample of the shard",
+                self.label,
+                self.line + 1
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The cells of a row, read left to right.
+struct Cells<'a> {
+    row: &'a csv::StringRecord,
+    at: &'a str,
+    i: usize,
+}
+
+impl<'a> Cells<'a> {
+    fn text(&mut self) -> &'a str {
+        let t = self.row.get(self.i).unwrap_or("");
+        self.i += 1;
+        t
+    }
+
+    fn int(&mut self) -> Result<u64> {
+        let at = self.at;
+        let t = self.text();
+        t.parse()
+            .map_err(|_| anyhow!("{at}: cell {}: '{t}' is not a count", self.i))
+    }
+
+    fn float(&mut self) -> Result<f64> {
+        let at = self.at;
+        let t = self.text();
+        match (t.len(), u64::from_str_radix(t, 16)) {
+            (16, Ok(bits)) => Ok(f64::from_bits(bits)),
+            _ => bail!(
+                "{at}: cell {}: '{t}' is not a float's 16 hex digits",
+                self.i
+            ),
+        }
+    }
+}
