@@ -6,27 +6,26 @@ use network::graph::{ActKind, PoolKind, PoolWindow};
 
 /// An element-wise activation, in place.
 pub fn activation(kind: ActKind, x: &mut ArrayD<f64>) -> Result<(), String> {
-    let f: Box<dyn Fn(f64) -> f64> = match kind {
-        ActKind::Relu => Box::new(|v: f64| v.max(0.0)),
-        ActKind::Relu6 => Box::new(|v: f64| v.clamp(0.0, 6.0)),
+    match kind {
+        ActKind::Relu => x.mapv_inplace(|v: f64| v.max(0.0)),
+        ActKind::Relu6 => x.mapv_inplace(|v: f64| v.clamp(0.0, 6.0)),
         ActKind::LeakyRelu { alpha } => {
             let a = alpha as f64;
-            Box::new(move |v: f64| if v < 0.0 { a * v } else { v })
+            x.mapv_inplace(move |v: f64| if v < 0.0 { a * v } else { v })
         }
-        ActKind::Sigmoid => Box::new(|v: f64| 1.0 / (1.0 + (-v).exp())),
-        ActKind::Tanh => Box::new(f64::tanh),
+        ActKind::Sigmoid => x.mapv_inplace(|v: f64| 1.0 / (1.0 + (-v).exp())),
+        ActKind::Tanh => x.mapv_inplace(f64::tanh),
         ActKind::Clip { min, max } => {
             let (lo, hi) = (min as f64, max as f64);
-            Box::new(move |v: f64| v.max(lo).min(hi))
+            x.mapv_inplace(move |v: f64| v.max(lo).min(hi))
         }
         ActKind::HardSigmoid { alpha, beta } => {
             let (a, b) = (alpha as f64, beta as f64);
-            Box::new(move |v: f64| (a * v + b).clamp(0.0, 1.0))
+            x.mapv_inplace(move |v: f64| (a * v + b).clamp(0.0, 1.0))
         }
-        ActKind::HardSwish => Box::new(|v: f64| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
+        ActKind::HardSwish => x.mapv_inplace(|v: f64| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
         ActKind::Gelu => return Err("Gelu has no op in a bundle graph".into()),
-    };
-    x.mapv_inplace(f);
+    }
     Ok(())
 }
 

@@ -33,7 +33,7 @@ pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_B
 use inputs::{InputStats, Stream, Values};
 pub use manifest::{Manifest, ManifestLayer, CONV_KEYS, FC_KEYS, GRAPH_KEYS, TOP_KEYS};
 use tensors::{fmt_shape, NpzSource};
-pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
+pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz, StoredValues};
 
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::LayerWeights;
