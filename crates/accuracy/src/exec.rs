@@ -213,9 +213,9 @@ impl Network {
                     // In place when this node is the input's last reader.
                     let t = node.inputs.first().copied();
                     let mut y = match t {
-                        Some(t) if self.last_use[t] == i && t != self.output_tensor => {
-                            env[t].take().ok_or_else(|| at("input 0 is not computed".into()))?
-                        }
+                        Some(t) if self.last_use[t] == i && t != self.output_tensor => env[t]
+                            .take()
+                            .ok_or_else(|| at("input 0 is not computed".into()))?,
                         _ => input(0)?.clone(),
                     };
                     ops::activation(*a, &mut y).map_err(at)?;

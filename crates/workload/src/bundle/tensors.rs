@@ -399,9 +399,7 @@ impl StoredValues {
 
     /// The index and value of the first element that is not finite.
     pub fn first_non_finite(&self) -> Option<(usize, f64)> {
-        let find = |it: &mut dyn Iterator<Item = f64>| {
-            it.enumerate().find(|(_, v)| !v.is_finite())
-        };
+        let find = |it: &mut dyn Iterator<Item = f64>| it.enumerate().find(|(_, v)| !v.is_finite());
         match self {
             StoredValues::F32(a) => find(&mut a.iter().map(|&v| v as f64)),
             StoredValues::F64(a) => find(&mut a.iter().copied()),
