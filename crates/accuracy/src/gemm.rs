@@ -53,6 +53,34 @@ pub fn products(w: &Packed, x: &[f64], width: usize, rows: usize, y: &mut [f64],
     products_any(w, x, width, rows, y, stride)
 }
 
+/// Calls `tile(panel, vectors)` for each panel of `w` and each whole tile of `R` vectors of
+/// `x`, writing the tile's outputs to `y`; returns how many vectors the whole tiles cover
+/// (k > 0).
+#[inline(always)]
+fn whole_tiles<const R: usize>(
+    w: &Packed,
+    x: &[f64],
+    width: usize,
+    rows: usize,
+    y: &mut [f64],
+    stride: usize,
+    mut tile: impl FnMut(&[f64], &[&[f64]; R]) -> [[f64; COLS]; R],
+) -> usize {
+    let k = w.k;
+    let full = rows / R * R;
+    for (p, panel) in w.panels.chunks_exact(k * COLS).enumerate() {
+        let c0 = p * COLS;
+        let nc = COLS.min(w.cols - c0);
+        for v in (0..full).step_by(R) {
+            let xs: [&[f64]; R] = std::array::from_fn(|i| &x[(v + i) * width..][..k]);
+            for (i, out) in tile(panel, &xs).iter().enumerate() {
+                y[(v + i) * stride + c0..][..nc].copy_from_slice(&out[..nc]);
+            }
+        }
+    }
+    full
+}
+
 /// [`products_avx`] with one 8-wide AVX-512 register per vector of a tile and twice the
 /// vectors: the same multiplies and adds in the same order, so the same bits.
 #[cfg(target_arch = "x86_64")]
@@ -67,41 +95,28 @@ unsafe fn products_avx512(
 ) {
     use std::arch::x86_64::*;
     const R: usize = 2 * ROWS;
-    let k = w.k;
-    if k == 0 {
+    if w.k == 0 {
         return products_any(w, x, width, rows, y, stride);
     }
-    let full = rows / R * R;
-    for (p, panel) in w.panels.chunks_exact(k * COLS).enumerate() {
-        let c0 = p * COLS;
-        let nc = COLS.min(w.cols - c0);
-        for v in (0..full).step_by(R) {
-            let xs: [&[f64]; R] = std::array::from_fn(|i| &x[(v + i) * width..][..k]);
-            let mut acc = [_mm512_set1_pd(-0.0); R];
-            for (r, wr) in panel.chunks_exact(COLS).enumerate() {
-                // SAFETY: wr holds COLS = 8 values; an unaligned load.
-                let w0 = _mm512_loadu_pd(wr.as_ptr());
-                for i in 0..R {
-                    acc[i] = _mm512_add_pd(acc[i], _mm512_mul_pd(_mm512_set1_pd(xs[i][r]), w0));
-                }
-            }
-            for (i, a) in acc.iter().enumerate() {
-                let mut out = [0.0f64; COLS];
-                // SAFETY: out holds COLS = 8 values.
-                _mm512_storeu_pd(out.as_mut_ptr(), *a);
-                y[(v + i) * stride + c0..][..nc].copy_from_slice(&out[..nc]);
+    let full = whole_tiles::<R>(w, x, width, rows, y, stride, |panel, xs| {
+        let mut acc = [_mm512_set1_pd(-0.0); R];
+        for (r, wr) in panel.chunks_exact(COLS).enumerate() {
+            // SAFETY: wr holds COLS = 8 values; an unaligned load.
+            let w0 = _mm512_loadu_pd(wr.as_ptr());
+            for i in 0..R {
+                acc[i] = _mm512_add_pd(acc[i], _mm512_mul_pd(_mm512_set1_pd(xs[i][r]), w0));
             }
         }
-    }
+        let mut out = [[0.0f64; COLS]; R];
+        for (o, a) in out.iter_mut().zip(&acc) {
+            // SAFETY: o holds COLS = 8 values.
+            _mm512_storeu_pd(o.as_mut_ptr(), *a);
+        }
+        out
+    });
     if full < rows {
-        products_avx(
-            w,
-            &x[full * width..],
-            width,
-            rows - full,
-            &mut y[full * stride..],
-            stride,
-        )
+        let (xt, yt) = (&x[full * width..], &mut y[full * stride..]);
+        products_avx(w, xt, width, rows - full, yt, stride)
     }
 }
 
@@ -118,46 +133,33 @@ unsafe fn products_avx(
     stride: usize,
 ) {
     use std::arch::x86_64::*;
-    let k = w.k;
-    if k == 0 {
+    if w.k == 0 {
         return products_any(w, x, width, rows, y, stride);
     }
-    let full = rows / ROWS * ROWS;
-    for (p, panel) in w.panels.chunks_exact(k * COLS).enumerate() {
-        let c0 = p * COLS;
-        let nc = COLS.min(w.cols - c0);
-        for v in (0..full).step_by(ROWS) {
-            let xs: [&[f64]; ROWS] = std::array::from_fn(|i| &x[(v + i) * width..][..k]);
-            let mut acc = [[_mm256_set1_pd(-0.0); 2]; ROWS];
-            for (r, wr) in panel.chunks_exact(COLS).enumerate() {
-                // SAFETY: wr holds COLS = 8 values; unaligned loads.
-                let w0 = _mm256_loadu_pd(wr.as_ptr());
-                let w1 = _mm256_loadu_pd(wr.as_ptr().add(4));
-                for i in 0..ROWS {
-                    let a = _mm256_set1_pd(xs[i][r]);
-                    acc[i][0] = _mm256_add_pd(acc[i][0], _mm256_mul_pd(a, w0));
-                    acc[i][1] = _mm256_add_pd(acc[i][1], _mm256_mul_pd(a, w1));
-                }
-            }
-            for (i, a) in acc.iter().enumerate() {
-                let mut out = [0.0f64; COLS];
-                // SAFETY: out holds COLS = 8 values.
-                _mm256_storeu_pd(out.as_mut_ptr(), a[0]);
-                _mm256_storeu_pd(out.as_mut_ptr().add(4), a[1]);
-                y[(v + i) * stride + c0..][..nc].copy_from_slice(&out[..nc]);
+    let full = whole_tiles::<ROWS>(w, x, width, rows, y, stride, |panel, xs| {
+        let mut acc = [[_mm256_set1_pd(-0.0); 2]; ROWS];
+        for (r, wr) in panel.chunks_exact(COLS).enumerate() {
+            // SAFETY: wr holds COLS = 8 values; unaligned loads.
+            let w0 = _mm256_loadu_pd(wr.as_ptr());
+            let w1 = _mm256_loadu_pd(wr.as_ptr().add(4));
+            for i in 0..ROWS {
+                let a = _mm256_set1_pd(xs[i][r]);
+                acc[i][0] = _mm256_add_pd(acc[i][0], _mm256_mul_pd(a, w0));
+                acc[i][1] = _mm256_add_pd(acc[i][1], _mm256_mul_pd(a, w1));
             }
         }
-    }
+        let mut out = [[0.0f64; COLS]; ROWS];
+        for (o, a) in out.iter_mut().zip(&acc) {
+            // SAFETY: o holds COLS = 8 values.
+            _mm256_storeu_pd(o.as_mut_ptr(), a[0]);
+            _mm256_storeu_pd(o.as_mut_ptr().add(4), a[1]);
+        }
+        out
+    });
     // The tail vectors the portable way.
     if full < rows {
-        products_any(
-            w,
-            &x[full * width..],
-            width,
-            rows - full,
-            &mut y[full * stride..],
-            stride,
-        )
+        let (xt, yt) = (&x[full * width..], &mut y[full * stride..]);
+        products_any(w, xt, width, rows - full, yt, stride)
     }
 }
 
