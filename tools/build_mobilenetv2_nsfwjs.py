@@ -66,14 +66,15 @@ fs.writeFileSync(process.argv[3], shards.map(f => require(dir + '/' + f)).join('
 """
 
 
-def fetch_model(tmp):
-    """Returns (topology, weights dict, description) of nsfwjs's mobilenet_v2 model."""
+def fetch_model(tmp, model="mobilenet_v2"):
+    """Returns (topology, weights dict, description) of one of nsfwjs's models
+    (`dist/models/MODEL`: mobilenet_v2, inception_v3)."""
     subprocess.run(["npm", "pack", f"nsfwjs@{VERSION}", "--pack-destination", tmp, "--silent"],
                    check=True, stdout=subprocess.DEVNULL)
     tgz = os.path.join(tmp, f"nsfwjs-{VERSION}.tgz")
     with tarfile.open(tgz) as tar:
         tar.extractall(tmp, filter="data")
-    mdir = os.path.join(tmp, "package", "dist", "models", "mobilenet_v2")
+    mdir = os.path.join(tmp, "package", "dist", "models", model)
     js, b64 = os.path.join(tmp, "model.json"), os.path.join(tmp, "shards.b64")
     subprocess.run(["node", "-e", DUMP_JS, mdir, js, b64], check=True)
     with open(js) as f:

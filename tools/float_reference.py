@@ -3,11 +3,14 @@
 speed comparison of docs/perf.md ("The accuracy path against a float inference").
 
     OMP_NUM_THREADS=1 tools/float_reference.py workloads/lenet5-mnist --samples 500
+    tools/float_reference.py DIR --onnx MODEL.onnx --threads 1    # onnxruntime, float32
 
-Runs the first SAMPLES samples of the graph input through the graph (the ops of the
-bundled lenet5-mnist: crossbar layers as conv/fc products plus bias, MaxPool,
-AveragePool, Relu, Reshape, Flatten), prints top-1 against the labels, and checks the
-logits against the bundle's `graph.reference` when it has one. Needs only numpy.
+Runs the first SAMPLES samples of the graph input through the graph, BATCH samples at a
+time (the ops of the bundled networks: crossbar layers as conv/fc products plus bias,
+MaxPool, AveragePool with pads, Relu, Concat, Softmax, Reshape, Flatten), prints top-1
+against the labels, and checks the outputs against the bundle's `graph.reference` when it
+has one. Needs only numpy. With --onnx, the same samples go through the ONNX model the
+bundle was exported from in onnxruntime instead (float32, --threads intra-op threads).
 """
 import argparse
 import json
@@ -42,35 +45,32 @@ def conv(x, w, b, layer):
 def pool(x, node, kind):
     kh, kw = node["kernel_shape"]
     sh, sw = node.get("strides", [1, 1])
-    n, c, h, w = x.shape
+    pt, pl, pb, pr = node.get("pads", [0, 0, 0, 0])
+    fill = -np.inf if kind == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=fill)
+    n, c, h, w = xp.shape
     ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
     win = np.stack(
-        [x[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] for i in range(kh) for j in range(kw)]
+        [xp[:, :, i : i + sh * ho : sh, j : j + sw * wo : sw] for i in range(kh) for j in range(kw)]
     )
-    return win.max(axis=0) if kind == "max" else win.mean(axis=0)
+    if kind == "max":
+        return win.max(axis=0)
+    if node.get("count_include_pad", 0) or not any((pt, pl, pb, pr)):
+        return win.mean(axis=0)
+    inside = np.pad(np.ones((h - pt - pb, w - pl - pr)), ((pt, pb), (pl, pr)))
+    count = sum(inside[i : i + sh * ho : sh, j : j + sw * wo : sw] for i in range(kh) for j in range(kw))
+    return win.sum(axis=0) / count
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundle", type=Path)
-    ap.add_argument("--samples", type=int)
-    a = ap.parse_args()
-    m = json.loads((a.bundle / "manifest.json").read_text())
-    t = np.load(a.bundle / "tensors.npz")
-    layers = {l["name"]: l for l in m["layers"]}
-    x = t["graph.input"].astype(np.float64)
-    if a.samples is not None:
-        x = x[: a.samples]
+def forward(m, t, layers, x):
+    """The graph output of the batch x."""
     n = x.shape[0]
-    env = {"graph.input": x}
-    nodes = m["graph"]
-    for node in nodes:
+    env = {m["graph_input"]: x}
+    for node in m["graph"]:
         op, xin = node["op"], env[node["inputs"][0]]
         if op == "layer":
             l = layers[node["layer"]]
-            w = t[l["weight"]].astype(np.float64)
-            bn = l["name"] + ".bias"
-            b = t[bn].astype(np.float64) if bn in t.files else None
+            w, b = l["w"], l["b"]
             if l["kind"] == "conv":
                 y = conv(xin, w, b, l)
             else:
@@ -81,19 +81,55 @@ def main():
             y = pool(xin, node, "avg")
         elif op == "Relu":
             y = np.maximum(xin, 0)
+        elif op == "Concat":
+            y = np.concatenate([env[i] for i in node["inputs"]], axis=node["axis"])
+        elif op == "Softmax":
+            e = np.exp(xin - xin.max(axis=node.get("axis", -1), keepdims=True))
+            y = e / e.sum(axis=node.get("axis", -1), keepdims=True)
         elif op in ("Reshape", "Flatten"):
             y = xin.reshape(n, -1)
         else:
-            sys.exit(f"error: {a.bundle}: graph: op {op} is not supported here")
+            sys.exit(f"error: graph: op {op} is not supported here")
         env[node["output"]] = y
-    logits = env[nodes[-1]["output"]]
-    pred = logits.reshape(n, -1).argmax(axis=1)
+    return env[m["graph_output"]].reshape(n, -1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("bundle", type=Path)
+    ap.add_argument("--samples", type=int)
+    ap.add_argument("--batch", type=int, default=16, help="samples per batch (default 16)")
+    ap.add_argument("--onnx", type=Path, help="run this ONNX model in onnxruntime instead")
+    ap.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
+    a = ap.parse_args()
+    m = json.loads((a.bundle / "manifest.json").read_text())
+    t = np.load(a.bundle / "tensors.npz")
+    x_all = t[m["graph_input"]]
+    n = len(x_all) if a.samples is None else min(a.samples, len(x_all))
+    if a.onnx is not None:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = so.inter_op_num_threads = a.threads
+        sess = ort.InferenceSession(str(a.onnx), so, providers=["CPUExecutionProvider"])
+        name = sess.get_inputs()[0].name
+        run = lambda x: sess.run(None, {name: x.astype(np.float32)})[0].reshape(len(x), -1)  # noqa: E731
+    else:
+        layers = {}
+        for l in m["layers"]:
+            bn = l["name"] + ".bias"
+            layers[l["name"]] = dict(l, w=t[l["weight"]].astype(np.float64),
+                                     b=t[bn].astype(np.float64) if bn in t.files else None)
+        run = lambda x: forward(m, t, layers, x.astype(np.float64))  # noqa: E731
+    outs = [run(x_all[i : min(i + a.batch, n)]) for i in range(0, n, a.batch)]
+    logits = np.concatenate(outs)
+    pred = logits.argmax(axis=1)
     line = f"{m['name']}: {n} samples"
     if "graph.labels" in t.files:
         line += f", top-1 {np.mean(pred == t['graph.labels'][:n]):.4f}"
     if "graph.reference" in t.files:
         ref = t["graph.reference"][:n].astype(np.float64)
-        line += f", max |logit - reference| {np.abs(logits.reshape(n, -1) - ref).max():.2e}"
+        line += f", max |output - reference| {np.abs(logits - ref).max():.2e}"
     print(line)
 
 

@@ -7,8 +7,10 @@ that the model runs in onnxruntime and goes through the common exporter.
 
 Supported Keras layers: InputLayer, ZeroPadding2D, Conv2D, DepthwiseConv2D (depth
 multiplier 1), BatchNormalization (channels axis), ReLU (with max_value: ReLU6), Activation,
-Add, AveragePooling2D/MaxPooling2D (valid), GlobalAveragePooling2D, Flatten, Dense, Dropout
-(identity at inference). Anything else raises ValueError naming the layer.
+Add, Concatenate (channels axis), AveragePooling2D/MaxPooling2D (valid; 'same' at stride 1,
+averaging over the window's cells inside the input as TensorFlow does), GlobalAveragePooling2D,
+Flatten, Dense, Dropout (identity at inference). Anything else raises ValueError naming the
+layer.
 'same' convolution padding is written as auto_pad SAME_UPPER (TensorFlow's rule: the odd
 extra pad goes after).
 """
@@ -129,12 +131,27 @@ def to_onnx(topology, weights, input_hw=None):
             y = _act(nodes, name, c["activation"], ins[0])
         elif cls == "Add":
             nodes.append(helper.make_node("Sum", ins, [y], name=name))
+        elif cls == "Concatenate":
+            if c.get("axis", -1) not in (-1, 3):
+                raise ValueError(f"{name}: Concatenate axis {c.get('axis')} not supported (channels only)")
+            nodes.append(helper.make_node("Concat", ins, [y], name=name, axis=1))
         elif cls in ("AveragePooling2D", "MaxPooling2D"):
-            if c["padding"] != "valid":
-                raise ValueError(f"{name}: only valid pooling supported")
             op = "AveragePool" if cls == "AveragePooling2D" else "MaxPool"
+            kw = {}
+            if c["padding"] == "same":
+                # At stride 1 'same' pads k - 1 in all, the odd one after (TensorFlow's rule),
+                # whatever the input size; the average counts only cells inside the input
+                # (MaxPool's padding is never the max, in ONNX as in TensorFlow).
+                if list(c["strides"]) != [1, 1]:
+                    raise ValueError(f"{name}: 'same' pooling supported at stride 1 only")
+                kh, kw_ = c["pool_size"]
+                kw["pads"] = [(kh - 1) // 2, (kw_ - 1) // 2, kh // 2, kw_ // 2]
+                if op == "AveragePool":
+                    kw["count_include_pad"] = 0
+            elif c["padding"] != "valid":
+                raise ValueError(f"{name}: pooling padding {c['padding']!r} not supported")
             nodes.append(helper.make_node(op, [ins[0]], [y], name=name, kernel_shape=c["pool_size"],
-                                          strides=c["strides"]))
+                                          strides=c["strides"], **kw))
         elif cls == "GlobalAveragePooling2D":
             nodes.append(helper.make_node("GlobalAveragePool", [ins[0]], [f"{name}/gap"]))
             nodes.append(helper.make_node("Flatten", [f"{name}/gap"], [y], axis=1, name=name))

@@ -5,6 +5,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -127,3 +128,28 @@ def test_tfjs_keras_graph_matches_nhwc_reference():
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     got = sess.run(None, {"in": x.transpose(0, 3, 1, 2)})[0]
     np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_tfjs_keras_concatenate_and_same_average_pooling_match_tensorflow_semantics():
+    rng = np.random.default_rng(5)
+    layers = [
+        _layer("InputLayer", "in", None, batch_input_shape=[None, 5, 4, 2]),
+        _layer("AveragePooling2D", "ap", ["in"], pool_size=[3, 3], strides=[1, 1], padding="same"),
+        _layer("Concatenate", "cat", ["in", "ap"], axis=-1),
+        _layer("Flatten", "fl", ["cat"]),
+    ]
+    topo = {"model_config": {"config": {"name": "t", "layers": layers, "output_layers": [["fl", 0, 0]]}}}
+    model = to_onnx(topo, {})
+    x = rng.random((2, 5, 4, 2)).astype(np.float32)
+    # TensorFlow's 'same' average: the mean of the window's cells inside the input
+    ap = np.zeros_like(x)
+    for i in range(5):
+        for j in range(4):
+            ap[:, i, j] = x[:, max(i - 1, 0):i + 2, max(j - 1, 0):j + 2].mean(axis=(1, 2))
+    want = np.concatenate([x, ap], axis=-1).reshape(2, -1)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"in": x.transpose(0, 3, 1, 2)})[0]
+    np.testing.assert_allclose(got, want, atol=1e-6)
+    bad = [dict(layers[0]), _layer("AveragePooling2D", "ap2", ["in"], pool_size=[3, 3], strides=[2, 2], padding="same")]
+    with pytest.raises(ValueError, match="ap2: 'same' pooling supported at stride 1 only"):
+        to_onnx({"model_config": {"config": {"name": "t", "layers": bad, "output_layers": [["ap2", 0, 0]]}}}, {})

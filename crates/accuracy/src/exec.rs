@@ -11,6 +11,7 @@ use crate::seq_ops;
 use crate::AccuracyError;
 use ndarray::{ArrayD, IxDyn};
 use network::graph::{Graph, Op, TensorRole};
+use workload::bundle::StoredValues;
 
 /// A crossbar layer's product in one path: (layer index, the input values of a batch of
 /// samples, the batch's size n) -> W x, `[n, Cout, Ho*Wo]`, without the bias.
@@ -27,8 +28,9 @@ pub struct Network {
     pub layers: Vec<CrossbarLayer>,
     input_tensor: usize,
     output_tensor: usize,
-    /// The graph input, `[M, ...]` row-major.
-    pub input: Vec<f64>,
+    /// The graph input, `[M, ...]` row-major, in its stored dtype (widened a batch at a
+    /// time).
+    pub input: StoredValues,
     pub samples: usize,
     /// One class index per sample, when the bundle has labels.
     pub labels: Option<Vec<i64>>,
@@ -47,9 +49,10 @@ impl Network {
         name: &str,
         graph: Graph,
         layers: Vec<CrossbarLayer>,
-        input: Vec<f64>,
+        input: impl Into<StoredValues>,
         labels: Option<Vec<i64>>,
     ) -> Result<Network, AccuracyError> {
+        let input = input.into();
         let bad = |what: String| AccuracyError::Network(format!("{name}: {what}"));
         let input_tensor = graph
             .tensors
@@ -170,7 +173,7 @@ impl Network {
         let n = range.len();
         let shape = self.shape(self.input_tensor, n);
         let per: usize = self.graph.tensors[self.input_tensor].shape.iter().product();
-        let v = self.input[range.start * per..range.end * per].to_vec();
+        let v = self.input.to_f64(range.start * per..range.end * per);
         ArrayD::from_shape_vec(IxDyn(&shape), v).unwrap_or_else(|_| ArrayD::zeros(IxDyn(&shape)))
     }
 
@@ -222,10 +225,18 @@ impl Network {
                         Op::Fc { tokens, .. } if tokens > 1 => tokens,
                         _ => 1,
                     };
-                    let flat: Vec<f64> = if tokens > 1 {
-                        seq_ops::tokens_to_channels(xin).map_err(at)?
-                    } else {
-                        xin.iter().copied().collect()
+                    // Tensors are built in row-major order: borrowed as they lie.
+                    let copied: Vec<f64>;
+                    let flat: &[f64] = match xin.as_slice() {
+                        Some(s) if tokens == 1 => s,
+                        _ => {
+                            copied = if tokens > 1 {
+                                seq_ops::tokens_to_channels(xin).map_err(at)?
+                            } else {
+                                xin.iter().copied().collect()
+                            };
+                            &copied
+                        }
                     };
                     if flat.len() != n * layer.geom().input_elements() {
                         return Err(at(format!(
@@ -235,7 +246,7 @@ impl Network {
                             layer.geom().input_elements()
                         )));
                     }
-                    let mut y = product(l, &flat, n)?;
+                    let mut y = product(l, flat, n)?;
                     if let Some(b) = &layer.bias {
                         let per = layer.geom().vectors_per_sample();
                         for sample in y.chunks_mut(layer.outputs().max(1)) {
@@ -255,7 +266,14 @@ impl Network {
                     }
                 }
                 Op::Activation(a) => {
-                    let mut y = input(0)?.clone();
+                    // In place when this node is the input's last reader.
+                    let t = node.inputs.first().copied();
+                    let mut y = match t {
+                        Some(t) if self.last_use[t] == i && t != self.output_tensor => env[t]
+                            .take()
+                            .ok_or_else(|| at("input 0 is not computed".into()))?,
+                        _ => input(0)?.clone(),
+                    };
                     ops::activation(*a, &mut y).map_err(at)?;
                     y
                 }

@@ -1,10 +1,15 @@
 //! A crossbar layer of the network: its float product, its input quantized with the
 //! calibrated range, and its exact integer product.
 
+use crate::gemm::{self, Packed};
 use functional::exact_products;
 use rayon::prelude::*;
 use workload::quant::{signed_max, unsigned_max, InputScale};
 use workload::{im2col_vector, ConvGeometry, LayerWeights};
+
+/// Input values of the vectors whose float products one task computes: bounds its buffer
+/// (256 KiB of f64) whatever the batch.
+const FLOAT_BLOCK_ELEMENTS: usize = 1 << 15;
 
 /// A crossbar layer with everything the accuracy paths need.
 #[derive(Debug, Clone)]
@@ -42,34 +47,32 @@ impl CrossbarLayer {
 
     /// The float products W x of `n` samples (no bias), `[n, Cout, Ho*Wo]`: each output
     /// summed over k in order from -0.0, as `Iterator::sum` adds (the figures of
-    /// accuracy.csv depend on the last bit), vectorized across a group's outputs.
+    /// accuracy.csv depend on the last bit), as a register-tiled product over blocks of
+    /// vectors (crate::gemm).
     pub fn float_products(&self, x: &[f64], n: usize) -> Vec<f64> {
         let g = self.geom();
         let k = g.k_rows();
         let per = g.vectors_per_sample();
         let ng = g.cols_per_group().max(1);
         let outs = g.out_channels;
-        // Per conv group, its weights transposed to [k, ng].
-        let wt: Vec<f64> = (0..g.groups)
-            .flat_map(|grp| (0..k).flat_map(move |r| (0..ng).map(move |c| (grp, r, c))))
-            .map(|(grp, r, c)| self.weights[(grp * ng + c) * k + r])
+        let width = k * g.groups;
+        let packed: Vec<Packed> = (0..g.groups)
+            .map(|grp| Packed::new(k, ng, |r, c| self.weights[(grp * ng + c) * k + r]))
             .collect();
+        let block = (FLOAT_BLOCK_ELEMENTS / width.max(1)).clamp(1, (n * per).max(1));
         let mut y = vec![0.0; n * per * outs];
-        y.par_chunks_mut(outs.max(1)).enumerate().for_each_init(
-            || vec![0.0f64; k * g.groups],
-            |vector, (v, acc)| {
-                im2col_vector(g, x, v, vector);
-                acc.fill(-0.0);
-                for (grp, a) in acc.chunks_mut(ng).enumerate() {
-                    let w = &wt[grp * k * ng..][..k * ng];
-                    for (&xv, row) in vector[grp * k..][..k].iter().zip(w.chunks(ng)) {
-                        for (a, &wv) in a.iter_mut().zip(row) {
-                            *a += xv * wv;
-                        }
-                    }
+        y.par_chunks_mut((block * outs).max(1))
+            .enumerate()
+            .for_each(|(b, ys)| {
+                let rows = ys.len() / outs.max(1);
+                let mut xs = vec![0.0f64; rows * width];
+                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                    im2col_vector(g, x, b * block + i, v);
                 }
-            },
-        );
+                for (grp, w) in packed.iter().enumerate() {
+                    gemm::products(w, &xs[grp * k..], width, rows, &mut ys[grp * ng..], outs);
+                }
+            });
         to_channel_major(&y, n, per, outs)
     }
 

@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod exec;
+mod gemm;
 mod layer;
 mod ops;
 mod seq_ops;

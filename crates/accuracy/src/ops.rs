@@ -6,32 +6,31 @@ use network::graph::{ActKind, PoolKind, PoolWindow};
 
 /// An element-wise activation, in place.
 pub fn activation(kind: ActKind, x: &mut ArrayD<f64>) -> Result<(), String> {
-    let f: Box<dyn Fn(f64) -> f64> = match kind {
-        ActKind::Relu => Box::new(|v: f64| v.max(0.0)),
-        ActKind::Relu6 => Box::new(|v: f64| v.clamp(0.0, 6.0)),
+    match kind {
+        ActKind::Relu => x.mapv_inplace(|v: f64| v.max(0.0)),
+        ActKind::Relu6 => x.mapv_inplace(|v: f64| v.clamp(0.0, 6.0)),
         ActKind::LeakyRelu { alpha } => {
             let a = alpha as f64;
-            Box::new(move |v: f64| if v < 0.0 { a * v } else { v })
+            x.mapv_inplace(move |v: f64| if v < 0.0 { a * v } else { v })
         }
-        ActKind::Sigmoid => Box::new(|v: f64| 1.0 / (1.0 + (-v).exp())),
-        ActKind::Tanh => Box::new(f64::tanh),
+        ActKind::Sigmoid => x.mapv_inplace(|v: f64| 1.0 / (1.0 + (-v).exp())),
+        ActKind::Tanh => x.mapv_inplace(f64::tanh),
         ActKind::Clip { min, max } => {
             let (lo, hi) = (min as f64, max as f64);
-            Box::new(move |v: f64| v.max(lo).min(hi))
+            x.mapv_inplace(move |v: f64| v.max(lo).min(hi))
         }
         ActKind::HardSigmoid { alpha, beta } => {
             let (a, b) = (alpha as f64, beta as f64);
-            Box::new(move |v: f64| (a * v + b).clamp(0.0, 1.0))
+            x.mapv_inplace(move |v: f64| (a * v + b).clamp(0.0, 1.0))
         }
-        ActKind::HardSwish => Box::new(|v: f64| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
-        ActKind::Erf => Box::new(libm::erf),
-        ActKind::Sqrt => Box::new(f64::sqrt),
+        ActKind::HardSwish => x.mapv_inplace(|v: f64| v * (v / 6.0 + 0.5).clamp(0.0, 1.0)),
+        ActKind::Erf => x.mapv_inplace(libm::erf),
+        ActKind::Sqrt => x.mapv_inplace(f64::sqrt),
         // The erf form (ONNX Gelu, approximate "none"; torch's nn.GELU()).
         ActKind::Gelu => {
-            Box::new(|v: f64| 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)))
+            x.mapv_inplace(|v: f64| 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)))
         }
-    };
-    x.mapv_inplace(f);
+    }
     Ok(())
 }
 
@@ -169,6 +168,40 @@ pub(crate) fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// Concatenation along `axis`; an input of leading dimension 1 among inputs of n samples
 /// (a constant class token) is repeated for every sample.
 pub fn concat(xs: &[&ArrayD<f64>], axis: usize) -> Result<ArrayD<f64>, String> {
+    // Row-major inputs: each contributes one contiguous run per index of the axes before
+    // `axis`, copied as it lies (the channels of an [N, C, H, W] concat, sample by sample).
+    if let (Some(first), true) = (xs.first(), xs.iter().all(|x| x.is_standard_layout())) {
+        let shape = first.shape();
+        let same = |x: &&&ArrayD<f64>| {
+            x.ndim() == shape.len()
+                && x.shape()
+                    .iter()
+                    .zip(shape)
+                    .enumerate()
+                    .all(|(i, (a, b))| i == axis || a == b)
+        };
+        if axis < shape.len() && xs.iter().all(|x| same(&x)) {
+            let outer: usize = shape[..axis].iter().product();
+            let mut out_shape = shape.to_vec();
+            out_shape[axis] = xs.iter().map(|x| x.shape()[axis]).sum();
+            let mut out = Vec::with_capacity(out_shape.iter().product());
+            let runs: Vec<(&[f64], usize)> = xs
+                .iter()
+                .filter_map(|x| {
+                    let s = x.as_slice()?;
+                    Some((s, s.len() / outer.max(1)))
+                })
+                .collect();
+            if runs.len() == xs.len() {
+                for o in 0..outer {
+                    for (s, run) in &runs {
+                        out.extend_from_slice(&s[o * run..][..*run]);
+                    }
+                }
+                return ArrayD::from_shape_vec(IxDyn(&out_shape), out).map_err(|e| e.to_string());
+            }
+        }
+    }
     let n = xs
         .iter()
         .map(|x| x.shape().first().copied().unwrap_or(1))
@@ -242,6 +275,34 @@ mod tests {
         padded.count_include_pad = true;
         let a = pool(PoolKind::Avg, &padded, &x, &[1, 1, 3, 3]).unwrap();
         assert_eq!(a[[0, 0, 0, 0]], 12.0 / 9.0);
+    }
+
+    #[test]
+    fn concat_copies_runs_as_ndarray_concatenates() {
+        // Along every axis of [2, c, 2, 3] tensors, and of a transposed (not row-major)
+        // input, which takes ndarray's own path.
+        for axis in 0..4 {
+            let mut shapes = [[2, 2, 2, 3], [2, 3, 2, 3]];
+            shapes[1] = std::array::from_fn(|i| if i == axis { 3 } else { shapes[0][i] });
+            let xs: Vec<ArrayD<f64>> = shapes
+                .iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let n: usize = s.iter().product();
+                    arr(s, (0..n).map(|i| (i * 7 + k * 100) as f64).collect())
+                })
+                .collect();
+            let refs: Vec<&ArrayD<f64>> = xs.iter().collect();
+            let views: Vec<_> = xs.iter().map(|x| x.view()).collect();
+            let want = ndarray::concatenate(Axis(axis), &views).unwrap();
+            assert_eq!(concat(&refs, axis).unwrap(), want, "axis {axis}");
+        }
+        let a = arr(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]);
+        let f = arr(&[2, 2], vec![5.0, 6.0, 7.0, 8.0]).reversed_axes();
+        assert!(!f.is_standard_layout());
+        let refs = [&a, &f];
+        let want = ndarray::concatenate(Axis(1), &[a.view(), f.view()]).unwrap();
+        assert_eq!(concat(&refs, 1).unwrap(), want);
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
             input_max,
         });
     }
-    let (_, input, _) = w.read_f64(&bg.input)?;
+    let (_, input) = w.read_values(&bg.input)?;
     let labels = match &bg.labels {
         Some(name) => Some(w.read_i64(name)?.1),
         None => None,

@@ -1,7 +1,7 @@
 //! Whole arrays of a bundle by name, for the accuracy path (the network input, labels,
 //! biases, float weights): arrays the layer traces do not describe.
 
-use super::BundleWorkload;
+use super::{BundleWorkload, StoredValues};
 use anyhow::anyhow;
 
 impl BundleWorkload {
@@ -32,6 +32,21 @@ impl BundleWorkload {
             ));
         }
         Ok((a.shape().to_vec(), v, a.is_float()))
+    }
+
+    /// Array `name` as [`StoredValues`] (float32, float64 and uint8 kept as stored), with its
+    /// shape. Non-finite values are refused.
+    pub fn read_values(&self, name: &str) -> anyhow::Result<(Vec<usize>, StoredValues)> {
+        let a = self.reread(name)?;
+        let shape = a.shape().to_vec();
+        let v = a.into_values();
+        if let Some((i, x)) = v.first_non_finite() {
+            return Err(anyhow!(
+                "{}: {name}: element {i} is {x} (expected finite values)",
+                self.npz_label
+            ));
+        }
+        Ok((shape, v))
     }
 
     /// Integer array `name` as int64 values, with its shape; a float array is refused.

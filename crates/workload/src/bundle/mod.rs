@@ -37,7 +37,7 @@ pub use manifest::{
     TOP_KEYS,
 };
 use tensors::{fmt_shape, NpzSource};
-pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz};
+pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz, StoredValues};
 
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::LayerWeights;

@@ -365,6 +365,55 @@ enum Data {
     U32(Vec<u32>),
 }
 
+/// Values read as f64 a range at a time, held in the dtype they were stored with, so
+/// that a large float32 or uint8 array (a network's graph input) takes its own size in
+/// memory, not eight bytes a value. Widening to f64 is exact.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredValues {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    U8(Vec<u8>),
+}
+
+impl StoredValues {
+    pub fn len(&self) -> usize {
+        match self {
+            StoredValues::F32(a) => a.len(),
+            StoredValues::F64(a) => a.len(),
+            StoredValues::U8(a) => a.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements `range` widened to f64.
+    pub fn to_f64(&self, range: std::ops::Range<usize>) -> Vec<f64> {
+        match self {
+            StoredValues::F32(a) => a[range].iter().map(|&v| v as f64).collect(),
+            StoredValues::F64(a) => a[range].to_vec(),
+            StoredValues::U8(a) => a[range].iter().map(|&v| v as f64).collect(),
+        }
+    }
+
+    /// The index and value of the first element that is not finite.
+    pub fn first_non_finite(&self) -> Option<(usize, f64)> {
+        let find = |it: &mut dyn Iterator<Item = f64>| it.enumerate().find(|(_, v)| !v.is_finite());
+        match self {
+            StoredValues::F32(a) => find(&mut a.iter().map(|&v| v as f64)),
+            StoredValues::F64(a) => find(&mut a.iter().copied()),
+            StoredValues::U8(_) => None,
+        }
+    }
+}
+
+impl From<Vec<f64>> for StoredValues {
+    fn from(v: Vec<f64>) -> StoredValues {
+        StoredValues::F64(v)
+    }
+}
+
 /// One array, in the dtype it was stored with, elements in row-major order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnyArray {
@@ -419,6 +468,17 @@ impl AnyArray {
     pub fn to_f64(&self) -> Vec<f64> {
         dispatch!(&self.data, a => float a.iter().map(|&v| v as f64).collect(),
                   int a.iter().map(|&v| v as f64).collect())
+    }
+
+    /// The values as [`StoredValues`]: float32, float64 and uint8 arrays as stored (no copy),
+    /// the other integer arrays widened to f64.
+    pub fn into_values(self) -> StoredValues {
+        match self.data {
+            Data::F32(a) => StoredValues::F32(a),
+            Data::F64(a) => StoredValues::F64(a),
+            Data::U8(a) => StoredValues::U8(a),
+            _ => StoredValues::F64(self.to_f64()),
+        }
     }
 
     /// Every element as i64, or None for a float array.
