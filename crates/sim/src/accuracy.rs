@@ -27,6 +27,9 @@ pub fn open_bundle(name: Option<&str>, cfg: &Resolved, what: &str) -> Result<Bun
             None if workload::zoo::layers(n).is_some() => bail!(
                 "{what} {n}: a built-in network has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
             ),
+            None if workload::resolve::shape_file(n).is_some() => bail!(
+                "{what} {n}: a network by shape has synthetic weights and no graph input; accuracy needs a bundle with a network graph (e.g. lenet5-mnist)"
+            ),
             None => bail!(
                 "{what} {n}: no such bundle (see `sresim workloads`){}",
                 workload::resolve::suggest_bundle(n)
@@ -91,7 +94,14 @@ pub fn load_network(w: &BundleWorkload, cfg: &Resolved) -> Result<Network> {
         Some(name) => Some(w.read_i64(name)?.1),
         None => None,
     };
-    Network::new(&m.name, graph, layers, input, labels).map_err(|e| anyhow!("{label}: {e}"))
+    let mut constants = std::collections::HashMap::new();
+    for (tensor, array) in bg.constant_tensors() {
+        let (shape, values, _) = w.read_f64(array)?;
+        constants.insert(tensor.to_string(), (shape, values));
+    }
+    Network::new(&m.name, graph, layers, input, labels)
+        .and_then(|n| n.with_constants(constants))
+        .map_err(|e| anyhow!("{label}: {e}"))
 }
 
 /// Which crossbar layers of `net` go through the datapath: those `selector` names (all
@@ -164,9 +174,14 @@ pub fn calibrate(
     if n == 0 {
         return Ok(Vec::new());
     }
-    per_layer(net, cfg, (crossbar, modes.len()), n, progress, |prep, samples| {
-        functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range)
-    })
+    per_layer(
+        net,
+        cfg,
+        (crossbar, modes.len()),
+        n,
+        progress,
+        |prep, samples| functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range),
+    )
 }
 
 /// `f` of every datapath layer (its program and its calibration inputs over the first
@@ -209,9 +224,16 @@ fn compensation(
     crossbar: &[bool],
 ) -> Result<Vec<(String, Mode, f64)>> {
     let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
-    per_layer(net, cfg, (crossbar, modes.len()), n, &|_| {}, |prep, samples| {
-        functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
-    })
+    per_layer(
+        net,
+        cfg,
+        (crossbar, modes.len()),
+        n,
+        &|_| {},
+        |prep, samples| {
+            functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
+        },
+    )
 }
 
 /// Each layer's quantized inputs in the quantized network over the first `n` graph-input
