@@ -234,3 +234,47 @@ fn skip_draws_do_not_depend_on_threads_or_chunking() {
     assert_eq!(whole, on(2, 7, 1));
     assert_ne!(whole, on(1, 64, 2));
 }
+
+/// `device.sampler = "per-read"` draws the bits it always drew: the outputs of a noisy
+/// dense run with IR drop, a clipping 3-bit ADC and adc.step 2, folded into one word,
+/// are the word the per-read sampler gave before the default sampler changed (a change
+/// to the per-read keys, draws or arithmetic fails this).
+#[test]
+fn the_per_read_sampler_reproduces_its_old_outputs() {
+    let l = layer(256);
+    let fold = |y: &[i64]| {
+        y.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &v| {
+            (h ^ v as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    let mut got = Vec::new();
+    for (rn, ir, bits, step) in [
+        (0.2, 0.0, None, 1),
+        (0.2, 0.02, Some(3), 1),
+        (0.15, 0.01, None, 2),
+    ] {
+        let f = FuncOptions {
+            keep_outputs: true,
+            adc_step: step,
+            device: Device {
+                read_noise: rn,
+                ir_drop: ir,
+                seed: 5,
+                sampler: Sampler::PerRead,
+                ..Device::default()
+            },
+            ..FuncOptions::default()
+        };
+        let (y, clips) = dense_run(&l, &hw(bits), &f, 256);
+        got.push((fold(&y), clips));
+    }
+    assert_eq!(got, PER_READ_OUTPUTS);
+}
+
+/// (folded outputs, clips) of [`the_per_read_sampler_reproduces_its_old_outputs`]'s
+/// three devices under the per-read sampler.
+const PER_READ_OUTPUTS: [(u64, u64); 3] = [
+    (2_327_230_352_626_116_337, 0),
+    (16_841_167_109_542_853_517, 5291),
+    (10_180_147_423_630_200_557, 0),
+];
