@@ -748,8 +748,9 @@ impl Datapath<'_> {
     /// with a cell in an open row).
     /// HOW = [`EXACT`]: each sum's code ADC(S) added to its column's instead (no hits,
     /// count 0); [`ALIAS`]: each sum's code drawn from its class's alias table
-    /// ([`crate::alias`]) with wyrand's next output from the OU's state in `alias` (the
-    /// live columns in order: thread-free), its clips counted (no hits, count 0).
+    /// ([`crate::alias`]) with the low 32 bits of wyrand's next output from the OU's
+    /// state in `alias` (the live columns in order: thread-free), its clips counted (no
+    /// hits, count 0).
     #[inline(always)]
     fn hits<const CB: usize, const WORDS: usize, const HOW: u8>(
         &self,
@@ -764,6 +765,9 @@ impl Datapath<'_> {
             Some((lookup, row, state)) => (Some(lookup), row, state),
             None => (None, &[][..], 0),
         };
+        // A drawn count is added times step * weight (the code times its weight, modulo
+        // 2^64), its clips counted here and added once.
+        let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
         // The planes of every column over the read's words (CB > 0), and its digits.
         let planes = tile.word_planes::<CB>(span.wl);
         let x = r.digits[span.wl];
@@ -796,12 +800,8 @@ impl Datapath<'_> {
                 if let (ALIAS, Some(lookup)) = (HOW, lookup) {
                     state = state.wrapping_add(WY_STEP);
                     let v = lookup.outcome(row, s, wymix(state) as u32);
-                    r.clips += (v >> 15) as u64;
-                    add_code(
-                        &mut r.codes[j],
-                        (v & !CLIP) as u64 * self.adc.step,
-                        r.weight,
-                    );
+                    clips += (v >> 15) as u64;
+                    add_code(&mut r.codes[j], (v & !CLIP) as u64, step_weight);
                     continue;
                 }
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
@@ -809,6 +809,7 @@ impl Datapath<'_> {
                 n += (s != 0) as usize;
             }
         }
+        r.clips += clips;
         n
     }
 

@@ -285,7 +285,7 @@ impl Laws {
             error_table: None,
             ..device.clone()
         };
-        let whole = by_open.then_some(open).unwrap_or(0);
+        let whole = if by_open { open } else { 0 };
         let lookup = Lookup::new(&device, adc, (whole, max_sum), lookup_p);
         Laws {
             device,
