@@ -1,7 +1,8 @@
 //! The accuracy path (`sresim accuracy`) on lenet5-mnist: the float and quantized
 //! networks and all five modes, on an ideal device (every mode on the exact fast path)
-//! and with read noise in the dense mode (every OU read). docs/perf.md records the
-//! figures next to a float inference of the same digits.
+//! and with read noise in the dense mode (every OU read; the default sampler and the
+//! per-read one). docs/perf.md records the figures next to a float inference of the
+//! same digits.
 
 // Test, bench and example code: a failed unwrap is a failed run, as it should be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,6 +24,15 @@ fn bench(c: &mut Criterion) {
         (
             "lenet5-mnist 10 digits, read_noise 0.2, dense",
             vec!["device.read_noise=0.2".to_string()],
+            vec![Mode::Dense],
+            10,
+        ),
+        (
+            "lenet5-mnist 10 digits, read_noise 0.2, dense, per-read sampler",
+            vec![
+                "device.read_noise=0.2".to_string(),
+                "device.sampler=per-read".to_string(),
+            ],
             vec![Mode::Dense],
             10,
         ),

@@ -85,8 +85,8 @@ fn bench(c: &mut Criterion) {
         ..Device::default()
     };
     g.bench_function("dense read noise", |b| b.iter(|| run(noisy.clone())));
-    // The skip sampler at the same noise and at 0.2 (where a read of a
-    // sum of 6 or more draws its own noise), against the per-read sampler at 0.2.
+    // The skip sampler (the default) at the same noise (gaps per class) and at 0.2
+    // (alias tables: one uniform per read), against the per-read sampler at 0.2.
     for (name, rn, sampler) in [
         ("dense read noise skip", 0.02, Sampler::Skip),
         ("dense read noise 0.2 skip", 0.2, Sampler::Skip),

@@ -9,9 +9,10 @@
 //! polarity and pass.
 
 use crate::adc::Adc;
+use crate::alias::{Lookup, CLIP};
 use crate::device::Device;
 use crate::program::{Program, Tile};
-use crate::rng::{normal_with, ziggurat, Ziggurat};
+use crate::rng::{mix, normal_with, wymix, ziggurat, Ziggurat, WY_STEP};
 use crate::skip::{Laws, Skip};
 use crossbar::Mode;
 use engine::input::Pass;
@@ -601,7 +602,7 @@ impl Datapath<'_> {
         if kind == Kind::Exact {
             if r.hist.is_some() {
                 // Calibration: each non-zero sum recorded, then converted.
-                let n = self.sums::<false>(tile, span, sets, r);
+                let n = self.sums::<HITS>(tile, span, sets, r, None);
                 let Reads {
                     hist,
                     hits,
@@ -621,14 +622,21 @@ impl Datapath<'_> {
                 return;
             }
             // code = ADC(S), added to the column's sum as it is read.
-            self.sums::<true>(tile, span, sets, r);
+            self.sums::<EXACT>(tile, span, sets, r, None);
             return;
         }
         // The sums first, then the draws of the columns with current: every draw is a
         // chain of its own, and a loop that holds nothing else lets the CPU overlap them.
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
-        let n = self.sums::<false>(tile, span, sets, r);
+        if let (Kind::Skip, Some(lookup)) = (kind, self.laws.and_then(|l| l.lookup.as_ref())) {
+            // Each sum's code drawn from its class's alias table as it is read.
+            let state = mix(span.base ^ span.ou_index << 33 ^ ALIAS_KEY);
+            let alias = Some((lookup, lookup.row(open), state));
+            self.sums::<ALIAS>(tile, span, sets, r, alias);
+            return;
+        }
+        let n = self.sums::<HITS>(tile, span, sets, r, None);
         let att = dev.attenuation(open);
         // The skip sampler settles the reads of its classes; the others (left at the
         // front of the hits) draw their own noise below, as the per-read sampler does.
@@ -716,18 +724,25 @@ impl Datapath<'_> {
     /// two (an OU across a word's end, an ideal read of 65..128 rows), of 1- or 2-bit
     /// cells; any other read the general loop.
     #[inline(always)]
-    fn sums<const EXACT: bool>(&self, tile: &Tile, span: Span, sets: bool, r: &mut Reads) -> usize {
+    fn sums<const HOW: u8>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        sets: bool,
+        r: &mut Reads,
+        alias: Option<Alias>,
+    ) -> usize {
         let span_words = match (span.digit_bits, span.wh - span.wl) {
             (1, 0) => 1,
             (1, 1) => 2,
             _ => 0,
         };
         match (span_words, self.cell_bits) {
-            (1, 1) => self.hits::<1, 1, EXACT>(tile, span, sets, r),
-            (1, 2) => self.hits::<2, 1, EXACT>(tile, span, sets, r),
-            (2, 1) => self.hits::<1, 2, EXACT>(tile, span, sets, r),
-            (2, 2) => self.hits::<2, 2, EXACT>(tile, span, sets, r),
-            _ => self.hits::<0, 1, EXACT>(tile, span, sets, r),
+            (1, 1) => self.hits::<1, 1, HOW>(tile, span, sets, r, alias),
+            (1, 2) => self.hits::<2, 1, HOW>(tile, span, sets, r, alias),
+            (2, 1) => self.hits::<1, 2, HOW>(tile, span, sets, r, alias),
+            (2, 2) => self.hits::<2, 2, HOW>(tile, span, sets, r, alias),
+            _ => self.hits::<0, 1, HOW>(tile, span, sets, r, alias),
         }
     }
 
@@ -735,16 +750,28 @@ impl Datapath<'_> {
     /// count. CB = 1 or 2: a one-bit-digit read of CB-bit cells over WORDS = 1 or 2
     /// words; CB = 0: any read (`sets`: a dense tile, whose read visits only columns
     /// with a cell in an open row).
-    /// EXACT: each sum's code ADC(S) added to its column's instead (no hits, count 0).
+    /// HOW = [`EXACT`]: each sum's code ADC(S) added to its column's instead (no hits,
+    /// count 0); [`ALIAS`]: each sum's code drawn from its class's alias table
+    /// ([`crate::alias`]) with the low 32 bits of wyrand's next output from the OU's
+    /// state in `alias` (the live columns in order: thread-free), its clips counted (no
+    /// hits, count 0).
     #[inline(always)]
-    fn hits<const CB: usize, const WORDS: usize, const EXACT: bool>(
+    fn hits<const CB: usize, const WORDS: usize, const HOW: u8>(
         &self,
         tile: &Tile,
         span: Span,
         sets: bool,
         r: &mut Reads,
+        alias: Option<Alias>,
     ) -> usize {
         let mut n = 0;
+        let (lookup, row, mut state) = match alias {
+            Some((lookup, row, state)) => (Some(lookup), row, state),
+            None => (None, &[][..], 0),
+        };
+        // A drawn count is added times step * weight (the code times its weight, modulo
+        // 2^64), its clips counted here and added once.
+        let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
         // The planes of every column over the read's words (CB > 0), and its digits.
         let planes = tile.word_planes::<CB>(span.wl);
         let x = r.digits[span.wl];
@@ -769,9 +796,16 @@ impl Datapath<'_> {
                     s > 0 || !sets,
                     "a column with a cell in an open row carries current"
                 );
-                if EXACT {
+                if HOW == EXACT {
                     r.clips += self.adc.clips(s) as u64;
                     add_code(&mut r.codes[j], self.adc.convert(s), r.weight);
+                    continue;
+                }
+                if let (ALIAS, Some(lookup)) = (HOW, lookup) {
+                    state = state.wrapping_add(WY_STEP);
+                    let v = lookup.outcome(row, s, wymix(state) as u32);
+                    clips += (v >> 15) as u64;
+                    add_code(&mut r.codes[j], (v & !CLIP) as u64, step_weight);
                     continue;
                 }
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
@@ -779,6 +813,7 @@ impl Datapath<'_> {
                 n += (s != 0) as usize;
             }
         }
+        r.clips += clips;
         n
     }
 
@@ -1082,6 +1117,19 @@ fn plane_sum(planes: &[u64], x: u64) -> u64 {
         .enumerate()
         .fold(0u64, |s, (c, &p)| s + (((x & p).count_ones() as u64) << c))
 }
+
+/// Key word of the skip sampler's alias-table draws: an OU read's state is
+/// mix(read base ^ OU index << 33 ^ ALIAS_KEY).
+const ALIAS_KEY: u64 = 0x2b99_2ddf_a232_49d6;
+
+/// What [`Datapath::hits`] does with each sum: keeps it as a hit, adds its exact code,
+/// or adds a code drawn from an alias table.
+const HITS: u8 = 0;
+const EXACT: u8 = 1;
+const ALIAS: u8 = 2;
+
+/// An OU read's alias tables: the mode's, the row of the read's open, wyrand's state.
+type Alias<'a> = (&'a Lookup, &'a [u64], u64);
 
 /// How [`Datapath::codes`] turns a hit into a code.
 #[derive(Clone, Copy)]

@@ -40,11 +40,14 @@ pub struct Device {
 /// `device.sampler`: how read noise is drawn (docs/functional.md, "Samplers").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sampler {
-    /// A draw only where a read's code changes (geometric gaps per class of read):
-    /// the same law of every read as `PerRead`, other draws.
-    Skip,
-    /// A normal draw per read that carries current, keyed by the read (the default).
+    /// Each read's code drawn from the closed-form law of its class of read: one
+    /// uniform per read looked up in an alias table where codes change often, geometric
+    /// gaps per class (a draw only where a code changes) where they rarely do; the same
+    /// law of every read as `PerRead`, other draws (the default).
     #[default]
+    Skip,
+    /// A normal draw per read that carries current, keyed by the read: the draws of
+    /// every release before the default changed, bit for bit.
     PerRead,
 }
 

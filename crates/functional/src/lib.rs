@@ -14,6 +14,7 @@
 
 mod adc;
 mod aging;
+mod alias;
 mod datapath;
 mod device;
 mod exact;

@@ -27,6 +27,26 @@ pub fn name_word(name: &str) -> u64 {
     })
 }
 
+/// What [`wyrand`]'s state advances by per output (odd).
+pub const WY_STEP: u64 = 0xa076_1d64_78bd_642f;
+
+/// Output `k` of the counter-based generator started at `state`: wyrand's k-th output
+/// (Wang Yi's wyrand: the state advanced by [`WY_STEP`] k times, then [`wymix`]). One
+/// multiplication per 64 random bits: the skip sampler's alias tables draw each read
+/// from one output, `state` a [`mix`] of the reads' shared key.
+#[inline(always)]
+pub fn wyrand(state: u64, k: u64) -> u64 {
+    wymix(state.wrapping_add(k.wrapping_mul(WY_STEP)))
+}
+
+/// wyrand's output of an advanced state `s`: the 128-bit product of `s` and of `s` with
+/// other bits flipped, folded to 64 bits by xor.
+#[inline(always)]
+pub fn wymix(s: u64) -> u64 {
+    let t = (s as u128) * ((s ^ 0xe703_7ed1_a0b4_28db) as u128);
+    (t >> 64) as u64 ^ t as u64
+}
+
 /// A uniform draw in [0, 1) from the 53 high bits of `h`.
 #[inline]
 pub fn uniform(h: u64) -> f64 {

@@ -3,7 +3,7 @@
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
-use crate::skip::{Laws, DIRECT_P};
+use crate::skip::{Laws, DIRECT_P, LOOKUP_P};
 use crate::{Adc, AdcRange, FuncOptions, Metrics};
 use crossbar::{AdcBits, Hardware, Mode};
 use engine::input::Pass;
@@ -139,7 +139,7 @@ impl<'p> Layer<'p> {
                 _ => (self.hw.ou_rows as u64).min(rows),
             };
             let bits = (self.hw.cell_bits, self.prep.plan.dac_bits);
-            Laws::new(device, adc, (open, bits.0, bits.1), DIRECT_P)
+            Laws::new(device, adc, (open, bits.0, bits.1), (DIRECT_P, LOOKUP_P))
         }))
     }
 
@@ -644,7 +644,12 @@ mod tests {
                 Mode::Ideal => 128,
                 _ => 9,
             };
-            let direct = Laws::new(&skip.device, ds.adc, (open, bits.0, bits.1), 0.0);
+            let direct = Laws::new(
+                &skip.device,
+                ds.adc,
+                (open, bits.0, bits.1),
+                (0.0, f64::INFINITY),
+            );
             let all_direct = Datapath {
                 laws: Some(&direct),
                 ..ds

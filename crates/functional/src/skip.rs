@@ -15,6 +15,7 @@
 //! sampler does.
 
 use crate::adc::Adc;
+use crate::alias::Lookup;
 use crate::device::Device;
 use crate::rng::{hash, mix, uniform};
 use std::sync::OnceLock;
@@ -22,6 +23,10 @@ use std::sync::OnceLock;
 /// A class whose reads change their code with probability above this draws per read
 /// (the skip would cost a draw for most reads anyway).
 pub(crate) const DIRECT_P: f64 = 0.1;
+
+/// A mode whose loudest class changes its code with probability at least this draws
+/// every read from alias tables ([`crate::alias`]): one hash and a lookup per read.
+pub(crate) const LOOKUP_P: f64 = 0.01;
 
 /// Most classes a mode keeps a law for (each thread keeps a few words of state per class):
 /// a read of a class beyond draws its own noise.
@@ -47,10 +52,10 @@ pub(crate) fn classes(open: u64, cell_bits: u32, dac_bits: u32, by_open: bool) -
     (n.min(MAX_CLASSES as u64) as usize, max_sum)
 }
 
-/// Upper bound of the bytes a table of `n` classes takes: its laws (shared by the
-/// threads of a mode) and, per thread, the classes' states.
+/// Upper bound of the bytes a table of `n` classes takes: its laws and alias tables
+/// (shared by the threads of a mode) and, per thread, the classes' states.
 pub(crate) fn table_bytes(n: usize, threads: usize) -> u128 {
-    let law = std::mem::size_of::<OnceLock<Law>>() + MAX_ERRS * 16;
+    let law = std::mem::size_of::<OnceLock<Law>>() + MAX_ERRS * 16 + crate::alias::MAX_BYTES;
     let state = std::mem::size_of::<State>();
     n as u128 * (law as u128 + state as u128 * threads.max(1) as u128)
 }
@@ -63,12 +68,12 @@ const TRUNC: f64 = 1e-17;
 const SKIP: u64 = 4;
 
 /// P(Z < t) for a standard normal Z, accurate in the lower tail.
-fn phi(t: f64) -> f64 {
+pub(crate) fn phi(t: f64) -> f64 {
     0.5 * libm::erfc(-t / std::f64::consts::SQRT_2)
 }
 
 /// P(Z >= t), accurate in the upper tail.
-fn phi_upper(t: f64) -> f64 {
+pub(crate) fn phi_upper(t: f64) -> f64 {
     0.5 * libm::erfc(t / std::f64::consts::SQRT_2)
 }
 
@@ -257,30 +262,39 @@ pub(crate) struct Laws {
     stride: usize,
     direct_p: f64,
     classes: Box<[OnceLock<Law>]>,
+    /// Every class's alias table, when the mode's reads are loud enough to draw one
+    /// uniform each ([`Lookup`]); None: gaps per class.
+    pub lookup: Option<Lookup>,
 }
 
 impl Laws {
     /// The laws of reads of at most `open` wordlines of `cell_bits`-bit cells driven
     /// with `dac_bits`-bit digits ([`classes`]).
+    /// `lookup_p`: the largest p of a class from which the mode's reads draw from alias
+    /// tables ([`Lookup::new`]; infinity: never).
     pub fn new(
         device: &Device,
         adc: Adc,
         (open, cell_bits, dac_bits): (u64, u32, u32),
-        direct_p: f64,
+        (direct_p, lookup_p): (f64, f64),
     ) -> Self {
         let by_open = device.ir_drop > 0.0;
         let (n, max_sum) = classes(open, cell_bits, dac_bits, by_open);
         let stride = max_sum.saturating_add(1);
+        let device = Device {
+            error_table: None,
+            ..device.clone()
+        };
+        let whole = if by_open { open } else { 0 };
+        let lookup = Lookup::new(&device, adc, (whole, max_sum), lookup_p);
         Laws {
-            device: Device {
-                error_table: None,
-                ..device.clone()
-            },
+            device,
             adc,
             by_open,
             stride: stride.min(MAX_CLASSES as u64) as usize,
             direct_p,
             classes: (0..n).map(|_| OnceLock::new()).collect(),
+            lookup,
         }
     }
 
@@ -606,7 +620,7 @@ mod tests {
             read_noise: 0.1,
             ..Device::default()
         };
-        let laws = Laws::new(&plain, adc, (9, 2, 1), DIRECT_P);
+        let laws = Laws::new(&plain, adc, (9, 2, 1), (DIRECT_P, f64::INFINITY));
         assert_eq!(laws.len(), 28);
         assert_eq!(laws.class(27, 9), Some(27));
         assert_eq!(laws.class(28, 1), None);
@@ -614,11 +628,11 @@ mod tests {
             ir_drop: 0.01,
             ..plain
         };
-        let laws = Laws::new(&ir, adc, (9, 2, 1), DIRECT_P);
+        let laws = Laws::new(&ir, adc, (9, 2, 1), (DIRECT_P, f64::INFINITY));
         assert_eq!(laws.len(), 280);
         assert_eq!(laws.class(5, 2), Some(61));
         assert_eq!(laws.law(61).base, Law::new(&ir, adc, 5, 2, DIRECT_P).base);
-        let big = Laws::new(&ir, adc, (128, 2, 1), DIRECT_P);
+        let big = Laws::new(&ir, adc, (128, 2, 1), (DIRECT_P, f64::INFINITY));
         assert_eq!(big.len(), MAX_CLASSES);
         assert_eq!(big.class(384, 128), None);
     }

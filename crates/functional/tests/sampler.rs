@@ -140,24 +140,27 @@ fn chi_square_quantile(df: usize, z: f64) -> f64 {
 /// samplers: the two-sample chi-square statistic stays below the 1 - 10^-6 quantile of
 /// its law, so two samplers with the same law fail with probability about 10^-6 per
 /// device (the seeds are fixed: the test passes or fails always). The devices cover the
-/// skip path (p up to 0.1), classes that draw per read (p > 0.1), IR drop (the base
+/// alias tables (loud noise) and the gaps per class (quiet noise), IR drop (the base
 /// shifted below I, the class depending on open), a clipping 3-bit ADC and adc.step 2;
-/// the ADC's counts of clips agree too (a class whose reads can clip, settled by the
-/// sampler, would count too few: the last device).
+/// the ADC's counts of clips agree too (a sampler that lost the clips of reads whose
+/// noise-free sum does not clip would count too few: the fourth device).
 #[test]
 fn both_samplers_read_every_level_with_the_same_law() {
     let samples = 1 << 14;
     let l = layer(samples);
     let cases = [
-        // (read_noise, ir_drop, adc bits, adc.step)
-        (0.1, 0.0, None, 1),
-        (0.2, 0.02, Some(3), 1),
-        (0.15, 0.01, None, 2),
+        // (read_noise, ir_drop, adc bits, adc.step, changed codes at least). The first
+        // four draw from alias tables (some class changes its code with p >= 0.01),
+        // the last keeps gaps per class (p below 0.005 for every class).
+        (0.1, 0.0, None, 1, 10_000),
+        (0.2, 0.02, Some(3), 1, 10_000),
+        (0.15, 0.01, None, 2, 10_000),
         // Weak noise, sums near the top of a 3-bit ADC: classes whose reads can clip
-        // while their noise-free sum does not (they must draw per read).
-        (0.05, 0.03, Some(3), 1),
+        // while their noise-free sum does not (the clips stay an exact count).
+        (0.05, 0.03, Some(3), 1, 10_000),
+        (0.05, 0.0, None, 1, 300),
     ];
-    for (rn, ir, bits, step) in cases {
+    for (rn, ir, bits, step, least) in cases {
         let hw = hw(bits);
         let run = |sampler, seed| {
             let f = FuncOptions {
@@ -194,7 +197,7 @@ fn both_samplers_read_every_level_with_the_same_law() {
             .iter()
             .flat_map(|(c, h)| h.iter().filter(move |e| *e.0 != c.0 as i64).map(|e| e.1))
             .sum();
-        assert!(changed > 10_000, "rn {rn}: {changed} changed codes");
+        assert!(changed > least, "rn {rn}: {changed} changed codes");
         let (stat, df) = two_sample(&per_read, &skip);
         let limit = chi_square_quantile(df, 4.753);
         assert!(
@@ -234,3 +237,47 @@ fn skip_draws_do_not_depend_on_threads_or_chunking() {
     assert_eq!(whole, on(2, 7, 1));
     assert_ne!(whole, on(1, 64, 2));
 }
+
+/// `device.sampler = "per-read"` draws the bits it always drew: the outputs of a noisy
+/// dense run with IR drop, a clipping 3-bit ADC and adc.step 2, folded into one word,
+/// are the word the per-read sampler gave before the default sampler changed (a change
+/// to the per-read keys, draws or arithmetic fails this).
+#[test]
+fn the_per_read_sampler_reproduces_its_old_outputs() {
+    let l = layer(256);
+    let fold = |y: &[i64]| {
+        y.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &v| {
+            (h ^ v as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    let mut got = Vec::new();
+    for (rn, ir, bits, step) in [
+        (0.2, 0.0, None, 1),
+        (0.2, 0.02, Some(3), 1),
+        (0.15, 0.01, None, 2),
+    ] {
+        let f = FuncOptions {
+            keep_outputs: true,
+            adc_step: step,
+            device: Device {
+                read_noise: rn,
+                ir_drop: ir,
+                seed: 5,
+                sampler: Sampler::PerRead,
+                ..Device::default()
+            },
+            ..FuncOptions::default()
+        };
+        let (y, clips) = dense_run(&l, &hw(bits), &f, 256);
+        got.push((fold(&y), clips));
+    }
+    assert_eq!(got, PER_READ_OUTPUTS);
+}
+
+/// (folded outputs, clips) of [`the_per_read_sampler_reproduces_its_old_outputs`]'s
+/// three devices under the per-read sampler.
+const PER_READ_OUTPUTS: [(u64, u64); 3] = [
+    (2_327_230_352_626_116_337, 0),
+    (16_841_167_109_542_853_517, 5291),
+    (10_180_147_423_630_200_557, 0),
+];

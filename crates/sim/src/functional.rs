@@ -210,8 +210,7 @@ pub struct DeviceCfg {
     pub ir_drop: f64,
     pub error_table: String,
     pub seed: u64,
-    /// Left out of summary.json while it is the default ("per-read"): the config a run
-    /// echoes is then the same bytes as before the key existed.
+    /// Left out of summary.json while it is the default ("skip"); "per-read" is echoed.
     #[serde(skip_serializing_if = "is_default_sampler")]
     pub sampler: String,
     // The keys below are left out of summary.json at their defaults, as `sampler` is.
@@ -238,7 +237,7 @@ pub struct DeviceCfg {
 }
 
 fn is_default_sampler(s: &str) -> bool {
-    s == "per-read"
+    s == "skip"
 }
 
 pub(crate) fn is_zero(x: &f64) -> bool {
@@ -273,7 +272,7 @@ impl Default for DeviceCfg {
             ir_drop: 0.0,
             error_table: String::new(),
             seed: 1,
-            sampler: "per-read".into(),
+            sampler: "skip".into(),
             prog_noise: Vec::new(),
             time_s: 0.0,
             drift_nu: Vec::new(),
