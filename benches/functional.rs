@@ -99,6 +99,16 @@ fn bench(c: &mut Criterion) {
         };
         g.bench_function(name, |b| b.iter(|| run(d.clone())));
     }
+    // Per-cell reads that draw nothing (the dlrsim-rram preset's variation and off
+    // current): cached conductances summed a block of columns at a time.
+    let cells = Device {
+        on_off_ratio: Some(19.05),
+        sigma: 0.162,
+        ..Device::default()
+    };
+    g.bench_function("dense per-cell dlrsim-rram", |b| {
+        b.iter(|| run(cells.clone()))
+    });
     // The bounds: per read, the two cell-plane popcounts of one word (2-bit cells,
     // 1-bit digits), or one keyed normal draw (one mix of the read's key, as the
     // datapath's, and the ziggurat), compiled with the same instructions as the datapath.

@@ -10,6 +10,7 @@
 
 use crate::adc::Adc;
 use crate::alias::{Lookup, CLIP};
+use crate::counts::CountTables;
 use crate::device::Device;
 use crate::program::{Program, Tile};
 use crate::rng::{mix, normal_with, wymix, ziggurat, Ziggurat, WY_STEP};
@@ -35,6 +36,8 @@ pub(crate) struct Datapath<'a> {
     pub layer: u64,
     /// The laws of the skip sampler's classes of reads (None: reads draw per read).
     pub laws: Option<&'a Laws>,
+    /// The counts of the fixed OUs' reads ([`CountTables`]), when tabled.
+    pub counts: Option<&'a CountTables>,
 }
 
 /// Per-thread buffers of the datapath.
@@ -263,6 +266,8 @@ fn cycle_weight(plan: &PassPlan, pass: Pass, c: u32) -> (u32, bool) {
 struct At {
     /// [`Device::read_tile`] of the tile, vector and pass (0 for exact reads).
     tile_key: u64,
+    /// The tile's index in the program.
+    tile: usize,
     cycle: u32,
     /// The cycle's weight +-2^shift ([`cycle_weight`]).
     shift: u32,
@@ -322,7 +327,7 @@ impl Datapath<'_> {
             }
             // Tile after tile, each through every cycle while its cells are in cache
             // (the shift-and-add is integer arithmetic: the order does not matter).
-            for tile in &self.program.tiles {
+            for (ti, tile) in self.program.tiles.iter().enumerate() {
                 let route = &self.program.routes[tile.route];
                 let planes = &s.planes[tile.route * bits * words..][..bits * words];
                 let tile_key = match kind {
@@ -335,6 +340,7 @@ impl Datapath<'_> {
                     let (shift, negative) = cycle_weight(plan, pass, c);
                     let at = At {
                         tile_key,
+                        tile: ti,
                         cycle: c,
                         shift,
                         negative,
@@ -512,9 +518,10 @@ impl Datapath<'_> {
             ou_index,
             base: cyc.base,
         };
-        match cyc.kind {
-            Kind::Exact | Kind::Analog | Kind::Skip => self.read_live(tile, span, cyc.kind, r),
-            kind => self.read_device(tile, span, kind, r),
+        match (cyc.kind, self.counts) {
+            (Kind::Exact | Kind::Analog | Kind::Skip, _) => self.read_live(tile, span, cyc.kind, r),
+            (Kind::PerCell, Some(t)) => self.read_counts(t, tile, cyc.at.tile, (lo, hi), span, r),
+            (kind, _) => self.read_device(tile, span, kind, r),
         }
         if r.flush == Flush::Read {
             self.shift_add::<false>(tile, cyc.at.shift, cyc.at.negative, r);
@@ -956,16 +963,13 @@ impl Datapath<'_> {
             rows[n] = (i * ncols, d as f64);
             n += 1;
         });
-        // weight = 1, 2^k or -2^k modulo 2^64 ([`Reads::weight`]): code * weight is
-        // code << k, negated for -2^k (modulo 2^64, the same word).
-        let w = r.weight;
-        let negative = !w.is_power_of_two();
+        let (shift, negate) = weight_shift(r.weight);
         let conv = Convert {
             adc: self.adc,
             att,
             off,
-            shift: if negative { w.wrapping_neg() } else { w }.trailing_zeros(),
-            negate: if negative { !0 } else { 0 },
+            shift,
+            negate,
         };
         let (g, rows, codes) = (&tile.g[..], &r.open[..n], &mut r.codes[..ncols]);
         r.clips += match (span.digit_bits == 1, self.adc.step == 1) {
@@ -974,6 +978,39 @@ impl Datapath<'_> {
             (false, true) => cached_columns::<false, true>(g, rows, conv, codes),
             (false, false) => cached_columns::<false, false>(g, rows, conv, codes),
         };
+    }
+
+    /// A read of a fixed OU (rows lo..hi) through its count table: the row of its
+    /// open rows' mask added to the codes, weighted as [`Self::read_cached`] weights.
+    #[inline(always)]
+    fn read_counts(
+        &self,
+        t: &CountTables,
+        tile: &Tile,
+        ti: usize,
+        (lo, hi): (usize, usize),
+        span: Span,
+        r: &mut Reads,
+    ) {
+        let m = hi - lo;
+        let (w, b) = (lo / 64, lo % 64);
+        let mut x = r.digits[w] >> b;
+        if b + m > 64 {
+            x |= r.digits[w + 1] << (64 - b);
+        }
+        let mask = (x & ((1u64 << m) - 1)) as usize;
+        let ncols = tile.cols.len();
+        let (counts, clips) = t.read(ti, span.ou_index as usize, mask, ncols);
+        r.clips += clips as u64;
+        let (shift, negate) = weight_shift(r.weight);
+        // code * weight = count << (step shift + shift), 0 from 64 bits on.
+        let Some(shift) = Some(shift + t.step_shift).filter(|&s| s < 64) else {
+            return;
+        };
+        for (sum, &k) in r.codes[..ncols].iter_mut().zip(counts) {
+            let weighted = (((k as u64) << shift) ^ negate).wrapping_sub(negate);
+            *sum = sum.wrapping_add(weighted);
+        }
     }
 
     /// Calls `f(i, d_i)` for every open row i of a read, in row order, with its digit.
@@ -1015,31 +1052,41 @@ impl Datapath<'_> {
     }
 }
 
+/// A read's weight 1, 2^k or -2^k modulo 2^64 ([`Reads::weight`]) as (k, mask): code *
+/// weight is (code << k), two's-complement negated when the mask is all ones (the same
+/// word modulo 2^64).
+#[inline(always)]
+fn weight_shift(w: u64) -> (u32, u64) {
+    let negative = !w.is_power_of_two();
+    let k = if negative { w.wrapping_neg() } else { w }.trailing_zeros();
+    (k, if negative { !0 } else { 0 })
+}
+
 /// Whether a per-cell read of cached conductances goes through
 /// [`Datapath::read_cached`]: it draws nothing (no read noise, no converter errors or DAC
 /// noise) and the ADC's counts fit 31 bits.
-fn reads_in_blocks(dev: &Device, adc: &Adc) -> bool {
+pub(crate) fn reads_in_blocks(dev: &Device, adc: &Adc) -> bool {
     dev.per_cell() && dev.read_noise == 0.0 && dev.converter.is_ideal() && adc.max_count < 1 << 31
 }
 
 /// What turns a column's current into its code in [`Datapath::read_cached`].
 #[derive(Clone, Copy)]
-struct Convert {
+pub(crate) struct Convert {
     /// max_count < 2^31.
-    adc: Adc,
-    att: f64,
-    off: f64,
+    pub adc: Adc,
+    pub att: f64,
+    pub off: f64,
     /// The read's weight ([`Reads::weight`]) as 2^shift, negated when `negate` is all
     /// ones (0 otherwise).
-    shift: u32,
-    negate: u64,
+    pub shift: u32,
+    pub negate: u64,
 }
 
 impl Convert {
     /// (ADC(att * I - off), whether it clips): [`Adc::convert_real`] of S' (UNIT: a
     /// step of 1), its count truncated through 32 bits.
     #[inline(always)]
-    fn code<const UNIT: bool>(&self, current: f64) -> (u64, bool) {
+    pub(crate) fn code<const UNIT: bool>(&self, current: f64) -> (u64, bool) {
         let s = self.att * current - self.off;
         let clip = self.adc.clips_real(s);
         if UNIT {

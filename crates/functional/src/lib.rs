@@ -15,6 +15,7 @@
 mod adc;
 mod aging;
 mod alias;
+mod counts;
 mod datapath;
 mod device;
 mod exact;
@@ -26,6 +27,7 @@ mod skip;
 
 pub use adc::{Adc, Converter};
 pub use aging::{poly, Aging};
+pub use counts::{set_count_table_limit, COUNT_TABLE_BYTES};
 pub use device::{Device, ErrorTable, Sampler, DRIFT_T0_S};
 pub use exact::{exact_path, exact_product, exact_products, fits_i64};
 pub use metrics::Metrics;
@@ -236,7 +238,19 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
     } else {
         0
     };
-    let dense = dense.saturating_add(conductances);
+    // Count tables of the fixed OUs (dense and weight modes, per-cell reads): a byte
+    // per column and mask of each OU and four per mask, up to their limit a mode.
+    let ou = (hw.ou_rows.clamp(1, counts::MAX_TABLE_ROWS as u32)) as u128;
+    let count_tables = |mode: crossbar::Mode| {
+        if !b.per_cell || !b.modes.contains(&mode) {
+            return 0;
+        }
+        mul(&[tiles, x.div_ceil(ou), 1 << ou, cols.saturating_add(4)])
+            .min(counts::table_limit() as u128)
+    };
+    let dense = dense
+        .saturating_add(conductances)
+        .saturating_add(count_tables(crossbar::Mode::Dense));
     let compacted = if b.modes.iter().any(|m| m.compacted()) {
         columns
             .saturating_add(mul(&[
@@ -245,6 +259,7 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
                 x.saturating_mul(8).saturating_add(256),
             ]))
             .saturating_add(conductances)
+            .saturating_add(count_tables(crossbar::Mode::Weight))
     } else {
         0
     };

@@ -1,5 +1,6 @@
 //! A layer's samples through every mode's datapath, a chunk at a time.
 
+use crate::counts::CountTables;
 use crate::datapath::{Datapath, Scratch};
 use crate::exact::{exact_path, exact_products, twos_correction};
 use crate::program::{Program, Writer};
@@ -25,6 +26,8 @@ pub struct Layer<'p> {
     compacted: OnceLock<Program>,
     /// Per mode (in the order of [`Mode::ALL`]), the skip sampler's laws of reads.
     laws: [OnceLock<Laws>; 5],
+    /// Per mode, the count tables of its fixed OUs, if tabled ([`CountTables::build`]).
+    counts: [OnceLock<Option<CountTables>>; 5],
     /// The float layer outputs are compared with, when the workload has one.
     float: Option<FloatLayer>,
 }
@@ -45,6 +48,7 @@ impl<'p> Layer<'p> {
             dense: OnceLock::new(),
             compacted: OnceLock::new(),
             laws: Default::default(),
+            counts: Default::default(),
             float: None,
         }
     }
@@ -74,13 +78,20 @@ impl<'p> Layer<'p> {
         }
     }
 
-    /// Bytes of the programs built so far.
+    /// Bytes of the programs built so far, and of their count tables.
     pub fn program_heap_bytes(&self) -> usize {
-        [&self.dense, &self.compacted]
+        let programs: usize = [&self.dense, &self.compacted]
             .iter()
             .filter_map(|p| p.get())
             .map(Program::heap_bytes)
-            .sum()
+            .sum();
+        let tables: usize = self
+            .counts
+            .iter()
+            .filter_map(|t| t.get()?.as_ref())
+            .map(CountTables::heap_bytes)
+            .sum();
+        programs + tables
     }
 
     /// The ADC step of `mode` (docs/functional.md, "ADC range"): `adc.step`, the step
@@ -120,7 +131,29 @@ impl<'p> Layer<'p> {
             device: &self.opts.device,
             layer: self.name,
             laws: self.laws(mode, adc, program),
+            counts: self.counts(mode, adc, program),
         }
+    }
+
+    /// The count tables of `mode`'s fixed OUs (dense and weight) when its reads take
+    /// them ([`CountTables::build`]; `reads`: a sample's reads of each OU).
+    fn counts(&self, mode: Mode, adc: Adc, program: &Program) -> Option<&CountTables> {
+        if !matches!(mode, Mode::Dense | Mode::Weight) {
+            return None;
+        }
+        let i = Mode::ALL.iter().position(|&m| m == mode)?;
+        let plan = &self.prep.plan;
+        let reads = self.prep.geom().vectors_per_sample() as u64
+            * plan.passes.len() as u64
+            * plan.cycles as u64;
+        let shape = (
+            self.hw.ou_rows as usize,
+            self.hw.cell_bits as usize,
+            plan.dac_bits,
+        );
+        self.counts[i]
+            .get_or_init(|| CountTables::build(program, &self.opts.device, adc, shape, reads))
+            .as_ref()
     }
 
     /// The skip sampler's laws of `mode`'s reads (None when its reads draw per read):

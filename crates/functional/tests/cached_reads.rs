@@ -1,8 +1,10 @@
 //! A per-cell read that draws nothing (variation and an off current, no read noise, DAC
 //! noise or converter errors: the `dlrsim-rram` and `milo-rram` presets) sums the cached
-//! conductances of a block of columns in registers and converts them there; it must read
-//! the same bits as the reference, which draws every cell's conductance at every read and
-//! adds it column by column. Its own test binary: the cache limit it sets is process-wide.
+//! conductances of a block of columns in registers and converts them there, or, in the
+//! fixed OUs of the dense and weight modes, looks its counts up in a table per OU; both
+//! must read the same bits as the reference, which draws every cell's conductance at
+//! every read and adds it column by column. Its own test binary: the limits it sets are
+//! process-wide.
 #![allow(clippy::disallowed_methods)]
 // tests and tools make their fixtures with std::fs
 
@@ -13,10 +15,83 @@ mod cases;
 #[path = "../../engine/tests/common/mod.rs"]
 mod common;
 
-use cases::{arb_case, arb_wide, keep, run_modes};
-use crossbar::AdcBits;
-use functional::{set_conductance_cache_limit, Device, FuncOptions, CONDUCTANCE_CACHE_BYTES};
+use cases::{arb_case, arb_wide, hardware, keep, run_modes};
+use crossbar::{AdcBits, Mode};
+use engine::{Prepared, SimOptions};
+use functional::{
+    set_conductance_cache_limit, set_count_table_limit, Device, FuncOptions, Layer, LayerRun,
+    CONDUCTANCE_CACHE_BYTES, COUNT_TABLE_BYTES,
+};
 use proptest::prelude::*;
+use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
+
+/// Held by each test while it reads or sets the process-wide limits (the tests of one
+/// binary run on several threads).
+static LIMITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The dlrsim-rram preset's device.
+fn cells() -> Device {
+    Device {
+        on_off_ratio: Some(19.05),
+        sigma: 0.162,
+        ..Device::default()
+    }
+}
+
+/// Bytes of the dense mode's count tables of an fc layer of 8-bit inputs (one vector a
+/// sample, one pass, 8 cycles: 8 reads of each OU a sample).
+fn dense_table_bytes(ou: u32, dac: u32, adc_bits: Option<u32>, device: Device) -> usize {
+    let hw = hardware((64, 32, 2), (ou, 8), (8, 8, dac), false).unwrap();
+    let hw = crossbar::Hardware {
+        adc_bits: adc_bits.map_or(AdcBits::Auto, AdcBits::Fixed),
+        ..hw
+    };
+    let (k, n) = (40, 3);
+    let l = QuantLayer {
+        spec: LayerSpec {
+            name: "pin".into(),
+            kind: LayerKind::Fc,
+            geom: ConvGeometry::fc(k, n),
+        },
+        signed: false,
+        weights: (0..k * n).map(|i| (i % 7) as i32 - 3).collect(),
+        input: (0..k).map(|i| (i % 5) as i32).collect(),
+        samples: 1,
+    };
+    let opts = SimOptions::default();
+    let prep = Prepared::new(&l, &hw, &opts);
+    let f = FuncOptions { device, ..keep() };
+    let layer = Layer::new(&prep, &hw, &opts, &f);
+    layer.program(Mode::Dense);
+    let programs = layer.program_heap_bytes();
+    let _run = LayerRun::new(&layer, &[Mode::Dense]);
+    layer.program_heap_bytes() - programs
+}
+
+#[test]
+fn fixed_ous_are_tabled_when_a_sample_reads_each_as_often_as_it_has_masks() {
+    let _limits = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+    // 8 reads of each OU a sample: OUs of up to 3 rows (8 masks) are tabled.
+    assert!(dense_table_bytes(3, 1, None, cells()) > 0);
+    assert_eq!(dense_table_bytes(4, 1, None, cells()), 0, "16 masks");
+    assert_eq!(dense_table_bytes(3, 2, None, cells()), 0, "two-bit digits");
+    assert_eq!(
+        dense_table_bytes(3, 1, Some(9), cells()),
+        0,
+        "counts past a byte"
+    );
+    assert!(dense_table_bytes(3, 1, Some(8), cells()) > 0);
+    let noisy = Device {
+        read_noise: 0.01,
+        ..cells()
+    };
+    assert_eq!(dense_table_bytes(3, 1, None, noisy), 0, "read noise");
+    assert_eq!(
+        dense_table_bytes(3, 1, None, Device::default()),
+        0,
+        "ideal cells"
+    );
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
@@ -43,10 +118,15 @@ proptest! {
             device: Device { on_off_ratio: on_off, sigma, ir_drop, seed, ..Device::default() },
             ..keep()
         };
+        let _limits = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
         set_conductance_cache_limit(0);
         let drawn = run_modes(&l, &hw, &opts, f.clone(), l.samples);
         set_conductance_cache_limit(CONDUCTANCE_CACHE_BYTES);
-        let cached = run_modes(&l, &hw, &opts, f, l.samples);
-        prop_assert_eq!(drawn, cached);
+        set_count_table_limit(0);
+        let blocks = run_modes(&l, &hw, &opts, f.clone(), l.samples);
+        set_count_table_limit(COUNT_TABLE_BYTES);
+        let tabled = run_modes(&l, &hw, &opts, f, l.samples);
+        prop_assert_eq!(&drawn, &blocks);
+        prop_assert_eq!(&drawn, &tabled);
     }
 }
