@@ -120,8 +120,12 @@ impl CrossbarLayer {
     pub fn exact_vectors(&self, q: &[i32], n: usize) -> Vec<i64> {
         let g = self.geom();
         let max = |v: &[i32]| v.iter().map(|a| a.unsigned_abs() as u64).max().unwrap_or(0);
-        if igemm::fits(max(q), max(&self.quant.weights), g.k_rows()) {
+        let (max_x, max_w) = (max(q), max(&self.quant.weights));
+        if igemm::fits(max_x, max_w, g.k_rows()) {
             return self.int_products(q, n);
+        }
+        if (max_x as u128) * (max_w as u128) * (g.k_rows() as u128) < 1u128 << 53 {
+            return self.exact_f64_products(q, n);
         }
         exact_products(
             &self.quant.weights,
@@ -130,6 +134,45 @@ impl CrossbarLayer {
             n * g.vectors_per_sample(),
             |v, x| im2col_vector(g, q, v, x),
         )
+    }
+
+    /// [`CrossbarLayer::exact_vectors`] as a product of doubles (gemm::exact_products),
+    /// `[n, Ho*Wo, Cout]`; the caller checked max|x| max|q_w| K < 2^53, so that every
+    /// partial sum is an integer a double holds.
+    fn exact_f64_products(&self, q: &[i32], n: usize) -> Vec<i64> {
+        let g = self.geom();
+        let k = g.k_rows();
+        let per = g.vectors_per_sample();
+        let ng = g.cols_per_group().max(1);
+        let outs = g.out_channels;
+        let width = k * g.groups;
+        let w = &self.quant.weights;
+        let packed: Vec<Packed> = (0..g.groups)
+            .map(|grp| Packed::new(k, ng, |r, c| w[(grp * ng + c) * k + r] as f64))
+            .collect();
+        let block = (FLOAT_BLOCK_ELEMENTS / width.max(1)).clamp(1, (n * per).max(1));
+        let mut y = vec![0i64; n * per * outs];
+        y.par_chunks_mut((block * outs).max(1))
+            .enumerate()
+            .for_each(|(b, ys)| {
+                let rows = ys.len() / outs.max(1);
+                let mut vector = vec![0i32; width];
+                let mut xs = vec![0.0f64; rows * width];
+                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                    im2col_vector(g, q, b * block + i, &mut vector);
+                    for (d, &s) in v.iter_mut().zip(&vector) {
+                        *d = s as f64;
+                    }
+                }
+                let mut yf = vec![0.0f64; ys.len()];
+                for (grp, w) in packed.iter().enumerate() {
+                    gemm::exact_products(w, &xs[grp * k..], width, rows, &mut yf[grp * ng..], outs);
+                }
+                for (d, &s) in ys.iter_mut().zip(&yf) {
+                    *d = s as i64;
+                }
+            });
+        y
     }
 
     /// [`CrossbarLayer::exact_vectors`] in 32-bit lanes, `[n, Ho*Wo, Cout]`; the caller
@@ -374,14 +417,17 @@ mod tests {
     }
 
     proptest! {
-        /// The exact products equal the plain i64 sums on both sides of the bound of the
-        /// 32-bit kernel (igemm::fits): small values through it, large ones through
+        /// The exact products equal the plain i64 sums on every side of the bounds of
+        /// the 32-bit kernel (igemm::fits) and of the product of doubles (2^53): small
+        /// values through the first, 16-bit ones through the second, larger ones through
         /// functional::exact_products.
         #[test]
         fn exact_products_are_exact_on_both_sides_of_the_lane_bound(
             cin_g in 1usize..4, groups in 1usize..3, cout_g in 1usize..20,
             r in 1usize..4, h in 3usize..8, stride in 1usize..3, pad in 0usize..2,
-            n in 1usize..4, max_x in prop::sample::select(vec![3i32, 255, 32767, 1 << 20]),
+            n in 1usize..4,
+            max_x in prop::sample::select(vec![3i32, 255, 32767, 65535, 1 << 20, i32::MAX]),
+            max_w in prop::sample::select(vec![127i32, 32767, 1 << 24]),
             seed in 0u64..1000,
         ) {
             let geom = conv(cin_g, groups, cout_g, r, h, stride, pad);
@@ -389,9 +435,9 @@ mod tests {
             let mut s = seed;
             let mut next = |m: i32| {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 20) % (2 * m as u64 + 1)) as i32 - m
+                (((s >> 20) % (2 * m as u64 + 1)) as i64 - m as i64) as i32
             };
-            let w: Vec<i32> = (0..geom.weight_elements()).map(|_| next(127)).collect();
+            let w: Vec<i32> = (0..geom.weight_elements()).map(|_| next(max_w)).collect();
             let x: Vec<i32> = (0..n * geom.input_elements()).map(|_| next(max_x)).collect();
             let per = geom.input_elements();
             let outs = geom.out_channels * geom.vectors_per_sample();
