@@ -81,6 +81,65 @@ fn whole_tiles<const R: usize>(
     full
 }
 
+/// [`products`] of integer-valued `x` and `w` with every partial sum below 2^53 in
+/// magnitude (`max|x| * max|w| * k < 2^53`): each output is then its exact integer sum in
+/// whatever order and rounding the terms are added, so fused multiply-adds may be used
+/// (AVX-512), which [`products`] may not.
+pub fn exact_products(
+    w: &Packed,
+    x: &[f64],
+    width: usize,
+    rows: usize,
+    y: &mut [f64],
+    stride: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked just above).
+        unsafe { exact_products_avx512(w, x, width, rows, y, stride) };
+        return;
+    }
+    products(w, x, width, rows, y, stride)
+}
+
+/// [`exact_products`] with [`products_avx512`]'s tiles and a fused multiply-add per term.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn exact_products_avx512(
+    w: &Packed,
+    x: &[f64],
+    width: usize,
+    rows: usize,
+    y: &mut [f64],
+    stride: usize,
+) {
+    use std::arch::x86_64::*;
+    const R: usize = 2 * ROWS;
+    if w.k == 0 {
+        return products_any(w, x, width, rows, y, stride);
+    }
+    let full = whole_tiles::<R>(w, x, width, rows, y, stride, |panel, xs| {
+        let mut acc = [_mm512_setzero_pd(); R];
+        for (r, wr) in panel.chunks_exact(COLS).enumerate() {
+            // SAFETY: wr holds COLS = 8 values; an unaligned load.
+            let w0 = _mm512_loadu_pd(wr.as_ptr());
+            for i in 0..R {
+                acc[i] = _mm512_fmadd_pd(_mm512_set1_pd(xs[i][r]), w0, acc[i]);
+            }
+        }
+        let mut out = [[0.0f64; COLS]; R];
+        for (o, a) in out.iter_mut().zip(&acc) {
+            // SAFETY: o holds COLS = 8 values.
+            _mm512_storeu_pd(o.as_mut_ptr(), *a);
+        }
+        out
+    });
+    if full < rows {
+        let (xt, yt) = (&x[full * width..], &mut y[full * stride..]);
+        products_avx(w, xt, width, rows - full, yt, stride)
+    }
+}
+
 /// [`products_avx`] with one 8-wide AVX-512 register per vector of a tile and twice the
 /// vectors: the same multiplies and adds in the same order, so the same bits.
 #[cfg(target_arch = "x86_64")]
@@ -211,6 +270,34 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Integer-valued products under the 2^53 bound are the exact i64 sums, with
+        /// values up to 16 bits and more (partial sums far beyond 2^31).
+        #[test]
+        fn exact_products_are_integer_sums(
+            k in 0usize..30, cols in 1usize..20, rows in 1usize..20, seed in 0u64..1000,
+            max in prop::sample::select(vec![3i64, 65535, 1 << 24]),
+        ) {
+            let mut s = seed;
+            let mut next = |m: i64| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                match (s >> 60) % 4 { 0 => m, 1 => -m, _ => ((s >> 20) % (2 * m as u64 + 1)) as i64 - m }
+            };
+            let width = k + 1;
+            let x: Vec<i64> = (0..rows * width).map(|_| next(max)).collect();
+            let wv: Vec<i64> = (0..k * cols).map(|_| next(32767)).collect();
+            let packed = Packed::new(k, cols, |r, c| wv[r * cols + c] as f64);
+            let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            let mut y = vec![f64::NAN; rows * cols];
+            exact_products(&packed, &xf, width, rows, &mut y, cols);
+            for v in 0..rows {
+                for c in 0..cols {
+                    let want: i64 = (0..k).map(|r| x[v * width + r] * wv[r * cols + c]).sum();
+                    prop_assert_eq!(y[v * cols + c], want as f64);
+                    prop_assert_eq!(y[v * cols + c] as i64, want);
+                }
+            }
+        }
+
         /// Every output has the bits of `Iterator::sum` over its terms (signed zeros
         /// included), for any number of vectors and columns (tails of both tiles).
         #[test]

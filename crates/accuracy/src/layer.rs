@@ -2,6 +2,7 @@
 //! calibrated range, and its exact integer product.
 
 use crate::gemm::{self, Packed};
+use crate::igemm::{self, PackedInt};
 use functional::exact_products;
 use rayon::prelude::*;
 use workload::quant::{signed_max, unsigned_max, InputScale};
@@ -10,6 +11,9 @@ use workload::{im2col_vector, ConvGeometry, LayerWeights};
 /// Input values of the vectors whose float products one task computes: bounds its buffer
 /// (256 KiB of f64) whatever the batch.
 const FLOAT_BLOCK_ELEMENTS: usize = 1 << 15;
+
+/// Packed input words of the vectors whose exact products one task computes (128 KiB).
+const INT_BLOCK_WORDS: usize = 1 << 15;
 
 /// A crossbar layer with everything the accuracy paths need.
 #[derive(Debug, Clone)]
@@ -97,33 +101,149 @@ impl CrossbarLayer {
         self.input_max / levels as f64
     }
 
-    /// The exact integer products of `n` quantized samples, `[n, Cout, Ho*Wo]`, as a
-    /// batched matrix product ([`exact_products`]).
+    /// The exact integer products of `n` quantized samples, `[n, Cout, Ho*Wo]`: the
+    /// [`CrossbarLayer::exact_vectors`] in channel-major order.
     pub fn exact_products(&self, q: &[i32], n: usize) -> Vec<i64> {
         let g = self.geom();
-        let per = g.vectors_per_sample();
-        let y = exact_products(
+        to_channel_major(
+            &self.exact_vectors(q, n),
+            n,
+            g.vectors_per_sample(),
+            g.out_channels,
+        )
+    }
+
+    /// The exact integer products of `n` quantized samples vector by vector, `[n, Ho*Wo,
+    /// Cout]` (a vector's outputs together), as a batched matrix product: in 32-bit
+    /// integer lanes (crate::igemm) where every value and partial sum fits them, else in
+    /// f64 or i64 ([`exact_products`]); the same integers either way.
+    pub fn exact_vectors(&self, q: &[i32], n: usize) -> Vec<i64> {
+        let g = self.geom();
+        let max = |v: &[i32]| v.iter().map(|a| a.unsigned_abs() as u64).max().unwrap_or(0);
+        let (max_x, max_w) = (max(q), max(&self.quant.weights));
+        if igemm::fits(max_x, max_w, g.k_rows()) {
+            return self.int_products(q, n);
+        }
+        if (max_x as u128) * (max_w as u128) * (g.k_rows() as u128) < 1u128 << 53 {
+            return self.exact_f64_products(q, n);
+        }
+        exact_products(
             &self.quant.weights,
             g.k_rows(),
             g.groups,
-            n * per,
+            n * g.vectors_per_sample(),
             |v, x| im2col_vector(g, q, v, x),
-        );
-        to_channel_major(&y, n, per, g.out_channels)
+        )
+    }
+
+    /// [`CrossbarLayer::exact_vectors`] as a product of doubles (gemm::exact_products),
+    /// `[n, Ho*Wo, Cout]`; the caller checked max|x| max|q_w| K < 2^53, so that every
+    /// partial sum is an integer a double holds.
+    fn exact_f64_products(&self, q: &[i32], n: usize) -> Vec<i64> {
+        let g = self.geom();
+        let k = g.k_rows();
+        let per = g.vectors_per_sample();
+        let ng = g.cols_per_group().max(1);
+        let outs = g.out_channels;
+        let width = k * g.groups;
+        let w = &self.quant.weights;
+        let packed: Vec<Packed> = (0..g.groups)
+            .map(|grp| Packed::new(k, ng, |r, c| w[(grp * ng + c) * k + r] as f64))
+            .collect();
+        let block = (FLOAT_BLOCK_ELEMENTS / width.max(1)).clamp(1, (n * per).max(1));
+        let mut y = vec![0i64; n * per * outs];
+        y.par_chunks_mut((block * outs).max(1))
+            .enumerate()
+            .for_each(|(b, ys)| {
+                let rows = ys.len() / outs.max(1);
+                let mut vector = vec![0i32; width];
+                let mut xs = vec![0.0f64; rows * width];
+                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                    im2col_vector(g, q, b * block + i, &mut vector);
+                    for (d, &s) in v.iter_mut().zip(&vector) {
+                        *d = s as f64;
+                    }
+                }
+                let mut yf = vec![0.0f64; ys.len()];
+                for (grp, w) in packed.iter().enumerate() {
+                    gemm::exact_products(w, &xs[grp * k..], width, rows, &mut yf[grp * ng..], outs);
+                }
+                for (d, &s) in ys.iter_mut().zip(&yf) {
+                    *d = s as i64;
+                }
+            });
+        y
+    }
+
+    /// [`CrossbarLayer::exact_vectors`] in 32-bit lanes, `[n, Ho*Wo, Cout]`; the caller
+    /// checked [`igemm::fits`].
+    fn int_products(&self, q: &[i32], n: usize) -> Vec<i64> {
+        let g = self.geom();
+        let k = g.k_rows();
+        let pairs = k.div_ceil(2);
+        let per = g.vectors_per_sample();
+        let ng = g.cols_per_group().max(1);
+        let outs = g.out_channels;
+        let width = pairs * g.groups;
+        let w = &self.quant.weights;
+        let packed: Vec<PackedInt> = (0..g.groups)
+            .map(|grp| PackedInt::new(k, ng, |r, c| w[(grp * ng + c) * k + r]))
+            .collect();
+        let block = (INT_BLOCK_WORDS / width.max(1)).clamp(1, (n * per).max(1));
+        let mut y = vec![0i64; n * per * outs];
+        y.par_chunks_mut((block * outs).max(1))
+            .enumerate()
+            .for_each(|(b, ys)| {
+                let rows = ys.len() / outs.max(1);
+                let mut vector = vec![0i32; k * g.groups];
+                let mut xs = vec![0u32; rows * width];
+                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                    im2col_vector(g, q, b * block + i, &mut vector);
+                    for grp in 0..g.groups {
+                        igemm::pack_pairs(&vector[grp * k..][..k], &mut v[grp * pairs..][..pairs]);
+                    }
+                }
+                for (grp, w) in packed.iter().enumerate() {
+                    igemm::products(
+                        w,
+                        &xs[grp * pairs..],
+                        width,
+                        rows,
+                        &mut ys[grp * ng..],
+                        outs,
+                    );
+                }
+            });
+        y
     }
 }
 
-/// `[n, Ho*Wo, Cout]` (a vector's outputs together) to `[n, Cout, Ho*Wo]`.
-fn to_channel_major<T: Copy + Default>(y: &[T], n: usize, per: usize, outs: usize) -> Vec<T> {
+/// Side of the square tiles [`to_channel_major`] transposes (of 8-byte values: two
+/// tiles are 32 KiB, in the L1 cache).
+const TILE: usize = 32;
+
+/// `[n, Ho*Wo, Cout]` (a vector's outputs together) to `[n, Cout, Ho*Wo]`, tile by tile
+/// so that both sides are read and written in runs.
+pub(crate) fn to_channel_major<T: Copy + Default>(
+    y: &[T],
+    n: usize,
+    per: usize,
+    outs: usize,
+) -> Vec<T> {
     let mut out = vec![T::default(); y.len()];
     for s in 0..n {
         let (src, dst) = (
             &y[s * per * outs..][..per * outs],
             &mut out[s * per * outs..][..per * outs],
         );
-        for (pos, row) in src.chunks(outs.max(1)).enumerate() {
-            for (o, &v) in row.iter().enumerate() {
-                dst[o * per + pos] = v;
+        for p0 in (0..per).step_by(TILE) {
+            for o0 in (0..outs).step_by(TILE) {
+                for pos in p0..(p0 + TILE).min(per) {
+                    let row = &src[pos * outs..][..outs];
+                    for o in o0..(o0 + TILE).min(outs) {
+                        dst[o * per + pos] = row[o];
+                    }
+                }
             }
         }
     }
@@ -292,6 +412,58 @@ mod tests {
                 let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 prop_assert_eq!(bits(&batched[i * outs..][..outs]), bits(&one));
                 prop_assert_eq!(&exact_batched[i * outs..][..outs], &exact(&l, &q[i * per..][..per])[..]);
+            }
+        }
+    }
+
+    proptest! {
+        /// The exact products equal the plain i64 sums on every side of the bounds of
+        /// the 32-bit kernel (igemm::fits) and of the product of doubles (2^53): small
+        /// values through the first, 16-bit ones through the second, larger ones through
+        /// functional::exact_products.
+        #[test]
+        fn exact_products_are_exact_on_both_sides_of_the_lane_bound(
+            cin_g in 1usize..4, groups in 1usize..3, cout_g in 1usize..20,
+            r in 1usize..4, h in 3usize..8, stride in 1usize..3, pad in 0usize..2,
+            n in 1usize..4,
+            max_x in prop::sample::select(vec![3i32, 255, 32767, 65535, 1 << 20, i32::MAX]),
+            max_w in prop::sample::select(vec![127i32, 32767, 1 << 24]),
+            seed in 0u64..1000,
+        ) {
+            let geom = conv(cin_g, groups, cout_g, r, h, stride, pad);
+            prop_assume!(geom.validate().is_ok());
+            let mut s = seed;
+            let mut next = |m: i32| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (((s >> 20) % (2 * m as u64 + 1)) as i64 - m as i64) as i32
+            };
+            let w: Vec<i32> = (0..geom.weight_elements()).map(|_| next(max_w)).collect();
+            let x: Vec<i32> = (0..n * geom.input_elements()).map(|_| next(max_x)).collect();
+            let per = geom.input_elements();
+            let outs = geom.out_channels * geom.vectors_per_sample();
+            let mut l = layer(geom, w.iter().map(|&v| v as f64).collect(), true, 1.0);
+            l.quant.weights = w;
+            let got = l.exact_products(&x, n);
+            for i in 0..n {
+                prop_assert_eq!(&got[i * outs..][..outs], &exact(&l, &x[i * per..][..per])[..]);
+            }
+        }
+    }
+
+    /// The tiled transpose moves every value where the plain loop does, with runs and
+    /// tails of tiles on both sides.
+    #[test]
+    fn channel_major_is_the_transpose_of_each_sample() {
+        for (n, per, outs) in [(2, 70, 45), (1, 1, 100), (3, 33, 1), (1, 32, 32)] {
+            let y: Vec<usize> = (0..n * per * outs).collect();
+            let got = to_channel_major(&y, n, per, outs);
+            for s in 0..n {
+                for pos in 0..per {
+                    for o in 0..outs {
+                        let at = s * per * outs;
+                        assert_eq!(got[at + o * per + pos], y[at + pos * outs + o]);
+                    }
+                }
             }
         }
     }

@@ -14,6 +14,7 @@
 
 mod exec;
 mod gemm;
+mod igemm;
 mod layer;
 mod ops;
 mod seq_ops;
@@ -498,9 +499,10 @@ impl Batch<'_, '_> {
         let y = net.forward(net.samples(self.range.clone()), n, &mut |l, x, n| {
             let layer = &net.layers[l];
             let q = layer.quantize(x, self.bits);
-            let exact = layer.exact_products(&q, n);
+            let vectors = layer.exact_vectors(&q, n);
             let outs = layer.outputs();
             let per = layer.geom().vectors_per_sample();
+            let exact = layer::to_channel_major(&vectors, n, per, layer.geom().out_channels);
             let crossbar = mode.filter(|_| (self.on_crossbar)(l));
             // The batch's ADC conversions and clips (integer sums: they are put on the
             // batch's first sample, and any split into batches sums to the same).
@@ -530,7 +532,10 @@ impl Batch<'_, '_> {
                     st.float_sq_err += (a - b) * (a - b);
                     st.float_sq += b * b;
                 }
-                let figures = datapath_figures(&y_int[at.clone()], &exact[at.clone()], per);
+                let figures = match &read {
+                    Some(y) => datapath_figures(&y[at.clone()], &exact[at.clone()], per),
+                    None => figures_of_exact(&vectors[at.clone()]),
+                };
                 if crossbar.is_some() {
                     st.crossbar = true;
                     st.func = figures;
@@ -574,6 +579,18 @@ fn datapath_figures(y: &[i64], exact: &[i64], per: usize) -> Metrics {
         for c in 0..outs {
             m.add(y[c * per + pos], exact[c * per + pos]);
         }
+    }
+    m
+}
+
+/// [`datapath_figures`] of a sample whose outputs are the exact product, from the
+/// product's `[Ho*Wo, Cout]` layout: each output against itself in the order
+/// datapath_figures adds them (vector by vector, each vector's outputs in order), which
+/// is this layout's, so read in one run instead of with a stride.
+fn figures_of_exact(vectors: &[i64]) -> Metrics {
+    let mut m = Metrics::default();
+    for &v in vectors {
+        m.add(v, v);
     }
     m
 }
@@ -690,6 +707,29 @@ mod tests {
             w.total(3),
             w.setup + 3 * (405_000 * (FLOAT_UNITS_PER_MAC + QUANTIZED_UNITS_PER_MAC) + 2 * mode)
         );
+    }
+
+    proptest::proptest! {
+        /// The figures of an exact output read in its vector-major layout are, to the
+        /// last bit, those of datapath_figures over the channel-major one.
+        #[test]
+        fn exact_figures_equal_the_datapath_figures_of_exact_outputs(
+            per in 1usize..80, outs in 1usize..50, seed in 0u64..1000,
+        ) {
+            let mut s = seed;
+            let vectors: Vec<i64> = (0..per * outs)
+                .map(|_| {
+                    s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (s >> 20) as i64 % 2_000_001 - 1_000_000
+                })
+                .collect();
+            let exact = layer::to_channel_major(&vectors, 1, per, outs);
+            let want = datapath_figures(&exact, &exact, per);
+            let got = figures_of_exact(&vectors);
+            proptest::prop_assert_eq!(got.sq_exact.to_bits(), want.sq_exact.to_bits());
+            proptest::prop_assert_eq!(got.sq_err.to_bits(), want.sq_err.to_bits());
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
