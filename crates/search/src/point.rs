@@ -44,7 +44,7 @@ fn records(
     modes: &[Mode],
     crossbar: &[bool],
     range: std::ops::Range<usize>,
-    steps: &[(String, Mode, u64)],
+    cal: &sim::accuracy::Calibration,
 ) -> Result<Vec<SampleRecord>> {
     let none = |_| {};
     if !sim::draws::random(&cfg.device) {
@@ -55,7 +55,7 @@ fn records(
             modes,
             crossbar,
             (range, batch),
-            (cfg.device.seed, steps),
+            (cfg.device.seed, cal),
             &none,
         );
     }
@@ -70,7 +70,7 @@ fn records(
                 modes,
                 crossbar,
                 (i..i + 1, 1),
-                (seed, steps),
+                (seed, cal),
                 &none,
             )
         })
@@ -93,7 +93,7 @@ pub fn search(
         .labels
         .as_ref()
         .ok_or_else(|| anyhow!("{}: graph: no labels; a search needs top-1", net.name))?;
-    let steps = sim::accuracy::calibrate(net, cfg, modes, crossbar, &|_| {})?;
+    let cal = sim::accuracy::calibration(net, cfg, modes, crossbar, &|_| {})?;
     let random = sim::draws::random(&cfg.device);
     let mut tests: Vec<Test> = modes.iter().map(|_| Test::new(s.budget, s.alpha)).collect();
     let mut out: Vec<ModeOutcome> = modes
@@ -121,7 +121,7 @@ pub fn search(
             break;
         }
         let these: Vec<Mode> = open.iter().map(|&m| modes[m]).collect();
-        let recs = records(net, cfg, &these, crossbar, n..look, &steps)?;
+        let recs = records(net, cfg, &these, crossbar, n..look, &cal)?;
         for (i, r) in recs.iter().enumerate() {
             let label = *labels
                 .get(n + i)
