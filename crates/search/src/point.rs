@@ -5,7 +5,6 @@ use super::rule::{Test, Verdict};
 use accuracy::{Network, SampleRecord};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
-use rayon::prelude::*;
 use sim::config::Resolved;
 
 /// What the search found for one mode of one point.
@@ -36,7 +35,7 @@ pub struct Settings {
 }
 
 /// The records of samples `range`: with a device that draws, sample i on draw i
-/// ([`sim::draws::seed`] of `device.seed` and i), one sample at a time in parallel; else
+/// ([`sim::draws::seed`] of `device.seed` and i, [`sim::accuracy::drawn_records`]); else
 /// all of them on the one device at once.
 fn records(
     net: &Network,
@@ -46,7 +45,6 @@ fn records(
     range: std::ops::Range<usize>,
     cal: &sim::accuracy::Calibration,
 ) -> Result<Vec<SampleRecord>> {
-    let none = |_| {};
     if !sim::draws::random(&cfg.device) {
         let batch = accuracy::default_batch(net, range.len());
         return sim::accuracy::seeded_records(
@@ -56,26 +54,10 @@ fn records(
             crossbar,
             (range, batch),
             (cfg.device.seed, cal),
-            &none,
+            &|_| {},
         );
     }
-    let per: Vec<Vec<SampleRecord>> = range
-        .into_par_iter()
-        .map(|i| {
-            let d = u32::try_from(i).map_err(|_| anyhow!("sample {i}: too many samples"))?;
-            let seed = sim::draws::seed(cfg.device.seed, d);
-            sim::accuracy::seeded_records(
-                net,
-                cfg,
-                modes,
-                crossbar,
-                (i..i + 1, 1),
-                (seed, cal),
-                &none,
-            )
-        })
-        .collect::<Result<_>>()?;
-    Ok(per.concat())
+    sim::accuracy::drawn_records(net, cfg, modes, crossbar, range, cal)
 }
 
 /// Runs the sequential test of every mode of `modes` on `net` with `cfg`: looks of

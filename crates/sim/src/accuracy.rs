@@ -581,6 +581,46 @@ pub fn seeded_records(
     )?)
 }
 
+/// The per-sample records of the samples of `range`, sample i on device draw i of its
+/// own (`device.seed` replaced by [`crate::draws::seed`] of `device.seed` and i, with the
+/// drift gains of that draw when `device.drift_compensation` is on), the calibrated ADC
+/// steps of `cal`: the records [`seeded_records`] gives for `i..i + 1` and draw i's seed,
+/// with the work no draw changes (mapping, compression, the float and quantized
+/// networks) done once for the range ([`accuracy::evaluate_drawn`]). `sresim search`
+/// reads every sample on a chip of its own with it.
+pub fn drawn_records(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    range: std::ops::Range<usize>,
+    cal: &Calibration,
+) -> Result<Vec<SampleRecord>> {
+    functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
+        .map_err(anyhow::Error::msg)?;
+    let mut base = crate::functional::options(cfg, false);
+    base.adc_steps = std::sync::Arc::new(cal.steps.clone());
+    let drift = compensates_drift(cfg, modes);
+    let draw = |i: usize| -> Result<functional::FuncOptions> {
+        let d = u32::try_from(i).map_err(|_| anyhow!("sample {i}: too many samples"))?;
+        let mut func = base.clone();
+        func.device.seed = crate::draws::seed(cfg.device.seed, d);
+        if drift {
+            func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar, cal));
+        }
+        Ok(func)
+    };
+    let batch = accuracy::default_batch(net, range.len());
+    accuracy::evaluate_drawn(
+        net,
+        (&cfg.hw, &cfg.opts),
+        modes,
+        crossbar,
+        (range, batch),
+        &draw,
+    )
+}
+
 /// How many draws [`evaluate_draws`] computes (for a progress bar's total).
 pub fn draws_computed(cfg: &Resolved, modes: &[Mode], k: u32) -> u32 {
     if crate::draws::random(&cfg.device) && !modes.is_empty() {
