@@ -83,6 +83,20 @@ impl Adc {
         count as u64
     }
 
+    /// [`Self::count_below_2_53`] for max_count < 2^31: the same count, truncated through
+    /// a 32-bit integer (a conversion AVX has for four doubles at a time).
+    #[inline(always)]
+    pub fn count_below_2_31(&self, x: f64) -> u64 {
+        debug_assert!(self.max_count < 1 << 31);
+        let y = x + HALF_BELOW;
+        let y = if y > 0.0 { y } else { 0.0 };
+        let m = self.max_count as f64;
+        let y = if y < m { y } else { m };
+        // SAFETY: 0 <= y <= max_count < 2^31, a value an i32 holds.
+        let count = unsafe { y.to_int_unchecked::<i32>() };
+        count as u64
+    }
+
     /// The code of a real bitline sum (a non-ideal device): negative sums read 0.
     #[inline]
     pub fn convert_real(&self, s: f64) -> u64 {

@@ -66,6 +66,9 @@ struct Reads {
     draws: Vec<f64>,
     /// Per column, the current of a per-cell read with cached conductances.
     currents: Vec<f64>,
+    /// The open rows of a per-cell read, in row order: (the offset of the row's
+    /// conductances in [`Tile::g`], its digit).
+    open: Vec<(usize, f64)>,
     /// read_noise * sqrt(S) for the small sums S (empty without read noise): the same
     /// product [`Device::noisy`] computes, looked up.
     noise: Vec<f64>,
@@ -115,6 +118,7 @@ impl Scratch {
                 hits: vec![(0, 0); cols],
                 draws: vec![0.0; cols],
                 currents: vec![0.0; cols],
+                open: vec![(0, 0.0); dp.program.words * 64],
                 noise: noise_table(dp),
                 zig: ziggurat(),
                 native: native(),
@@ -813,6 +817,10 @@ impl Datapath<'_> {
         };
         let adc_errors = dev.converter.adc_errors();
         let cached = kind == Kind::PerCell && !tile.g.is_empty();
+        if cached && reads_in_blocks(dev, &self.adc) {
+            self.read_cached(tile, span, dev.attenuation(open), off, r);
+            return;
+        }
         if cached {
             // Every column's I = sum over the open rows i of d_i * G(i), in row order,
             // one open row at a time across the columns: each column's additions are
@@ -898,6 +906,41 @@ impl Datapath<'_> {
         }
     }
 
+    /// A read of cached conductances that draws nothing (no read noise, DAC noise or
+    /// converter errors): each column's I = sum over the open rows i of d_i * G(i) in row
+    /// order from 0.0 (the additions of [`Self::cell_current`]: the same bits), then
+    /// S' = att * I - off, its code and whether it clips. A block of columns at a time,
+    /// their currents in registers: the columns' chains of additions run side by side
+    /// and no current goes through memory.
+    #[inline(always)]
+    fn read_cached(&self, tile: &Tile, span: Span, att: f64, off: f64, r: &mut Reads) {
+        let ncols = tile.cols.len();
+        let mut n = 0;
+        let rows = &mut r.open;
+        self.open_rows(span, &r.digits, |i, d| {
+            rows[n] = (i * ncols, d as f64);
+            n += 1;
+        });
+        // weight = 1, 2^k or -2^k modulo 2^64 ([`Reads::weight`]): code * weight is
+        // code << k, negated for -2^k (modulo 2^64, the same word).
+        let w = r.weight;
+        let negative = !w.is_power_of_two();
+        let conv = Convert {
+            adc: self.adc,
+            att,
+            off,
+            shift: if negative { w.wrapping_neg() } else { w }.trailing_zeros(),
+            negate: if negative { !0 } else { 0 },
+        };
+        let (g, rows, codes) = (&tile.g[..], &r.open[..n], &mut r.codes[..ncols]);
+        r.clips += match (span.digit_bits == 1, self.adc.step == 1) {
+            (true, true) => cached_columns::<true, true>(g, rows, conv, codes),
+            (true, false) => cached_columns::<true, false>(g, rows, conv, codes),
+            (false, true) => cached_columns::<false, true>(g, rows, conv, codes),
+            (false, false) => cached_columns::<false, false>(g, rows, conv, codes),
+        };
+    }
+
     /// Calls `f(i, d_i)` for every open row i of a read, in row order, with its digit.
     #[inline(always)]
     fn open_rows(&self, span: Span, digits: &[u64], mut f: impl FnMut(usize, u32)) {
@@ -935,6 +978,93 @@ impl Datapath<'_> {
         });
         current
     }
+}
+
+/// Whether a per-cell read of cached conductances goes through
+/// [`Datapath::read_cached`]: it draws nothing (no read noise, no converter errors or DAC
+/// noise) and the ADC's counts fit 31 bits.
+fn reads_in_blocks(dev: &Device, adc: &Adc) -> bool {
+    dev.per_cell() && dev.read_noise == 0.0 && dev.converter.is_ideal() && adc.max_count < 1 << 31
+}
+
+/// What turns a column's current into its code in [`Datapath::read_cached`].
+#[derive(Clone, Copy)]
+struct Convert {
+    /// max_count < 2^31.
+    adc: Adc,
+    att: f64,
+    off: f64,
+    /// The read's weight ([`Reads::weight`]) as 2^shift, negated when `negate` is all
+    /// ones (0 otherwise).
+    shift: u32,
+    negate: u64,
+}
+
+impl Convert {
+    /// (ADC(att * I - off), whether it clips): [`Adc::convert_real`] of S' (UNIT: a
+    /// step of 1), its count truncated through 32 bits.
+    #[inline(always)]
+    fn code<const UNIT: bool>(&self, current: f64) -> (u64, bool) {
+        let s = self.att * current - self.off;
+        let clip = self.adc.clips_real(s);
+        if UNIT {
+            (self.adc.count_below_2_31(s), clip)
+        } else {
+            let step = self.adc.step;
+            (self.adc.count_below_2_31(s / step as f64) * step, clip)
+        }
+    }
+}
+
+/// Every column's code of a [`Datapath::read_cached`] read added to its sum (`rows`: the
+/// open rows' offsets in `g` and digits, ONES: every digit 1), 8 columns at a time
+/// (two AVX registers of currents), then one; the count of codes that clipped.
+#[inline(always)]
+fn cached_columns<const ONES: bool, const UNIT: bool>(
+    g: &[f64],
+    rows: &[(usize, f64)],
+    conv: Convert,
+    codes: &mut [u64],
+) -> u64 {
+    let (mut clips, mut j) = (0, 0);
+    let n = codes.len();
+    while j + 8 <= n {
+        clips += cached_block::<8, ONES, UNIT>(g, j, rows, conv, &mut codes[j..j + 8]);
+        j += 8;
+    }
+    while j < n {
+        clips += cached_block::<1, ONES, UNIT>(g, j, rows, conv, &mut codes[j..j + 1]);
+        j += 1;
+    }
+    clips
+}
+
+/// [`cached_columns`] of the B columns from column j.
+#[inline(always)]
+fn cached_block<const B: usize, const ONES: bool, const UNIT: bool>(
+    g: &[f64],
+    j: usize,
+    rows: &[(usize, f64)],
+    conv: Convert,
+    codes: &mut [u64],
+) -> u64 {
+    let mut current = [0.0f64; B];
+    for &(at, d) in rows {
+        let row = &g[at + j..][..B];
+        for (c, &x) in current.iter_mut().zip(row) {
+            // (1.0 * G is G: the same bits without the product.)
+            *c += if ONES { x } else { d * x };
+        }
+    }
+    let mut clips = 0;
+    for (sum, &c) in codes.iter_mut().zip(&current) {
+        let (code, clip) = conv.code::<UNIT>(c);
+        clips += clip as u64;
+        // code * weight: (code << shift), two's-complement negated by the mask.
+        let weighted = ((code << conv.shift) ^ conv.negate).wrapping_sub(conv.negate);
+        *sum = sum.wrapping_add(weighted);
+    }
+    clips
 }
 
 /// Adds a code times `weight` to a column's sum of codes (modulo 2^64, [`Reads::codes`]).
@@ -988,4 +1118,38 @@ struct Span {
     ou_index: u64,
     /// [`Device::read_base`] of the tile and cycle (0 for exact reads).
     base: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_without_a_draw_take_the_blocks_and_no_other_does() {
+        // The dlrsim-rram preset's device: variation and an off current.
+        let cells = Device {
+            on_off_ratio: Some(19.05),
+            sigma: 0.162,
+            ..Device::default()
+        };
+        let adc = Adc::new(5, 1);
+        assert!(reads_in_blocks(&cells, &adc));
+        assert!(reads_in_blocks(&cells, &Adc::new(31, 3)));
+        assert!(
+            !reads_in_blocks(&cells, &Adc::new(32, 1)),
+            "counts past 31 bits"
+        );
+        assert!(!reads_in_blocks(&Device::default(), &adc), "ideal cells");
+        let noisy = Device {
+            read_noise: 0.01,
+            ..cells.clone()
+        };
+        assert!(!reads_in_blocks(&noisy, &adc), "read noise");
+        let mut dac = cells.clone();
+        dac.converter.dac_noise = 0.1;
+        assert!(!reads_in_blocks(&dac, &adc), "DAC noise");
+        let mut offset = cells.clone();
+        offset.converter.offset = 0.5;
+        assert!(!reads_in_blocks(&offset, &adc), "ADC offset");
+    }
 }

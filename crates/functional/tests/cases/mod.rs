@@ -7,7 +7,7 @@ use crossbar::{Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
 use functional::{FuncOptions, Layer, LayerRun, ModeOutput};
 use proptest::prelude::*;
-use workload::QuantLayer;
+use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
 /// Hardware over the ranges of the invariant: cell_bits and dac.bits 1..4, odd sizes.
 pub fn arb_hw() -> impl Strategy<Value = Hardware> {
@@ -115,4 +115,62 @@ pub fn keep() -> FuncOptions {
         exact_fast_path: false,
         ..FuncOptions::default()
     }
+}
+
+/// An fc layer of k = 65..200 inputs and `outputs` outputs, some weights and inputs 0,
+/// on crossbars of 64..140 rows (bit-planes of one to three words) and `cols` columns,
+/// with OUs of any height.
+pub fn arb_wide(
+    cols: std::ops::RangeInclusive<u32>,
+    outputs: std::ops::RangeInclusive<usize>,
+) -> impl Strategy<Value = (QuantLayer, Hardware, SimOptions)> {
+    (
+        (64u32..=140, cols, 1u32..=3),
+        (1u32..=140, 1u32..=8),
+        (2u32..=6, 2u32..=6, 1u32..=2),
+        any::<bool>(),
+        (65usize..=200, outputs, 1usize..=2),
+        arb_opts(),
+        any::<u64>(),
+    )
+        .prop_filter_map(
+            "valid hardware",
+            |(xbar, ou, (wb, ib, dac), sm, (k, n, samples), opts, seed)| {
+                let hw = hardware(xbar, ou, (wb, ib, dac), sm)?;
+                let mut h = seed;
+                let mut draw = |m: i64| {
+                    h = functional_mix(h);
+                    // A third of the values 0 (pruned weights, idle inputs).
+                    if h % 3 == 0 {
+                        0
+                    } else {
+                        ((h >> 8) % (2 * m as u64 + 1)) as i32 - m as i32
+                    }
+                };
+                let wmax = (1i64 << (wb - 1)) - 1;
+                let xmax = (1i64 << (ib - 1)) - 1;
+                let weights = (0..k * n).map(|_| draw(wmax)).collect();
+                let input: Vec<i32> = (0..k * samples).map(|_| draw(xmax)).collect();
+                let l = QuantLayer {
+                    spec: LayerSpec {
+                        name: "wide".into(),
+                        kind: LayerKind::Fc,
+                        geom: ConvGeometry::fc(k, n),
+                    },
+                    signed: input.iter().any(|&x| x < 0),
+                    weights,
+                    input,
+                    samples,
+                };
+                Some((l, hw, opts))
+            },
+        )
+}
+
+/// SplitMix64's finalizer (the layer's values need only be spread, not keyed).
+fn functional_mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
