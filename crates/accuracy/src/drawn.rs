@@ -10,6 +10,10 @@ use functional::{FuncOptions, Metrics};
 use rayon::prelude::*;
 use std::ops::Range;
 
+/// A batch's paths that no device touches: the float network's outputs, the quantized
+/// network's path per sample and the datapath figures of its exact products.
+type Shared = (Vec<f64>, Vec<SamplePath>, Vec<Vec<Metrics>>);
+
 /// The records of samples `range`, sample i read on a device draw of its own whose
 /// functional options are `draw(i)`; a mode reads layer l through the crossbar datapath
 /// iff `crossbar[l]`. The float and quantized networks run `batch` samples at a time
@@ -38,7 +42,7 @@ pub fn evaluate_drawn<E: From<AccuracyError> + Send>(
     let step = if net.batchable() { batch.max(1) } else { 1 };
     // The paths no device touches, a batch at a time: the quantized path reads no
     // crossbar layer, so it needs no programmed one.
-    let shared: Vec<(Vec<f64>, Vec<SamplePath>, Vec<Vec<Metrics>>)> = batches(range.clone(), step)
+    let shared: Vec<Shared> = batches(range.clone(), step)
         .into_par_iter()
         .map(|r| {
             let ctx = Batch {
