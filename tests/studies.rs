@@ -132,3 +132,47 @@ fn the_ideal_device_control_separates_the_converter_from_the_device() {
         );
     }
 }
+
+/// The search study (docs/studies/search.md): every verdict of its points.csv is the one
+/// its bounds and sample count allow, a point within lost no sample the quantized network
+/// got right (one such loss puts a verdict within past 500 samples, beyond the cap of
+/// 352), and the marked cheapest points are the within points of fewest cycles and least
+/// energy.
+#[test]
+fn the_search_study_verdicts_follow_their_bounds() {
+    for name in ["search-lenet5-mnist.csv", "search-fmnist-cnn.csv"] {
+        let rows = data(name);
+        assert!(!rows.is_empty(), "{name}");
+        for r in &rows {
+            let at = format!("{name}: {} rows {}", r["mode"], r["ou.rows"]);
+            let (lo, hi, budget) = (f(r, "drop_ci_low"), f(r, "drop_ci_high"), f(r, "budget"));
+            assert!(lo <= f(r, "drop") && f(r, "drop") <= hi, "{at}");
+            assert_eq!(r["draws"], r["samples"], "{at}: a draw per sample");
+            match r["verdict"].as_str() {
+                "within" => {
+                    assert!(hi < budget, "{at}");
+                    // No sample the quantized network got right was lost.
+                    assert!(f(r, "drop") <= 0.0, "{at}");
+                    assert!(f(r, "decided_at") <= f(r, "samples"), "{at}");
+                }
+                "outside" => assert!(lo > budget, "{at}"),
+                v => {
+                    assert_eq!(v, "undecided", "{at}");
+                    assert_eq!(r["samples"], "352", "{at}: undecided before the cap");
+                }
+            }
+        }
+        let within: Vec<&HashMap<String, String>> =
+            rows.iter().filter(|r| r["verdict"] == "within").collect();
+        for (col, fig) in [("fewest_cycles", "cycles"), ("least_energy", "energy_pj")] {
+            let best = within
+                .iter()
+                .map(|r| f(r, fig))
+                .fold(f64::INFINITY, f64::min);
+            for r in &rows {
+                let marked = r["verdict"] == "within" && f(r, fig) == best;
+                assert_eq!(r[col] == "true", marked, "{name}: {col}");
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@
 // Values come from user data: no unwrap/expect outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod drawn;
 mod exec;
 mod gemm;
 mod igemm;
@@ -19,6 +20,7 @@ mod layer;
 mod ops;
 mod seq_ops;
 
+pub use drawn::evaluate_drawn;
 pub use exec::Network;
 pub use layer::CrossbarLayer;
 
@@ -425,20 +427,11 @@ pub fn evaluate_samples(
             let mut paths = vec![quantized];
             for ((&m, &exact), units) in modes.iter().zip(&exact_mode).zip(&work.layers[2..]) {
                 let p = if exact {
-                    let mut p = paths[0].clone();
-                    for (l, stats) in p.iter_mut().flat_map(|s| s.layers.iter_mut().enumerate()) {
-                        if on_crossbar(l) {
-                            stats.crossbar = true;
-                        }
-                    }
-                    for (s, figures) in p.iter_mut().zip(&exact_figures) {
-                        for (stats, f) in s.layers.iter_mut().zip(figures) {
-                            if stats.crossbar {
-                                stats.func = f.clone();
-                            }
-                        }
-                    }
-                    p
+                    paths[0]
+                        .iter()
+                        .zip(&exact_figures)
+                        .map(|(q, figures)| exact_mode_path(q, figures, &on_crossbar))
+                        .collect()
                 } else {
                     ctx.path(Some(m), &float, units, progress)?.0
                 };
@@ -458,6 +451,24 @@ pub fn evaluate_samples(
         })
         .collect::<Result<Vec<_>, AccuracyError>>()?;
     Ok(per_batch.concat())
+}
+
+/// The path of a mode whose every crossbar layer takes the exact fast path, for one
+/// sample: the quantized network's path `q`, with the datapath figures of the exact
+/// products (`figures`, per layer) on its crossbar layers.
+fn exact_mode_path(
+    q: &SamplePath,
+    figures: &[Metrics],
+    on_crossbar: &dyn Fn(usize) -> bool,
+) -> SamplePath {
+    let mut p = q.clone();
+    for (l, (stats, f)) in p.layers.iter_mut().zip(figures).enumerate() {
+        if on_crossbar(l) {
+            stats.crossbar = true;
+            stats.func = f.clone();
+        }
+    }
+    p
 }
 
 /// A batch of samples through one network.

@@ -5,7 +5,6 @@ use super::rule::{Test, Verdict};
 use accuracy::{Network, SampleRecord};
 use anyhow::{anyhow, Result};
 use crossbar::Mode;
-use rayon::prelude::*;
 use sim::config::Resolved;
 
 /// What the search found for one mode of one point.
@@ -36,7 +35,7 @@ pub struct Settings {
 }
 
 /// The records of samples `range`: with a device that draws, sample i on draw i
-/// ([`sim::draws::seed`] of `device.seed` and i), one sample at a time in parallel; else
+/// ([`sim::draws::seed`] of `device.seed` and i, [`sim::accuracy::drawn_records`]); else
 /// all of them on the one device at once.
 fn records(
     net: &Network,
@@ -44,9 +43,8 @@ fn records(
     modes: &[Mode],
     crossbar: &[bool],
     range: std::ops::Range<usize>,
-    steps: &[(String, Mode, u64)],
+    cal: &sim::accuracy::Calibration,
 ) -> Result<Vec<SampleRecord>> {
-    let none = |_| {};
     if !sim::draws::random(&cfg.device) {
         let batch = accuracy::default_batch(net, range.len());
         return sim::accuracy::seeded_records(
@@ -55,27 +53,11 @@ fn records(
             modes,
             crossbar,
             (range, batch),
-            (cfg.device.seed, steps),
-            &none,
+            (cfg.device.seed, cal),
+            &|_| {},
         );
     }
-    let per: Vec<Vec<SampleRecord>> = range
-        .into_par_iter()
-        .map(|i| {
-            let d = u32::try_from(i).map_err(|_| anyhow!("sample {i}: too many samples"))?;
-            let seed = sim::draws::seed(cfg.device.seed, d);
-            sim::accuracy::seeded_records(
-                net,
-                cfg,
-                modes,
-                crossbar,
-                (i..i + 1, 1),
-                (seed, steps),
-                &none,
-            )
-        })
-        .collect::<Result<_>>()?;
-    Ok(per.concat())
+    sim::accuracy::drawn_records(net, cfg, modes, crossbar, range, cal)
 }
 
 /// Runs the sequential test of every mode of `modes` on `net` with `cfg`: looks of
@@ -93,7 +75,7 @@ pub fn search(
         .labels
         .as_ref()
         .ok_or_else(|| anyhow!("{}: graph: no labels; a search needs top-1", net.name))?;
-    let steps = sim::accuracy::calibrate(net, cfg, modes, crossbar, &|_| {})?;
+    let cal = sim::accuracy::calibration(net, cfg, modes, crossbar, &|_| {})?;
     let random = sim::draws::random(&cfg.device);
     let mut tests: Vec<Test> = modes.iter().map(|_| Test::new(s.budget, s.alpha)).collect();
     let mut out: Vec<ModeOutcome> = modes
@@ -121,7 +103,7 @@ pub fn search(
             break;
         }
         let these: Vec<Mode> = open.iter().map(|&m| modes[m]).collect();
-        let recs = records(net, cfg, &these, crossbar, n..look, &steps)?;
+        let recs = records(net, cfg, &these, crossbar, n..look, &cal)?;
         for (i, r) in recs.iter().enumerate() {
             let label = *labels
                 .get(n + i)

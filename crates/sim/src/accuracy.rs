@@ -158,46 +158,79 @@ pub fn evaluate(
     Ok(d.evals.remove(0))
 }
 
-/// The calibrated ADC steps of every datapath layer and mode (`adc.range = max |
-/// percentile:P`; empty otherwise): each layer calibrated on its quantized inputs in
-/// the quantized network over the first `adc.calibration_samples` graph-input samples
-/// (whatever `--samples` says, so the first samples give the same figures in any run).
-pub fn calibrate(
+/// What every draw of a run shares, computed once before the draws: the calibrated ADC
+/// steps of every datapath layer and mode (`adc.range = max | percentile:P`; empty
+/// otherwise) and, when the draws compensate drift (`device.drift_compensation`), the
+/// quantized inputs of the calibration samples each draw's gains are computed on.
+/// Both use the first `adc.calibration_samples` graph-input samples (whatever
+/// `--samples` says, so the first samples give the same figures in any run).
+#[derive(Debug, Clone, Default)]
+pub struct Calibration {
+    /// (layer, mode, step), each layer calibrated on its quantized inputs in the
+    /// quantized network, on the ideal device.
+    pub steps: Vec<(String, Mode, u64)>,
+    /// Per crossbar layer, its quantized inputs over the first `samples` samples; empty
+    /// when no draw compensates drift.
+    inputs: Vec<Vec<i32>>,
+    samples: usize,
+}
+
+/// The [`Calibration`] of a run of `net` in `modes` with `cfg`; `progress` in [`work`]'s
+/// units (the ADC calibration's).
+pub fn calibration(
     net: &Network,
     cfg: &Resolved,
     modes: &[Mode],
     crossbar: &[bool],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<(String, Mode, u64)>> {
-    let range = cfg.adc_range();
-    let n = calibration_samples(cfg, modes, net.samples);
-    if n == 0 {
-        return Ok(Vec::new());
+) -> Result<Calibration> {
+    let adc = calibrates_adc(cfg, modes);
+    let drift = compensates_drift(cfg, modes);
+    let n = calibration_samples(cfg, net.samples);
+    if n == 0 || !(adc || drift) {
+        return Ok(Calibration::default());
     }
-    per_layer(
-        net,
-        cfg,
-        (crossbar, modes.len()),
-        n,
-        progress,
-        |prep, samples| functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range),
-    )
+    let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
+    let work = calibration_work(&geoms, crossbar, modes.len());
+    let inputs = calibration_inputs(net, cfg, n, &|| {
+        if adc {
+            progress(work.per_sample)
+        }
+    })?;
+    let steps = match adc {
+        true => {
+            let range = cfg.adc_range();
+            per_layer(
+                net,
+                cfg,
+                crossbar,
+                (&inputs, n),
+                &|l| progress(work.layers[l].saturating_mul(n as u64)),
+                |prep, samples| {
+                    functional::calibrate(prep, &cfg.hw, &cfg.opts, modes, samples, range)
+                },
+            )
+        }
+        false => Vec::new(),
+    };
+    Ok(Calibration {
+        steps,
+        inputs: if drift { inputs } else { Vec::new() },
+        samples: n,
+    })
 }
 
-/// `f` of every datapath layer (its program and its calibration inputs over the first
-/// `n` samples, [`calibration_inputs`]), the figures keyed by the layer's name; progress
-/// in [`calibration_work`]'s units for `modes` modes.
+/// `f` of every datapath layer (its program and its calibration `inputs` over `n`
+/// samples, [`calibration_inputs`]), the figures keyed by the layer's name; `done(l)`
+/// after layer l.
 fn per_layer<T>(
     net: &Network,
     cfg: &Resolved,
-    (crossbar, modes): (&[bool], usize),
-    n: usize,
-    progress: &(dyn Fn(u64) + Sync),
+    crossbar: &[bool],
+    (inputs, n): (&[Vec<i32>], usize),
+    done: &dyn Fn(usize),
     f: impl Fn(&engine::Prepared, engine::Samples) -> Vec<(Mode, T)>,
-) -> Result<Vec<(String, Mode, T)>> {
-    let geoms: Vec<&workload::ConvGeometry> = net.layers.iter().map(|l| l.geom()).collect();
-    let work = calibration_work(&geoms, crossbar, modes);
-    let inputs = calibration_inputs(net, cfg, n, &|| progress(work.per_sample))?;
+) -> Vec<(String, Mode, T)> {
     let mut out = Vec::new();
     for (l, layer) in net.layers.iter().enumerate() {
         if !crossbar.get(l).copied().unwrap_or(true) {
@@ -208,27 +241,27 @@ fn per_layer<T>(
         for (m, x) in f(&prep, samples) {
             out.push((layer.name().to_string(), m, x));
         }
-        progress(work.layers[l].saturating_mul(n as u64));
+        done(l);
     }
-    Ok(out)
+    out
 }
 
 /// The drift-compensation gains of every datapath layer and mode read with `func`'s
 /// device (docs/functional.md, "Programming noise, drift and relaxation"), each layer
-/// calibrated on the quantized inputs of the first `adc.calibration_samples` samples.
+/// calibrated on the quantized inputs of the calibration samples ([`Calibration`]).
 fn compensation(
     net: &Network,
     cfg: &Resolved,
     func: &functional::FuncOptions,
     modes: &[Mode],
     crossbar: &[bool],
-) -> Result<Vec<(String, Mode, f64)>> {
-    let n = (cfg.config.adc.calibration_samples as usize).min(net.samples);
+    cal: &Calibration,
+) -> Vec<(String, Mode, f64)> {
     per_layer(
         net,
         cfg,
-        (crossbar, modes.len()),
-        n,
+        crossbar,
+        (&cal.inputs, cal.samples),
         &|_| {},
         |prep, samples| {
             functional::compensation_gains(prep, &cfg.hw, &cfg.opts, func, modes, samples)
@@ -264,16 +297,26 @@ fn calibration_inputs(
     Ok(inputs)
 }
 
-/// How many graph-input samples [`calibrate`] runs: `adc.calibration_samples` (at most
-/// the `available` ones) when `adc.range` is calibrated and some mode reads; else none.
-fn calibration_samples(cfg: &Resolved, modes: &[Mode], available: usize) -> usize {
-    match cfg.adc_range().calibrated() && !modes.is_empty() {
-        true => (cfg.config.adc.calibration_samples as usize).min(available),
-        false => 0,
-    }
+/// How many graph-input samples a run calibrates on (its ADC steps and its drift
+/// gains): `adc.calibration_samples`, at most the `available` ones.
+fn calibration_samples(cfg: &Resolved, available: usize) -> usize {
+    (cfg.config.adc.calibration_samples as usize).min(available)
 }
 
-/// The progress units of [`calibrate`]: per sample the quantized network, then per
+/// Whether a run in `modes` calibrates its ADC steps: `adc.range` is calibrated and
+/// some mode reads.
+fn calibrates_adc(cfg: &Resolved, modes: &[Mode]) -> bool {
+    cfg.adc_range().calibrated() && !modes.is_empty()
+}
+
+/// Whether each draw of a run in `modes` compensates drift: `device.drift_compensation`
+/// on a device that is not ideal, and some mode reads.
+fn compensates_drift(cfg: &Resolved, modes: &[Mode]) -> bool {
+    let device = &crate::functional::options(cfg, false).device;
+    device.drift_compensation && !device.is_ideal() && !modes.is_empty()
+}
+
+/// The progress units of the ADC calibration ([`calibration`]): per sample the quantized network, then per
 /// datapath layer and sample every read of each of `modes` modes.
 struct CalibrationWork {
     per_sample: u64,
@@ -316,7 +359,10 @@ pub fn work(
     (samples, available): (usize, usize),
     k: u32,
 ) -> u64 {
-    let n = calibration_samples(cfg, modes, available) as u64;
+    let n = match calibrates_adc(cfg, modes) {
+        true => calibration_samples(cfg, available) as u64,
+        false => 0,
+    };
     let cal = calibration_work(geoms, crossbar, modes.len());
     let cal = cal
         .layers
@@ -466,9 +512,10 @@ pub fn evaluate_draws(
 /// The per-sample records of samples `range` in each of the [`draws_computed`] draws of
 /// `k`, handed to `sink` with the draw's index, one draw after the other (so that a draw's
 /// records are dropped before the next is computed); returns the seeds of the `k` draws.
-/// Calibrated once, on the ideal device and the first `adc.calibration_samples` samples
-/// of the graph input whatever `range` is: every draw and every range converts with the
-/// same steps.
+/// Calibrated once ([`Calibration`]), on the ideal device and the first
+/// `adc.calibration_samples` samples of the graph input whatever `range` is: every draw
+/// and every range converts with the same steps, and every draw's drift gains are
+/// computed on the same inputs.
 pub fn draw_records(
     net: &Network,
     cfg: &Resolved,
@@ -485,7 +532,7 @@ pub fn draw_records(
         .map(|d| crate::draws::seed(cfg.device.seed, d))
         .collect();
     let runs = draws_computed(cfg, modes, k) as usize;
-    let steps = calibrate(net, cfg, modes, crossbar, progress)?;
+    let cal = calibration(net, cfg, modes, crossbar, progress)?;
     let batch = accuracy::default_batch(net, range.len());
     for (d, &seed) in seeds[..runs].iter().enumerate() {
         let records = seeded_records(
@@ -494,7 +541,7 @@ pub fn draw_records(
             modes,
             crossbar,
             (range.clone(), batch),
-            (seed, &steps),
+            (seed, &cal),
             progress,
         )?;
         sink(d, records)?;
@@ -504,8 +551,8 @@ pub fn draw_records(
 
 /// The per-sample records ([`accuracy::evaluate_samples`], `batch` samples at a time) of
 /// the samples of `range` in one device draw: `device.seed` replaced by `seed`, the
-/// calibrated ADC `steps` ([`calibrate`]), and the drift-compensation gains of that draw
-/// when `device.drift_compensation` is on. [`draw_records`] runs it per draw; `sresim
+/// calibrated ADC steps of `cal`, and the drift-compensation gains of that draw (on the
+/// calibration inputs of `cal`) when `device.drift_compensation` is on. [`draw_records`] runs it per draw; `sresim
 /// search` gives every sample a draw of its own.
 pub fn seeded_records(
     net: &Network,
@@ -513,16 +560,16 @@ pub fn seeded_records(
     modes: &[Mode],
     crossbar: &[bool],
     (range, batch): (std::ops::Range<usize>, usize),
-    (seed, steps): (u64, &[(String, Mode, u64)]),
+    (seed, cal): (u64, &Calibration),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<SampleRecord>> {
     functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
         .map_err(anyhow::Error::msg)?;
     let mut func = crate::functional::options(cfg, false);
     func.device.seed = seed;
-    func.adc_steps = std::sync::Arc::new(steps.to_vec());
-    if func.device.drift_compensation && !func.device.is_ideal() && !modes.is_empty() {
-        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar)?);
+    func.adc_steps = std::sync::Arc::new(cal.steps.clone());
+    if compensates_drift(cfg, modes) {
+        func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar, cal));
     }
     let machine = Machine {
         hw: &cfg.hw,
@@ -532,6 +579,46 @@ pub fn seeded_records(
     Ok(accuracy::evaluate_samples(
         net, &machine, modes, crossbar, range, batch, progress,
     )?)
+}
+
+/// The per-sample records of the samples of `range`, sample i on device draw i of its
+/// own (`device.seed` replaced by [`crate::draws::seed`] of `device.seed` and i, with the
+/// drift gains of that draw when `device.drift_compensation` is on), the calibrated ADC
+/// steps of `cal`: the records [`seeded_records`] gives for `i..i + 1` and draw i's seed,
+/// with the work no draw changes (mapping, compression, the float and quantized
+/// networks) done once for the range ([`accuracy::evaluate_drawn`]). `sresim search`
+/// reads every sample on a chip of its own with it.
+pub fn drawn_records(
+    net: &Network,
+    cfg: &Resolved,
+    modes: &[Mode],
+    crossbar: &[bool],
+    range: std::ops::Range<usize>,
+    cal: &Calibration,
+) -> Result<Vec<SampleRecord>> {
+    functional::check_table(&cfg.device, &cfg.hw, modes, &cfg.origin)
+        .map_err(anyhow::Error::msg)?;
+    let mut base = crate::functional::options(cfg, false);
+    base.adc_steps = std::sync::Arc::new(cal.steps.clone());
+    let drift = compensates_drift(cfg, modes);
+    let draw = |i: usize| -> Result<functional::FuncOptions> {
+        let d = u32::try_from(i).map_err(|_| anyhow!("sample {i}: too many samples"))?;
+        let mut func = base.clone();
+        func.device.seed = crate::draws::seed(cfg.device.seed, d);
+        if drift {
+            func.gains = std::sync::Arc::new(compensation(net, cfg, &func, modes, crossbar, cal));
+        }
+        Ok(func)
+    };
+    let batch = accuracy::default_batch(net, range.len());
+    accuracy::evaluate_drawn(
+        net,
+        (&cfg.hw, &cfg.opts),
+        modes,
+        crossbar,
+        (range, batch),
+        &draw,
+    )
 }
 
 /// How many draws [`evaluate_draws`] computes (for a progress bar's total).
