@@ -776,6 +776,21 @@ impl Datapath<'_> {
             Some((lookup, row, state)) => (Some(lookup), row, state),
             None => (None, &[][..], 0),
         };
+        if HOW == ALIAS {
+            // The OU's state keyed by its first live column's word too (polarity and
+            // physical column): the reads of the two polarities' arrays, and of column
+            // groups that share a tile, cycle and OU index, must not share their draws
+            // (shared draws correlate their errors, and a difference of two polarities
+            // would then cancel them).
+            let first = r.live[..tile.col_words]
+                .iter()
+                .enumerate()
+                .find(|e| *e.1 != 0);
+            if let Some((k, &m)) = first {
+                let j = k * 64 + m.trailing_zeros() as usize;
+                state = mix(state ^ tile.cols[j].read_word);
+            }
+        }
         // A drawn count is added times step * weight (the code times its weight, modulo
         // 2^64), its clips counted here and added once.
         let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
@@ -1166,7 +1181,8 @@ fn plane_sum(planes: &[u64], x: u64) -> u64 {
 }
 
 /// Key word of the skip sampler's alias-table draws: an OU read's state is
-/// mix(read base ^ OU index << 33 ^ ALIAS_KEY).
+/// mix(mix(read base ^ OU index << 33 ^ ALIAS_KEY) ^ the read word of its first live
+/// column).
 const ALIAS_KEY: u64 = 0x2b99_2ddf_a232_49d6;
 
 /// What [`Datapath::hits`] does with each sum: keeps it as a hit, adds its exact code,
