@@ -637,8 +637,18 @@ impl Datapath<'_> {
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
         if let (Kind::Skip, Some(lookup)) = (kind, self.laws.and_then(|l| l.lookup.as_ref())) {
-            // Each sum's code drawn from its class's alias table as it is read.
-            let state = mix(span.base ^ span.ou_index << 33 ^ ALIAS_KEY);
+            // Each sum's code drawn from its class's alias table as it is read. The OU's
+            // state is keyed by its first live column's word too (polarity and physical
+            // column): the reads of the two polarities' arrays, and of column groups that
+            // share a tile, cycle and OU index, must not share their draws (shared draws
+            // correlate their errors, and a difference of two polarities would then
+            // cancel them). A read with no live column draws nothing.
+            let mut state = mix(span.base ^ span.ou_index << 33 ^ ALIAS_KEY);
+            let first = r.live[..cw].iter().enumerate().find(|e| *e.1 != 0);
+            if let Some((k, &m)) = first {
+                let j = k * 64 + m.trailing_zeros() as usize;
+                state = mix(state ^ tile.cols[j].read_word);
+            }
             let alias = Some((lookup, lookup.row(open), state));
             self.sums::<ALIAS>(tile, span, sets, r, alias);
             return;
@@ -776,21 +786,6 @@ impl Datapath<'_> {
             Some((lookup, row, state)) => (Some(lookup), row, state),
             None => (None, &[][..], 0),
         };
-        if HOW == ALIAS {
-            // The OU's state keyed by its first live column's word too (polarity and
-            // physical column): the reads of the two polarities' arrays, and of column
-            // groups that share a tile, cycle and OU index, must not share their draws
-            // (shared draws correlate their errors, and a difference of two polarities
-            // would then cancel them).
-            let first = r.live[..tile.col_words]
-                .iter()
-                .enumerate()
-                .find(|e| *e.1 != 0);
-            if let Some((k, &m)) = first {
-                let j = k * 64 + m.trailing_zeros() as usize;
-                state = mix(state ^ tile.cols[j].read_word);
-            }
-        }
         // A drawn count is added times step * weight (the code times its weight, modulo
         // 2^64), its clips counted here and added once.
         let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
