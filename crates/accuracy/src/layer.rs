@@ -63,20 +63,17 @@ impl CrossbarLayer {
         let packed: Vec<Packed> = (0..g.groups)
             .map(|grp| Packed::new(k, ng, |r, c| self.weights[(grp * ng + c) * k + r]))
             .collect();
-        let block = (FLOAT_BLOCK_ELEMENTS / width.max(1)).clamp(1, (n * per).max(1));
-        let mut y = vec![0.0; n * per * outs];
-        y.par_chunks_mut((block * outs).max(1))
-            .enumerate()
-            .for_each(|(b, ys)| {
-                let rows = ys.len() / outs.max(1);
-                let mut xs = vec![0.0f64; rows * width];
-                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
-                    im2col_vector(g, x, b * block + i, v);
-                }
-                for (grp, w) in packed.iter().enumerate() {
-                    gemm::products(w, &xs[grp * k..], width, rows, &mut ys[grp * ng..], outs);
-                }
-            });
+        let fill = |first: usize, xs: &mut [f64]| {
+            for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                im2col_vector(g, x, first + i, v);
+            }
+        };
+        let product = |xs: &[f64], rows: usize, ys: &mut [f64]| {
+            for (grp, w) in packed.iter().enumerate() {
+                gemm::products(w, &xs[grp * k..], width, rows, &mut ys[grp * ng..], outs);
+            }
+        };
+        let y = blocked(n * per, width, outs, FLOAT_BLOCK_ELEMENTS, fill, product);
         to_channel_major(&y, n, per, outs)
     }
 
@@ -142,7 +139,6 @@ impl CrossbarLayer {
     fn exact_f64_products(&self, q: &[i32], n: usize) -> Vec<i64> {
         let g = self.geom();
         let k = g.k_rows();
-        let per = g.vectors_per_sample();
         let ng = g.cols_per_group().max(1);
         let outs = g.out_channels;
         let width = k * g.groups;
@@ -150,29 +146,26 @@ impl CrossbarLayer {
         let packed: Vec<Packed> = (0..g.groups)
             .map(|grp| Packed::new(k, ng, |r, c| w[(grp * ng + c) * k + r] as f64))
             .collect();
-        let block = (FLOAT_BLOCK_ELEMENTS / width.max(1)).clamp(1, (n * per).max(1));
-        let mut y = vec![0i64; n * per * outs];
-        y.par_chunks_mut((block * outs).max(1))
-            .enumerate()
-            .for_each(|(b, ys)| {
-                let rows = ys.len() / outs.max(1);
-                let mut vector = vec![0i32; width];
-                let mut xs = vec![0.0f64; rows * width];
-                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
-                    im2col_vector(g, q, b * block + i, &mut vector);
-                    for (d, &s) in v.iter_mut().zip(&vector) {
-                        *d = s as f64;
-                    }
+        let fill = |first: usize, xs: &mut [f64]| {
+            let mut vector = vec![0i32; width];
+            for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                im2col_vector(g, q, first + i, &mut vector);
+                for (d, &s) in v.iter_mut().zip(&vector) {
+                    *d = s as f64;
                 }
-                let mut yf = vec![0.0f64; ys.len()];
-                for (grp, w) in packed.iter().enumerate() {
-                    gemm::exact_products(w, &xs[grp * k..], width, rows, &mut yf[grp * ng..], outs);
-                }
-                for (d, &s) in ys.iter_mut().zip(&yf) {
-                    *d = s as i64;
-                }
-            });
-        y
+            }
+        };
+        let product = |xs: &[f64], rows: usize, ys: &mut [i64]| {
+            let mut yf = vec![0.0f64; ys.len()];
+            for (grp, w) in packed.iter().enumerate() {
+                gemm::exact_products(w, &xs[grp * k..], width, rows, &mut yf[grp * ng..], outs);
+            }
+            for (d, &s) in ys.iter_mut().zip(&yf) {
+                *d = s as i64;
+            }
+        };
+        let vectors = n * g.vectors_per_sample();
+        blocked(vectors, width, outs, FLOAT_BLOCK_ELEMENTS, fill, product)
     }
 
     /// [`CrossbarLayer::exact_vectors`] in 32-bit lanes, `[n, Ho*Wo, Cout]`; the caller
@@ -181,7 +174,6 @@ impl CrossbarLayer {
         let g = self.geom();
         let k = g.k_rows();
         let pairs = k.div_ceil(2);
-        let per = g.vectors_per_sample();
         let ng = g.cols_per_group().max(1);
         let outs = g.out_channels;
         let width = pairs * g.groups;
@@ -189,33 +181,61 @@ impl CrossbarLayer {
         let packed: Vec<PackedInt> = (0..g.groups)
             .map(|grp| PackedInt::new(k, ng, |r, c| w[(grp * ng + c) * k + r]))
             .collect();
-        let block = (INT_BLOCK_WORDS / width.max(1)).clamp(1, (n * per).max(1));
-        let mut y = vec![0i64; n * per * outs];
-        y.par_chunks_mut((block * outs).max(1))
-            .enumerate()
-            .for_each(|(b, ys)| {
-                let rows = ys.len() / outs.max(1);
-                let mut vector = vec![0i32; k * g.groups];
-                let mut xs = vec![0u32; rows * width];
-                for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
-                    im2col_vector(g, q, b * block + i, &mut vector);
-                    for grp in 0..g.groups {
-                        igemm::pack_pairs(&vector[grp * k..][..k], &mut v[grp * pairs..][..pairs]);
-                    }
+        let fill = |first: usize, xs: &mut [u32]| {
+            let mut vector = vec![0i32; k * g.groups];
+            for (i, v) in xs.chunks_mut(width.max(1)).enumerate() {
+                im2col_vector(g, q, first + i, &mut vector);
+                for grp in 0..g.groups {
+                    igemm::pack_pairs(&vector[grp * k..][..k], &mut v[grp * pairs..][..pairs]);
                 }
-                for (grp, w) in packed.iter().enumerate() {
-                    igemm::products(
-                        w,
-                        &xs[grp * pairs..],
-                        width,
-                        rows,
-                        &mut ys[grp * ng..],
-                        outs,
-                    );
-                }
-            });
-        y
+            }
+        };
+        let product = |xs: &[u32], rows: usize, ys: &mut [i64]| {
+            for (grp, w) in packed.iter().enumerate() {
+                igemm::products(
+                    w,
+                    &xs[grp * pairs..],
+                    width,
+                    rows,
+                    &mut ys[grp * ng..],
+                    outs,
+                );
+            }
+        };
+        let vectors = n * g.vectors_per_sample();
+        blocked(vectors, width, outs, INT_BLOCK_WORDS, fill, product)
     }
+}
+
+/// The products of `vectors` input vectors of `width` elements each, `[vectors, outs]`,
+/// in blocks of as many vectors as `budget` elements hold (at least one), one block a
+/// task: `fill(first, xs)` lays out the block's vectors from vector `first` on, `width`
+/// elements a vector, and `product(xs, rows, ys)` writes their `rows` x `outs` outputs.
+/// A block's outputs depend on its vectors alone, so the figures do not depend on the
+/// blocks or the threads.
+fn blocked<X, Y>(
+    vectors: usize,
+    width: usize,
+    outs: usize,
+    budget: usize,
+    fill: impl Fn(usize, &mut [X]) + Sync,
+    product: impl Fn(&[X], usize, &mut [Y]) + Sync,
+) -> Vec<Y>
+where
+    X: Copy + Default,
+    Y: Copy + Default + Send,
+{
+    let block = (budget / width.max(1)).clamp(1, vectors.max(1));
+    let mut y = vec![Y::default(); vectors * outs];
+    y.par_chunks_mut((block * outs).max(1))
+        .enumerate()
+        .for_each(|(b, ys)| {
+            let rows = ys.len() / outs.max(1);
+            let mut xs = vec![X::default(); rows * width];
+            fill(b * block, &mut xs);
+            product(&xs, rows, ys);
+        });
+    y
 }
 
 /// Side of the square tiles [`to_channel_major`] transposes (of 8-byte values: two
