@@ -144,6 +144,7 @@ fn the_search_study_verdicts_follow_their_bounds() {
         ("search-lenet5-mnist.csv", "352"),
         ("search-fmnist-cnn.csv", "352"),
         ("search-fmnist-cnn-auto.csv", "704"),
+        ("search-fmnist-cnn-milo.csv", "704"),
     ] {
         let rows = data(name);
         assert!(!rows.is_empty(), "{name}");
@@ -154,7 +155,9 @@ fn the_search_study_verdicts_follow_their_bounds() {
             assert_eq!(r["draws"], r["samples"], "{at}: a draw per sample");
             match r["verdict"].as_str() {
                 "within" => {
-                    assert!(hi < budget, "{at}");
+                    // The bound is the largest budget the bets kept, moved one grid
+                    // step (0.001) outward: at most the budget itself.
+                    assert!(hi < budget + 0.0005, "{at}");
                     // No sample the quantized network got right was lost.
                     assert!(cap != "352" || f(r, "drop") <= 0.0, "{at}");
                     assert!(f(r, "decided_at") <= f(r, "samples"), "{at}");
@@ -166,17 +169,23 @@ fn the_search_study_verdicts_follow_their_bounds() {
                 }
             }
         }
-        let within: Vec<&HashMap<String, String>> =
-            rows.iter().filter(|r| r["verdict"] == "within").collect();
+        // The cheapest within points of each group (device preset and ADC bits).
+        let group =
+            |r: &HashMap<String, String>| (r["device.preset"].clone(), r["adc.bits"].clone());
         for (col, fig) in [("fewest_cycles", "cycles"), ("least_energy", "energy_pj")] {
-            let best = within
-                .iter()
-                .map(|r| f(r, fig))
-                .fold(f64::INFINITY, f64::min);
             for r in &rows {
+                let best = rows
+                    .iter()
+                    .filter(|o| o["verdict"] == "within" && group(o) == group(r))
+                    .map(|o| f(o, fig))
+                    .fold(f64::INFINITY, f64::min);
                 let marked = r["verdict"] == "within" && f(r, fig) == best;
                 assert_eq!(r[col] == "true", marked, "{name}: {col}");
             }
+        }
+        if name == "search-fmnist-cnn-milo.csv" {
+            // The study's answer: some design point within, so the marks are not vacuous.
+            assert!(rows.iter().any(|r| r["fewest_cycles"] == "true"), "{name}");
         }
     }
 }
