@@ -79,22 +79,47 @@ impl Lookup {
         })
     }
 
-    /// The buckets of the classes of reads with `open` wordlines open.
+    /// The buckets of the classes of reads with `open` wordlines open, with the shape of
+    /// the table copied beside them (a read's loop keeps both in registers).
     #[inline(always)]
-    pub fn row(&self, open: u32) -> &[u64] {
+    pub fn row(&self, open: u32) -> Row<'_> {
         let len = self.stride << self.kbits;
         let at = if self.by_open { open as usize * len } else { 0 };
-        &self.buckets[at..at + len]
+        Row {
+            buckets: &self.buckets[at..at + len],
+            kbits: self.kbits as u64,
+        }
+    }
+}
+
+/// The alias tables of the classes of one open ([`Lookup::row`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Row<'a> {
+    buckets: &'a [u64],
+    /// log2(K) ([`Lookup::kbits`]), as wide as the words it shifts (one register for
+    /// both shifts).
+    kbits: u64,
+}
+
+impl Row<'_> {
+    /// log2(K) of the row's tables.
+    #[inline(always)]
+    pub fn kbits(&self) -> u64 {
+        self.kbits
     }
 
     /// The outcome of a read of sum `sum` from 32 random bits `v` (the count, [`CLIP`]
-    /// set when it clipped), in the buckets `row` of its open ([`Lookup::row`]): the low
-    /// log2(K) bits pick a bucket, the others are compared with its threshold.
+    /// set when it clipped): the low log2(K) bits pick a bucket of its class, the others
+    /// are compared with the bucket's threshold. KB: log2(K) when known to the loop (it
+    /// must be [`Row::kbits`]: the shifts and the mask are then constants, not
+    /// registers), else 0.
     #[inline(always)]
-    pub fn outcome(&self, row: &[u64], sum: u64, v: u32) -> u16 {
-        let mask = (1usize << self.kbits) - 1;
-        let b = row[(sum as usize) << self.kbits | (v as usize & mask)];
-        let shift = if v >> self.kbits < b as u32 { 32 } else { 48 };
+    pub fn outcome_of<const KB: u64>(&self, sum: u64, v: u32) -> u16 {
+        debug_assert!(KB == 0 || KB == self.kbits);
+        let k = if KB == 0 { self.kbits } else { KB };
+        let v = v as u64;
+        let b = self.buckets[(sum << k | (v & ((1 << k) - 1))) as usize];
+        let shift = if v >> k < b & 0xffff_ffff { 32 } else { 48 };
         (b >> shift) as u16
     }
 }
@@ -284,15 +309,15 @@ mod tests {
         };
         assert!(Lookup::new(&quiet, adc, (0, 27), 0.01).is_none());
         let lk = Lookup::new(&loud, adc, (9, 27), 0.01).unwrap();
-        assert_eq!(lk.row(3).len(), 28 << lk.kbits);
+        assert_eq!(lk.row(3).buckets.len(), 28 << lk.kbits);
         // Sum 20 with 7 open: the table of that class.
         let (law, _) = outcomes(&loud, adc, 20, 7);
         let want = alias(&law, 1 << lk.kbits);
         let row = lk.row(7);
-        assert_eq!(&row[20 << lk.kbits..21 << lk.kbits], &want[..]);
+        assert_eq!(&row.buckets[20 << lk.kbits..21 << lk.kbits], &want[..]);
         // Bucket 1: its own outcome below the threshold, else its alias.
         let b = want[1];
-        let at = |u: u32| lk.outcome(row, 20, u << lk.kbits | 1);
+        let at = |u: u32| row.outcome_of::<0>(20, u << lk.kbits | 1);
         let t = b as u32;
         if t > 0 {
             assert_eq!(at(t - 1), (b >> 32) as u16);

@@ -9,7 +9,7 @@
 //! polarity and pass.
 
 use crate::adc::Adc;
-use crate::alias::{Lookup, CLIP};
+use crate::alias::{Row, CLIP};
 use crate::counts::CountTables;
 use crate::device::Device;
 use crate::program::{Program, Tile};
@@ -89,6 +89,10 @@ struct Reads {
     /// When calibrating: how many conversions saw each non-zero ideal sum (index: the
     /// sum; longer sums in the last entry).
     hist: Option<Vec<u64>>,
+    /// Alias draws through the general loop only (for tests: the results must not
+    /// change).
+    #[cfg(test)]
+    general: bool,
 }
 
 /// Whether the CPU has the features of [`Datapath::vector_native`].
@@ -114,7 +118,8 @@ impl Scratch {
             planes: vec![0; dp.program.routes.len() * b * w],
             reads: Reads {
                 digits: vec![0; dp.plan.dac_bits as usize * w],
-                codes: vec![0; cols],
+                // Whole words of columns: a read's loop takes 64 sums at a time.
+                codes: vec![0; cols.div_ceil(64) * 64],
                 flush: Flush::of(dp),
                 weight: 1,
                 acc: vec![0; outputs],
@@ -130,6 +135,8 @@ impl Scratch {
                 conversions: 0,
                 clips: 0,
                 hist: None,
+                #[cfg(test)]
+                general: false,
             },
         }
     }
@@ -157,6 +164,15 @@ impl Scratch {
     #[cfg(test)]
     pub fn flush_at(&mut self, flush: Flush) {
         self.reads.flush = flush;
+    }
+
+    /// Reads without the CPU features of [`Datapath::vector_native`], and draws from
+    /// alias tables through the loop of any read's shape and any table's size rather
+    /// than the specialised ones (for tests: the results must not change).
+    #[cfg(test)]
+    pub fn general_reads(&mut self) {
+        self.reads.native = false;
+        self.reads.general = true;
     }
 
     /// Y of the last vector read.
@@ -594,22 +610,30 @@ impl Datapath<'_> {
                 *m = if left >= 64 { !0 } else { (1u64 << left) - 1 };
             }
         }
-        let mut open = 0u32;
-        for w in span.wl..=span.wh {
-            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
-            open += nz.count_ones();
-            while sets && nz != 0 {
-                let i = w * 64 + nz.trailing_zeros() as usize;
-                nz &= nz - 1;
-                for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
-                    *m |= c;
+        let open = match (sets, cw) {
+            (true, 1) => self.live_columns::<1>(tile, span, &r.digits, live),
+            (true, 2) => self.live_columns::<2>(tile, span, &r.digits, live),
+            _ => {
+                let mut open = 0u32;
+                for w in span.wl..=span.wh {
+                    let mut nz =
+                        (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
+                    open += nz.count_ones();
+                    while sets && nz != 0 {
+                        let i = w * 64 + nz.trailing_zeros() as usize;
+                        nz &= nz - 1;
+                        for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
+                            *m |= c;
+                        }
+                    }
                 }
+                open
             }
-        }
+        };
         if kind == Kind::Exact {
             if r.hist.is_some() {
                 // Calibration: each non-zero sum recorded, then converted.
-                let n = self.sums::<HITS>(tile, span, sets, r, None);
+                let n = self.sums::<HITS>(tile, span, sets, r);
                 let Reads {
                     hist,
                     hits,
@@ -629,7 +653,7 @@ impl Datapath<'_> {
                 return;
             }
             // code = ADC(S), added to the column's sum as it is read.
-            self.sums::<EXACT>(tile, span, sets, r, None);
+            self.sums::<EXACT>(tile, span, sets, r);
             return;
         }
         // The sums first, then the draws of the columns with current: every draw is a
@@ -649,11 +673,17 @@ impl Datapath<'_> {
                 let j = k * 64 + m.trailing_zeros() as usize;
                 state = mix(state ^ tile.cols[j].read_word);
             }
-            let alias = Some((lookup, lookup.row(open), state));
-            self.sums::<ALIAS>(tile, span, sets, r, alias);
+            let row = lookup.row(open);
+            #[cfg(target_arch = "x86_64")]
+            if r.native {
+                // SAFETY: `native` is set only when the CPU has the features.
+                unsafe { self.alias_sums_native(tile, span, r, row, state) };
+                return;
+            }
+            self.alias_sums(tile, span, r, row, state);
             return;
         }
-        let n = self.sums::<HITS>(tile, span, sets, r, None);
+        let n = self.sums::<HITS>(tile, span, sets, r);
         let att = dev.attenuation(open);
         // The skip sampler settles the reads of its classes; the others (left at the
         // front of the hits) draw their own noise below, as the per-read sampler does.
@@ -737,29 +767,47 @@ impl Datapath<'_> {
         }
     }
 
+    /// The live columns of a read of a dense tile of CW words of columns (the union of
+    /// its open rows' column sets) into `live`, held in registers as they are built; the
+    /// rows open.
+    #[inline(always)]
+    fn live_columns<const CW: usize>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        digits: &[u64],
+        live: &mut [u64],
+    ) -> u32 {
+        let words = self.program.words;
+        let sets = tile.row_cols.as_chunks::<CW>().0;
+        let mut acc = [0u64; CW];
+        let mut open = 0u32;
+        for w in span.wl..=span.wh {
+            let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
+            open += nz.count_ones();
+            while nz != 0 {
+                let i = w * 64 + nz.trailing_zeros() as usize;
+                nz &= nz - 1;
+                for (a, &c) in acc.iter_mut().zip(&sets[i]) {
+                    *a |= c;
+                }
+            }
+        }
+        live.copy_from_slice(&acc);
+        open
+    }
+
     /// [`Self::hits`] in the loop of the read's shape: one-bit digits over one word, or
     /// two (an OU across a word's end, an ideal read of 65..128 rows), of 1- or 2-bit
     /// cells; any other read the general loop.
     #[inline(always)]
-    fn sums<const HOW: u8>(
-        &self,
-        tile: &Tile,
-        span: Span,
-        sets: bool,
-        r: &mut Reads,
-        alias: Option<Alias>,
-    ) -> usize {
-        let span_words = match (span.digit_bits, span.wh - span.wl) {
-            (1, 0) => 1,
-            (1, 1) => 2,
-            _ => 0,
-        };
-        match (span_words, self.cell_bits) {
-            (1, 1) => self.hits::<1, 1, HOW>(tile, span, sets, r, alias),
-            (1, 2) => self.hits::<2, 1, HOW>(tile, span, sets, r, alias),
-            (2, 1) => self.hits::<1, 2, HOW>(tile, span, sets, r, alias),
-            (2, 2) => self.hits::<2, 2, HOW>(tile, span, sets, r, alias),
-            _ => self.hits::<0, 1, HOW>(tile, span, sets, r, alias),
+    fn sums<const HOW: u8>(&self, tile: &Tile, span: Span, sets: bool, r: &mut Reads) -> usize {
+        match (span_words(span), self.cell_bits) {
+            (1, 1) => self.hits::<1, 1, HOW>(tile, span, sets, r),
+            (1, 2) => self.hits::<2, 1, HOW>(tile, span, sets, r),
+            (2, 1) => self.hits::<1, 2, HOW>(tile, span, sets, r),
+            (2, 2) => self.hits::<2, 2, HOW>(tile, span, sets, r),
+            _ => self.hits::<0, 1, HOW>(tile, span, sets, r),
         }
     }
 
@@ -768,10 +816,7 @@ impl Datapath<'_> {
     /// words; CB = 0: any read (`sets`: a dense tile, whose read visits only columns
     /// with a cell in an open row).
     /// HOW = [`EXACT`]: each sum's code ADC(S) added to its column's instead (no hits,
-    /// count 0); [`ALIAS`]: each sum's code drawn from its class's alias table
-    /// ([`crate::alias`]) with the low 32 bits of wyrand's next output from the OU's
-    /// state in `alias` (the live columns in order: thread-free), its clips counted (no
-    /// hits, count 0).
+    /// count 0).
     #[inline(always)]
     fn hits<const CB: usize, const WORDS: usize, const HOW: u8>(
         &self,
@@ -779,16 +824,8 @@ impl Datapath<'_> {
         span: Span,
         sets: bool,
         r: &mut Reads,
-        alias: Option<Alias>,
     ) -> usize {
         let mut n = 0;
-        let (lookup, row, mut state) = match alias {
-            Some((lookup, row, state)) => (Some(lookup), row, state),
-            None => (None, &[][..], 0),
-        };
-        // A drawn count is added times step * weight (the code times its weight, modulo
-        // 2^64), its clips counted here and added once.
-        let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
         // The planes of every column over the read's words (CB > 0), and its digits.
         let planes = tile.word_planes::<CB>(span.wl);
         let x = r.digits[span.wl];
@@ -818,20 +855,132 @@ impl Datapath<'_> {
                     add_code(&mut r.codes[j], self.adc.convert(s), r.weight);
                     continue;
                 }
-                if let (ALIAS, Some(lookup)) = (HOW, lookup) {
-                    state = state.wrapping_add(WY_STEP);
-                    let v = lookup.outcome(row, s, wymix(state) as u32);
-                    clips += (v >> 15) as u64;
-                    add_code(&mut r.codes[j], (v & !CLIP) as u64, step_weight);
-                    continue;
-                }
                 // No current, no draw: S' = 0, code 0 (kept without a branch).
                 r.hits[n] = (j as u32, s);
                 n += (s != 0) as usize;
             }
         }
-        r.clips += clips;
         n
+    }
+
+    /// [`Self::alias_sums`] out of line, with the CPU features of [`Self::vector_native`]:
+    /// the loop of the draws has the registers to itself (inlined into the read, it
+    /// kept the table's shape, the step and the bounds on the stack and reloaded them
+    /// per column).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
+    #[inline(never)]
+    unsafe fn alias_sums_native(
+        &self,
+        tile: &Tile,
+        span: Span,
+        r: &mut Reads,
+        row: Row,
+        state: u64,
+    ) {
+        self.alias_sums(tile, span, r, row, state)
+    }
+
+    /// [`Self::alias_codes`] in the loop of the read's shape ([`Self::sums`]), and of
+    /// its tables' common sizes (8 to 64 buckets: read noise about 0.1 to 0.5).
+    #[inline(always)]
+    fn alias_sums(&self, tile: &Tile, span: Span, r: &mut Reads, row: Row, state: u64) {
+        #[cfg(test)]
+        if r.general {
+            return self.alias_codes::<0, 1, 0>(tile, span, r, row, state);
+        }
+        match row.kbits() {
+            3 => self.alias_shape::<3>(tile, span, r, row, state),
+            4 => self.alias_shape::<4>(tile, span, r, row, state),
+            5 => self.alias_shape::<5>(tile, span, r, row, state),
+            6 => self.alias_shape::<6>(tile, span, r, row, state),
+            _ => self.alias_shape::<0>(tile, span, r, row, state),
+        }
+    }
+
+    /// [`Self::alias_codes`] in the loop of the read's shape ([`Self::sums`]), with
+    /// 2^KB buckets (0: any).
+    #[inline(always)]
+    fn alias_shape<const KB: u64>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        r: &mut Reads,
+        row: Row,
+        state: u64,
+    ) {
+        match (span_words(span), self.cell_bits) {
+            (1, 1) => self.alias_codes::<1, 1, KB>(tile, span, r, row, state),
+            (1, 2) => self.alias_codes::<2, 1, KB>(tile, span, r, row, state),
+            (2, 1) => self.alias_codes::<1, 2, KB>(tile, span, r, row, state),
+            (2, 2) => self.alias_codes::<2, 2, KB>(tile, span, r, row, state),
+            _ => self.alias_codes::<0, 1, KB>(tile, span, r, row, state),
+        }
+    }
+
+    /// Each live column's code of a read drawn from its class's alias table
+    /// ([`crate::alias`]) as its sum is read (CB and WORDS as in [`Self::hits`]), with
+    /// the low 32 bits of wyrand's next output from the OU's `state` (the live columns
+    /// in order: thread-free), and its clips counted. What the loop needs is copied into
+    /// locals first, and the planes and the sums of codes cut to the tile's columns: a
+    /// column's planes and its sum take one bounds check, and nothing is reloaded per
+    /// column.
+    #[inline(always)]
+    fn alias_codes<const CB: usize, const WORDS: usize, const KB: u64>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        r: &mut Reads,
+        row: Row,
+        mut state: u64,
+    ) {
+        let ncols = tile.cols.len();
+        // A drawn count is added times step * weight (the code times its weight, modulo
+        // 2^64), its clips counted here and added once.
+        let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
+        let Reads {
+            live,
+            codes,
+            digits,
+            ..
+        } = r;
+        let cut = if CB == 0 { 0 } else { ncols };
+        let planes = &tile.word_planes::<CB>(span.wl)[..cut];
+        let x = digits[span.wl];
+        let (planes2, x2) = if WORDS == 2 {
+            (&tile.word_planes::<CB>(span.wh)[..cut], digits[span.wh])
+        } else {
+            (&[][..], 0)
+        };
+        // A word of columns at a time: their sums ([`Reads::codes`] holds whole words)
+        // and planes found by the column's bit, the sums without a bounds check.
+        let words = codes.as_chunks_mut::<64>().0;
+        for (k, (&m, sums)) in live[..tile.col_words].iter().zip(words).enumerate() {
+            let at = (k * 64).min(planes.len());
+            let p1 = &planes[at..][..(planes.len() - at).min(64)];
+            let p2 = if WORDS == 2 {
+                &planes2[at..][..p1.len()]
+            } else {
+                p1
+            };
+            let mut m = m;
+            while m != 0 {
+                let b = m.trailing_zeros() as usize % 64;
+                m &= m - 1;
+                let s = if CB == 0 {
+                    self.ideal_sum(tile, k * 64 + b, span, digits)
+                } else if WORDS == 2 {
+                    plane_sum(&p1[b], x) + plane_sum(&p2[b], x2)
+                } else {
+                    plane_sum(&p1[b], x)
+                };
+                state = state.wrapping_add(WY_STEP);
+                let v = row.outcome_of::<KB>(s, wymix(state) as u32);
+                clips += (v >> 15) as u64;
+                add_code(&mut sums[b], (v & !CLIP) as u64, step_weight);
+            }
+        }
+        r.clips += clips;
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -1180,14 +1329,21 @@ fn plane_sum(planes: &[u64], x: u64) -> u64 {
 /// column).
 const ALIAS_KEY: u64 = 0x2b99_2ddf_a232_49d6;
 
-/// What [`Datapath::hits`] does with each sum: keeps it as a hit, adds its exact code,
-/// or adds a code drawn from an alias table.
+/// What [`Datapath::hits`] does with each sum: keeps it as a hit, or adds its exact
+/// code.
 const HITS: u8 = 0;
 const EXACT: u8 = 1;
-const ALIAS: u8 = 2;
 
-/// An OU read's alias tables: the mode's, the row of the read's open, wyrand's state.
-type Alias<'a> = (&'a Lookup, &'a [u64], u64);
+/// The shape of a read's loop ([`Datapath::sums`]): 1 for one-bit digits over one word,
+/// 2 over two words, 0 for any other read.
+#[inline(always)]
+fn span_words(span: Span) -> usize {
+    match (span.digit_bits, span.wh - span.wl) {
+        (1, 0) => 1,
+        (1, 1) => 2,
+        _ => 0,
+    }
+}
 
 /// How [`Datapath::codes`] turns a hit into a code.
 #[derive(Clone, Copy)]

@@ -703,6 +703,60 @@ mod tests {
         );
     }
 
+    /// The alias draws' loops of each read shape (one-bit digits over one or two words,
+    /// 1- or 2-bit cells) and table size (8 to 64 buckets), with the CPU features, give
+    /// the bits of the loop of any shape and size without them: in every mode, at read
+    /// noise levels whose tables span those sizes, with and without IR drop.
+    #[test]
+    fn the_alias_loops_of_each_shape_and_size_give_the_general_loops_bits() {
+        let n = 7;
+        let mut sizes = std::collections::BTreeSet::new();
+        let mut compared = 0;
+        for (seed, cell_bits) in [(1, 2), (2, 1), (4, 2)] {
+            let (l, mut hw) = wide_layer(seed, 5);
+            hw.cell_bits = cell_bits;
+            let sim = SimOptions::default();
+            let prep = Prepared::new(&l, &hw, &sim);
+            for rn in [0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.2] {
+                for ir in [0.0, 0.01] {
+                    let opts = FuncOptions {
+                        device: Device {
+                            read_noise: rn,
+                            ir_drop: ir,
+                            sampler: crate::Sampler::Skip,
+                            ..Device::default()
+                        },
+                        ..FuncOptions::default()
+                    };
+                    let layer = Layer::new(&prep, &hw, &sim, &opts);
+                    for mode in Mode::ALL {
+                        let dp = layer.datapath(mode);
+                        let Some(lookup) = dp.laws.and_then(|l| l.lookup.as_ref()) else {
+                            continue;
+                        };
+                        sizes.insert(lookup.row(0).kbits());
+                        for index in [0, 3] {
+                            let mut fast = Scratch::new(&dp, n);
+                            dp.vector(&l.input, index, &mut fast);
+                            let mut general = Scratch::new(&dp, n);
+                            general.general_reads();
+                            dp.vector(&l.input, index, &mut general);
+                            let what = format!("{mode} rn {rn} ir {ir} cells {cell_bits}");
+                            assert_eq!(fast.acc(), general.acc(), "{what}");
+                            assert_eq!(fast.clip_counts(), general.clip_counts(), "{what}");
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // Every specialised size was compared, and a smaller one (a table has at most
+        // 64 buckets).
+        assert!((3..=6).all(|k| sizes.contains(&k)), "{sizes:?}");
+        assert!(sizes.iter().any(|&k| k < 3), "{sizes:?}");
+        assert!(compared >= 100, "{compared}");
+    }
+
     /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
     /// shift-and-added read by read (the paths of wider ADCs and inputs): the same Y in
     /// every mode, ideal and noisy, on a layer of 150 rows (two words, OUs across them)
