@@ -30,7 +30,8 @@ const REACH: f64 = 7.5;
 pub(crate) const CLIP: u16 = 1 << 15;
 
 /// The alias tables of every class (open, sum) of a mode: `buckets[class * K + b]` is
-/// the threshold (bits 0..32), the bucket's own outcome (32..48) and its alias (48..64).
+/// the threshold times K (bits 0..32, [`alias`]), the bucket's own outcome (32..48) and
+/// its alias (48..64).
 #[derive(Debug)]
 pub(crate) struct Lookup {
     buckets: Box<[u64]>,
@@ -119,7 +120,8 @@ impl Row<'_> {
         let k = if KB == 0 { self.kbits } else { KB };
         let v = v as u64;
         let b = self.buckets[(sum << k | (v & ((1 << k) - 1))) as usize];
-        let shift = if v >> k < b & 0xffff_ffff { 32 } else { 48 };
+        // (u below the threshold, the threshold stored times K: [`alias`].)
+        let shift = if v < b & 0xffff_ffff { 32 } else { 48 };
         (b >> shift) as u16
     }
 }
@@ -207,8 +209,16 @@ pub(crate) fn alias(law: &[(u16, f64)], k: usize) -> Vec<u64> {
             small.push(l);
         }
     }
+    // The threshold stored times K, against the whole 32 bits of a draw (u below the
+    // threshold exactly when u * K + bucket is below threshold * K); a full bucket's
+    // (2^32, past 32 bits) is cut to 2^32 - 1, which changes nothing: its alias is itself.
+    let kbits = k.trailing_zeros();
     out.iter()
-        .map(|&(t, own, al)| t | (own as u64) << 32 | (al as u64) << 48)
+        .map(|&(t, own, al)| {
+            let t = (t << kbits).min(u32::MAX as u64);
+            debug_assert!(t < u32::MAX as u64 || own == al);
+            t | (own as u64) << 32 | (al as u64) << 48
+        })
         .collect()
 }
 
@@ -222,7 +232,7 @@ mod tests {
         let k = buckets.len() as f64;
         let mut law = std::collections::BTreeMap::new();
         for &b in buckets {
-            let t = (b & 0xffff_ffff) as f64 * k / 4_294_967_296.0;
+            let t = (b & 0xffff_ffff) as f64 / 4_294_967_296.0;
             *law.entry((b >> 32) as u16).or_insert(0.0) += t / k;
             *law.entry((b >> 48) as u16).or_insert(0.0) += (1.0 - t) / k;
         }
@@ -318,7 +328,7 @@ mod tests {
         // Bucket 1: its own outcome below the threshold, else its alias.
         let b = want[1];
         let at = |u: u32| row.outcome_of::<0>(20, u << lk.kbits | 1);
-        let t = b as u32;
+        let t = b as u32 >> lk.kbits;
         if t > 0 {
             assert_eq!(at(t - 1), (b >> 32) as u16);
         }

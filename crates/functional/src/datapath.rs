@@ -963,24 +963,82 @@ impl Datapath<'_> {
             } else {
                 p1
             };
-            let mut m = m;
-            while m != 0 {
-                let b = m.trailing_zeros() as usize % 64;
-                m &= m - 1;
-                let s = if CB == 0 {
-                    self.ideal_sum(tile, k * 64 + b, span, digits)
-                } else if WORDS == 2 {
-                    plane_sum(&p1[b], x) + plane_sum(&p2[b], x2)
-                } else {
-                    plane_sum(&p1[b], x)
-                };
-                state = state.wrapping_add(WY_STEP);
-                let v = row.outcome_of::<KB>(s, wymix(state) as u32);
-                clips += (v >> 15) as u64;
-                add_code(&mut sums[b], (v & !CLIP) as u64, step_weight);
+            let word = Word {
+                live: m,
+                first: k * 64,
+                x: (x, x2),
+                step_weight,
+            };
+            // A whole word of columns: their planes indexed without a bounds check.
+            if p1.len() == 64 {
+                let p2 = if WORDS == 2 { &p2[..64] } else { &p1[..64] };
+                state = self.alias_word::<CB, WORDS, KB>(
+                    tile,
+                    span,
+                    digits,
+                    (&p1[..64], p2),
+                    sums,
+                    row,
+                    word,
+                    state,
+                    &mut clips,
+                );
+            } else {
+                state = self.alias_word::<CB, WORDS, KB>(
+                    tile,
+                    span,
+                    digits,
+                    (p1, p2),
+                    sums,
+                    row,
+                    word,
+                    state,
+                    &mut clips,
+                );
             }
         }
         r.clips += clips;
+    }
+
+    /// The reads of the live columns of one word of [`Self::alias_codes`]: `p1` and
+    /// `p2` the planes of its columns; the state after its draws.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn alias_word<const CB: usize, const WORDS: usize, const KB: u64>(
+        &self,
+        tile: &Tile,
+        span: Span,
+        digits: &[u64],
+        (p1, p2): (&[[u64; CB]], &[[u64; CB]]),
+        sums: &mut [u64; 64],
+        row: Row,
+        word: Word,
+        mut state: u64,
+        clips: &mut u64,
+    ) -> u64 {
+        let (mut m, (x, x2), mut n) = (word.live, word.x, 0);
+        while m != 0 {
+            let b = m.trailing_zeros() as usize % 64;
+            m &= m - 1;
+            let s = if CB == 0 {
+                self.ideal_sum(tile, word.first + b, span, digits)
+            } else if WORDS == 2 {
+                plane_sum(&p1[b], x) + plane_sum(&p2[b], x2)
+            } else {
+                plane_sum(&p1[b], x)
+            };
+            state = state.wrapping_add(WY_STEP);
+            let mut v = row.outcome_of::<KB>(s, wymix(state) as u32);
+            // A clip is rare: counted off the loop's path.
+            if v >= CLIP {
+                std::hint::cold_path();
+                n += 1;
+                v &= !CLIP;
+            }
+            add_code(&mut sums[b], v as u64, word.step_weight);
+        }
+        *clips += n;
+        state
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -1312,6 +1370,19 @@ fn cached_block<const B: usize, const ONES: bool, const UNIT: bool>(
 #[inline(always)]
 fn add_code(codes: &mut u64, code: u64, weight: u64) {
     *codes = codes.wrapping_add(code.wrapping_mul(weight));
+}
+
+/// One word of live columns of an alias-table read ([`Datapath::alias_word`]).
+#[derive(Clone, Copy)]
+struct Word {
+    /// The word's live columns.
+    live: u64,
+    /// Its first column.
+    first: usize,
+    /// The read's digits over its one or two words.
+    x: (u64, u64),
+    /// A drawn count is added times step * weight.
+    step_weight: u64,
 }
 
 /// sum over the cell planes c of popcount(x & planes[c]) << c: a column's bitline sum

@@ -600,7 +600,12 @@ mod tests {
     /// of its weights zero and, when `zero_every` > 0, every such input; 4-bit inputs,
     /// 9-row OUs. `seed` draws the values.
     fn wide_layer(seed: u64, zero_every: usize) -> (QuantLayer, Hardware) {
-        let (k, n) = (150usize, 7usize);
+        wide_layer_of(seed, zero_every, 7)
+    }
+
+    /// [`wide_layer`] with `n` outputs.
+    fn wide_layer_of(seed: u64, zero_every: usize, n: usize) -> (QuantLayer, Hardware) {
+        let k = 150usize;
         let mut h = seed;
         let mut next = |m: i64| {
             h = crate::rng::mix(h);
@@ -706,14 +711,15 @@ mod tests {
     /// The alias draws' loops of each read shape (one-bit digits over one or two words,
     /// 1- or 2-bit cells) and table size (8 to 64 buckets), with the CPU features, give
     /// the bits of the loop of any shape and size without them: in every mode, at read
-    /// noise levels whose tables span those sizes, with and without IR drop.
+    /// noise levels whose tables span those sizes, with and without IR drop, in tiles of
+    /// a whole word of columns (their planes indexed without bounds checks) and of less.
     #[test]
     fn the_alias_loops_of_each_shape_and_size_give_the_general_loops_bits() {
-        let n = 7;
         let mut sizes = std::collections::BTreeSet::new();
-        let mut compared = 0;
-        for (seed, cell_bits) in [(1, 2), (2, 1), (4, 2)] {
-            let (l, mut hw) = wide_layer(seed, 5);
+        let (mut compared, mut whole_words) = (0, 0);
+        // 20 outputs of 2-bit cells: 160 columns, two whole words and a part of one.
+        for (seed, cell_bits, n) in [(1, 2, 7), (2, 1, 7), (4, 2, 7), (5, 2, 20)] {
+            let (l, mut hw) = wide_layer_of(seed, 5, n);
             hw.cell_bits = cell_bits;
             let sim = SimOptions::default();
             let prep = Prepared::new(&l, &hw, &sim);
@@ -735,6 +741,8 @@ mod tests {
                             continue;
                         };
                         sizes.insert(lookup.row(0).kbits());
+                        let tiles = &dp.program.tiles;
+                        whole_words += tiles.iter().filter(|t| t.cols.len() >= 64).count();
                         for index in [0, 3] {
                             let mut fast = Scratch::new(&dp, n);
                             dp.vector(&l.input, index, &mut fast);
@@ -755,6 +763,10 @@ mod tests {
         assert!((3..=6).all(|k| sizes.contains(&k)), "{sizes:?}");
         assert!(sizes.iter().any(|&k| k < 3), "{sizes:?}");
         assert!(compared >= 100, "{compared}");
+        assert!(
+            whole_words > 0,
+            "no tile of a whole word of columns was read"
+        );
     }
 
     /// A column's codes summed over a tile's cycles (weighted), over one cycle, or
