@@ -969,14 +969,15 @@ impl Datapath<'_> {
                 x: (x, x2),
                 step_weight,
             };
-            // A whole word of columns: their planes indexed without a bounds check.
+            // A whole word of columns: their planes indexed without a bounds check (two
+            // calls of one loop, so that one of them knows the length; p2 is p1 for one
+            // word).
             if p1.len() == 64 {
-                let p2 = if WORDS == 2 { &p2[..64] } else { &p1[..64] };
                 state = self.alias_word::<CB, WORDS, KB>(
                     tile,
                     span,
                     digits,
-                    (&p1[..64], p2),
+                    (&p1[..64], &p2[..64]),
                     sums,
                     row,
                     word,
