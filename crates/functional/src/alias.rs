@@ -80,6 +80,11 @@ impl Lookup {
         })
     }
 
+    /// log2(K): the table of every class has K buckets.
+    pub fn kbits(&self) -> u64 {
+        self.kbits as u64
+    }
+
     /// The buckets of the classes of reads with `open` wordlines open, with the shape of
     /// the table copied beside them (a read's loop keeps both in registers).
     #[inline(always)]
@@ -103,25 +108,44 @@ pub(crate) struct Row<'a> {
 }
 
 impl Row<'_> {
-    /// log2(K) of the row's tables.
+    /// The largest sum the row has classes for.
     #[inline(always)]
-    pub fn kbits(&self) -> u64 {
-        self.kbits
+    pub fn largest_sum(&self) -> u64 {
+        (self.buckets.len() >> self.kbits) as u64 - 1
     }
 
     /// The outcome of a read of sum `sum` from 32 random bits `v` (the count, [`CLIP`]
     /// set when it clipped): the low log2(K) bits pick a bucket of its class, the others
     /// are compared with the bucket's threshold. KB: log2(K) when known to the loop (it
-    /// must be [`Row::kbits`]: the shifts and the mask are then constants, not
+    /// must be [`Lookup::kbits`]: the shifts and the mask are then constants, not
     /// registers), else 0.
     #[inline(always)]
     pub fn outcome_of<const KB: u64>(&self, sum: u64, v: u32) -> u16 {
-        debug_assert!(KB == 0 || KB == self.kbits);
         let k = if KB == 0 { self.kbits } else { KB };
-        let v = v as u64;
-        let b = self.buckets[(sum << k | (v & ((1 << k) - 1))) as usize];
+        let b = self.buckets[(sum << k | (v as u64 & ((1 << k) - 1))) as usize];
+        self.select::<KB>(b, v)
+    }
+
+    /// [`Row::outcome_of`] without the bounds check of the bucket.
+    ///
+    /// # Safety
+    /// `sum` is at most [`Row::largest_sum`].
+    #[inline(always)]
+    pub unsafe fn outcome_unchecked<const KB: u64>(&self, sum: u64, v: u32) -> u16 {
+        let k = if KB == 0 { self.kbits } else { KB };
+        let at = (sum << k | (v as u64 & ((1 << k) - 1))) as usize;
+        debug_assert!(at < self.buckets.len());
+        // SAFETY: sum <= largest_sum, so at < (largest_sum + 1) * K, the length.
+        let b = unsafe { *self.buckets.get_unchecked(at) };
+        self.select::<KB>(b, v)
+    }
+
+    /// The outcome bucket `b` gives 32 random bits `v`.
+    #[inline(always)]
+    fn select<const KB: u64>(&self, b: u64, v: u32) -> u16 {
+        debug_assert!(KB == 0 || KB == self.kbits);
         // (u below the threshold, the threshold stored times K: [`alias`].)
-        let shift = if v < b & 0xffff_ffff { 32 } else { 48 };
+        let shift = if (v as u64) < b & 0xffff_ffff { 32 } else { 48 };
         (b >> shift) as u16
     }
 }

@@ -8,11 +8,13 @@
 //! ADC turns it into a code; the shift-and-add weighs the code by its cycle, slice,
 //! polarity and pass.
 
+mod alias_reads;
+
 use crate::adc::Adc;
-use crate::alias::{Row, CLIP};
+use crate::alias::{Lookup, Row, CLIP};
 use crate::counts::CountTables;
 use crate::device::Device;
-use crate::program::{Program, Tile};
+use crate::program::{Program, Route, Tile};
 use crate::rng::{mix, normal_with, wymix, ziggurat, Ziggurat, WY_STEP};
 use crate::skip::{Laws, Skip};
 use crossbar::Mode;
@@ -327,6 +329,7 @@ impl Datapath<'_> {
         if kind == Kind::Skip {
             s.reads.skip.start(self.device.seed, self.layer, index);
         }
+        let lookup = self.alias_lookup(kind, &s.reads);
         for (p, &pass) in plan.passes.iter().enumerate() {
             s.planes.iter_mut().for_each(|p| *p = 0);
             for (r, route) in self.program.routes.iter().enumerate() {
@@ -367,7 +370,17 @@ impl Datapath<'_> {
                         Flush::Tile => 1u64 << shift,
                         _ => 1,
                     };
-                    self.tile_cycle(tile, route, planes, at, kind, &mut s.reads);
+                    let tc = TileCycle {
+                        tile,
+                        route,
+                        planes,
+                        at,
+                        kind,
+                    };
+                    match lookup {
+                        Some(l) => self.alias_cycle(tc, l, &mut s.reads),
+                        None => self.tile_cycle::<0, 0>(tc, None, &mut s.reads),
+                    }
                 }
                 if s.reads.flush == Flush::Tile {
                     self.shift_add::<true>(tile, 0, false, &mut s.reads);
@@ -377,17 +390,22 @@ impl Datapath<'_> {
     }
 
     /// Every OU read of one tile in one input cycle, then the shift-and-add of the sum
-    /// of each column's codes.
+    /// of each column's codes. CB > 0: the reads draw from `lookup`, their tile's cells
+    /// of CB bits, its tables of 2^KB buckets (0: any) ([`Self::alias_cycle`]).
     #[inline(always)]
-    fn tile_cycle(
+    fn tile_cycle<const CB: usize, const KB: u64>(
         &self,
-        tile: &Tile,
-        route: &crate::program::Route,
-        planes: &[u64],
-        at: At,
-        kind: Kind,
+        tc: TileCycle,
+        lookup: Option<&Lookup>,
         r: &mut Reads,
     ) {
+        let TileCycle {
+            tile,
+            route,
+            planes,
+            at,
+            kind,
+        } = tc;
         let n = route.rows.len();
         let words = self.program.words;
         let dac = self.plan.dac_bits as usize;
@@ -413,12 +431,13 @@ impl Datapath<'_> {
             base,
             kind,
             at,
+            lookup,
         };
         match self.mode {
-            Mode::Ideal => self.ou_read(tile, &cyc, 0, n, 0, r),
+            Mode::Ideal => self.ou_read::<CB, KB>(tile, &cyc, 0, n, 0, r),
             Mode::Dense | Mode::Weight => {
                 for (j, lo) in (0..n).step_by(ou).enumerate() {
-                    self.ou_read(tile, &cyc, lo, (lo + ou).min(n), j as u64, r);
+                    self.ou_read::<CB, KB>(tile, &cyc, lo, (lo + ou).min(n), j as u64, r);
                 }
             }
             Mode::Activation | Mode::Sre => {
@@ -439,14 +458,14 @@ impl Datapath<'_> {
                         }
                         count += 1;
                         if count == ou {
-                            self.ou_read(tile, &cyc, lo, i + 1, j, r);
+                            self.ou_read::<CB, KB>(tile, &cyc, lo, i + 1, j, r);
                             count = 0;
                             j += 1;
                         }
                     }
                 }
                 if count > 0 {
-                    self.ou_read(tile, &cyc, lo, n, j, r);
+                    self.ou_read::<CB, KB>(tile, &cyc, lo, n, j, r);
                 }
             }
         }
@@ -486,9 +505,10 @@ impl Datapath<'_> {
         }
     }
 
-    /// One OU read of rows [lo, hi) of `tile`: every column's code added to its sum.
+    /// One OU read of rows [lo, hi) of `tile`: every column's code added to its sum
+    /// (CB and KB as in [`Self::tile_cycle`]).
     #[inline(always)]
-    fn ou_read(
+    fn ou_read<const CB: usize, const KB: u64>(
         &self,
         tile: &Tile,
         cyc: &Cycle,
@@ -535,6 +555,11 @@ impl Datapath<'_> {
             base: cyc.base,
         };
         match (cyc.kind, self.counts) {
+            _ if CB > 0 => match (digit_bits, wh - wl, cyc.lookup) {
+                (1, 0, Some(l)) => self.alias_read::<CB, 1, KB>(tile, span, l, r),
+                (1, 1, Some(l)) => self.alias_read::<CB, 2, KB>(tile, span, l, r),
+                _ => self.read_live_apart(tile, span, cyc.kind, r),
+            },
             (Kind::Exact | Kind::Analog | Kind::Skip, _) => self.read_live(tile, span, cyc.kind, r),
             (Kind::PerCell, Some(t)) => self.read_counts(t, tile, cyc.at.tile, (lo, hi), span, r),
             (kind, _) => self.read_device(tile, span, kind, r),
@@ -597,39 +622,8 @@ impl Datapath<'_> {
     #[inline(always)]
     fn read_live_body(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
         let dev = self.device;
-        let words = self.program.words;
-        let cw = tile.col_words;
-        let live = &mut r.live[..cw];
-        live.iter_mut().for_each(|m| *m = 0);
+        let open = self.live(tile, span, r);
         let sets = !tile.row_cols.is_empty();
-        if !sets {
-            // A compacted tile: every column.
-            let n = tile.cols.len();
-            for (k, m) in live.iter_mut().enumerate() {
-                let left = n - k * 64;
-                *m = if left >= 64 { !0 } else { (1u64 << left) - 1 };
-            }
-        }
-        let open = match (sets, cw) {
-            (true, 1) => self.live_columns::<1>(tile, span, &r.digits, live),
-            (true, 2) => self.live_columns::<2>(tile, span, &r.digits, live),
-            _ => {
-                let mut open = 0u32;
-                for w in span.wl..=span.wh {
-                    let mut nz =
-                        (0..span.digit_bits).fold(0u64, |a, d| a | r.digits[d * words + w]);
-                    open += nz.count_ones();
-                    while sets && nz != 0 {
-                        let i = w * 64 + nz.trailing_zeros() as usize;
-                        nz &= nz - 1;
-                        for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
-                            *m |= c;
-                        }
-                    }
-                }
-                open
-            }
-        };
         if kind == Kind::Exact {
             if r.hist.is_some() {
                 // Calibration: each non-zero sum recorded, then converted.
@@ -661,26 +655,10 @@ impl Datapath<'_> {
         // The common shapes of a read get loops of their own (no per-column branch on
         // the shape).
         if let (Kind::Skip, Some(lookup)) = (kind, self.laws.and_then(|l| l.lookup.as_ref())) {
-            // Each sum's code drawn from its class's alias table as it is read. The OU's
-            // state is keyed by its first live column's word too (polarity and physical
-            // column): the reads of the two polarities' arrays, and of column groups that
-            // share a tile, cycle and OU index, must not share their draws (shared draws
-            // correlate their errors, and a difference of two polarities would then
-            // cancel them). A read with no live column draws nothing.
-            let mut state = mix(span.base ^ span.ou_index << 33 ^ ALIAS_KEY);
-            let first = r.live[..cw].iter().enumerate().find(|e| *e.1 != 0);
-            if let Some((k, &m)) = first {
-                let j = k * 64 + m.trailing_zeros() as usize;
-                state = mix(state ^ tile.cols[j].read_word);
-            }
-            let row = lookup.row(open);
-            #[cfg(target_arch = "x86_64")]
-            if r.native {
-                // SAFETY: `native` is set only when the CPU has the features.
-                unsafe { self.alias_sums_native(tile, span, r, row, state) };
-                return;
-            }
-            self.alias_sums(tile, span, r, row, state);
+            // Each sum's code drawn from its class's alias table as it is read, in the
+            // loop of any shape and table (the common shapes take [`Self::alias_cycle`]).
+            let state = alias_reads::alias_state(tile, span, &r.live[..tile.col_words]);
+            self.alias_codes::<0, 1, 0>(tile, span, r, lookup.row(open), state);
             return;
         }
         let n = self.sums::<HITS>(tile, span, sets, r);
@@ -764,6 +742,45 @@ impl Datapath<'_> {
                 }
             };
             add_code(&mut r.codes[j as usize], code, r.weight);
+        }
+    }
+
+    /// The live columns of a read into `r.live` (every column of a compacted tile; in a
+    /// dense tile the columns with a cell in an open row); the rows open.
+    #[inline(always)]
+    fn live(&self, tile: &Tile, span: Span, r: &mut Reads) -> u32 {
+        let words = self.program.words;
+        let cw = tile.col_words;
+        let Reads { live, digits, .. } = r;
+        let live = &mut live[..cw];
+        live.iter_mut().for_each(|m| *m = 0);
+        let sets = !tile.row_cols.is_empty();
+        if !sets {
+            // A compacted tile: every column.
+            let n = tile.cols.len();
+            for (k, m) in live.iter_mut().enumerate() {
+                let left = n - k * 64;
+                *m = if left >= 64 { !0 } else { (1u64 << left) - 1 };
+            }
+        }
+        match (sets, cw) {
+            (true, 1) => self.live_columns::<1>(tile, span, digits, live),
+            (true, 2) => self.live_columns::<2>(tile, span, digits, live),
+            _ => {
+                let mut open = 0u32;
+                for w in span.wl..=span.wh {
+                    let mut nz = (0..span.digit_bits).fold(0u64, |a, d| a | digits[d * words + w]);
+                    open += nz.count_ones();
+                    while sets && nz != 0 {
+                        let i = w * 64 + nz.trailing_zeros() as usize;
+                        nz &= nz - 1;
+                        for (m, &c) in live.iter_mut().zip(&tile.row_cols[i * cw..][..cw]) {
+                            *m |= c;
+                        }
+                    }
+                }
+                open
+            }
         }
     }
 
@@ -861,185 +878,6 @@ impl Datapath<'_> {
             }
         }
         n
-    }
-
-    /// [`Self::alias_sums`] out of line, with the CPU features of [`Self::vector_native`]:
-    /// the loop of the draws has the registers to itself (inlined into the read, it
-    /// kept the table's shape, the step and the bounds on the stack and reloaded them
-    /// per column).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
-    #[inline(never)]
-    unsafe fn alias_sums_native(
-        &self,
-        tile: &Tile,
-        span: Span,
-        r: &mut Reads,
-        row: Row,
-        state: u64,
-    ) {
-        self.alias_sums(tile, span, r, row, state)
-    }
-
-    /// [`Self::alias_codes`] in the loop of the read's shape ([`Self::sums`]), and of
-    /// its tables' common sizes (8 to 64 buckets: read noise about 0.1 to 0.5).
-    #[inline(always)]
-    fn alias_sums(&self, tile: &Tile, span: Span, r: &mut Reads, row: Row, state: u64) {
-        #[cfg(test)]
-        if r.general {
-            return self.alias_codes::<0, 1, 0>(tile, span, r, row, state);
-        }
-        match row.kbits() {
-            3 => self.alias_shape::<3>(tile, span, r, row, state),
-            4 => self.alias_shape::<4>(tile, span, r, row, state),
-            5 => self.alias_shape::<5>(tile, span, r, row, state),
-            6 => self.alias_shape::<6>(tile, span, r, row, state),
-            _ => self.alias_shape::<0>(tile, span, r, row, state),
-        }
-    }
-
-    /// [`Self::alias_codes`] in the loop of the read's shape ([`Self::sums`]), with
-    /// 2^KB buckets (0: any).
-    #[inline(always)]
-    fn alias_shape<const KB: u64>(
-        &self,
-        tile: &Tile,
-        span: Span,
-        r: &mut Reads,
-        row: Row,
-        state: u64,
-    ) {
-        match (span_words(span), self.cell_bits) {
-            (1, 1) => self.alias_codes::<1, 1, KB>(tile, span, r, row, state),
-            (1, 2) => self.alias_codes::<2, 1, KB>(tile, span, r, row, state),
-            (2, 1) => self.alias_codes::<1, 2, KB>(tile, span, r, row, state),
-            (2, 2) => self.alias_codes::<2, 2, KB>(tile, span, r, row, state),
-            _ => self.alias_codes::<0, 1, KB>(tile, span, r, row, state),
-        }
-    }
-
-    /// Each live column's code of a read drawn from its class's alias table
-    /// ([`crate::alias`]) as its sum is read (CB and WORDS as in [`Self::hits`]), with
-    /// the low 32 bits of wyrand's next output from the OU's `state` (the live columns
-    /// in order: thread-free), and its clips counted. What the loop needs is copied into
-    /// locals first, and the planes and the sums of codes cut to the tile's columns: a
-    /// column's planes and its sum take one bounds check, and nothing is reloaded per
-    /// column.
-    #[inline(always)]
-    fn alias_codes<const CB: usize, const WORDS: usize, const KB: u64>(
-        &self,
-        tile: &Tile,
-        span: Span,
-        r: &mut Reads,
-        row: Row,
-        mut state: u64,
-    ) {
-        let ncols = tile.cols.len();
-        // A drawn count is added times step * weight (the code times its weight, modulo
-        // 2^64), its clips counted here and added once.
-        let (step_weight, mut clips) = (self.adc.step.wrapping_mul(r.weight), 0u64);
-        let Reads {
-            live,
-            codes,
-            digits,
-            ..
-        } = r;
-        let cut = if CB == 0 { 0 } else { ncols };
-        let planes = &tile.word_planes::<CB>(span.wl)[..cut];
-        let x = digits[span.wl];
-        let (planes2, x2) = if WORDS == 2 {
-            (&tile.word_planes::<CB>(span.wh)[..cut], digits[span.wh])
-        } else {
-            (&[][..], 0)
-        };
-        // A word of columns at a time: their sums ([`Reads::codes`] holds whole words)
-        // and planes found by the column's bit, the sums without a bounds check.
-        let words = codes.as_chunks_mut::<64>().0;
-        for (k, (&m, sums)) in live[..tile.col_words].iter().zip(words).enumerate() {
-            let at = (k * 64).min(planes.len());
-            let p1 = &planes[at..][..(planes.len() - at).min(64)];
-            let p2 = if WORDS == 2 {
-                &planes2[at..][..p1.len()]
-            } else {
-                p1
-            };
-            let word = Word {
-                live: m,
-                first: k * 64,
-                x: (x, x2),
-                step_weight,
-            };
-            // A whole word of columns: their planes indexed without a bounds check (two
-            // calls of one loop, so that one of them knows the length; p2 is p1 for one
-            // word).
-            if p1.len() == 64 {
-                state = self.alias_word::<CB, WORDS, KB>(
-                    tile,
-                    span,
-                    digits,
-                    (&p1[..64], &p2[..64]),
-                    sums,
-                    row,
-                    word,
-                    state,
-                    &mut clips,
-                );
-            } else {
-                state = self.alias_word::<CB, WORDS, KB>(
-                    tile,
-                    span,
-                    digits,
-                    (p1, p2),
-                    sums,
-                    row,
-                    word,
-                    state,
-                    &mut clips,
-                );
-            }
-        }
-        r.clips += clips;
-    }
-
-    /// The reads of the live columns of one word of [`Self::alias_codes`]: `p1` and
-    /// `p2` the planes of its columns; the state after its draws.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn alias_word<const CB: usize, const WORDS: usize, const KB: u64>(
-        &self,
-        tile: &Tile,
-        span: Span,
-        digits: &[u64],
-        (p1, p2): (&[[u64; CB]], &[[u64; CB]]),
-        sums: &mut [u64; 64],
-        row: Row,
-        word: Word,
-        mut state: u64,
-        clips: &mut u64,
-    ) -> u64 {
-        let (mut m, (x, x2), mut n) = (word.live, word.x, 0);
-        while m != 0 {
-            let b = m.trailing_zeros() as usize % 64;
-            m &= m - 1;
-            let s = if CB == 0 {
-                self.ideal_sum(tile, word.first + b, span, digits)
-            } else if WORDS == 2 {
-                plane_sum(&p1[b], x) + plane_sum(&p2[b], x2)
-            } else {
-                plane_sum(&p1[b], x)
-            };
-            state = state.wrapping_add(WY_STEP);
-            let mut v = row.outcome_of::<KB>(s, wymix(state) as u32);
-            // A clip is rare: counted off the loop's path.
-            if v >= CLIP {
-                std::hint::cold_path();
-                n += 1;
-                v &= !CLIP;
-            }
-            add_code(&mut sums[b], v as u64, word.step_weight);
-        }
-        *clips += n;
-        state
     }
 
     /// One read of every column of `tile` through the device model (docs/functional.md,
@@ -1373,19 +1211,6 @@ fn add_code(codes: &mut u64, code: u64, weight: u64) {
     *codes = codes.wrapping_add(code.wrapping_mul(weight));
 }
 
-/// One word of live columns of an alias-table read ([`Datapath::alias_word`]).
-#[derive(Clone, Copy)]
-struct Word {
-    /// The word's live columns.
-    live: u64,
-    /// Its first column.
-    first: usize,
-    /// The read's digits over its one or two words.
-    x: (u64, u64),
-    /// A drawn count is added times step * weight.
-    step_weight: u64,
-}
-
 /// sum over the cell planes c of popcount(x & planes[c]) << c: a column's bitline sum
 /// for the one-bit digits `x` of the 64 rows its `planes` cover ([`Tile::planes`]).
 #[inline(always)]
@@ -1395,11 +1220,6 @@ fn plane_sum(planes: &[u64], x: u64) -> u64 {
         .enumerate()
         .fold(0u64, |s, (c, &p)| s + (((x & p).count_ones() as u64) << c))
 }
-
-/// Key word of the skip sampler's alias-table draws: an OU read's state is
-/// mix(mix(read base ^ OU index << 33 ^ ALIAS_KEY) ^ the read word of its first live
-/// column).
-const ALIAS_KEY: u64 = 0x2b99_2ddf_a232_49d6;
 
 /// What [`Datapath::hits`] does with each sum: keeps it as a hit, or adds its exact
 /// code.
@@ -1429,6 +1249,17 @@ enum Codes {
     Attenuated,
 }
 
+/// A tile's reads in one input cycle ([`Datapath::tile_cycle`]).
+#[derive(Clone, Copy)]
+struct TileCycle<'t> {
+    tile: &'t Tile,
+    route: &'t Route,
+    /// The bit-planes of the pass values of the tile's route.
+    planes: &'t [u64],
+    at: At,
+    kind: Kind,
+}
+
 /// What the OU reads of one tile in one input cycle share.
 struct Cycle<'a> {
     /// The tile's route's bit-planes of the pass values.
@@ -1440,6 +1271,8 @@ struct Cycle<'a> {
     base: u64,
     kind: Kind,
     at: At,
+    /// The alias tables its reads draw from in [`Datapath::alias_cycle`].
+    lookup: Option<&'a Lookup>,
 }
 
 /// The rows of one OU read: words wl..=wh of the digit planes, and its key.

@@ -740,7 +740,7 @@ mod tests {
                         let Some(lookup) = dp.laws.and_then(|l| l.lookup.as_ref()) else {
                             continue;
                         };
-                        sizes.insert(lookup.row(0).kbits());
+                        sizes.insert(lookup.kbits());
                         let tiles = &dp.program.tiles;
                         whole_words += tiles.iter().filter(|t| t.cols.len() >= 64).count();
                         for index in [0, 3] {
