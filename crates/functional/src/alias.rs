@@ -121,9 +121,7 @@ impl Row<'_> {
     /// registers), else 0.
     #[inline(always)]
     pub fn outcome_of<const KB: u64>(&self, sum: u64, v: u32) -> u16 {
-        let k = if KB == 0 { self.kbits } else { KB };
-        let b = self.buckets[(sum << k | (v as u64 & ((1 << k) - 1))) as usize];
-        self.select::<KB>(b, v)
+        select(self.buckets[self.bucket::<KB>(sum, v)], v)
     }
 
     /// [`Row::outcome_of`] without the bounds check of the bucket.
@@ -132,8 +130,7 @@ impl Row<'_> {
     /// `sum` is at most [`Row::largest_sum`].
     #[inline(always)]
     pub unsafe fn outcome_unchecked<const KB: u64>(&self, sum: u64, v: u32) -> u16 {
-        let k = if KB == 0 { self.kbits } else { KB };
-        let at = (sum << k | (v as u64 & ((1 << k) - 1))) as usize;
+        let at = self.bucket::<KB>(sum, v);
         debug_assert!(at < self.buckets.len());
         // SAFETY: sum <= largest_sum, so at < (largest_sum + 1) * K, the length.
         let b = unsafe { self.buckets.as_ptr().add(at) };
@@ -152,17 +149,25 @@ impl Row<'_> {
         }
         #[cfg(not(target_endian = "little"))]
         // SAFETY: as above.
-        self.select::<KB>(unsafe { b.read() }, v)
+        select(unsafe { b.read() }, v)
     }
 
-    /// The outcome bucket `b` gives 32 random bits `v`.
+    /// The index of the bucket of a read of sum `sum` that 32 random bits `v` pick: the
+    /// class's first bucket plus v's low log2(K) bits (KB as in [`Row::outcome_of`]).
     #[inline(always)]
-    fn select<const KB: u64>(&self, b: u64, v: u32) -> u16 {
+    fn bucket<const KB: u64>(&self, sum: u64, v: u32) -> usize {
         debug_assert!(KB == 0 || KB == self.kbits);
-        // (u below the threshold, the threshold stored times K: [`alias`].)
-        let shift = if (v as u64) < b & 0xffff_ffff { 32 } else { 48 };
-        (b >> shift) as u16
+        let k = if KB == 0 { self.kbits } else { KB };
+        (sum << k | (v as u64 & ((1 << k) - 1))) as usize
     }
+}
+
+/// The outcome bucket `b` gives 32 random bits `v`.
+#[inline(always)]
+fn select(b: u64, v: u32) -> u16 {
+    // (u below the threshold, the threshold stored times K: [`alias`].)
+    let shift = if (v as u64) < b & 0xffff_ffff { 32 } else { 48 };
+    (b >> shift) as u16
 }
 
 /// The law of the outcome of a read of ideal sum `sum` with `open` wordlines open
