@@ -100,7 +100,9 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
             if graph_batch is None:
                 net = network(res, batch, labels)
             else:
-                net = network(res, np.asarray(graph_batch, np.float32), labels)
+                g = np.asarray(graph_batch)
+                net = network(res, g if g.dtype.kind in "iu" and g.dtype != np.uint8 else g.astype(np.float32),
+                              labels)
                 net["arrays"][net["graph_input"]] = np.ascontiguousarray(graph_batch)
         except ValueError as e:
             if labels is not None:
