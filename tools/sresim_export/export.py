@@ -33,7 +33,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from . import capture, graph, prune as prune_mod, tconv
-from .bundle import conv_layer, fc_layer
+from .bundle import conv_layer, fc_layer, safe_name
 from .layers import find_layers, write_weight
 from .layout import TRIVIAL, Batch, first_shape
 from .capture import run_capture  # noqa: F401  (kept importable from here)
@@ -292,10 +292,19 @@ QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLi
 
 
 def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
-    unknown = set(exclude) - {l.name for l in layers}
+    # a layer is named by its ONNX node name (/stem/stem.0/Conv) or by the bundle layer
+    # name `run` prints (stem_stem.0_Conv)
+    names = {}
+    for l in layers:
+        names[l.name] = l.name
+        names.setdefault(safe_name(l.name), l.name)
+    unknown = set(exclude) - set(names)
     if unknown:
         raise ValueError(f"--prune-exclude: no layer named {', '.join(sorted(unknown))} "
-                         f"(layers: {', '.join(l.name for l in layers)})")
+                         f"(layers: {', '.join(safe_name(l.name) for l in layers)}; the ONNX node "
+                         f"names are accepted too)")
+    given = sorted(exclude)
+    exclude = {names[e] for e in exclude}
     owners = {}
     for layer in layers:
         owners.setdefault(layer.weight_init, []).append(layer.name)
@@ -313,7 +322,7 @@ def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
         write_weight(model, layer)
         per_layer[layer.name] = {"before": round(before, 6),
                                  "after": round(prune_mod.sparsity(layer.weight), 6)}
-    return {"method": method, "target_sparsity": sparsity, "excluded": sorted(exclude),
+    return {"method": method, "target_sparsity": sparsity, "excluded": given,
             "depthwise_pruned": prune_depthwise, "per_layer": per_layer, "fine_tuned": False}
 
 
