@@ -25,7 +25,17 @@ What the conversion rewrites, each exactly (to float rounding):
 - a Transpose that keeps the order of the elements (it only moves axes of size 1) becomes
   a Reshape;
 - a conv whose asymmetric padding the exporter folded into the captured input gets an
-  explicit Pad node before it.
+  explicit Pad node before it;
+- every tensor is written batch first (layout.py: the batch axis of each tensor is found
+  by running the model at batch 1 and 2), so that torch's sequence-first attention
+  (`[T, N, D]`, `[T, N*H, d]`, `[T*N, D]`) becomes ops on batch-first tensors: Reshape,
+  Squeeze, Unsqueeze and Flatten are Reshapes, a Transpose's perm and the axis of
+  Softmax, Concat, Gather, LayerNormalization, Slice and Split are mapped;
+- a Gather of integer token ids from a constant table is an embedding lookup (a Gather
+  without `indices`); ReduceMean (ReduceSum) is a GlobalAveragePool (times the count)
+  over the reduced axes moved last; Pow by 0.5, 1, 2 or 3 is Sqrt, nothing or Muls;
+  Expand of data is an Add of zeros; Slice and Split are Gathers of index lists;
+  Where(IsNaN(x), c, x) is x; an integer Cast of token ids is nothing.
 Anything else raises a ValueError naming the node.
 """
 
