@@ -195,12 +195,12 @@ fn a_local_shape_file_named_as_a_built_in_network_is_named_in_a_note_and_opens_b
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(
         err.trim_end(),
-        "note: --workload lenet5: the built-in network lenet5; workloads/lenet5.toml of the same name is not opened (name it by its path to open it: --workload workloads/lenet5.toml)"
+        "note: --workload lenet5: the built-in network lenet5; ./workloads/lenet5.toml of the same name is not opened (name it by its path to open it: --workload ./workloads/lenet5.toml)"
     );
     let builtin = std::fs::read_to_string(dir.path().join("o/layers.csv")).unwrap();
     assert!(builtin.contains(",ip1,fc,dense,"));
     // By its path, the local file: ip1 has 100 outputs, so its rows differ.
-    let o = run("workloads/lenet5.toml");
+    let o = run("./workloads/lenet5.toml");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         o.stderr.is_empty(),

@@ -116,13 +116,23 @@ pub fn hidden_by_builtin(name: &str) -> Option<String> {
             hidden.push(file);
         }
     }
-    let first = hidden.first()?;
-    let shown: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+    // ./workloads/x.toml, as a path to type (a relative root is the current folder's)
+    let shown: Vec<String> = hidden
+        .iter()
+        .map(|p| {
+            if p.is_relative() {
+                Path::new(".").join(p).display().to_string()
+            } else {
+                p.display().to_string()
+            }
+        })
+        .collect();
+    let first = shown.first()?;
     Some(format!(
         "--workload {name}: the built-in network {name}; {} of the same name {} not opened (name it by its path to open it: --workload {})",
         shown.join(" and "),
         if hidden.len() == 1 { "is" } else { "are" },
-        first.display()
+        first
     ))
 }
 
