@@ -159,3 +159,54 @@ fn a_bad_shape_file_is_one_line_naming_the_file_and_the_key() {
     let e = run_fails(&["run", "--workload", s(&missing)]);
     assert!(e.contains("none.toml: cannot read: does not exist"), "{e}");
 }
+
+#[test]
+fn a_local_shape_file_named_as_a_built_in_network_is_named_in_a_note_and_opens_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("workloads")).unwrap();
+    // A variant of lenet5 (ip1 narrower) under the built-in's name.
+    write(
+        &dir.path().join("workloads"),
+        "lenet5.toml",
+        &LENET5
+            .replace("out_features = 500", "out_features = 100")
+            .replace("in_features = 500", "in_features = 100"),
+    );
+    let bin = env!("CARGO_BIN_EXE_sresim");
+    let run = |workload: &str| {
+        std::process::Command::new(bin)
+            .args([
+                "run",
+                "--workload",
+                workload,
+                "--modes",
+                "dense",
+                "-q",
+                "--out",
+                "o",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    // The name is the built-in network's, and a note says what it hides and how to open it.
+    let o = run("lenet5");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        err.trim_end(),
+        "note: --workload lenet5: the built-in network lenet5; ./workloads/lenet5.toml of the same name is not opened (name it by its path to open it: --workload ./workloads/lenet5.toml)"
+    );
+    let builtin = std::fs::read_to_string(dir.path().join("o/layers.csv")).unwrap();
+    assert!(builtin.contains(",ip1,fc,dense,"));
+    // By its path, the local file: ip1 has 100 outputs, so its rows differ.
+    let o = run("./workloads/lenet5.toml");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let local = std::fs::read_to_string(dir.path().join("o/layers.csv")).unwrap();
+    assert_ne!(builtin, local);
+}

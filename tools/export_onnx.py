@@ -11,7 +11,8 @@ as they are. See docs/exporting.md.
 The bundle also carries the network graph (docs/exporting.md, "The network graph"): the
 inputs as the graph input, the layers' input ranges calibrated on them, and --labels when
 given; a model whose graph cannot be written (an op outside the list there) gets a line
-saying why and a bundle of layer traces only. --no-graph leaves the graph out.
+saying why and a bundle of layer traces only, or, with --labels (which only the graph can
+use), an error and nothing written. --no-graph leaves the graph out.
 
 The bundle is written only if sresim would open it: `sresim check` reads it (when a
 binary is found: $SRESIM, PATH, or this repository's build), else the schema mirror of
@@ -106,7 +107,7 @@ def main(argv=None):
     ap.add_argument("--std", type=float, nargs="+", help="per-channel std after scaling")
     ap.add_argument("--prune", choices=["none", "magnitude", "ssl"], default="none")
     ap.add_argument("--sparsity", type=float, default=0.0, help="per-layer target sparsity")
-    ap.add_argument("--prune-exclude", default="", help="comma-separated layer names left dense")
+    ap.add_argument("--prune-exclude", default="", help="comma-separated layers left dense: ONNX node names or the bundle layer names run prints")
     ap.add_argument("--prune-keep-depthwise", action="store_true", help="do not prune depthwise convs")
     ap.add_argument("--no-fold-bn", action="store_true", help="keep BatchNormalization separate")
     ap.add_argument("--save-model", help="also save the folded/pruned ONNX model that was run")

@@ -55,6 +55,37 @@ def data_input(model, feeds=(), where="model"):
                      f"--feed NAME=FILE.npy")
 
 
+def input_dtype(value_info):
+    """The numpy dtype of a graph input (float32 for an image or feature input, int64 for
+    token ids)."""
+    return helper.tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type)
+
+
+def as_input(x, value_info, what="inputs"):
+    """`x` in the dtype of the graph input `value_info`: floats for a float input; for an
+    integer input (token ids), integer values only (a float array of whole numbers is
+    converted; anything else is refused, naming the input)."""
+    want = np.dtype(input_dtype(value_info))
+    x = np.asarray(x)
+    if want.kind == "f":
+        if x.dtype.kind not in "fiub":
+            raise ValueError(f"{what}: {x.dtype} values for input {describe_input(value_info)}")
+        return x.astype(want)
+    if want.kind in "iu":
+        if x.dtype.kind == "f":
+            if not np.all(np.isfinite(x)) or np.any(x != np.round(x)):
+                raise ValueError(f"{what}: input {describe_input(value_info)} takes integers "
+                                 f"(token ids), the values given are not whole numbers")
+        elif x.dtype.kind not in "iub":
+            raise ValueError(f"{what}: {x.dtype} values for input {describe_input(value_info)}")
+        info = np.iinfo(want)
+        if x.size and (x.min() < info.min or x.max() > info.max):
+            raise ValueError(f"{what}: values outside the range of input {describe_input(value_info)}")
+        return x.astype(want)
+    raise ValueError(f"{what}: input {describe_input(value_info)}: only float and integer inputs "
+                     f"can take the samples")
+
+
 def session(model):
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
@@ -68,6 +99,17 @@ def _ort_message(e):
     text = " ".join(str(e).split())
     marker = "Status Message: "
     return text.split(marker, 1)[1] if marker in text else text
+
+
+def _hint(inp, sample):
+    """What to try after onnxruntime refused a sample: another size, for an input whose
+    size is free or differs from the sample's; nothing else is known to help."""
+    want = dims(inp)[1:]
+    if len(want) != sample.ndim or any(w is not None and w != g for w, g in zip(want, sample.shape)):
+        return f"; the input is {describe_input(inp)}: give samples of that shape"
+    if any(w is None for w in want):
+        return "; if the model needs another input size, pass --size H W (or .npy inputs of that size)"
+    return ""
 
 
 def run_capture(model, batch, tensor_names, feeds=None, types=None):
@@ -88,16 +130,16 @@ def run_capture(model, batch, tensor_names, feeds=None, types=None):
     sess = session(model)
     out_names = [o.name for o in sess.get_outputs()]
     collected = {n: [] for n in out_names}
+    batch = as_input(batch, inp)
     for i, sample in enumerate(batch):
         try:
-            values = sess.run(out_names, {inp.name: sample[None].astype(np.float32), **feeds})
+            values = sess.run(out_names, {inp.name: sample[None], **feeds})
         except Exception as e:  # onnxruntime's own errors: say which sample and what to try
             raise ValueError(f"onnxruntime could not run the model on sample {i} (input {inp.name} "
-                             f"{list(sample[None].shape)}): {_ort_message(e)}; if the model needs "
-                             f"another input size, pass --size H W (or .npy inputs of that size)") from None
+                             f"{list(sample[None].shape)}): {_ort_message(e)}{_hint(inp, sample)}") from None
         for n, v in zip(out_names, values):
             collected[n].append(np.asarray(v))
     stacked = {n: np.concatenate(v, axis=0) for n, v in collected.items()}
-    stacked[inp.name] = np.asarray(batch, dtype=np.float32)
+    stacked[inp.name] = batch
     captured = {n: stacked[n] for n in tensor_names}
     return captured, {n: stacked[n] for n in final}

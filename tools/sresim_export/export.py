@@ -33,8 +33,9 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from . import capture, graph, prune as prune_mod, tconv
-from .bundle import conv_layer, fc_layer
+from .bundle import conv_layer, fc_layer, safe_name
 from .layers import find_layers, write_weight
+from .layout import TRIVIAL, Batch, first_shape
 from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 
@@ -68,6 +69,7 @@ class ExportResult:
         self.folded_pads = {}     # bundle layer name -> (top, left, bottom, right) folded into its input
         self.tconv_layers = set() # bundle layers rebuilt from a ConvTranspose
         self.feeds = {}           # fixed arrays fed to the model's other inputs
+        self.batch = {}           # tensor -> layout.Batch: where the batch is (layout.py)
 
 
 def load_model(model_path, model_info=None):
@@ -123,6 +125,10 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     types = {l.input_tensor: helper.np_dtype_to_tensor_dtype(l.input_quant[2])
              for l in layers if l.input_quant}
     captured, res.outputs = capture.run_capture(model, batch, names, feeds, types)
+    # where the batch is in each tensor (layout.py): a projection over [T*N, D] or
+    # [T, N, D] is captured as T tokens of each of the N samples
+    from .netgraph import batch_axes
+    res.batch = batch_axes(model, batch, feeds)
     inits = graph.initializers(model)
     folded, dropped, tconvs, quantized = [], [], {}, {}
     for layer in layers:
@@ -136,7 +142,11 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
                 quantized[layer.name]["input"] = {"scale": layer.input_quant[0],
                                                   "zero_point": layer.input_quant[1]}
         if layer.kind == "fc":
-            if x.ndim != 2 and not (x.ndim == 3 and layer.op == "MatMul"):
+            b = res.batch.get(layer.input_tensor)
+            if isinstance(b, Batch) and b != TRIVIAL and b.axis < x.ndim - 1:
+                per_sample = [x.shape[0] // len(batch)] + list(x.shape[1:])
+                x = x.reshape([len(batch)] + first_shape(per_sample, b)[1:])
+            if x.ndim != 2 and not (x.ndim == 3 and layer.op in ("MatMul", "Gemm", "QGemm", "QLinearMatMul")):
                 dropped.append((layer.name, layer.op, f"fc input of shape {list(x.shape)} is not [N, in] "
                                                       f"(or a MatMul's [N, tokens, in])"))
                 continue
@@ -202,8 +212,9 @@ def network(res, x, labels=None, input_name="graph.input"):
     if res.tconv_layers:
         raise ValueError(f"{sorted(res.tconv_layers)[0]}: a layer rebuilt from a ConvTranspose has no "
                          f"op in a bundle graph; export without the graph")
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    nodes, out, biases, constants = network_graph(res.model, res.layer_nodes, res.folded_pads, x[:1], res.feeds)
+    x = np.ascontiguousarray(x, dtype=np.int64 if np.asarray(x).dtype.kind in "iu" else np.float32)
+    nodes, out, biases, constants = network_graph(res.model, res.layer_nodes, res.folded_pads, x[:2], res.feeds,
+                                                  res.batch or None)
     inp = capture.data_input(res.model, res.feeds).name
     for node in nodes:
         if "inputs" in node:
@@ -223,8 +234,22 @@ def network(res, x, labels=None, input_name="graph.input"):
     manifest = {"layers": [e for e, _ in res.layers], **{k: v for k, v in net.items() if k != "arrays"}}
     tensors = {k: v for _, t in res.layers for k, v in t.items()}
     tensors.update(arrays)
-    net["calibration"] = calibrate(manifest, tensors, x)
+    batches = []
+    net["calibration"] = calibrate(manifest, tensors, x, outputs=batches)
+    check_graph(np.concatenate(batches).reshape(reference.shape), reference)
     return net
+
+
+def check_graph(got, reference):
+    """The bundle graph, run on the graph input in batches of samples (netexec), computes
+    onnxruntime's outputs (one sample at a time) within 1e-4 of their largest magnitude:
+    a graph that mixes samples or drops a rewrite is refused here, not written."""
+    scale = max(1.0, float(np.max(np.abs(reference)))) if reference.size else 1.0
+    err = float(np.max(np.abs(got - reference))) if reference.size else 0.0
+    if not err <= 1e-4 * scale:
+        worst = int(np.argmax(np.abs(got - reference).reshape(len(reference), -1).max(axis=1)))
+        raise ValueError(f"the network graph's output differs from onnxruntime's by {err:.3g} "
+                         f"(of {scale:.3g}; sample {worst}): the graph was not written")
 
 
 def top1(outputs, labels):
@@ -267,10 +292,19 @@ QUANT_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLi
 
 
 def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
-    unknown = set(exclude) - {l.name for l in layers}
+    # a layer is named by its ONNX node name (/stem/stem.0/Conv) or by the bundle layer
+    # name `run` prints (stem_stem.0_Conv)
+    names = {}
+    for l in layers:
+        names[l.name] = l.name
+        names.setdefault(safe_name(l.name), l.name)
+    unknown = set(exclude) - set(names)
     if unknown:
         raise ValueError(f"--prune-exclude: no layer named {', '.join(sorted(unknown))} "
-                         f"(layers: {', '.join(l.name for l in layers)})")
+                         f"(layers: {', '.join(safe_name(l.name) for l in layers)}; the ONNX node "
+                         f"names are accepted too)")
+    given = sorted(exclude)
+    exclude = {names[e] for e in exclude}
     owners = {}
     for layer in layers:
         owners.setdefault(layer.weight_init, []).append(layer.name)
@@ -288,7 +322,7 @@ def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
         write_weight(model, layer)
         per_layer[layer.name] = {"before": round(before, 6),
                                  "after": round(prune_mod.sparsity(layer.weight), 6)}
-    return {"method": method, "target_sparsity": sparsity, "excluded": sorted(exclude),
+    return {"method": method, "target_sparsity": sparsity, "excluded": given,
             "depthwise_pruned": prune_depthwise, "per_layer": per_layer, "fine_tuned": False}
 
 

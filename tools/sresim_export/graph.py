@@ -36,8 +36,11 @@ def set_init(model, name, array):
 
 
 def constants_to_initializers(model):
-    """Moves tensor-valued Constant nodes into the initializer list, in place."""
+    """Moves tensor-valued Constant nodes into the initializer list, in place; an Identity
+    of an initializer becomes a copy of it (torch.onnx writes one for a weight equal to an
+    earlier one, as the layers of an untrained nn.TransformerEncoder are)."""
     keep = []
+    inits = {t.name: t for t in model.graph.initializer}
     for node in model.graph.node:
         attr = {a.name: a for a in node.attribute}
         if node.op_type == "Constant" and "value" in attr and len(node.output) == 1:
@@ -45,6 +48,13 @@ def constants_to_initializers(model):
             tensor.CopyFrom(attr["value"].t)
             tensor.name = node.output[0]
             model.graph.initializer.append(tensor)
+            inits[tensor.name] = tensor
+        elif node.op_type == "Identity" and len(node.output) == 1 and node.input[0] in inits:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(inits[node.input[0]])
+            tensor.name = node.output[0]
+            model.graph.initializer.append(tensor)
+            inits[tensor.name] = tensor
         else:
             keep.append(node)
     del model.graph.node[:]

@@ -3,7 +3,9 @@
 Images are decoded with Pillow, converted to RGB (or L with grayscale), resized to the
 model's H x W with bilinear filtering (the whole image, aspect ratio not kept), scaled,
 normalized per channel ((x * scale - mean) / std) and laid out NCHW or NHWC. A .npy
-file is used as it is: one sample (the model's input shape without batch) or a batch.
+file is used as it is: one sample (the model's input shape without batch) or a batch;
+integer arrays (token ids) stay integers, and are converted to the model input's type
+when it runs (capture.as_input).
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def load_inputs(paths, sample_shape, **image_opts):
     for path in paths:
         ext = os.path.splitext(path)[1].lower()
         if ext == ".npy":
-            arr = np.load(path).astype(np.float32)
+            arr = np.load(path)
+            if arr.dtype.kind not in "iuf":
+                raise ValueError(f"{path}: {arr.dtype} values (expected floats, or integer token ids)")
+            arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float32)
             if arr.ndim == len(sample_shape):
                 arr = arr[None]
             if arr.ndim != len(sample_shape) + 1:
@@ -58,4 +63,6 @@ def load_inputs(paths, sample_shape, **image_opts):
                 raise ValueError(f"input sample shape {path_sample.shape} does not match model input {sample_shape}")
     if len({s.shape for s in batch}) > 1:
         raise ValueError("input samples have different shapes")
+    if all(s.dtype.kind in "iu" for s in batch):
+        return np.stack(batch).astype(np.int64)
     return np.stack(batch).astype(np.float32)

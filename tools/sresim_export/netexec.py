@@ -131,6 +131,12 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
             y = np.transpose(v, node["perm"])
         elif op == "MatMul":
             y = np.matmul(xs[0], xs[1])
+        elif op == "Gather" and "indices" not in node:
+            # an embedding: rows of a constant table picked by integer token ids
+            ids = xs[1]
+            if np.any(ids != np.round(ids)) or np.any(ids < 0) or np.any(ids >= len(v)):
+                raise ValueError(f"node {node['output']}: token ids outside the table's {len(v)} rows")
+            y = np.take(v, ids.astype(np.int64), axis=0)
         elif op == "Gather":
             y = np.take(v, node["indices"], axis=node.get("axis", 0))
         elif op == "Softmax":
@@ -148,10 +154,11 @@ def run_graph(manifest, tensors, x, on_layer_input=None):
     return env
 
 
-def calibrate(manifest, tensors, x, batch=64):
+def calibrate(manifest, tensors, x, batch=64, outputs=None):
     """{layer name: (input_max, input_signed)} over the samples `x`, on the float network:
     signed iff some input value is negative; the max is max(x) for an unsigned input and
-    max|x| for a signed one (docs/model.md §2), over every sample."""
+    max|x| for a signed one (docs/model.md §2), over every sample. `outputs`, a list, gets
+    the graph output of each batch of samples."""
     lo, hi = {}, {}
 
     def seen(name, v):
@@ -159,7 +166,9 @@ def calibrate(manifest, tensors, x, batch=64):
         hi[name] = max(hi.get(name, -np.inf), float(v.max()))
 
     for i in range(0, len(x), batch):
-        run_graph(manifest, tensors, x[i:i + batch], seen)
+        env = run_graph(manifest, tensors, x[i:i + batch], seen)
+        if outputs is not None:
+            outputs.append(env[manifest["graph_output"]])
     out = {}
     for name in hi:
         signed = lo[name] < 0

@@ -25,7 +25,17 @@ What the conversion rewrites, each exactly (to float rounding):
 - a Transpose that keeps the order of the elements (it only moves axes of size 1) becomes
   a Reshape;
 - a conv whose asymmetric padding the exporter folded into the captured input gets an
-  explicit Pad node before it.
+  explicit Pad node before it;
+- every tensor is written batch first (layout.py: the batch axis of each tensor is found
+  by running the model at batch 1 and 2), so that torch's sequence-first attention
+  (`[T, N, D]`, `[T, N*H, d]`, `[T*N, D]`) becomes ops on batch-first tensors: Reshape,
+  Squeeze, Unsqueeze and Flatten are Reshapes, a Transpose's perm and the axis of
+  Softmax, Concat, Gather, LayerNormalization, Slice and Split are mapped;
+- a Gather of integer token ids from a constant table is an embedding lookup (a Gather
+  without `indices`); ReduceMean (ReduceSum) is a GlobalAveragePool (times the count)
+  over the reduced axes moved last; Pow by 0.5, 1, 2 or 3 is Sqrt, nothing or Muls;
+  Expand of data is an Add of zeros; Slice and Split are Gathers of index lists;
+  Where(IsNaN(x), c, x) is x; an integer Cast of token ids is nothing.
 Anything else raises a ValueError naming the node.
 """
 
@@ -37,7 +47,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .capture import data_input, session
+from .capture import as_input, data_input, session
+from .layout import TRIVIAL, Batch, axis_map, constant_first, find_batch_axes, first_shape, to_first
 
 # element-wise ops copied with their attributes (attribute: default)
 _COPIED = {
@@ -82,8 +93,9 @@ def _scalar(v, where):
     return float(v.reshape(-1)[0])
 
 
-def _evaluate(model, sample, feeds):
-    """Runs `model` once on `sample` ([1, ...]) with every node output exposed: {name: array}."""
+def evaluate(model, sample, feeds):
+    """Runs `model` once on `sample` ([B, ...], in the data input's type) with every node
+    output exposed: {name: array}."""
     m = copy.deepcopy(model)
     inferred = onnx.shape_inference.infer_shapes(m)
     types = {v.name: v.type.tensor_type.elem_type for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
@@ -96,18 +108,42 @@ def _evaluate(model, sample, feeds):
     inp = data_input(m, feeds)
     sess = session(m)
     names = [o.name for o in sess.get_outputs()]
-    values = sess.run(names, {inp.name: sample.astype(np.float32), **feeds})
+    sample = as_input(sample, inp)
+    values = sess.run(names, {inp.name: sample, **feeds})
     out = dict(zip(names, (np.asarray(v) for v in values)))
     out[inp.name] = sample
     return out
 
 
+_evaluate = evaluate
+
+
+def batch_axes(model, samples, feeds=None, values1=None):
+    """{tensor: layout.Batch or None}: where the batch is in each tensor of `model`, from
+    its values at batch 1 (`values1`, or computed on samples[:1]) and at batch 2 (two
+    samples; the first twice when there is one). A model that does not run at batch 2
+    (its batch is fixed) gets every tensor of leading dimension 1 batch first."""
+    feeds = dict(feeds or {})
+    if values1 is None:
+        try:
+            values1 = evaluate(model, samples[:1], feeds)
+        except Exception:  # every tensor exposed does not run (a quantized graph): nothing known
+            return {}
+    two = samples[:2] if len(samples) > 1 else np.concatenate([samples[:1], samples[:1]])
+    try:
+        values2 = evaluate(model, two, feeds)
+    except Exception:  # a fixed batch of 1 (or fixed arrays fed with a batch of 1)
+        values2 = None
+    return find_batch_axes(values1, values2)
+
+
 class _Builder:
-    def __init__(self, model, layer_nodes, folded_pads, sample, feeds):
+    def __init__(self, model, layer_nodes, folded_pads, samples, feeds, batch=None):
         self.model = model
         self.feeds = dict(feeds or {})
         self.input = data_input(model, self.feeds).name
-        self.values = _evaluate(model, sample, self.feeds)
+        self.values = evaluate(model, samples[:1], self.feeds)
+        self.batch = batch if batch is not None else batch_axes(model, samples, self.feeds, self.values)
         self.inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
         self.layer_nodes = layer_nodes          # node index -> bundle layer name
         self.folded_pads = folded_pads          # bundle layer name -> [t, l, b, r] folded
@@ -120,8 +156,9 @@ class _Builder:
                 self.consumers.setdefault(name, []).append(i)
         self.data = self._data_tensors()
         self.skip = set()
-        self.constants = {}                     # onnx tensor -> graph array name (Constant nodes)
+        self.constants = {}                     # (onnx tensor, shape) -> graph array name (Constant nodes)
         self.arrays = {}                        # graph array name -> float32 array
+        self.counter = 0                        # names of the nodes a rewrite adds
 
     def _data_tensors(self):
         """Tensors whose values depend on the input data (a Shape's output does not)."""
@@ -144,21 +181,73 @@ class _Builder:
     def t(self, name):
         return self.alias.get(name, name)
 
-    def operand(self, name, node):
+    def b(self, name, where):
+        """The batch axis of data tensor `name` (layout.Batch), or a one-line refusal."""
+        b = self.batch.get(name, "absent")
+        if isinstance(b, Batch):
+            return b
+        if self.shape(name)[:1] == [1]:
+            return TRIVIAL        # not found, but of batch 1 in front: taken as batch first
+        raise ValueError(f"{where}: cannot tell which axis of {name} {self.shape(name)} holds the batch "
+                         f"(its shape does not grow along one axis with the batch); export the model "
+                         f"with a dynamic batch axis")
+
+    def trivial(self, names, where):
+        """Whether every data tensor of `names` carries the batch alone on its first axis."""
+        return all(self.b(n, where) == TRIVIAL for n in names if n in self.data)
+
+    def fshape(self, name, where="graph"):
+        """The batch-first shape (batch 1) of data tensor `name`."""
+        return first_shape(self.shape(name), self.b(name, where))
+
+    def fax(self, name, a, where, what="the op"):
+        """Batch-first axis of ONNX axis `a` (may be negative) of data tensor `name`; an
+        axis that holds the batch is refused."""
+        rank = len(self.shape(name))
+        if not -rank <= a < rank:
+            raise ValueError(f"{where}: axis {a} outside a tensor of rank {rank}")
+        a = a % rank
+        b = self.b(name, where)
+        mapped = axis_map(rank, b)[a]
+        if mapped is None or (b.merged and a == b.axis):
+            raise ValueError(f"{where}: {what} acts along axis {a} of {name} {self.shape(name)}, which holds "
+                             f"the batch")
+        return mapped
+
+    def new_name(self, base):
+        self.counter += 1
+        return f"{base}.sresim{self.counter}"
+
+    def operand(self, name, node, data=None):
         """The graph tensor of input `name`: itself when it depends on the input data, else
-        a Constant node (written once) naming its value as an array of tensors.npz."""
+        a Constant node (written once) naming its value as an array of tensors.npz, in the
+        batch-first form of the data tensor `data` it meets (layout.constant_first)."""
         if name in self.data:
             return self.t(name)
-        if name not in self.constants:
-            value = np.asarray(self.const(name, node))
-            if value.dtype.kind not in "fiub":
-                raise ValueError(f"node {node.name or node.output[0]} ({node.op_type}): constant {name} "
-                                 f"of type {value.dtype} is not numeric")
-            key = f"graph.const.{len(self.constants)}"
-            self.constants[name] = key
-            self.arrays[key] = value.astype(np.float32)
-            self.nodes.append({"op": "Constant", "output": key, "value": key})
-        return self.constants[name]
+        value = np.asarray(self.const(name, node))
+        if value.dtype.kind not in "fiub":
+            raise ValueError(f"node {node.name or node.output[0]} ({node.op_type}): constant {name} "
+                             f"of type {value.dtype} is not numeric")
+        if data is not None and self.b(data, node.name) != TRIVIAL:
+            own = self.batch.get(name)
+            try:
+                value = constant_first(value, own if isinstance(own, Batch) else None,
+                                       len(self.shape(data)), self.b(data, node.name))
+            except ValueError as e:
+                raise ValueError(f"node {node.name or node.output[0]} ({node.op_type}): constant {name}: "
+                                 f"{e}") from None
+        elif isinstance(self.batch.get(name), Batch) and data is not None:
+            value = to_first(value, self.batch[name])
+        return self.constant_node(name, value)
+
+    def constant_node(self, name, value):
+        key = (name, tuple(np.shape(value)))
+        if key not in self.constants:
+            array = f"graph.const.{len(self.arrays)}"
+            self.constants[key] = array
+            self.arrays[array] = np.asarray(value).astype(np.float32)
+            self.nodes.append({"op": "Constant", "output": array, "value": array})
+        return self.constants[key]
 
     def shape(self, name):
         return list(self.values[name].shape)
@@ -167,6 +256,16 @@ class _Builder:
         node = {"op": op, "inputs": [self.t(i) for i in inputs], "output": output}
         node.update({k: _py(v) for k, v in attrs.items() if v is not None})
         self.nodes.append(node)
+
+    def reshape(self, x, y, where):
+        """y = x reshaped (Reshape, Squeeze, Unsqueeze, Flatten): one sample's elements keep
+        their order, so it is a Reshape to y's batch-first shape, or nothing when the
+        shapes agree."""
+        src, dst = self.fshape(x, where), self.fshape(y, where)
+        if src == dst:
+            self.alias[y] = self.t(x)
+            return
+        self.emit("Reshape", [x], y, shape=dst)
 
     def only_consumer(self, tensor):
         users = self.consumers.get(tensor, [])
@@ -189,8 +288,12 @@ class _Builder:
         where = f"node {node.name or y} ({op})"
         if idx in self.layer_nodes:
             return self.layer(idx, node, data_in)
-        if op in _ALIASES or (op == "Cast" and self.values[y].dtype == np.float32):
+        if op in _ALIASES or (op == "Cast" and self.values[y].dtype == np.float32
+                              and self.values[node.input[0]].dtype.kind == "f"):
             self.alias[y] = self.t(node.input[0])
+            return
+        if op == "Cast" and self.values[node.input[0]].dtype.kind in "iu" and self.values[y].dtype.kind in "iu":
+            self.alias[y] = self.t(node.input[0])   # integer ids stay ids (read as float64 by sresim)
             return
         if op == "Sum":
             if len(data_in) != 2 or len(node.input) != 2:
@@ -198,15 +301,27 @@ class _Builder:
             return self.emit("Add", data_in, y)
         if op in ("Add", "Mul", "Sub", "Div"):
             if len(data_in) == 2:
+                if not self.trivial(data_in, where) and self.b(data_in[0], where) != self.b(data_in[1], where):
+                    raise ValueError(f"{where}: its inputs hold the batch on different axes")
                 return self.emit(op, data_in, y)
             if op == "Add" and self.hard_swish(idx, node):
                 return
             return self.emit_with_constants(op, node, y)
+        if op == "Pow":
+            return self.power(node, y, where)
         if op == "Concat":
             if "axis" not in a:
                 raise ValueError(f"{where}: Concat without an axis")
-            return self.emit_with_constants(op, node, y, axis=a["axis"])
+            d = data_in[0]
+            axis = a["axis"] if self.trivial([d], where) else self.fax(d, a["axis"], where, "Concat")
+            return self.emit_with_constants(op, node, y, axis=axis)
+        if op in ("Softmax", "Flatten") and not self.trivial(data_in + [y], where):
+            if op == "Flatten":
+                return self.reshape(data_in[0], y, where)
+            return self.emit(op, data_in, y, axis=self.fax(data_in[0], a.get("axis", -1), where, "Softmax"))
         if op in _COPIED:
+            if op == "GlobalAveragePool" and not self.trivial(data_in, where):
+                raise ValueError(f"{where}: its input {data_in[0]} does not hold the batch first")
             kept = {k: a.get(k, d) for k, d in _COPIED[op].items()}
             return self.emit(op, data_in, y, **kept)
         if op == "Gelu":
@@ -216,28 +331,53 @@ class _Builder:
             if unknown or a.get("stash_type", 1) != 1:
                 bad = unknown[0] if unknown else f"stash_type {a['stash_type']}"
                 raise ValueError(f"{where}: attribute {bad} is not supported (axis, epsilon and stash_type 1 are)")
-            return self.emit_with_constants(op, node, y, axis=a.get("axis", -1), epsilon=a.get("epsilon", 1e-5))
+            x = node.input[0]
+            axis = a.get("axis", -1)
+            if not self.trivial([x], where):
+                b = self.b(x, where)
+                rank = len(self.shape(x))
+                if (axis % rank) <= b.axis:
+                    raise ValueError(f"{where}: it normalizes over the batch axis {b.axis} of {x}")
+                axis = self.fax(x, axis, where, "LayerNormalization")
+            inputs = [self.t(x)] + [self.operand(i, node) for i in node.input[1:] if i]
+            return self.nodes.append({"op": op, "inputs": inputs, "output": y, "axis": _py(axis),
+                                      "epsilon": _py(a.get("epsilon", 1e-5))})
         if op == "MatMul":
             if len(data_in) != 2:
                 raise ValueError(f"{where}: a MatMul with a constant operand that is not a crossbar layer "
                                  f"is not supported")
-            if len(self.shape(node.input[0])) != len(self.shape(node.input[1])) or len(self.shape(y)) < 3:
+            sa, sb = self.fshape(node.input[0], where), self.fshape(node.input[1], where)
+            for n, s in ((node.input[0], sa), (node.input[1], sb)):
+                bx = self.b(n, where)
+                if bx.axis >= len(self.shape(n)) - 2:
+                    raise ValueError(f"{where}: the batch of {n} {self.shape(n)} is in a multiplied axis")
+            if len(sa) != len(sb) or len(self.fshape(y, where)) < 3:
                 raise ValueError(f"{where}: a MatMul of {self.shape(node.input[0])} and "
                                  f"{self.shape(node.input[1])}: two activations of the same rank >= 3 are supported")
             return self.emit(op, data_in, y)
         if op == "Gather":
-            if node.input[0] not in self.data or node.input[1] in self.data:
-                raise ValueError(f"{where}: only a Gather of constant indices from the data is supported")
-            idx_v = np.asarray(self.const(node.input[1], node))
-            if idx_v.ndim > 1 or idx_v.dtype.kind not in "iu":
-                raise ValueError(f"{where}: indices of shape {list(idx_v.shape)}: a scalar or a list is supported")
-            indices = int(idx_v) if idx_v.ndim == 0 else [int(i) for i in idx_v]
-            return self.emit(op, [node.input[0]], y, axis=a.get("axis", 0), indices=indices)
+            return self.gather(node, a, y, where)
+        if op in ("Squeeze", "Unsqueeze", "Reshape"):
+            if op == "Reshape" and self.trivial([node.input[0], y], where):
+                return self.emit("Reshape", data_in, y, shape=self.shape(y))
+            return self.reshape(node.input[0], y, where)
+        if op in ("ReduceMean", "ReduceSum"):
+            return self.reduce(node, a, y, where)
+        if op == "Expand":
+            return self.expand(node, y, where)
+        if op == "Slice":
+            return self.slice(node, y, where)
+        if op == "Split":
+            return self.split(node, a, where)
+        if op == "IsNaN":
+            return self.nan_guard(node, where)
         if op == "Clip":
             lo = _scalar(self.const(node.input[1], node), where) if len(node.input) > 1 and node.input[1] else a.get("min")
             hi = _scalar(self.const(node.input[2], node), where) if len(node.input) > 2 and node.input[2] else a.get("max")
             return self.emit("Clip", data_in, y, min=lo, max=hi)
         if op in ("MaxPool", "AveragePool"):
+            if not self.trivial(data_in, where):
+                raise ValueError(f"{where}: its input {data_in[0]} does not hold the batch first")
             if a.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
                 raise ValueError(f"{where}: auto_pad {a['auto_pad']} not supported; write explicit pads")
             if any(int(d) != 1 for d in a.get("dilations", [])):
@@ -252,32 +392,224 @@ class _Builder:
             mode = a.get("mode", "constant")
             if mode != "constant":
                 raise ValueError(f"{where}: only constant padding is supported (mode {mode})")
+            x = node.input[0]
+            if not self.trivial([x], where):
+                pads = [int(p) for p in np.asarray(pads).reshape(-1)]
+                rank = len(self.shape(x))
+                b = self.b(x, where)
+                if pads[b.axis] or pads[b.axis + rank]:
+                    raise ValueError(f"{where}: it pads the batch axis {b.axis} of {x}")
+                begin, end = [0] * len(self.fshape(x)), [0] * len(self.fshape(x))
+                for ax in range(rank):
+                    m = axis_map(rank, b)[ax]
+                    if m is not None:
+                        begin[m], end[m] = pads[ax], pads[ax + rank]
+                pads = begin + end
             return self.emit("Pad", data_in, y, pads=pads, mode=mode, value=value)
-        if op == "Reshape":
-            return self.emit("Reshape", data_in, y, shape=self.shape(y))
         if op == "Transpose":
-            src, dst = self.shape(node.input[0]), self.shape(y)
-            perm = a.get("perm", list(range(len(src)))[::-1])
-            moved = [p for p in perm if src[p] != 1]
-            if moved == sorted(moved):
-                return self.emit("Reshape", data_in, y, shape=dst)
-            if perm[0] != 0:
-                raise ValueError(f"{where}: perm {list(perm)} moves the batch axis")
-            return self.emit("Transpose", data_in, y, perm=list(perm))
+            return self.transpose(node, a, y, where)
         raise ValueError(f"{where}: op {op} is not supported in a bundle graph")
 
     def emit_with_constants(self, op, node, output, **attrs):
-        """`op` over the node's inputs, its constant ones as Constant nodes."""
-        inputs = [self.operand(i, node) for i in node.input if i]
+        """`op` over the node's inputs, its constant ones as Constant nodes in the batch-first
+        form of its (first) data input."""
+        data = next(i for i in node.input if i and i in self.data)
+        inputs = [self.operand(i, node, data) for i in node.input if i]
         node_out = {"op": op, "inputs": inputs, "output": output}
         node_out.update({k: _py(v) for k, v in attrs.items() if v is not None})
         self.nodes.append(node_out)
+
+    def power(self, node, y, where):
+        """Pow with a constant exponent of 1, 2 or 3 (a variance, GELU's x^3): products;
+        0.5: Sqrt."""
+        x = node.input[0]
+        if x not in self.data or node.input[1] in self.data:
+            raise ValueError(f"{where}: only a data tensor to a constant power is supported")
+        e = _scalar(self.const(node.input[1], node), where)
+        if e == 1.0:
+            self.alias[y] = self.t(x)
+        elif e == 0.5:
+            self.emit("Sqrt", [x], y)
+        elif e == 2.0:
+            self.emit("Mul", [x, x], y)
+        elif e == 3.0:
+            sq = self.new_name(y)
+            self.emit("Mul", [x, x], sq)
+            self.nodes.append({"op": "Mul", "inputs": [sq, self.t(x)], "output": y})
+        else:
+            raise ValueError(f"{where}: exponent {e}: powers 0.5, 1, 2 and 3 are supported")
+
+    def transpose(self, node, a, y, where):
+        x = node.input[0]
+        src = self.shape(x)
+        perm = [int(p) for p in a.get("perm", list(range(len(src)))[::-1])]
+        if self.trivial([x, y], where):
+            dst = self.shape(y)
+            moved = [p for p in perm if src[p] != 1]
+            if moved == sorted(moved):
+                return self.emit("Reshape", [x], y, shape=dst)
+            if perm[0] != 0:
+                raise ValueError(f"{where}: perm {list(perm)} moves the batch axis")
+            return self.emit("Transpose", [x], y, perm=list(perm))
+        bx, by = self.b(x, where), self.b(y, where)
+        rank = len(src)
+        amap = axis_map(rank, bx)
+        if perm[by.axis] != bx.axis or bx.merged != by.merged or bx.m != by.m:
+            raise ValueError(f"{where}: the batch of {x} (axis {bx.axis}) does not become the batch of "
+                             f"{y} (axis {by.axis})")
+        fperm = [0] + [amap[p] for p in perm if amap[p] is not None]
+        if bx.merged:
+            fperm = [0] + [p + 1 for p in perm]
+        fsrc = self.fshape(x, where)
+        moved = [p for p in fperm if fsrc[p] != 1]
+        if moved == sorted(moved):
+            return self.reshape(x, y, where)
+        return self.emit("Transpose", [x], y, perm=fperm)
+
+    def gather(self, node, a, y, where):
+        data, idx = node.input[0], node.input[1]
+        axis = a.get("axis", 0)
+        if data not in self.data and idx in self.data:
+            # an embedding: rows of a constant table picked by the token ids
+            table = np.asarray(self.const(data, node))
+            if table.ndim != 2 or axis % 2 != 0:
+                raise ValueError(f"{where}: a lookup in a constant of shape {list(table.shape)} along axis "
+                                 f"{axis}: an embedding table [vocab, dim] along axis 0 is supported")
+            ids = self.values[idx]
+            if ids.dtype.kind not in "iu":
+                raise ValueError(f"{where}: indices {idx} of type {ids.dtype}: integer token ids are expected")
+            if ids.size and (ids.min() < 0 or ids.max() >= len(table)):
+                raise ValueError(f"{where}: token id {int(ids.min() if ids.min() < 0 else ids.max())} "
+                                 f"outside the table's {len(table)} rows")
+            self.b(idx, where)
+            return self.nodes.append({"op": "Gather", "inputs": [self.constant_node(data, table), self.t(idx)],
+                                      "output": y, "axis": 0})
+        if data not in self.data or idx in self.data:
+            raise ValueError(f"{where}: only a Gather of constant indices from the data, or of token ids "
+                             f"from a constant table, is supported")
+        idx_v = np.asarray(self.const(idx, node))
+        if idx_v.ndim > 1 or idx_v.dtype.kind not in "iu":
+            raise ValueError(f"{where}: indices of shape {list(idx_v.shape)}: a scalar or a list is supported")
+        indices = int(idx_v) if idx_v.ndim == 0 else [int(i) for i in idx_v]
+        if not self.trivial([data], where):
+            axis = self.fax(data, axis, where, "Gather")
+        return self.emit("Gather", [data], y, axis=axis, indices=indices)
+
+    def reduce(self, node, a, y, where):
+        """ReduceMean (mean pooling over the tokens, a LayerNorm written out at opset < 17)
+        and ReduceSum over constant axes: the reduced axes moved last, one axis of them, a
+        GlobalAveragePool (the mean), then the output's shape; ReduceSum times the count."""
+        x = node.input[0]
+        rank = len(self.shape(x))
+        if len(node.input) > 1 and node.input[1]:
+            axes = [int(v) for v in np.asarray(self.const(node.input[1], node)).reshape(-1)]
+        else:
+            axes = a.get("axes")
+        if not axes:
+            if a.get("noop_with_empty_axes", 0):
+                self.alias[y] = self.t(x)
+                return
+            axes = list(range(rank))
+        faxes = sorted({self.fax(x, int(v), where, node.op_type) for v in axes})
+        fsrc = self.fshape(x, where)
+        kept = [d for d in range(1, len(fsrc)) if d not in faxes]
+        count = int(np.prod([fsrc[d] for d in faxes]))
+        cur = x
+        perm = [0] + kept + faxes
+        if perm != list(range(len(fsrc))):
+            moved = [p for p in perm if fsrc[p] != 1]
+            name = self.new_name(y)
+            if moved == sorted(moved):
+                self.emit("Reshape", [cur], name, shape=[fsrc[p] for p in perm])
+            else:
+                self.emit("Transpose", [cur], name, perm=perm)
+            cur = name
+        flat = self.new_name(y)
+        self.emit("Reshape", [cur], flat, shape=[1, int(np.prod([fsrc[d] for d in kept])), count])
+        pooled = self.new_name(y) if node.op_type == "ReduceSum" else None
+        mean = pooled or self.new_name(y)
+        self.nodes.append({"op": "GlobalAveragePool", "inputs": [flat], "output": mean})
+        if node.op_type == "ReduceSum":
+            total = self.new_name(y)
+            self.nodes.append({"op": "Mul", "inputs": [mean, self.constant_node(f"{y}.count", np.float32(count))],
+                               "output": total})
+            mean = total
+        self.nodes.append({"op": "Reshape", "inputs": [mean], "output": y, "shape": self.fshape(y, where)})
+
+    def expand(self, node, y, where):
+        """Expand of a data tensor: an Add of zeros of the output's shape (exact)."""
+        x = node.input[0]
+        if x not in self.data:
+            raise ValueError(f"{where}: Expand of a constant by data is not supported")
+        fy = self.fshape(y, where)
+        cur = x
+        if len(self.fshape(x, where)) != len(fy):
+            fx = self.fshape(x, where)
+            cur = self.new_name(y)
+            self.emit("Reshape", [x], cur, shape=[1] + [1] * (len(fy) - len(fx)) + fx[1:])
+        zeros = self.constant_node(f"{y}.zeros", np.zeros([1] + fy[1:], np.float32))
+        self.nodes.append({"op": "Add", "inputs": [self.t(cur), zeros], "output": y})
+
+    def slice(self, node, y, where):
+        """Slice of a data tensor along axes that do not hold the batch: a Gather of the
+        kept indices on each sliced axis."""
+        x = node.input[0]
+        shape = self.shape(x)
+        rank = len(shape)
+        starts = np.asarray(self.const(node.input[1], node)).reshape(-1)
+        ends = np.asarray(self.const(node.input[2], node)).reshape(-1)
+        axes = (np.asarray(self.const(node.input[3], node)).reshape(-1) if len(node.input) > 3 and node.input[3]
+                else np.arange(len(starts)))
+        steps = (np.asarray(self.const(node.input[4], node)).reshape(-1) if len(node.input) > 4 and node.input[4]
+                 else np.ones(len(starts), np.int64))
+        cur = x
+        for k, (s0, e0, ax, st) in enumerate(zip(starts, ends, axes, steps)):
+            ax = int(ax) % rank
+            kept = list(range(shape[ax]))[slice(int(s0), int(e0), int(st))]
+            if kept == list(range(shape[ax])):
+                continue
+            fa = self.fax(x, ax, where, "Slice")
+            out = y if k == len(starts) - 1 else self.new_name(y)
+            self.nodes.append({"op": "Gather", "inputs": [self.t(cur)], "output": out, "axis": fa,
+                               "indices": kept})
+            cur = out
+        if cur == x:
+            self.alias[y] = self.t(x)
+        elif cur != y:
+            self.alias[y] = cur
+
+    def split(self, node, a, where):
+        x = node.input[0]
+        rank = len(self.shape(x))
+        ax = a.get("axis", 0) % rank
+        fa = self.fax(x, ax, where, "Split")
+        start = 0
+        for out in node.output:
+            n = self.shape(out)[ax]
+            self.nodes.append({"op": "Gather", "inputs": [self.t(x)], "output": out, "axis": fa,
+                               "indices": list(range(start, start + n))})
+            start += n
+
+    def nan_guard(self, node, where):
+        """Where(IsNaN(x), c, x) (torch's guard after a masked softmax) is x for every
+        finite x: the Where becomes x."""
+        x = node.input[0]
+        users = self.consumers.get(node.output[0], [])
+        nodes = self.model.graph.node
+        if not users or any(nodes[u].op_type != "Where" or list(nodes[u].input)[0] != node.output[0]
+                            or nodes[u].input[2] != x for u in users):
+            raise ValueError(f"{where}: IsNaN is supported only as Where(IsNaN(x), c, x), a guard that "
+                             f"keeps every finite x")
+        for u in users:
+            self.skip.add(u)
+            self.alias[nodes[u].output[0]] = self.t(x)
 
     def layer(self, idx, node, data_in):
         name = self.layer_nodes[idx]
         op = node.op_type
         x = node.input[0]
         y = node.output[0]
+        where = f"node {node.name or y} ({op})"
         if name in self.folded_pads:
             t, l, b, r = self.folded_pads[name]
             padded = f"{name}.padded_input"
@@ -285,12 +617,23 @@ class _Builder:
             x_graph = padded
         else:
             x_graph = self.t(x)
+        if not self.trivial([x], where):
+            bx = self.b(x, where)
+            if op not in ("MatMul", "Gemm") or bx.axis == len(self.shape(x)) - 1:
+                raise ValueError(f"{where}: layer {name}: its input {x} {self.shape(x)} holds the batch on "
+                                 f"axis {bx.axis}")
+            if len(self.fshape(x, where)) > 3:
+                raise ValueError(f"{where}: layer {name}: its input {x} is {self.fshape(x, where)} batch first; "
+                                 f"[N, in] or [N, tokens, in] is mapped")
         bias = None
         if op == "Conv" and len(node.input) > 2 and node.input[2]:
             bias = self.const(node.input[2], node).astype(np.float64)
         if op == "Gemm" and len(node.input) > 2 and node.input[2]:
             c = self.const(node.input[2], node).astype(np.float64)
-            bias = np.broadcast_to(c * float(_attrs(node).get("beta", 1.0)), self.shape(y)[1:]).copy()
+            full = np.broadcast_to(c * float(_attrs(node).get("beta", 1.0)), self.shape(y))
+            if not np.array_equal(full, np.broadcast_to(full.reshape(-1, full.shape[-1])[0], full.shape)):
+                raise ValueError(f"{where}: layer {name}: a bias C that is not one value per output feature")
+            bias = full.reshape(-1, full.shape[-1])[0].copy()
         # an Add of a constant vector that alone consumes the product: the layer's bias
         nxt = self.only_consumer(y)
         if nxt is not None:
@@ -299,12 +642,15 @@ class _Builder:
             if add.op_type == "Add" and len(add.input) == 2 and len(other) == 1 and other[0] not in self.data:
                 c = np.asarray(self.const(other[0], add), np.float64)
                 out_shape = self.shape(y)
-                if op == "MatMul" and len(out_shape) == 3:
-                    # a projection over a sequence [N, T, out]: a bias per output feature
-                    channels = out_shape[2]
-                    per = np.broadcast_to(c, out_shape) if np.broadcast_shapes(c.shape, out_shape) == tuple(out_shape) \
-                        else np.zeros(0)
-                    ref = per[0, 0, :] if per.size else per
+                if op in ("MatMul", "Gemm") and (len(out_shape) != 2 or not self.trivial([y], where)):
+                    # a projection over a sequence: a bias per output feature, the last axis
+                    channels = out_shape[-1]
+                    try:
+                        fits = np.broadcast_shapes(c.shape, out_shape) == tuple(out_shape)
+                    except ValueError:
+                        fits = False
+                    per = np.broadcast_to(c, out_shape) if fits else np.zeros(0)
+                    ref = per.reshape(-1, channels)[0] if per.size else per
                     same = per.size and np.array_equal(per, np.broadcast_to(ref, out_shape))
                 else:
                     channels = out_shape[1]
@@ -316,8 +662,7 @@ class _Builder:
                     bias = ref if bias is None else bias + ref
                     self.skip.add(nxt)
                     y = add.output[0]
-        node_out = y
-        self.nodes.append({"op": "layer", "layer": name, "inputs": [x_graph], "output": node_out})
+        self.nodes.append({"op": "layer", "layer": name, "inputs": [x_graph], "output": y})
         if bias is not None:
             self.biases[name] = np.asarray(bias, np.float32).reshape(-1)
 
@@ -368,13 +713,14 @@ class _Builder:
         return True
 
 
-def network_graph(model, layer_nodes, folded_pads, sample, feeds=None):
+def network_graph(model, layer_nodes, folded_pads, samples, feeds=None, batch=None):
     """The bundle graph of `model` (the ONNX model the layers were captured from).
     `layer_nodes`: node index -> bundle layer name; `folded_pads`: layer name ->
-    (top, left, bottom, right) padding folded into its captured input; `sample`: one input
-    [1, ...] (shapes and folded constants are taken from running it). Returns
+    (top, left, bottom, right) padding folded into its captured input; `samples`: one or
+    two inputs [B, ...] (shapes and folded constants are taken from running the first;
+    both find where the batch is, unless `batch` gives it: batch_axes). Returns
     (nodes, graph output name, {layer name: bias}, {array name: value of a Constant node})."""
-    b = _Builder(model, layer_nodes, folded_pads, sample, feeds)
+    b = _Builder(model, layer_nodes, folded_pads, samples, feeds, batch)
     nodes = b.run()
     outputs = [o.name for o in model.graph.output]
     if len(outputs) != 1:

@@ -5,7 +5,7 @@ torch.onnx has written the model in memory (torch_api.py). Both go through
 
 Steps: export (export.py: fold, find layers, prune, capture), the float top-1 that pruning
 cost (with labels), the network graph (unless refused: then layer traces only, with a line
-saying why, or an error when labels were given), then publish (schema.publish_bundle:
+saying why; with labels, which only the graph can use, an error and nothing written), then publish (schema.publish_bundle:
 staging directory, `sresim check` or the schema mirror, then the files replace `out`).
 """
 
@@ -100,11 +100,16 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
             if graph_batch is None:
                 net = network(res, batch, labels)
             else:
-                net = network(res, np.asarray(graph_batch, np.float32), labels)
+                g = np.asarray(graph_batch)
+                net = network(res, g if g.dtype.kind in "iu" and g.dtype != np.uint8 else g.astype(np.float32),
+                              labels)
                 net["arrays"][net["graph_input"]] = np.ascontiguousarray(graph_batch)
         except ValueError as e:
             if labels is not None:
-                raise
+                # labels label the graph's samples: a bundle without its graph could not
+                # use them, so nothing is written rather than a bundle `accuracy` refuses
+                raise ValueError(f"{e}; the labels need the network graph: without --labels "
+                                 f"(from_torch: labels=None) the layer traces are written alone") from None
             log(f"no network graph written (layer traces only): {e}")
     manifest, checked = _publish(out, name, res, net)
     if save_model:

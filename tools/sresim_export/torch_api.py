@@ -8,13 +8,19 @@ to pipeline.export_bundle, the code path of tools/export_onnx.py: the same layer
 pruning, checks and bundle as the command line on the same ONNX model.
 
 torch is imported only when `from_torch` is called, so the package imports without it.
-torch.onnx's TorchScript-based exporter is used (`dynamo=False`): the torch.export-based
-one, torch's default since 2.9, needs the onnxscript package, and the exporter's graph
-rewriting is tested on what the TorchScript one writes (tools/tests/fixtures/torch_cnn.onnx).
+torch.onnx's TorchScript-based exporter is used by default (`dynamo=False`, what the
+committed bundles were built with); `dynamo=True` uses the torch.export-based one, torch's
+default since 2.9 (it needs onnxscript, in tools/requirements.txt). Both are tested on the
+modules of tools/tests/fixtures/make_torch_seq.py. The export runs with PyTorch's fused
+attention fast path off (`torch.backends.mha.set_fastpath_enabled(False)`): in eval mode
+`nn.TransformerEncoderLayer` and `nn.MultiheadAttention` otherwise call
+`aten::_transformer_encoder_layer_fwd` and `aten::_native_multi_head_attention`, which no
+ONNX exporter writes. The module computes the same either way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import warnings
 
@@ -33,32 +39,79 @@ def _as_array(inputs, torch):
     if x.ndim < 2 or len(x) == 0:
         raise ValueError(f"inputs: expected a batch [N, ...] of at least one sample, got shape "
                          f"{list(x.shape)}")
+    if np.issubdtype(x.dtype, np.integer):
+        return np.ascontiguousarray(x, dtype=np.int64)   # token ids, for an nn.Embedding
     if not np.issubdtype(x.dtype, np.floating):
-        raise ValueError(f"inputs: expected floating-point values, got {x.dtype}")
+        raise ValueError(f"inputs: expected floating-point values (or integer token ids), got {x.dtype}")
     x = np.ascontiguousarray(x, dtype=np.float32)
     if not np.all(np.isfinite(x)):
         raise ValueError("inputs: NaN or infinite values")
     return x
 
 
-def to_onnx(module, example, opset=17):
+@contextlib.contextmanager
+def _quiet_loggers(names=("torch.onnx", "onnxscript", "onnx_ir")):
+    """The dynamo exporter's notes (optional packages it skips, its opset conversion
+    attempts) at error level only, while it runs."""
+    import logging
+
+    saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in names]
+    for logger, _ in saved:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in saved:
+            logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _no_fast_path(torch):
+    """PyTorch's fused transformer inference path turned off, and back as it was."""
+    mha = getattr(getattr(torch, "backends", None), "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        yield
+        return
+    was = mha.get_fastpath_enabled()
+    mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        mha.set_fastpath_enabled(was)
+
+
+def to_onnx(module, example, opset=17, dynamo=False):
     """The serialized ONNX model (bytes) of `module` in eval mode, traced on `example`
-    (a float32 array [1, ...]), one input `input` and output `output` with a dynamic batch
-    axis. The module's training flag is restored afterwards."""
+    (an array [B, ...]: float32, or int64 token ids), one input `input` and output
+    `output` with a dynamic batch axis. `dynamo`: torch's torch.export-based exporter
+    (which needs B >= 2 to keep the batch dynamic: a sample of batch 1 is repeated),
+    else the TorchScript-based one. The module's training flag is restored afterwards."""
     import torch
 
     buf = io.BytesIO()
     was_training = module.training
     module.eval()
     try:
-        with torch.no_grad(), warnings.catch_warnings():
+        with torch.no_grad(), warnings.catch_warnings(), _no_fast_path(torch):
             # torch announces that the TorchScript-based exporter is the legacy one
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
-            torch.onnx.export(module, (torch.from_numpy(example),), buf,
-                              input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-                              opset_version=opset, dynamo=False,
-                              dynamic_axes={INPUT_NAME: {0: "N"}, OUTPUT_NAME: {0: "N"}})
+            if dynamo:
+                if len(example) < 2:
+                    example = np.concatenate([example[:1], example[:1]])
+                batch = torch.export.Dim("N", min=1)
+                with contextlib.redirect_stdout(io.StringIO()), _quiet_loggers():   # its progress lines
+                    program = torch.onnx.export(module, (torch.from_numpy(example[:2]),), None,
+                                                input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+                                                opset_version=opset, dynamo=True,
+                                                dynamic_shapes=({0: batch},), verbose=False)
+                program.model_proto  # noqa: B018 (raises if it was not built)
+                buf.write(program.model_proto.SerializeToString())
+            else:
+                torch.onnx.export(module, (torch.from_numpy(example[:1]),), buf,
+                                  input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+                                  opset_version=opset, dynamo=False,
+                                  dynamic_axes={INPUT_NAME: {0: "N"}, OUTPUT_NAME: {0: "N"}})
     except Exception as e:  # torch's own message, in one line
         first = " ".join(str(e).split())
         raise ValueError(f"torch.onnx.export of {type(module).__name__} failed: {first}") from e
@@ -69,7 +122,8 @@ def to_onnx(module, example, opset=17):
 
 def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, sparsity=0.0,
                prune_exclude=(), prune_keep_depthwise=False, fold_bn=True, graph=True,
-               opset=17, save_onnx=None, save_model=None, graph_inputs=None, log=None):
+               opset=17, save_onnx=None, save_model=None, graph_inputs=None, log=None,
+               dynamo=False):
     """Writes the bundle `out` of the torch module `module` run on `inputs`, and returns
     pipeline.Written (path, layers, samples, top1 when labelled, ...).
 
@@ -87,19 +141,27 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
     - `graph_inputs`: [M, ...] samples of the same shape (float, or uint8 pixels, stored as
       given and fed as float32) for the network graph, when it should not be `inputs`: the
       layer traces stay few while `sresim accuracy` gets many; `labels` then label them;
-    - `log`: a function taking each note line (default: print to stderr).
-    The module is exported in eval mode (its training flag is restored after). Raises
+    - `log`: a function taking each note line (default: print to stderr);
+    - `dynamo`: export with torch's torch.export-based exporter (needs onnxscript) rather
+      than the TorchScript-based one.
+    `inputs` may be integer token ids (an `nn.Embedding` first): they are fed as int64.
+    The module is exported in eval mode (its training flag is restored after), with
+    PyTorch's fused attention fast path off. Raises
     ValueError with one line on anything refused; `out` is then left as it was."""
     import torch
 
     x = _as_array(inputs, torch)
-    onnx_bytes = to_onnx(module, x[:1], opset)
+    onnx_bytes = to_onnx(module, x[:2], opset, dynamo)
     if save_onnx:
         with open(save_onnx, "wb") as f:
             f.write(onnx_bytes)
     name = name or type(module).__name__
     info = {"name": f"torch module {type(module).__name__} exported by torch.onnx at opset {opset}",
             "torch": torch.__version__, "opset": opset}
+    if dynamo:
+        info["name"] = (f"torch module {type(module).__name__} exported by torch.onnx (dynamo) at "
+                        f"opset {opset}")
+        info["dynamo"] = True
     desc = {"array": list(x.shape), "input": INPUT_NAME}
     kwargs = {} if log is None else {"log": log}
     if graph_inputs is not None:
@@ -108,7 +170,11 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
         if g.ndim < 2 or len(g) == 0 or g.shape[1:] != x.shape[1:]:
             raise ValueError(f"graph_inputs: expected [M, {', '.join(map(str, x.shape[1:]))}], got "
                              f"{list(g.shape)}")
-        if not (np.issubdtype(g.dtype, np.floating) or g.dtype == np.uint8):
+        if x.dtype == np.int64:
+            if not np.issubdtype(g.dtype, np.integer):
+                raise ValueError(f"graph_inputs: expected integer token ids like inputs, got {g.dtype}")
+            g = g.astype(np.int64)
+        elif not (np.issubdtype(g.dtype, np.floating) or g.dtype == np.uint8):
             raise ValueError(f"graph_inputs: expected float or uint8 values, got {g.dtype}")
         if np.issubdtype(g.dtype, np.floating) and not np.all(np.isfinite(g)):
             raise ValueError("graph_inputs: NaN or infinite values")

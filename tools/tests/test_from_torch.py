@@ -181,7 +181,9 @@ def test_from_torch_and_the_command_line_write_the_same_bundle(tmp_path, prune):
 def test_refusals_are_one_line_and_write_nothing(tmp_path):
     net, x, logits = tiny()
     cases = [((net, x[0, 0, 0]), {}, "inputs: expected a batch [N, ...] of at least one sample, got shape [8]"),
-             ((net, x.to(torch.int64)), {}, "inputs: expected floating-point values, got int64"),
+             ((net, x.to(torch.bool)), {}, "inputs: expected floating-point values (or integer token ids), got bool"),
+             # integers are token ids: a module that takes floats refuses them when traced
+             ((net, x.to(torch.int64)), {}, "torch.onnx.export of Tiny failed: "),
              ((net, x), {"labels": [0, 1]}, "labels: 2 labels for 6 inputs"),
              ((net, x), {"labels": [0.5] * 6}, "labels: expected a 1-D array of integer class indices, got float64 [6]"),
              ((net, x), {"prune": "ssl"}, "sparsity must be in (0, 1) when pruning, got 0.0"),

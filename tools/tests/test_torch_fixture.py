@@ -111,7 +111,9 @@ def test_a_dilated_pool_is_refused_at_export_by_name(tmp_path):
     r = export(tmp_path / "b", "--labels", LABELS, model=model)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines()[-1] == (
-        f"error: node {name} (MaxPool): dilations [2, 2]: dilated pooling is not supported in a bundle graph")
+        f"error: node {name} (MaxPool): dilations [2, 2]: dilated pooling is not supported in a bundle graph; "
+        f"the labels need the network graph: without --labels (from_torch: labels=None) the layer traces "
+        f"are written alone")
     assert not (tmp_path / "b").exists()
     # without labels the layer traces are still a bundle; the line says why there is no graph
     r = export(tmp_path / "c", model=model)
@@ -139,3 +141,21 @@ def test_pruning_with_labels_prints_the_float_top1_it_cost(tmp_path):
     # without labels there is nothing to measure, and no line
     r = export(tmp_path / "c", "--prune", "ssl", "--sparsity", "0.6")
     assert r.returncode == 0 and "top-1" not in r.stderr
+
+
+def test_prune_exclude_takes_onnx_node_names_and_the_layer_names_run_prints(tmp_path):
+    """/conv1/Conv (the ONNX node) and conv1_Conv (the bundle layer, as `run` prints it) name
+    the same layer; an unknown name lists the layers as `run` prints them."""
+    both = export(tmp_path / "b", "--prune", "magnitude", "--sparsity", "0.5",
+                  "--prune-exclude", "/conv1/Conv,fc2_Gemm")
+    assert both.returncode == 0, both.stderr
+    m, t = read_bundle(str(tmp_path / "b"))
+    per = m["provenance"]["pruning"]["per_layer"]
+    assert per["/conv1/Conv"].get("excluded") and per["/fc2/Gemm"].get("excluded")
+    assert not per["/conv2/Conv"].get("excluded")
+    assert np.mean(t["conv1_Conv.weight"] == 0) < 0.5 and np.mean(t["conv2_Conv.weight"] == 0) >= 0.5
+    assert m["provenance"]["pruning"]["excluded"] == ["/conv1/Conv", "fc2_Gemm"]
+    r = export(tmp_path / "c", "--prune", "magnitude", "--sparsity", "0.5", "--prune-exclude", "conv1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("error: --prune-exclude: no layer named conv1 (layers: conv1_Conv, conv2_Conv, "
+                               "conv3_Conv, fc1_Gemm, fc2_Gemm; the ONNX node names are accepted too)"), r.stderr

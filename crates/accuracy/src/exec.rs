@@ -317,6 +317,14 @@ impl Network {
                     indices,
                     keep_axis,
                 } => seq_ops::gather(input(0)?, *axis, indices, *keep_axis).map_err(at)?,
+                Op::Embedding { .. } => {
+                    let table = node
+                        .weights
+                        .first()
+                        .and_then(|&t| env[t].as_ref())
+                        .ok_or_else(|| at("the lookup table has no values".into()))?;
+                    seq_ops::lookup(table, input(0)?).map_err(at)?
+                }
                 Op::Concat { axis } => {
                     let xs: Vec<&ArrayD<f64>> = (0..node.inputs.len())
                         .map(input)

@@ -4,7 +4,7 @@
 //! indices (the class token), and the token-major <-> channel-major moves of a crossbar
 //! projection over a sequence.
 
-use ndarray::{ArrayD, Axis, Ix3, IxDyn};
+use ndarray::{ArrayD, Axis, Ix2, Ix3, IxDyn};
 
 use crate::ops::broadcast_shape;
 
@@ -139,6 +139,28 @@ pub fn gather(
     })
 }
 
+/// An embedding lookup: the rows of `table` (`[vocab, dim]`) that the token ids `ids`
+/// pick, `ids shape + [dim]`. An id that is not a whole number in [0, vocab) is an error.
+pub fn lookup(table: &ArrayD<f64>, ids: &ArrayD<f64>) -> Result<ArrayD<f64>, String> {
+    let t = table
+        .view()
+        .into_dimensionality::<Ix2>()
+        .map_err(|e| e.to_string())?;
+    let (vocab, dim) = t.dim();
+    let mut out = Vec::with_capacity(ids.len() * dim);
+    for &id in ids.iter() {
+        if !(id >= 0.0 && id < vocab as f64 && id.fract() == 0.0) {
+            return Err(format!(
+                "token id {id} is not a row of the {vocab}-row lookup table"
+            ));
+        }
+        out.extend(t.row(id as usize).iter().copied());
+    }
+    let mut shape = ids.shape().to_vec();
+    shape.push(dim);
+    ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())
+}
+
 /// `[n, T, D]` (a sequence, token-major) as `[n, D, T]` flat: the order in which the
 /// crossbar reads a projection's input vectors (channel-major, as a conv's positions).
 pub fn tokens_to_channels(x: &ArrayD<f64>) -> Result<Vec<f64>, String> {
@@ -228,6 +250,20 @@ mod tests {
         let one = arr(&[1, 1, 2, 1], vec![1.0, 1.0]);
         assert_eq!(vals(&matmul(&a, &one).unwrap()), [3.0, 7.0, 1.0, 1.0]);
         assert!(matmul(&a, &arr(&[1, 2, 3, 1], vec![0.0; 6])).is_err());
+    }
+
+    #[test]
+    fn lookup_picks_rows_of_the_table_and_refuses_ids_outside_it() {
+        // table [3, 2]: row r is [10r, 10r + 1]; ids [2, 2] (two samples of two tokens)
+        let table = arr(&[3, 2], vec![0.0, 1.0, 10.0, 11.0, 20.0, 21.0]);
+        let ids = arr(&[2, 2], vec![2.0, 0.0, 1.0, 1.0]);
+        let y = lookup(&table, &ids).unwrap();
+        assert_eq!(y.shape(), [2, 2, 2]);
+        assert_eq!(vals(&y), [20.0, 21.0, 0.0, 1.0, 10.0, 11.0, 10.0, 11.0]);
+        for bad in [3.0, -1.0, 0.5, f64::NAN] {
+            let e = lookup(&table, &arr(&[1, 1], vec![bad])).unwrap_err();
+            assert!(e.contains("is not a row of the 3-row lookup table"), "{e}");
+        }
     }
 
     #[test]

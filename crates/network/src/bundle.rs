@@ -139,6 +139,10 @@ pub enum NodeOp {
     Transpose(Option<Vec<i64>>),
     /// The product of two activations (attention scores and context): off the crossbar.
     MatMul,
+    /// An embedding lookup: inputs a Constant table `[vocab, dim]` and integer token ids
+    /// (a tensor of the graph, batch first); the rows the ids pick, `ids shape + [dim]`.
+    /// Written as a `Gather` without `indices` (axis 0).
+    Lookup,
     /// ONNX axis and indices as written; `scalar`: one index given as a number.
     Gather {
         axis: i64,
@@ -341,6 +345,16 @@ fn parse_op(op: &str, o: &Obj, at: &str) -> Result<NodeOp, GraphError> {
         }
         "Transpose" => NodeOp::Transpose(ints(o, "perm", at)?),
         "MatMul" => NodeOp::MatMul,
+        "Gather" if !o.contains_key("indices") => {
+            if int(o, "axis", at, Some(0))? != 0 {
+                return Err(attr_err(
+                    at,
+                    "axis",
+                    "a lookup of token ids (no indices) is along axis 0 of the table",
+                ));
+            }
+            NodeOp::Lookup
+        }
         "Gather" => {
             let (indices, scalar) = match o.get("indices") {
                 Some(v) if v.is_i64() => (vec![int(o, "indices", at, None)?], true),
@@ -522,6 +536,7 @@ fn parse_node(i: usize, v: &Value) -> Result<NodeSpec, GraphError> {
         NodeOp::Add | NodeOp::Mul | NodeOp::Sub | NodeOp::Div | NodeOp::MatMul => {
             Some((2, "2 tensor names"))
         }
+        NodeOp::Lookup => Some((2, "2 tensor names (a Constant table, then the token ids)")),
         NodeOp::Constant(_) => Some((0, "no tensor (a constant reads none)")),
         NodeOp::LayerNorm { .. } if (2..=3).contains(&inputs.len()) => None,
         NodeOp::LayerNorm { .. } => {
@@ -670,6 +685,13 @@ impl BundleGraph {
                 .collect();
             // LayerNormalization's scale and bias are its weights (the memory model prices
             // them as such): Constant nodes.
+            if matches!(n.op, NodeOp::Lookup) && (!consts[0] || consts[1]) {
+                return Err(attr_err(
+                    &at,
+                    "inputs",
+                    "a lookup reads a Constant table, then token ids that are not a Constant",
+                ));
+            }
             if matches!(n.op, NodeOp::LayerNorm { .. }) && !consts[1..].iter().all(|&c| c) {
                 return Err(attr_err(
                     &at,
@@ -729,6 +751,10 @@ impl BundleGraph {
             let mut inputs = inputs;
             if matches!(op, Op::LayerNorm { .. }) {
                 weights = inputs.split_off(1);
+            }
+            if matches!(op, Op::Embedding { .. }) {
+                // the table is the node's weight, the ids its input
+                weights = vec![inputs.remove(0)];
             }
             g.nodes.push(Node {
                 name: node_name,
@@ -1118,6 +1144,18 @@ fn infer(
                 },
                 out,
             )
+        }
+        NodeOp::Lookup => {
+            let (table, ids) = (shapes[0], shapes[1]);
+            let [vocab, dim] = *table else {
+                return Err(format!(
+                    "a lookup table of shape {}: expected [vocab, dim]",
+                    fmt_shape(table)
+                ));
+            };
+            let mut out = ids.to_vec();
+            out.push(dim);
+            (Op::Embedding { vocab, dim }, out)
         }
         NodeOp::Gather {
             axis: a,

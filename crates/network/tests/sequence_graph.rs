@@ -190,8 +190,12 @@ fn each_unsupported_attribute_or_shape_is_refused_in_one_line() {
             "graph[20] (Gather -> c0): indices: expected an integer or a non-empty list of integers",
         ),
         (
+            with(20, r#"{"op": "Gather", "inputs": ["n"], "output": "c0", "axis": 0}"#),
+            "graph[20] (Gather -> c0): inputs: expected 2 tensor names (a Constant table, then the token ids)",
+        ),
+        (
             with(20, r#"{"op": "Gather", "inputs": ["n"], "output": "c0", "axis": 1}"#),
-            "graph[20] (Gather -> c0): indices: absent",
+            "graph[20] (Gather -> c0): axis: a lookup of token ids (no indices) is along axis 0 of the table",
         ),
         (
             with(19, r#"{"op": "Gelu", "inputs": ["sq"], "output": "ge", "approximate": "tanh"}"#),
@@ -255,4 +259,74 @@ fn each_unsupported_attribute_or_shape_is_refused_in_one_line() {
         assert!(e.starts_with(want), "{e}\n  expected: {want}");
         assert!(!e.contains('\n'), "{e}");
     }
+}
+
+/// Token ids `[N, 4]` looked up in a `[10, 16]` table, plus a positional embedding: the
+/// embedding of a text transformer.
+const LOOKUP: &str = r#"[
+    {"op": "Constant", "output": "table", "value": "c.table"},
+    {"op": "Gather", "inputs": ["table", "ids"], "output": "emb", "axis": 0},
+    {"op": "Constant", "output": "pos", "value": "c.pos"},
+    {"op": "Add", "inputs": ["emb", "pos"], "output": "e"},
+    {"op": "Reshape", "inputs": ["e"], "output": "y", "shape": [1, 64]}
+]"#;
+
+fn build_lookup(nodes: &str, batch: usize) -> Result<Graph, String> {
+    let v: Value = serde_json::from_str(nodes).unwrap();
+    let mut g = BundleGraph::parse(&v, Some(&"ids".into()), Some(&"y".into()), None)
+        .map_err(|e| e.to_string())?;
+    for (name, shape) in [
+        ("c.table", vec![10, 16]),
+        ("c.pos", vec![1, 4, 16]),
+        ("c.cube", vec![10, 4, 4]),
+    ] {
+        g.constants.insert(name.into(), shape);
+    }
+    g.build("emb", batch, &[4], &[]).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_lookup_of_token_ids_is_an_embedding_whose_table_is_its_weight() {
+    for b in [1, 3] {
+        let g = build_lookup(LOOKUP, b).unwrap();
+        assert!(g.validate().is_ok());
+        assert_eq!(shape(&g, "emb"), [b, 4, 16]);
+        assert_eq!(shape(&g, "y"), [b, 64]);
+        let n = g.nodes.iter().find(|n| n.name == "emb").unwrap();
+        assert_eq!(n.op, Op::Embedding { vocab: 10, dim: 16 });
+        assert_eq!(n.inputs, vec![g.tensor_id("ids").unwrap()]);
+        assert_eq!(n.weights, vec![g.tensor_id("table").unwrap()]);
+    }
+    let bad = |node: &str| {
+        let mut v: Vec<Value> = serde_json::from_str(LOOKUP).unwrap();
+        v[1] = serde_json::from_str(node).unwrap();
+        build_lookup(&serde_json::to_string(&v).unwrap(), 1).unwrap_err()
+    };
+    let cases = [
+        (
+            r#"{"op": "Gather", "inputs": ["ids", "table"], "output": "emb"}"#,
+            "graph[1] (Gather -> emb): inputs: a lookup reads a Constant table, then token ids that are not a Constant",
+        ),
+        (
+            r#"{"op": "Gather", "inputs": ["table", "table"], "output": "emb"}"#,
+            "graph[1] (Gather -> emb): inputs: a lookup reads a Constant table, then token ids that are not a Constant",
+        ),
+        (
+            r#"{"op": "Gather", "inputs": ["table", "ids"], "output": "emb", "axis": 1}"#,
+            "graph[1] (Gather -> emb): axis: a lookup of token ids (no indices) is along axis 0 of the table",
+        ),
+    ];
+    for (node, want) in cases {
+        let e = bad(node);
+        assert!(e.starts_with(want), "{e}\n  expected: {want}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let mut v: Vec<Value> = serde_json::from_str(LOOKUP).unwrap();
+    v[0] = serde_json::from_str(r#"{"op": "Constant", "output": "table", "value": "c.cube"}"#)
+        .unwrap();
+    let e = build_lookup(&serde_json::to_string(&v).unwrap(), 1).unwrap_err();
+    assert!(
+        e.starts_with("graph[1] (Gather -> emb): input shape [1, 4]: a lookup table of shape [10, 4, 4]: expected [vocab, dim]"),
+        "{e}"
+    );
 }

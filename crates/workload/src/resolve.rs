@@ -69,7 +69,10 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
         return Ok(Box::new(crate::shapes::open(&file, opts)?));
     }
     if zoo::layers(name_or_path).is_some() {
-        let w = ZooWorkload::new(name_or_path, opts.synth)?.with_samples(opts.samples);
+        let mut w = ZooWorkload::new(name_or_path, opts.synth)?.with_samples(opts.samples);
+        if let Some(note) = hidden_by_builtin(name_or_path) {
+            w = w.with_note(note);
+        }
         return Ok(Box::new(w));
     }
     if let Some(why) = zoo::not_replayed(name_or_path) {
@@ -96,6 +99,41 @@ pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn
         names(|o| matches!(o, Origin::Bundle(_))),
         names(|o| matches!(o, Origin::Shapes(_)))
     )
+}
+
+/// A built-in network's name is the built-in network: a bundle folder or a shape file of
+/// the same name under [`bundle_roots`] is opened by its path. The line that says so,
+/// when there is one (`run` prints it as a `note:`).
+pub fn hidden_by_builtin(name: &str) -> Option<String> {
+    let mut hidden: Vec<PathBuf> = Vec::new();
+    for root in bundle_roots() {
+        let dir = root.join(name);
+        if dir.join("manifest.json").is_file() {
+            hidden.push(dir);
+        }
+        let file = root.join(format!("{name}.{}", crate::shapes::EXTENSION));
+        if file.is_file() {
+            hidden.push(file);
+        }
+    }
+    // ./workloads/x.toml, as a path to type (a relative root is the current folder's)
+    let shown: Vec<String> = hidden
+        .iter()
+        .map(|p| {
+            if p.is_relative() {
+                Path::new(".").join(p).display().to_string()
+            } else {
+                p.display().to_string()
+            }
+        })
+        .collect();
+    let first = shown.first()?;
+    Some(format!(
+        "--workload {name}: the built-in network {name}; {} of the same name {} not opened (name it by its path to open it: --workload {})",
+        shown.join(" and "),
+        if hidden.len() == 1 { "is" } else { "are" },
+        first
+    ))
 }
 
 /// Where a network of [`catalog`] comes from.

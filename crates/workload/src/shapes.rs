@@ -135,7 +135,7 @@ out_features = 10
         // A bundle's array keys are not shape keys: the generators make the arrays.
         assert!(
             e(&TWO.replace("out_features = 10", "out_features = 10\nweight = \"w\""))
-                .starts_with("layers[1].weight: unknown key (expected a key of an fc layer: name, kind, in_features, out_features)"),
+                .starts_with("layers[1].weight: unknown key (expected a key of an fc layer: name, kind, in_features, out_features, tokens)"),
         );
         assert!(e("nam = 1").starts_with("nam: unknown key (expected a key of a shape file"));
         assert_eq!(e("name = \"x\""), "layers: expected a non-empty array");
@@ -154,6 +154,27 @@ out_features = 10
             e(&TWO.replace("in_features = 512", "in_features = 4294967296")),
             "layers[1].in_features: expected a positive integer"
         );
+    }
+
+    #[test]
+    fn an_fc_layer_over_tokens_takes_the_manifests_tokens_key() {
+        // A transformer's projection over 16 tokens, as a bundle manifest writes it.
+        let seq = TWO.replace("out_features = 10", "out_features = 10\ntokens = 16");
+        let f = parse(&seq, "s").unwrap();
+        assert_eq!(f.layers[1].geom, ConvGeometry::fc_tokens(512, 10, 16));
+        assert_eq!(f.layers[1].geom.vectors_per_sample(), 16);
+        assert_eq!(
+            parse(&seq.replace("tokens = 16", "tokens = 0"), "s").unwrap_err(),
+            "layers[1].tokens: expected a positive integer"
+        );
+        // The generators fill all 16 token vectors of each sample.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seq.toml");
+        std::fs::write(&path, &seq).unwrap();
+        let w = open(&path, &OpenOptions::default()).unwrap();
+        let s = crate::resolve::summary(&w, crate::quant::Precision::default()).unwrap();
+        assert_eq!((s.layers, s.weights), (2, 5_336));
+        assert_eq!(w.layers()[1].geom.input_elements(), 512 * 16);
     }
 
     #[test]

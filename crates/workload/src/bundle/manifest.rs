@@ -222,7 +222,7 @@ fn triple(o: &Obj, key: &str, at: &str) -> Result<[usize; 3], String> {
 /// without its arrays and the exporter's notes.
 pub const SHAPE_CONV_KEYS: &[&str] = CONV_KEYS.split_at(10).0;
 /// Keys of an fc layer in a network described by shapes alone.
-pub const SHAPE_FC_KEYS: &[&str] = FC_KEYS.split_at(4).0;
+pub const SHAPE_FC_KEYS: &[&str] = FC_KEYS.split_at(5).0;
 
 /// Whether a layer names its arrays (a bundle manifest) or is its shape alone (a shape
 /// file, [`crate::shapes`]): the keys each accepts.

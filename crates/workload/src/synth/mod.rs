@@ -134,6 +134,8 @@ pub struct ZooWorkload {
     pub params: SynthParams,
     /// Samples the workload holds (`available_samples`); default 1.
     pub samples: usize,
+    /// What `notes` says (a bundle or shape file of the same name that it hides).
+    notes: Vec<String>,
 }
 
 impl ZooWorkload {
@@ -166,7 +168,14 @@ impl ZooWorkload {
             layers,
             params,
             samples: 1,
+            notes: Vec::new(),
         })
+    }
+
+    /// Adds a line for [`Workload::notes`].
+    pub fn with_note(mut self, note: String) -> Self {
+        self.notes.push(note);
+        self
     }
 
     /// Sets how many samples the workload holds.
@@ -204,6 +213,10 @@ pub(crate) fn check_load(
 impl Workload for ZooWorkload {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
     fn source(&self) -> &str {
         &self.source
