@@ -490,7 +490,7 @@ fn bars_of(c: &Chart, ey: i32) -> Vec<Vec<(f64, f64, f64, f64)>> {
 /// An axis range over `values` with a 5% margin on each side (on a logarithmic axis, 5%
 /// of its decades), each end replaced by its limit where one is given. Finite for every
 /// finite input: a logarithmic end stays between the smallest and the largest double.
-fn fit_range(values: &[f64], log: bool, limits: (Option<f64>, Option<f64>)) -> (f64, f64) {
+pub fn fit_range(values: &[f64], log: bool, limits: (Option<f64>, Option<f64>)) -> (f64, f64) {
     let (lo, hi) = values
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
@@ -1044,9 +1044,9 @@ fn stroke(
     flush(&mut piece, k % 2 == 0)
 }
 
-/// The marker of series `k` at pixel `at`: its shape ([`series_style`]) filled in its
-/// colour (plus and cross stroked).
-fn marker(root: &DrawingArea<SVGBackend, Shift>, k: usize, at: (i32, i32)) -> Result<()> {
+/// The marker of series `k` at pixel `at` of `root`: its shape ([`series_style`])
+/// filled in its colour (plus and cross stroked).
+pub fn marker(root: &DrawingArea<SVGBackend, Shift>, k: usize, at: (i32, i32)) -> Result<()> {
     let s = series_style(k);
     let fill = s.color.filled();
     let line = s.color.stroke_width(2);

@@ -1,6 +1,8 @@
 //! The search over every point of a plan, and its answer: points.csv, search.json, the
 //! printed table and a Pareto plot per group (cycles and energy against the top-1 drop,
-//! each point with its bounds as a whisker, drawn by `sresim plot`'s Pareto code).
+//! each point with its bounds as a whisker and the budget as a dashed line, drawn by
+//! `sresim plot`'s Pareto code: the same bytes as `sresim plot` of points.csv with the
+//! flags docs/search.md gives).
 
 use super::point::{self, ModeOutcome};
 use super::rule::{self, Verdict};
@@ -290,6 +292,8 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
         names.push(name.clone());
         let mut plots = Vec::new();
         for (x, what) in [("cycles", "cycles"), ("energy_pj", "energy")] {
+            // What `sresim plot points.csv --pareto` draws with the same flags (docs/search.md
+            // gives the command): the budget a dashed line, the group in the title.
             let args = sweep::PlotArgs {
                 input: PathBuf::from("points.csv"),
                 x: x.into(),
@@ -297,17 +301,18 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
                 series: "mode,verdict".into(),
                 filters: filters.clone(),
                 out: None,
-                title: Some(format!(
-                    "top-1 drop vs {what}, budget {} ({})",
-                    o.budget,
-                    filters.join(", ")
-                )),
+                title: None,
                 log_x: true,
                 log_y: false,
                 pareto: true,
                 x_better: None,
                 y_better: Some(sweep::pareto::Better::Lower),
                 stack: false,
+                x_min: None,
+                x_max: None,
+                y_min: None,
+                y_max: None,
+                y_lines: vec![format!("{}=budget {}", o.budget, o.budget)],
                 quiet: true,
             };
             let chart = sweep::pareto::chart(&table, &args)?;
