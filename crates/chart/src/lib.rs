@@ -16,7 +16,7 @@
 //!   draw).
 //! - **Series that stay apart**: twelve colours that stay distinct under the common
 //!   colour-vision deficiencies, then dash patterns; each series also has its own marker
-//!   shape, so identical series do not hide each other.
+//!   shape, drawn as an outline, so identical series do not hide each other.
 //! - **Intervals within their quantity's domain** ([`Chart::y_domain`]): a 95% interval
 //!   of a fraction never leaves [0, 1]; on a logarithmic axis an interval reaching 0 is
 //!   drawn to the axis's bottom.
@@ -29,8 +29,8 @@
 //!
 //! Every value drawn passes the finite gate (crate bounds) first. Large series cost
 //! O(points): a line keeps, per pixel column, its first, lowest, highest and last point
-//! (what the column shows); a scatter keeps one marker per pixel it covers; every point
-//! of a Pareto front is drawn.
+//! (what the column shows); a scatter keeps one marker per 2x2-pixel cell it covers;
+//! every point of a Pareto front is drawn and ringed.
 //!
 //! It knows no model and writes no file: callers get the SVG text.
 
@@ -640,13 +640,18 @@ enum Entry {
 pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     let p = Prepared::new(c, log_x, log_y)?;
     // Labels with the axis's power of ten.
+    // The power of ten goes with the unit, before a remark after "; " (a direction).
     let scaled = |label: &str, e: i32| {
         if e == 0 {
             return label.to_string();
         }
-        match label.strip_suffix(')') {
-            Some(i) => format!("{i}, x 1e{e})"),
-            None => format!("{label} (x 1e{e})"),
+        let (head, tail) = match label.split_once("; ") {
+            Some((h, t)) => (h, format!("; {t}")),
+            None => (label, String::new()),
+        };
+        match head.strip_suffix(')') {
+            Some(i) => format!("{i}, x 1e{e}){tail}"),
+            None => format!("{head} (x 1e{e}){tail}"),
         }
     };
     let x_label = scaled(&c.x_label, p.ex);
@@ -1044,39 +1049,43 @@ fn stroke(
     flush(&mut piece, k % 2 == 0)
 }
 
-/// The marker of series `k` at pixel `at` of `root`: its shape ([`series_style`])
-/// filled in its colour (plus and cross stroked).
-pub fn marker(root: &DrawingArea<SVGBackend, Shift>, k: usize, at: (i32, i32)) -> Result<()> {
-    let s = series_style(k);
-    let fill = s.color.filled();
-    let line = s.color.stroke_width(2);
-    let (x, y) = at;
-    let poly = |v: &[(i32, i32)]| {
-        Polygon::new(
-            v.iter().map(|d| (x + d.0, y + d.1)).collect::<Vec<_>>(),
-            fill,
-        )
-    };
-    let path = |v: &[(i32, i32)]| {
-        PathElement::new(
-            v.iter().map(|d| (x + d.0, y + d.1)).collect::<Vec<_>>(),
-            line,
-        )
-    };
-    match s.marker {
-        0 => root.draw(&Circle::new(at, 4, fill)),
-        1 => root.draw(&Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], fill)),
-        2 => root.draw(&poly(&[(0, -5), (5, 4), (-5, 4)])),
-        3 => root.draw(&poly(&[(0, -5), (5, 0), (0, 5), (-5, 0)])),
-        4 => root.draw(&poly(&[(0, 5), (5, -4), (-5, -4)])),
-        5 => root
-            .draw(&path(&[(-5, 0), (5, 0)]))
-            .and_then(|_| root.draw(&path(&[(0, -5), (0, 5)]))),
-        _ => root
-            .draw(&path(&[(-4, -4), (4, 4)]))
-            .and_then(|_| root.draw(&path(&[(-4, 4), (4, -4)]))),
+/// The outline of series `k`'s marker ([`series_style`]) as one polyline around (0, 0),
+/// in pixels: a circle of radius 3 (the smallest shape, so that it shows inside the
+/// square of the series after it), a square, a triangle, a diamond, a downward triangle,
+/// a plus and a cross (the last two retrace their centre).
+pub fn marker_path(k: usize) -> Vec<(i32, i32)> {
+    match series_style(k).marker {
+        0 => (0..=16)
+            .map(|i| {
+                let a = i as f64 * std::f64::consts::TAU / 16.0;
+                (
+                    (3.0 * a.cos()).round() as i32,
+                    (3.0 * a.sin()).round() as i32,
+                )
+            })
+            .collect(),
+        1 => vec![(-5, -5), (5, -5), (5, 5), (-5, 5), (-5, -5)],
+        2 => vec![(0, -5), (5, 4), (-5, 4), (0, -5)],
+        3 => vec![(0, -5), (5, 0), (0, 5), (-5, 0), (0, -5)],
+        4 => vec![(0, 5), (5, -4), (-5, -4), (0, 5)],
+        5 => vec![(-5, 0), (5, 0), (0, 0), (0, -5), (0, 5)],
+        _ => vec![(-4, -4), (4, 4), (0, 0), (-4, 4), (4, -4)],
     }
-    .map_err(err)
+}
+
+/// The marker of series `k` at pixel `at` of `root`: its shape drawn as an outline in
+/// its colour ([`marker_path`]), so that markers of several series at one point all show
+/// (a filled one would hide those under it).
+pub fn marker(root: &DrawingArea<SVGBackend, Shift>, k: usize, at: (i32, i32)) -> Result<()> {
+    let line = series_style(k).color.stroke_width(2);
+    if series_style(k).marker == 0 {
+        return root.draw(&Circle::new(at, 3, line)).map_err(err);
+    }
+    let path: Vec<(i32, i32)> = marker_path(k)
+        .iter()
+        .map(|d| (at.0 + d.0, at.1 + d.1))
+        .collect();
+    root.draw(&PathElement::new(path, line)).map_err(err)
 }
 
 /// Everything drawn inside the plot area, in canvas pixels: bars, intervals, lines,
@@ -1096,12 +1105,6 @@ fn draw_data(
         for run in clip_polyline(&[(left, py), (right - 1, py)], rect) {
             let dash: &[u32] = if i % 2 == 0 { &[10, 6] } else { &[3, 4] };
             stroke(root, &run, style::REFERENCE.stroke_width(2), Some(dash))?;
-        }
-    }
-    if !p.front.is_empty() {
-        let pts: Vec<(i32, i32)> = p.front.iter().map(|q| map(q.0, q.1)).collect();
-        for run in clip_polyline(&pts, rect) {
-            stroke(root, &run, style::REFERENCE.stroke_width(2), None)?;
         }
     }
     for (k, (_, pts)) in p.series.iter().enumerate() {
@@ -1191,12 +1194,21 @@ fn draw_data(
                 marker(root, k, *q)?;
             }
         } else {
+            // One marker per 2x2-pixel cell (a marker is 8 pixels wide): a cloud of 10^6
+            // points draws as the cells it covers.
             let mut seen: HashSet<(i32, i32)> = HashSet::new();
             for q in px.iter().filter(|q| inside(**q, rect)) {
-                if seen.insert(*q) {
+                if seen.insert((q.0.div_euclid(2), q.1.div_euclid(2))) {
                     marker(root, k, *q)?;
                 }
             }
+        }
+    }
+    // The front over the markers (it is what the plot is about), every point ringed.
+    if !p.front.is_empty() {
+        let pts: Vec<(i32, i32)> = p.front.iter().map(|q| map(q.0, q.1)).collect();
+        for run in clip_polyline(&pts, rect) {
+            stroke(root, &run, style::REFERENCE.stroke_width(2), None)?;
         }
     }
     // Front points ringed over the markers: every one of them.

@@ -346,6 +346,7 @@ fn a_scatter_draws_one_marker_per_pixel_and_every_front_point() {
     let markers = text.matches("<circle").count();
     // At most 100 x 37 distinct points, plus 40 rings and the legend's.
     assert!(markers <= 3700 + 40 + 2, "{markers}");
+    assert!(markers > 1000, "{markers}: the cloud is drawn");
     let rings = text.matches("fill=\"none\" stroke=\"#000000\"").count();
     assert_eq!(rings, 40 + 1, "every front point ringed, and the legend's");
 }

@@ -1,10 +1,12 @@
 //! Where an axis's ticks go and how they read. With few distinct values on a numeric x
-//! axis (at most [`MAX_DATA_TICKS`]), the ticks sit at the data's own values (2, 4, 8,
+//! axis (at most [`MAX_DATA_TICKS`], each of at most [`MAX_DATA_DIGITS`] significant
+//! digits: settings, not measurements), the ticks sit at the data's own values (2, 4, 8,
 //! 16, 32 rather than 2, 5, 10, 20), on a linear or a logarithmic axis alike; values whose
 //! labels would touch a neighbour's become unlabelled grid lines. Otherwise ticks sit at
 //! round values: a linear axis steps by 1, 2 or 5 times a power of ten; a logarithmic
-//! axis labels its decades (or 1, 2 and 5 in each decade when it spans two decades or
-//! less) with unlabelled minor ticks between, and never two ticks with the same label.
+//! axis labels its decades (or 1, 2 and 5 in each decade when it spans three decades or
+//! less and they fit) with unlabelled minor ticks between, and never two ticks with the
+//! same label.
 //!
 //! An axis takes the most labels that leave at least [`GAP_EM`] of empty space between
 //! any two neighbours, judged at their positions in pixels (a logarithmic axis spaces
@@ -19,6 +21,17 @@ pub struct Ticks {
 
 /// The most distinct data values an x axis labels at the values themselves.
 pub const MAX_DATA_TICKS: usize = 12;
+
+/// The most significant digits of a data value labelled as a tick: more, and the values
+/// are measurements rather than settings, and the axis takes round ticks.
+pub const MAX_DATA_DIGITS: usize = 4;
+
+/// The significant digits of `v` written shortest (128: 3, 0.25: 2, 6.567371: 7).
+pub fn significant_digits(v: f64) -> usize {
+    let text = format!("{:e}", v.abs());
+    let mantissa = text.split('e').next().unwrap_or("");
+    mantissa.chars().filter(char::is_ascii_digit).count()
+}
 
 /// Empty space left between two neighbouring labels, in ems of their font.
 pub const GAP_EM: f64 = 0.8;
@@ -110,7 +123,7 @@ pub fn log(lo: f64, hi: f64, max: usize) -> Ticks {
         // Too short a range for two of 1, 2 and 5: round linear values.
         return linear(lo, hi, max);
     }
-    if hi / lo <= 100.0 * (1.0 + 1e-12) && one_two_five.len() <= max {
+    if hi / lo <= 1000.0 * (1.0 + 1e-12) && one_two_five.len() <= max {
         return Ticks {
             major: one_two_five,
             minor: in_decades(&[3, 4, 6, 7, 8, 9]),
@@ -191,7 +204,11 @@ pub fn choose(
         .collect();
     values.sort_by(f64::total_cmp);
     values.dedup();
-    if values.len() >= 2 && values.len() <= MAX_DATA_TICKS {
+    // Settings (2, 9, 32, 0.25, 4096) label well; measurements (6.5673710982912) do not.
+    let short = values
+        .iter()
+        .all(|&v| significant_digits(v) <= MAX_DATA_DIGITS);
+    if short && values.len() >= 2 && values.len() <= MAX_DATA_TICKS {
         let last = values[values.len() - 1];
         let mut major = vec![values[0]];
         for &v in &values[1..values.len() - 1] {
@@ -340,6 +357,21 @@ mod tests {
         );
         assert_eq!(t.major, [1000.0, 1500.0, 2000.0]);
         assert_eq!(t.minor, [1001.0]);
+        // Measurements, however few: round ticks.
+        let measured = [6.5673710982912, 13.013104949734402, 73.30111238348802];
+        let t = choose(
+            (5.0, 80.0),
+            true,
+            &measured,
+            &pixels(5.0, 80.0, true),
+            true,
+            13,
+        );
+        assert!(t.major.iter().all(|v| significant_digits(*v) == 1), "{t:?}");
+        assert_eq!(
+            (significant_digits(128.0), significant_digits(0.25)),
+            (3, 2)
+        );
         // Many distinct values: round ticks.
         let many: Vec<f64> = (1..=40).map(f64::from).collect();
         let t = choose(

@@ -75,7 +75,18 @@ pub fn run(plan: &Plan, spec: &Spec, o: Options) -> Result<Vec<Row>> {
     let g = &plan.grid;
     let p = g.path.display().to_string();
     let mut rows = Vec::new();
+    // Without a terminal (a batch job's log), a line every so often besides the line per
+    // point: a point can take minutes.
+    let n = plan.points.len() as u64;
+    let lines =
+        (o.progress && sim::progress::show(false) == sim::progress::Show::Lines).then(|| {
+            sim::progress::Lines::start("sresim search", sim::progress::Count::Own("points"), n)
+        });
     for i in 0..plan.points.len() {
+        if let Some(l) = &lines {
+            l.set_done(i as u64, n);
+            l.note(format!("point {} ({})", i + 1, g.describe(&plan.points[i])));
+        }
         let (cfg, synth) = plan.config(i)?;
         let name = plan.open_name(i)?;
         let ctx = || plan.context(i);
@@ -129,6 +140,10 @@ pub fn run(plan: &Plan, spec: &Spec, o: Options) -> Result<Vec<Row>> {
         }
         if o.progress {
             eprintln!("{line}");
+        }
+        if let Some(l) = &lines {
+            l.inc(1);
+            l.set_done(i as u64 + 1, n);
         }
     }
     Ok(rows)

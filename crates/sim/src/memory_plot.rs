@@ -77,7 +77,8 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
     );
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
+        let canvas = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
+        let root = canvas.clone();
         root.fill(&WHITE).map_err(err)?;
         let root = root
             // Over two panels, the title is a size larger than a one-panel chart's.
@@ -95,7 +96,11 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
         ];
         for (area, label, (ymin, ymax), idx) in panels {
             let mut chart = ChartBuilder::on(&area)
-                .margin(12)
+                // Room on the right for half the last capacity's label.
+                .margin_top(12)
+                .margin_bottom(12)
+                .margin_left(12)
+                .margin_right(36)
                 .x_label_area_size(40)
                 .y_label_area_size(70)
                 .build_cartesian_2d(
@@ -121,17 +126,25 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
                     .iter()
                     .map(|p| (p.0, if idx == 1 { p.1 } else { p.2 }))
                     .collect();
-                let root = &root;
+                // Markers in canvas pixels (the map's), on the untitled canvas.
+                let canvas = &canvas;
                 chart
                     .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
                     .map_err(err)?
                     .label(format_bandwidth(*bw))
                     .legend(move |(x, y)| {
+                        // The line and the series' marker (its shape, as the plot draws it).
+                        let line = color.stroke_width(2);
+                        let mark: Vec<(i32, i32)> = chart::marker_path(k)
+                            .iter()
+                            .map(|d| (d.0 + 10, d.1))
+                            .collect();
                         EmptyElement::at((x, y))
-                            + PathElement::new(vec![(0, 0), (20, 0)], color.stroke_width(2))
+                            + PathElement::new(vec![(0, 0), (20, 0)], line)
+                            + PathElement::new(mark, line)
                     });
                 for p in xy {
-                    chart::marker(root, k, chart.backend_coord(&p))?;
+                    chart::marker(canvas, k, chart.backend_coord(&p))?;
                 }
             }
             if idx == 1 {

@@ -168,7 +168,7 @@ pub fn known(col: &str) -> Option<Column> {
         "cycles" => c("time", "cycles", NonNegative),
         "time_ns" => c("time", "ns", NonNegative),
         "energy_pj" => c("energy", "pJ", NonNegative),
-        "speedup_vs_dense" => c("speedup over dense", "x", NonNegative),
+        "speedup_vs_dense" => c("speedup over dense", "", NonNegative),
         "energy_saving_vs_dense" => c("energy saved against dense", "fraction", AtMostOne),
         "busy_cycles" => c("busy time", "cycles", NonNegative),
         "passes" => c("passes", "", NonNegative),
@@ -327,8 +327,8 @@ pub fn value(col: &str, v: &str) -> String {
 }
 
 /// `col = v` as a title or a legend says it: the value alone for a name (a workload, a
-/// mode, a device), else the column's name and the value with its unit ("OU width 8",
-/// "ADC resolution 4 bits").
+/// mode, a device), else the column's name and the value with its unit when that is one
+/// word ("OU width 8 bitlines", "ADC resolution 4 bits", "activation sparsity 0.5").
 pub fn setting(col: &str, v: &str) -> String {
     let named = matches!(
         col,
@@ -346,9 +346,12 @@ pub fn setting(col: &str, v: &str) -> String {
     if named {
         return v;
     }
+    // A unit of one word (bits, wordlines, ns) reads after the value; a description
+    // ("fraction zero", "relative std") does not.
     let c = column(col);
     let unit = match c.unit {
-        "" | "fraction" | "x" => String::new(),
+        "" | "fraction" => String::new(),
+        u if u.contains(' ') || v.parse::<f64>().is_err() => String::new(),
         u => format!(" {u}"),
     };
     format!("{} {v}{unit}", c.name)
@@ -473,7 +476,12 @@ mod tests {
     fn settings_and_paths_read_as_a_reader_says_them() {
         assert_eq!(setting("ou.cols", "8"), "OU width 8 bitlines");
         assert_eq!(setting("adc.bits", "4"), "ADC resolution 4 bits");
+        assert_eq!(setting("adc.bits", "auto"), "ADC resolution auto");
         assert_eq!(setting("mode", "sre"), "sre");
+        assert_eq!(
+            setting("synth.act_sparsity", "0.5"),
+            "activation sparsity 0.5"
+        );
         assert_eq!(setting("workload", "/home/me/bundles/net-a/"), "net-a");
         assert_eq!(value("workload", "workloads/resnet18.toml"), "resnet18");
         assert_eq!(value("workload", "lenet5-mnist"), "lenet5-mnist");

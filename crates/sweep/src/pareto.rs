@@ -354,10 +354,11 @@ mod svg_tests {
             chart::svg(&chart(&table(false), &args(true)).unwrap(), false, false).unwrap();
         // The front point's ring and its legend entry's.
         assert_eq!(count(&with, RING), 2, "{with}");
-        // A whisker is three polylines in its series' colour: the line and two caps.
+        // A whisker is three thin polylines in its series' colour: the line and two caps
+        // (markers are outlines two pixels wide).
         let series_lines = |svg: &str| {
             svg.lines()
-                .filter(|l| l.starts_with("<polyline"))
+                .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"1\""))
                 .filter(|l| (0..3).any(|k| l.contains(&stroke(k))))
                 .count()
         };
