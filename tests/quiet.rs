@@ -153,6 +153,22 @@ fn without_a_terminal_long_commands_print_progress_lines_and_q_silences_them() {
     )
     .unwrap();
     let sw = dir.path().join("sweep");
+    let search_grid = dir.path().join("s.toml");
+    std::fs::write(
+        &search_grid,
+        "accuracy = true\nworkloads = [\"lenet5-mnist\"]\nmodes = [\"sre\"]\naccuracy_samples = 40\n[axes]\n\"ou.rows\" = [9, 128]\n[search]\nfirst_samples = 20\n",
+    )
+    .unwrap();
+    let found = dir.path().join("search");
+    let search = [
+        "search",
+        "--grid",
+        s(&search_grid),
+        "-o",
+        s(&found),
+        "--budget",
+        "0.05",
+    ];
     let run = ["run", "--workload", "lenet5", "--samples", "4"];
     let sweep = ["sweep", "--grid", s(&grid), "--out", s(&sw)];
     let accuracy = [
@@ -168,6 +184,7 @@ fn without_a_terminal_long_commands_print_progress_lines_and_q_silences_them() {
         (&run[..], "sresim run lenet5: ", "MACs"),
         (&sweep[..], "sresim sweep: ", "points"),
         (&accuracy[..], "sresim accuracy: ", "samples x draws"),
+        (&search[..], "sresim search: ", "points"),
     ] {
         if args[0] == "sweep" {
             let _ = std::fs::remove_dir_all(&sw);
@@ -197,6 +214,7 @@ fn without_a_terminal_long_commands_print_progress_lines_and_q_silences_them() {
         if args[0] == "sweep" {
             let _ = std::fs::remove_dir_all(&sw);
         }
+        // (search's own line per point stays without -q, as before.)
         let quiet = logged(&[args, &["-q"]].concat(), 5);
         assert_eq!(quiet, "", "{args:?}");
     }
