@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{run_ok, s};
+use common::{run_fails, run_ok, s, write};
 
 use std::path::Path;
 
@@ -167,4 +167,67 @@ fn the_ou_size_slice_shows_its_fall_with_no_forced_zero() {
     assert!(
         svg.contains("top-1 accuracy, mean over draws (fraction)") && !svg.contains("top1_mean")
     );
+}
+
+#[test]
+fn finite_extremes_draw_and_non_finite_cells_are_refused() {
+    // The values that drew `NaN`, `-inf` and `x 1einf` labels through the axis arithmetic.
+    let dir = tempfile::tempdir().unwrap();
+    let table = "workload,layer,mode,ou.rows,cycles\nw,TOTAL,sre,1,1e308\nw,TOTAL,sre,2,5e-324\n\
+w,TOTAL,sre,4,1.7976931348623157e308\nw,TOTAL,dense,1,-1.7976931348623157e308\nw,TOTAL,dense,2,1\n";
+    let csv = write(dir.path(), "points.csv", table);
+    let out = dir.path().join("p.svg");
+    for extra in [
+        &[][..],
+        &["--where", "mode=sre", "--log-y"][..],
+        &["--pareto"][..],
+    ] {
+        let mut a = vec![
+            "plot",
+            s(&csv),
+            "--x",
+            "ou.rows",
+            "--y",
+            "cycles",
+            "-o",
+            s(&out),
+        ];
+        a.extend_from_slice(extra);
+        run_ok(&a);
+        let svg = std::fs::read_to_string(&out).unwrap();
+        for bad in ["NaN", "inf", "1einf"] {
+            assert!(!svg.contains(bad), "{extra:?}: {bad}");
+        }
+        let p = chart::layout::problems(&svg);
+        assert!(p.is_empty(), "{extra:?}: {p:?}");
+    }
+    // A NaN or an infinity in a cell is one line naming the file, line and column.
+    for (bad, line) in [("NaN", 3), ("-inf", 4)] {
+        let text = table.replacen(
+            if line == 3 {
+                "5e-324"
+            } else {
+                "1.7976931348623157e308"
+            },
+            bad,
+            1,
+        );
+        let csv = write(dir.path(), "bad.csv", &text);
+        let e = run_fails(&[
+            "plot",
+            s(&csv),
+            "--x",
+            "ou.rows",
+            "--y",
+            "cycles",
+            "-o",
+            s(&out),
+        ]);
+        assert!(
+            e.contains(&format!(
+                "bad.csv: line {line}: --y: column cycles holds '{bad}', not a finite number"
+            )),
+            "{e}"
+        );
+    }
 }

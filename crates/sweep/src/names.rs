@@ -483,7 +483,7 @@ mod tests {
             "activation sparsity 0.5"
         );
         assert_eq!(setting("workload", "/home/me/bundles/net-a/"), "net-a");
-        assert_eq!(value("workload", "workloads/resnet18.toml"), "resnet18");
+        assert_eq!(value("workload", "my/nets/resnet18.toml"), "resnet18");
         assert_eq!(value("workload", "lenet5-mnist"), "lenet5-mnist");
     }
 }
