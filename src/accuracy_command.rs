@@ -6,7 +6,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sim::accuracy::{Draws, NetInfo};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use workload::LayerSelector;
 
@@ -100,9 +100,13 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         .map(LayerSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--layers: {e}"))?;
-    // Drawn at once: reading a large bundle takes a while too.
-    let bar =
-        Bar::new(!args.quiet && std::io::stderr().is_terminal() && args.float_logits.is_none());
+    // Drawn at once: reading a large bundle takes a while too. Without a terminal, plain
+    // lines instead (from when the work is known).
+    let show = match args.float_logits {
+        Some(_) => sim::progress::Show::Nothing,
+        None => sim::progress::show(args.quiet),
+    };
+    let mut bar = Bar::new(show);
     let w = sim::accuracy::open_bundle(args.workload.as_deref(), &cfg, "--workload")?;
     let net = sim::accuracy::load_network(&w, &cfg)?;
     let samples = match args.samples {
@@ -173,14 +177,10 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         };
         // Checked (the config's TOML read back) before anything is computed.
         shard.manifest()?;
-        bar.start(sim::accuracy::network_work(
-            &net,
-            &crossbar,
-            &cfg,
-            &modes,
-            range.len(),
-            args.draws,
-        ));
+        bar.start(
+            sim::accuracy::network_work(&net, &crossbar, &cfg, &modes, range.len(), args.draws),
+            range.len() as u64 * u64::from(sim::accuracy::draws_computed(&cfg, &modes, args.draws)),
+        );
         let m = pool.install(|| shard.write(dir, &|n| bar.inc(n)))?;
         drop(bar);
         if !args.quiet {
@@ -197,9 +197,10 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         }
         return Ok(());
     }
-    bar.start(sim::accuracy::network_work(
-        &net, &crossbar, &cfg, &modes, samples, args.draws,
-    ));
+    bar.start(
+        sim::accuracy::network_work(&net, &crossbar, &cfg, &modes, samples, args.draws),
+        samples as u64 * u64::from(sim::accuracy::draws_computed(&cfg, &modes, args.draws)),
+    );
     let draws = pool.install(|| {
         sim::accuracy::evaluate_draws(&net, &cfg, &modes, &crossbar, samples, args.draws, &|n| {
             bar.inc(n)
@@ -267,12 +268,17 @@ impl Outputs<'_> {
 /// The progress bar of `accuracy`, in the units of [`sim::accuracy::work`] (a sample
 /// through one path weighed by its MACs and how the path computes them): drawn at once,
 /// its length set when the network is read, redrawn as batches finish, and cleared
-/// however the command ends.
-struct Bar(Option<ProgressBar>);
+/// however the command ends. Without a terminal, progress lines from when the work is
+/// known, counting samples x draws by the share of the work done.
+struct Bar(
+    Option<ProgressBar>,
+    sim::progress::Show,
+    Option<sim::progress::Lines>,
+);
 
 impl Bar {
-    fn new(enabled: bool) -> Bar {
-        Bar(enabled.then(|| {
+    fn new(show: sim::progress::Show) -> Bar {
+        let bar = (show == sim::progress::Show::Bar).then(|| {
             let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}(eta {eta})",
@@ -282,21 +288,32 @@ impl Bar {
             pb.set_message("reading the network ");
             pb.enable_steady_tick(std::time::Duration::from_millis(250));
             pb
-        }))
+        });
+        Bar(bar, show, None)
     }
 
-    /// The work is known: `total` units.
-    fn start(&self, total: u64) {
+    /// The work is known: `total` units, for `sample_draws` samples x draws.
+    fn start(&mut self, total: u64, sample_draws: u64) {
         if let Some(b) = &self.0 {
             b.set_message("");
             b.set_length(total);
             b.reset_eta();
+        }
+        if self.1 == sim::progress::Show::Lines {
+            self.2 = Some(sim::progress::Lines::start(
+                "sresim accuracy",
+                sim::progress::Count::Share("samples x draws", sample_draws),
+                total,
+            ));
         }
     }
 
     fn inc(&self, n: u64) {
         if let Some(b) = &self.0 {
             b.inc(n);
+        }
+        if let Some(l) = &self.2 {
+            l.inc(n);
         }
     }
 }

@@ -7,7 +7,7 @@ use engine::EngineKind;
 use outdir::OutputDir;
 use sim::run::{check_workers, parse_modes};
 use sim::{config, report, run};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use workload::LayerSelector;
 
 /// `sresim run`.
@@ -62,8 +62,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 modes: &modes,
                 engine,
                 samples,
-                // -q hides the bar as well as the table.
-                progress: !args.quiet && std::io::stderr().is_terminal(),
+                // -q hides the bar (or, without a terminal, the progress lines) as well
+                // as the table.
+                progress: !args.quiet,
             },
             func.as_ref(),
         )

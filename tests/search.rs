@@ -69,6 +69,41 @@ fn an_exact_design_point_is_within_where_the_rule_says() {
     ] {
         assert!(out.join(f).is_file(), "{f}");
     }
+    // The plots are what `sresim plot` draws of points.csv with docs/search.md's flags,
+    // byte for byte: the budget a dashed line named in the legend.
+    for (x, what) in [("cycles", "cycles"), ("energy_pj", "energy")] {
+        let redrawn = dir.path().join(format!("{what}.svg"));
+        run_ok(&[
+            "plot",
+            s(&out.join("points.csv")),
+            "--pareto",
+            "--x",
+            x,
+            "--y",
+            "drop",
+            "--y-better",
+            "lower",
+            "--series",
+            "mode,verdict",
+            "--log-x",
+            "--where",
+            "workload=lenet5-mnist",
+            "--y-line",
+            "0.05=budget 0.05",
+            "-o",
+            s(&redrawn),
+        ]);
+        let drawn =
+            std::fs::read_to_string(out.join(format!("pareto-{what}-lenet5-mnist.svg"))).unwrap();
+        assert!(
+            drawn == std::fs::read_to_string(&redrawn).unwrap(),
+            "{what}"
+        );
+        assert!(
+            drawn.contains("budget 0.05") && drawn.contains("top-1 drop"),
+            "{drawn}"
+        );
+    }
 }
 
 #[test]

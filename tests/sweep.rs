@@ -567,26 +567,36 @@ fn plot_writes_a_labelled_svg() {
     assert!(text.starts_with("<svg"), "{}", &text[..60.min(text.len())]);
     // plotters writes the content of each <text> element on a line of its own.
     let lines: BTreeSet<&str> = text.lines().collect();
+    // Human names and units, never the raw columns; the title says what the rows share.
     for needle in [
         "dense",
         "sre",
         "mode",
-        "ou.rows (OU height, wordlines)",
-        "speedup_vs_dense (x, dense cycles / cycles)",
-        "speedup_vs_dense vs ou.rows (workload=lenet5, ou.cols=8, layer=TOTAL)",
+        "OU height (wordlines)",
+        "speedup over dense",
+        "speedup over dense vs OU height (lenet5, OU width 8 bitlines)",
         "4",
         "16",
     ] {
         assert!(lines.contains(needle), "{needle} is not a text of the SVG");
     }
-    // Two series (first two palette colours), two points each: per series one line and
-    // two markers in the plot, one line and one marker in the legend.
-    for color in ["#1F77B4", "#FF7F0E"] {
-        let line = format!("stroke=\"{color}\" stroke-width=\"2\" points=");
-        assert_eq!(text.matches(&line).count(), 2, "{color}");
-        let dot = format!("opacity=\"1\" fill=\"{color}\" stroke=\"none\"");
-        assert_eq!(text.matches(&dot).count(), 3, "{color}");
-    }
+    assert!(!text.contains("speedup_vs_dense") && !text.contains("ou.rows"));
+    // Two series (the first two palette colours), two points each: per series one line
+    // in the plot and one in the legend, and a marker at each point and in the legend:
+    // a circle outline for the first, a square outline (a closed polyline) for the second.
+    let count = |tag: &str, color: &str| {
+        text.lines()
+            .filter(|l| l.starts_with(tag) && l.contains(&format!("stroke=\"{color}\"")))
+            .count()
+    };
+    assert_eq!(
+        (count("<polyline", "#3F90DA"), count("<circle", "#3F90DA")),
+        (2, 3)
+    );
+    assert_eq!(
+        (count("<polyline", "#FFA90E"), count("<circle", "#FFA90E")),
+        (2 + 3, 0)
+    );
 
     // Two filters on one column are alternatives: both widths, one series each.
     let both = dir.path().join("both.svg");
@@ -607,16 +617,11 @@ fn plot_writes_a_labelled_svg() {
         s(&both),
     ]));
     let text = std::fs::read_to_string(&both).unwrap();
-    for series in [
-        "mode=dense, ou.cols=8",
-        "mode=sre, ou.cols=8",
-        "mode=dense, ou.cols=4",
-        "mode=sre, ou.cols=4",
-    ] {
+    for series in ["dense, 8", "sre, 8", "dense, 4", "sre, 4", "mode, OU width"] {
         assert!(text.lines().any(|l| l == series), "{series}");
     }
     assert!(
-        text.lines().any(|l| l.contains("ou.cols=8|4")),
+        text.lines().any(|l| l.contains("OU width 8 or 4")),
         "title names both filters"
     );
 

@@ -1,23 +1,52 @@
-//! Where an axis's ticks go and how they read: at round values only, never at the data's
-//! own values. A linear axis steps by 1, 2 or 5 times a power of ten; a logarithmic axis
-//! labels its decades (or 1, 2 and 5 in each decade when it spans two decades or less)
-//! with unlabelled minor ticks between, and never two ticks with the same label. Each axis
-//! takes no more labels than its length holds ([`fit`]).
+//! Where an axis's ticks go and how they read. With few distinct values on a numeric x
+//! axis (at most [`MAX_DATA_TICKS`], each of at most [`MAX_DATA_DIGITS`] significant
+//! digits: settings, not measurements), the ticks sit at the data's own values (2, 4, 8,
+//! 16, 32 rather than 2, 5, 10, 20), on a linear or a logarithmic axis alike; values whose
+//! labels would touch a neighbour's become unlabelled grid lines. Otherwise ticks sit at
+//! round values: a linear axis steps by 1, 2 or 5 times a power of ten; a logarithmic
+//! axis labels its decades (or 1, 2 and 5 in each decade when it spans three decades or
+//! less and they fit) with unlabelled minor ticks between, and never two ticks with the
+//! same label.
+//!
+//! An axis takes the most labels that leave at least [`GAP_EM`] of empty space between
+//! any two neighbours, judged at their positions in pixels (a logarithmic axis spaces
+//! 1, 2 and 5 unevenly) with [`text_width`]'s estimate of each label ([`choose`]).
 
 /// The ticks of one axis: labelled values, unlabelled minor values (light grid lines).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Ticks {
     pub major: Vec<f64>,
     pub minor: Vec<f64>,
 }
 
-/// `m` x 10^`e`, computed so that it prints as typed (0.3, not 0.30000000000000004).
+/// The most distinct data values an x axis labels at the values themselves.
+pub const MAX_DATA_TICKS: usize = 12;
+
+/// The most significant digits of a data value labelled as a tick: more, and the values
+/// are measurements rather than settings, and the axis takes round ticks.
+pub const MAX_DATA_DIGITS: usize = 4;
+
+/// The significant digits of `v` written shortest (128: 3, 0.25: 2, 6.567371: 7).
+pub fn significant_digits(v: f64) -> usize {
+    let text = format!("{:e}", v.abs());
+    let mantissa = text.split('e').next().unwrap_or("");
+    mantissa.chars().filter(char::is_ascii_digit).count()
+}
+
+/// Empty space left between two neighbouring labels, in ems of their font.
+pub const GAP_EM: f64 = 0.8;
+
+/// Average width of a character, in ems: wider than a digit of the common sans-serif
+/// fonts (DejaVu Sans 0.636, Liberation Sans 0.556) and than most letters, so that an
+/// estimate errs on the wide side.
+pub const CHAR_EM: f64 = 0.65;
+
+/// `m` x 10^`e` as the double nearest to it: parsed from its decimal text, so that it
+/// prints as typed (0.3, not 0.30000000000000004) and holds at the ends of the range
+/// (1e308, 1e-320) where a power of ten computed in floating point overflows to inf or
+/// underflows to 0.
 fn scaled(m: i64, e: i32) -> f64 {
-    if e >= 0 {
-        m as f64 * 10f64.powi(e)
-    } else {
-        m as f64 / 10f64.powi(-e)
-    }
+    format!("{m}e{e}").parse().unwrap_or(0.0)
 }
 
 /// The label of a tick value: plain from 0.001 to 99999 ("0.25", "16", "20000"), else
@@ -35,7 +64,7 @@ pub fn label(v: f64) -> String {
 /// At most `max` (at least 2) ticks over [lo, hi] at multiples of 1, 2 or 5 x 10^e.
 pub fn linear(lo: f64, hi: f64, max: usize) -> Ticks {
     let max = max.max(2);
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo || !(hi - lo).is_finite() {
         return Ticks {
             major: vec![lo],
             minor: Vec::new(),
@@ -43,11 +72,20 @@ pub fn linear(lo: f64, hi: f64, max: usize) -> Ticks {
     }
     let raw = (hi - lo) / max as f64;
     let mut e = raw.log10().floor() as i32;
-    loop {
+    // At most a few rounds: each raises the step tenfold.
+    for _ in 0..700 {
         for m in [1i64, 2, 5] {
             let step = scaled(m, e);
-            let k0 = (lo / step - 1e-9).ceil() as i64;
-            let k1 = (hi / step + 1e-9).floor() as i64;
+            if step <= 0.0 || !step.is_finite() {
+                continue;
+            }
+            let k0 = (lo / step - 1e-9).ceil();
+            let k1 = (hi / step + 1e-9).floor();
+            // Multiples beyond 2^53 are no longer exact integers: no round ticks there.
+            if k0.abs() > 9e15 || k1.abs() > 9e15 {
+                continue;
+            }
+            let (k0, k1) = (k0 as i64, k1 as i64);
             if k1 - k0 < max as i64 {
                 let major = (k0..=k1).map(|k| scaled(k * m, e)).collect();
                 return Ticks {
@@ -57,6 +95,10 @@ pub fn linear(lo: f64, hi: f64, max: usize) -> Ticks {
             }
         }
         e += 1;
+    }
+    Ticks {
+        major: vec![lo, hi],
+        minor: Vec::new(),
     }
 }
 
@@ -71,6 +113,7 @@ pub fn log(lo: f64, hi: f64, max: usize) -> Ticks {
     let in_decades = |ms: &[i64]| -> Vec<f64> {
         (d0..=d1)
             .flat_map(|e| ms.iter().map(move |&m| scaled(m, e)))
+            .filter(|v| *v > 0.0 && v.is_finite())
             .filter(inside)
             .collect()
     };
@@ -80,7 +123,7 @@ pub fn log(lo: f64, hi: f64, max: usize) -> Ticks {
         // Too short a range for two of 1, 2 and 5: round linear values.
         return linear(lo, hi, max);
     }
-    if hi / lo <= 100.0 * (1.0 + 1e-12) && one_two_five.len() <= max {
+    if hi / lo <= 1000.0 * (1.0 + 1e-12) && one_two_five.len() <= max {
         return Ticks {
             major: one_two_five,
             minor: in_decades(&[3, 4, 6, 7, 8, 9]),
@@ -94,9 +137,12 @@ pub fn log(lo: f64, hi: f64, max: usize) -> Ticks {
         .copied()
         .filter(|v| (v.log10().round() as i64).rem_euclid(every as i64) == 0)
         .collect();
+    if major.len() < 2 {
+        return linear(lo, hi, max);
+    }
     let minor = if every == 1 && decades.len() <= 8 {
         in_decades(&[2, 3, 4, 5, 6, 7, 8, 9])
-    } else if every > 1 {
+    } else if every > 1 && every <= 4 {
         decades
             .iter()
             .copied()
@@ -108,16 +154,79 @@ pub fn log(lo: f64, hi: f64, max: usize) -> Ticks {
     Ticks { major, minor }
 }
 
-/// Estimated width in pixels of `text` at font size `size`: 0.6 em a character, a
-/// generous average for sans-serif digits, letters and punctuation.
-pub fn text_width(text: &str, size: u32) -> f64 {
-    text.chars().count() as f64 * 0.6 * size as f64
+/// The size in pixels at which text of font size `size` is drawn: plotters writes an
+/// SVG `font-size` of `size / 1.24`.
+pub fn rendered(size: u32) -> f64 {
+    size as f64 / 1.24
 }
 
-/// The ticks of an axis `length` pixels long whose labels sit side by side (`across`:
-/// an x axis) or one above the other (a y axis), font `size`: the most (up to 10) that
-/// leave a gap of at least half a label between neighbours.
-pub fn fit(lo: f64, hi: f64, log_scale: bool, length: f64, across: bool, size: u32) -> Ticks {
+/// Estimated width in pixels of `text` drawn at font size `size` ([`CHAR_EM`] a
+/// character).
+pub fn text_width(text: &str, size: u32) -> f64 {
+    text.chars().count() as f64 * CHAR_EM * rendered(size)
+}
+
+/// Whether labels `labels` at pixel positions `at` (along the axis, any order) leave
+/// [`GAP_EM`] between neighbours: side by side (`across`, an x axis: each as wide as its
+/// text) or one above the other (a y axis: each a line high).
+pub fn apart(labels: &[(f64, String)], across: bool, size: u32) -> bool {
+    let em = rendered(size);
+    let extent = |t: &str| if across { text_width(t, size) } else { em };
+    let mut v: Vec<&(f64, String)> = labels.iter().collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v.windows(2).all(|w| {
+        let need = (extent(&w[0].1) + extent(&w[1].1)) / 2.0 + GAP_EM * em;
+        w[1].0 - w[0].0 >= need
+    })
+}
+
+/// The ticks of an axis over [lo, hi] (logarithmic or not) whose labels are drawn at
+/// pixel `pos(v)`, side by side (`across`) or one above the other, at font `size`:
+/// - with at most [`MAX_DATA_TICKS`] distinct `data` values, at those values, as many
+///   as fit (the first and the last always; the others in order, each labelled when it
+///   clears the one labelled before and the last; unlabelled ones become minor lines);
+/// - otherwise (or when fewer than two data values fit) at round values, the most (up
+///   to 10 labels) that [`apart`] accepts.
+pub fn choose(
+    (lo, hi): (f64, f64),
+    log_scale: bool,
+    data: &[f64],
+    pos: &dyn Fn(f64) -> f64,
+    across: bool,
+    size: u32,
+) -> Ticks {
+    let placed =
+        |vals: &[f64]| -> Vec<(f64, String)> { vals.iter().map(|&v| (pos(v), label(v))).collect() };
+    let mut values: Vec<f64> = data
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && *v >= lo && *v <= hi)
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    // Settings (2, 9, 32, 0.25, 4096) label well; measurements (6.5673710982912) do not.
+    let short = values
+        .iter()
+        .all(|&v| significant_digits(v) <= MAX_DATA_DIGITS);
+    if short && values.len() >= 2 && values.len() <= MAX_DATA_TICKS {
+        let last = values[values.len() - 1];
+        let mut major = vec![values[0]];
+        for &v in &values[1..values.len() - 1] {
+            let with: Vec<f64> = major.iter().copied().chain([v, last]).collect();
+            if apart(&placed(&with), across, size) {
+                major.push(v);
+            }
+        }
+        major.push(last);
+        if apart(&placed(&major), across, size) {
+            let minor = values
+                .iter()
+                .copied()
+                .filter(|v| !major.contains(v))
+                .collect();
+            return Ticks { major, minor };
+        }
+    }
     let make = |max| {
         if log_scale {
             log(lo, hi, max)
@@ -127,19 +236,16 @@ pub fn fit(lo: f64, hi: f64, log_scale: bool, length: f64, across: bool, size: u
     };
     for max in (2..=10).rev() {
         let t = make(max);
-        let extent = |v: &f64| {
-            if across {
-                text_width(&label(*v), size)
-            } else {
-                size as f64
-            }
-        };
-        let widest = t.major.iter().map(extent).fold(0.0, f64::max);
-        if t.major.len() as f64 * widest * 1.5 <= length {
+        if apart(&placed(&t.major), across, size) {
             return t;
         }
     }
-    make(2)
+    // Not even two round labels fit: the lower end alone.
+    let t = make(2);
+    Ticks {
+        major: t.major.into_iter().take(1).collect(),
+        minor: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -201,16 +307,105 @@ mod tests {
     }
 
     #[test]
-    fn fitted_x_labels_leave_room_between_them() {
-        for (lo, hi) in [(0.0, 1e9), (1.0, 2.0), (-1e-5, 3e-5), (123456.0, 123999.0)] {
-            let t = fit(lo, hi, false, 400.0, true, 13);
-            let widest = t
-                .major
-                .iter()
-                .map(|v| text_width(&label(*v), 13))
-                .fold(0.0, f64::max);
-            let gap = 400.0 / (hi - lo) * (t.major[1] - t.major[0]);
-            assert!(gap >= widest, "{lo}..{hi}: {t:?}");
+    fn the_ends_of_the_double_range_give_finite_ticks() {
+        // Decades at the ends of the range: 1e-320 is a subnormal, 1e308 near the top.
+        let t = log(5e-324, 1.7e308, 10);
+        assert!(t.major.len() >= 2, "{t:?}");
+        assert!(t.major.iter().all(|v| v.is_finite() && *v > 0.0), "{t:?}");
+        assert!(
+            t.major[0] < 1e-300 && t.major[t.major.len() - 1] > 1e250,
+            "{t:?}"
+        );
+        assert!(
+            t.minor.len() < 50,
+            "no pile of grid lines: {}",
+            t.minor.len()
+        );
+        let t = linear(-1.7e308, 1.7e308, 6);
+        assert!(t.major.iter().all(|v| v.is_finite()), "{t:?}");
+        let t = linear(0.0, 5e-324, 4);
+        assert!(t.major.iter().all(|v| v.is_finite()), "{t:?}");
+    }
+
+    /// Pixels of a 600-pixel axis over [lo, hi], linear or logarithmic.
+    fn pixels(lo: f64, hi: f64, log: bool) -> impl Fn(f64) -> f64 {
+        move |v| match log {
+            true => 600.0 * (v / lo).ln() / (hi / lo).ln(),
+            false => 600.0 * (v - lo) / (hi - lo),
+        }
+    }
+
+    #[test]
+    fn few_distinct_values_are_the_ticks_on_either_scale() {
+        let data = [2.0, 4.0, 8.0, 16.0, 32.0, 4.0, 8.0];
+        for log in [false, true] {
+            let pos = pixels(1.8, 36.0, log);
+            let t = choose((1.8, 36.0), log, &data, &pos, true, 13);
+            assert_eq!(t.major, [2.0, 4.0, 8.0, 16.0, 32.0], "log {log}");
+            assert!(t.minor.is_empty());
+        }
+        // Values too close to label both: the later one is an unlabelled line, the last
+        // value is labelled.
+        let close = [1000.0, 1001.0, 1500.0, 2000.0];
+        let t = choose(
+            (990.0, 2010.0),
+            false,
+            &close,
+            &pixels(990.0, 2010.0, false),
+            true,
+            13,
+        );
+        assert_eq!(t.major, [1000.0, 1500.0, 2000.0]);
+        assert_eq!(t.minor, [1001.0]);
+        // Measurements, however few: round ticks.
+        let measured = [6.5673710982912, 13.013104949734402, 73.30111238348802];
+        let t = choose(
+            (5.0, 80.0),
+            true,
+            &measured,
+            &pixels(5.0, 80.0, true),
+            true,
+            13,
+        );
+        assert!(t.major.iter().all(|v| significant_digits(*v) == 1), "{t:?}");
+        assert_eq!(
+            (significant_digits(128.0), significant_digits(0.25)),
+            (3, 2)
+        );
+        // Many distinct values: round ticks.
+        let many: Vec<f64> = (1..=40).map(f64::from).collect();
+        let t = choose(
+            (0.0, 41.0),
+            false,
+            &many,
+            &pixels(0.0, 41.0, false),
+            true,
+            13,
+        );
+        assert!(t.major.iter().all(|v| v % 5.0 == 0.0), "{t:?}");
+    }
+
+    #[test]
+    fn chosen_labels_leave_room_between_them() {
+        for (lo, hi, log) in [
+            (0.0, 1e9, false),
+            (1.0, 2.0, false),
+            (-1e-5, 3e-5, false),
+            (123456.0, 123999.0, false),
+            (1.6e5, 2.2e7, true),
+            (1e-4, 0.7, true),
+            (2.0, 5.0, true),
+        ] {
+            let pos = pixels(lo, hi, log);
+            for across in [true, false] {
+                let length = if across { 600.0 } else { 300.0 };
+                let p = |v: f64| pos(v) * length / 600.0;
+                let t = choose((lo, hi), log, &[], &p, across, 13);
+                let placed: Vec<(f64, String)> =
+                    t.major.iter().map(|&v| (p(v), label(v))).collect();
+                assert!(apart(&placed, across, 13), "{lo}..{hi}: {t:?}");
+                assert!(!t.major.is_empty());
+            }
         }
     }
 }

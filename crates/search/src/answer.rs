@@ -1,6 +1,8 @@
 //! The search over every point of a plan, and its answer: points.csv, search.json, the
 //! printed table and a Pareto plot per group (cycles and energy against the top-1 drop,
-//! each point with its bounds as a whisker, drawn by `sresim plot`'s Pareto code).
+//! each point with its bounds as a whisker and the budget as a dashed line, drawn by
+//! `sresim plot`'s Pareto code: the same bytes as `sresim plot` of points.csv with the
+//! flags docs/search.md gives).
 
 use super::point::{self, ModeOutcome};
 use super::rule::{self, Verdict};
@@ -73,7 +75,18 @@ pub fn run(plan: &Plan, spec: &Spec, o: Options) -> Result<Vec<Row>> {
     let g = &plan.grid;
     let p = g.path.display().to_string();
     let mut rows = Vec::new();
+    // Without a terminal (a batch job's log), a line every so often besides the line per
+    // point: a point can take minutes.
+    let n = plan.points.len() as u64;
+    let lines =
+        (o.progress && sim::progress::show(false) == sim::progress::Show::Lines).then(|| {
+            sim::progress::Lines::start("sresim search", sim::progress::Count::Own("points"), n)
+        });
     for i in 0..plan.points.len() {
+        if let Some(l) = &lines {
+            l.set_done(i as u64, n);
+            l.note(format!("point {} ({})", i + 1, g.describe(&plan.points[i])));
+        }
         let (cfg, synth) = plan.config(i)?;
         let name = plan.open_name(i)?;
         let ctx = || plan.context(i);
@@ -127,6 +140,10 @@ pub fn run(plan: &Plan, spec: &Spec, o: Options) -> Result<Vec<Row>> {
         }
         if o.progress {
             eprintln!("{line}");
+        }
+        if let Some(l) = &lines {
+            l.inc(1);
+            l.set_done(i as u64 + 1, n);
         }
     }
     Ok(rows)
@@ -290,6 +307,8 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
         names.push(name.clone());
         let mut plots = Vec::new();
         for (x, what) in [("cycles", "cycles"), ("energy_pj", "energy")] {
+            // What `sresim plot points.csv --pareto` draws with the same flags (docs/search.md
+            // gives the command): the budget a dashed line, the group in the title.
             let args = sweep::PlotArgs {
                 input: PathBuf::from("points.csv"),
                 x: x.into(),
@@ -297,17 +316,18 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
                 series: "mode,verdict".into(),
                 filters: filters.clone(),
                 out: None,
-                title: Some(format!(
-                    "top-1 drop vs {what}, budget {} ({})",
-                    o.budget,
-                    filters.join(", ")
-                )),
+                title: None,
                 log_x: true,
                 log_y: false,
                 pareto: true,
                 x_better: None,
                 y_better: Some(sweep::pareto::Better::Lower),
                 stack: false,
+                x_min: None,
+                x_max: None,
+                y_min: None,
+                y_max: None,
+                y_lines: vec![format!("{}=budget {}", o.budget, o.budget)],
                 quiet: true,
             };
             let chart = sweep::pareto::chart(&table, &args)?;

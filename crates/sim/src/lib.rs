@@ -14,6 +14,7 @@ pub mod format;
 pub mod functional;
 pub mod memory_out;
 pub mod memory_plot;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod workloads;

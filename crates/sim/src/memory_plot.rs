@@ -1,6 +1,9 @@
 //! memory_vs_capacity.svg: step time and off-chip traffic against on-chip capacity (log
 //! scale), one line per bandwidth. Zero and unbounded capacities have no place on a log axis
-//! and are left out (their numbers are in the summary).
+//! and are left out (their numbers are in the summary). Each panel's y axis is fitted to
+//! its data (and, for the time, the compute-only line), as every chart of sresim is; each
+//! bandwidth has its colour and marker shape from crates/chart, so two bandwidths that
+//! move the same traffic (the lower panel) both show.
 
 use chart::{axis_label, style};
 use memory::report::Curve;
@@ -57,8 +60,15 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
     let mut ticks: Vec<f64> = all.iter().map(|p| p.0).collect();
     ticks.sort_by(f64::total_cmp);
     ticks.dedup();
-    let (_, t1) = range(|p| p.1);
-    let (_, g1) = range(|p| p.2);
+    // Fitted to the data: no forced zero (the compute-only time belongs to the top panel).
+    let times: Vec<f64> = all
+        .iter()
+        .map(|p| p.1)
+        .chain(std::iter::once(m.compute_s * 1e3))
+        .collect();
+    let traffic: Vec<f64> = all.iter().map(|p| p.2).collect();
+    let (t0, t1) = chart::fit_range(&times, false, (None, None));
+    let (g0, g1) = chart::fit_range(&traffic, false, (None, None));
     let title = format!(
         "{} {} (batch {}): step time and traffic vs on-chip capacity",
         m.network,
@@ -67,7 +77,8 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
     );
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
+        let canvas = SVGBackend::with_string(&mut svg, (900, 720)).into_drawing_area();
+        let root = canvas.clone();
         root.fill(&WHITE).map_err(err)?;
         let root = root
             // Over two panels, the title is a size larger than a one-panel chart's.
@@ -75,17 +86,26 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
             .map_err(err)?;
         let (top, bottom) = root.split_vertically(340);
         let panels = [
-            (top, axis_label("time per step", "ms"), t1, 1usize),
-            (bottom, axis_label("off-chip traffic", "GiB"), g1, 2usize),
+            (top, axis_label("time per step", "ms"), (t0, t1), 1usize),
+            (
+                bottom,
+                axis_label("off-chip traffic", "GiB"),
+                (g0, g1),
+                2usize,
+            ),
         ];
-        for (area, label, ymax, idx) in panels {
+        for (area, label, (ymin, ymax), idx) in panels {
             let mut chart = ChartBuilder::on(&area)
-                .margin(12)
+                // Room on the right for half the last capacity's label.
+                .margin_top(12)
+                .margin_bottom(12)
+                .margin_left(12)
+                .margin_right(36)
                 .x_label_area_size(40)
                 .y_label_area_size(70)
                 .build_cartesian_2d(
                     (x0..x1).log_scale().with_key_points(ticks.clone()),
-                    0.0..ymax * 1.08,
+                    ymin..ymax,
                 )
                 .map_err(err)?;
             chart
@@ -106,16 +126,26 @@ pub fn time_vs_capacity(m: &Curve) -> anyhow::Result<String> {
                     .iter()
                     .map(|p| (p.0, if idx == 1 { p.1 } else { p.2 }))
                     .collect();
+                // Markers in canvas pixels (the map's), on the untitled canvas.
+                let canvas = &canvas;
                 chart
                     .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
                     .map_err(err)?
                     .label(format_bandwidth(*bw))
                     .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        // The line and the series' marker (its shape, as the plot draws it).
+                        let line = color.stroke_width(2);
+                        let mark: Vec<(i32, i32)> = chart::marker_path(k)
+                            .iter()
+                            .map(|d| (d.0 + 10, d.1))
+                            .collect();
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(0, 0), (20, 0)], line)
+                            + PathElement::new(mark, line)
                     });
-                chart
-                    .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                    .map_err(err)?;
+                for p in xy {
+                    chart::marker(canvas, k, chart.backend_coord(&p))?;
+                }
             }
             if idx == 1 {
                 // Compute alone: the time with an unbounded bandwidth.

@@ -88,6 +88,8 @@ pub struct RunSpec<'a> {
     pub modes: &'a [Mode],
     pub engine: EngineKind,
     pub samples: usize,
+    /// Show progress on stderr: a bar on a terminal, plain lines in a log
+    /// ([`crate::progress`]).
     pub progress: bool,
 }
 
@@ -167,10 +169,55 @@ pub fn run(spec: &RunSpec) -> Result<RunResult> {
 pub fn run_functional(spec: &RunSpec, func: Option<&functional::FuncOptions>) -> Result<RunResult> {
     let w = spec.workload;
     let total = work(w.layers(), spec.samples, spec.modes.len());
-    let bar = Bar::new(total, spec.progress);
-    let result = run_inner(spec, &bar, func);
+    let show = match spec.progress {
+        true => crate::progress::show(false),
+        false => crate::progress::Show::Nothing,
+    };
+    let bar = Bar::new(total, show == crate::progress::Show::Bar);
+    let lines = (show == crate::progress::Show::Lines).then(|| {
+        crate::progress::Lines::start(
+            &format!("sresim run {}", w.name()),
+            crate::progress::Count::Work("MACs"),
+            total,
+        )
+    });
+    let both = BarAndLines {
+        bar: &bar,
+        lines: lines.as_ref(),
+        layers: w.layers().len(),
+        seen: Default::default(),
+    };
+    let result = run_inner(spec, &both, func);
     bar.finish();
+    drop(lines);
     result
+}
+
+/// A run's progress on its bar (a terminal) and in its lines (a log): the lines count
+/// MACs (a weight's preparing as [`PREPARE_UNITS_PER_WEIGHT`] and
+/// [`MODE_UNITS_PER_WEIGHT`] per mode of them) and name the layer.
+struct BarAndLines<'a> {
+    bar: &'a Bar,
+    lines: Option<&'a crate::progress::Lines>,
+    layers: usize,
+    seen: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress for BarAndLines<'_> {
+    fn inc(&self, units: u64) {
+        self.bar.inc(units);
+        if let Some(l) = self.lines {
+            l.inc(units);
+        }
+    }
+
+    fn layer(&self, name: &str) {
+        self.bar.layer(name);
+        if let Some(l) = self.lines {
+            let k = self.seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            l.note(format!("layer {k}/{} {name}", self.layers));
+        }
+    }
 }
 
 /// [`run`], reporting progress to `progress` (spec.progress is not looked at).
@@ -456,7 +503,7 @@ fn check_limits(spec: &RunSpec) -> Result<()> {
 }
 
 /// A progress bar on stderr that appears only for runs longer than a moment and only
-/// when stderr is a terminal.
+/// when stderr is a terminal (without one, [`crate::progress::Lines`] say the progress).
 struct Bar {
     pb: Option<ProgressBar>,
     start: Instant,

@@ -102,6 +102,28 @@ pub struct PlotArgs {
     /// bars at each x, one colour per column.
     #[arg(long, conflicts_with = "pareto")]
     pub stack: bool,
+    /// The lower end of the x axis (default: fitted to the data), in the column's own
+    /// unit.
+    #[arg(long, allow_hyphen_values = true)]
+    pub x_min: Option<f64>,
+    /// The upper end of the x axis (default: fitted to the data).
+    #[arg(long, allow_hyphen_values = true)]
+    pub x_max: Option<f64>,
+    /// The lower end of the y axis (default: fitted to the data and its intervals; e.g.
+    /// 0 to start at zero).
+    #[arg(long, allow_hyphen_values = true)]
+    pub y_min: Option<f64>,
+    /// The upper end of the y axis (default: fitted to the data and its intervals).
+    #[arg(long, allow_hyphen_values = true)]
+    pub y_max: Option<f64>,
+    /// A horizontal reference line at VALUE (in the y column's unit), dashed, with LABEL
+    /// in the legend, e.g. --y-line '0.01=budget 0.01' (repeatable).
+    #[arg(
+        long = "y-line",
+        value_name = "VALUE[=LABEL]",
+        allow_hyphen_values = true
+    )]
+    pub y_lines: Vec<String>,
     /// With --pareto: which end of x is better (default lower).
     #[arg(long, value_enum)]
     pub x_better: Option<crate::pareto::Better>,

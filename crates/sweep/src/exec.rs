@@ -3,6 +3,7 @@
 //! (weighted as a run's bar is, [`sim::run::work`], plus the accuracy path's work of a
 //! grid with accuracy columns, [`sim::accuracy::work`]), the points done and the time
 //! left.
+//! Without a terminal the bar gives way to a plain line every 15 s (`sim::progress`).
 //! `--jobs` points run at a time (default: the thread count), each parallel inside on the
 //! one rayon pool of `--threads` workers.
 
@@ -13,7 +14,6 @@ use super::shard::{self, Shard};
 use super::store::{self, Appender, Meta};
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -75,12 +75,18 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .map_err(|e| anyhow!("--threads: {e}"))?;
-    let bar = progress(
-        pending.iter().map(|&i| plan.work[i]).sum(),
-        !args.quiet && std::io::stderr().is_terminal(),
-    );
+    let total: u64 = pending.iter().map(|&i| plan.work[i]).sum();
+    let show = sim::progress::show(args.quiet);
+    let bar = progress(total, show == sim::progress::Show::Bar);
+    // Without a terminal (a batch job's log), a line every so often instead of the bar.
+    let lines = (show == sim::progress::Show::Lines).then(|| {
+        sim::progress::Lines::start("sresim sweep", sim::progress::Count::Own("points"), total)
+    });
     let points_done = AtomicUsize::new(0);
     bar.set_message(format!("0/{} points", pending.len()));
+    if let Some(l) = &lines {
+        l.set_done(0, pending.len() as u64);
+    }
     // A finished sweep in Parquet has no points.csv to append to, and nothing to run.
     let out = if pending.is_empty() {
         None
@@ -91,15 +97,19 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     run_points(&pending, jobs, |i| {
         // The bar advances with the work inside each point (layers, vectors), so that its
         // time left holds from the first seconds, not only when whole points finish.
-        let rows = pool.install(|| plan.run_point_with(i, &BarProgress(&bar)))?;
+        let rows = pool.install(|| plan.run_point_with(i, &BarProgress(&bar, lines.as_ref())))?;
         if let Some(out) = &out {
             out.append(&rows)?;
         }
         let done = points_done.fetch_add(1, Ordering::Relaxed) + 1;
         bar.set_message(format!("{done}/{} points", pending.len()));
+        if let Some(l) = &lines {
+            l.set_done(done as u64, pending.len() as u64);
+        }
         Ok(())
     })?;
     bar.finish_and_clear();
+    drop(lines);
     let owned_ids: Vec<String> = owned.iter().map(|&i| plan.points[i].id.clone()).collect();
     let meta = Meta::of(&plan, shard, args.format);
     let complete = store::finish(&dir, &meta, &owned_ids)?;
@@ -167,12 +177,15 @@ pub fn describe(args: &SweepArgs, o: &Outcome) -> String {
     )
 }
 
-/// The sweep's bar as the progress of a point's run.
-struct BarProgress<'a>(&'a ProgressBar);
+/// The sweep's bar (and its lines, without a terminal) as the progress of a point's run.
+struct BarProgress<'a>(&'a ProgressBar, Option<&'a sim::progress::Lines>);
 
 impl sim::run::Progress for BarProgress<'_> {
     fn inc(&self, units: u64) {
         self.0.inc(units);
+        if let Some(l) = self.1 {
+            l.inc(units);
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod exec;
 pub mod extra;
 pub mod grid;
 pub mod index;
+pub mod names;
 pub mod ordered;
 pub mod pareto;
 pub mod plan;

@@ -11,7 +11,8 @@
 //! ringed (so a front of one point shows).
 
 use super::args::PlotArgs;
-use super::plot::{filter, interval, interval_columns, label, series_columns, series_name, title};
+use super::names;
+use super::plot::{interval_columns, label, legend, series_columns, Keep, Place, Source};
 use super::table::Table;
 use anyhow::{anyhow, Result};
 use chart::Chart;
@@ -79,42 +80,99 @@ pub fn steps(f: &[(f64, f64)]) -> Vec<(f64, f64)> {
 
 /// The Pareto chart of the rows of `t` that `a` keeps.
 pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
-    let p = t.path.display().to_string();
-    let xi = t.col(&a.x, "--x")?;
-    let yi = t.col(&a.y, "--y")?;
-    let si = series_columns(t, a)?;
-    let f = filter(t, a)?;
+    chart_of(&Source::Table(t), a)
+}
+
+/// [`chart`] of any source: one pass over its rows, keeping each kept row's point; every
+/// point of the front is drawn, however many.
+pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
+    let p = src.path().display().to_string();
+    let h = src.header();
+    let xi = src.col(&a.x, "--x")?;
+    let yi = src.col(&a.y, "--y")?;
+    let si = series_columns(src, a)?;
+    let keep = Keep::new(src, a, yi)?;
+    let ci = interval_columns(h, &a.y);
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut intervals: Vec<Vec<(f64, f64, f64)>> = Vec::new();
-    let ci = interval_columns(t, &a.y);
-    let mut all = Vec::with_capacity(f.rows.len());
-    for r in &f.rows {
-        let num = |i: usize, flag: &str, col: &str| {
-            r[i].parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| anyhow!("{p}: {flag}: column {col} holds '{}', not a number", r[i]))
-        };
-        // Rows without an x value (a mode that does not fit a chip) are not points.
-        if r[xi].is_empty() {
-            continue;
+    let mut index: std::collections::HashMap<Vec<String>, usize> = Default::default();
+    let mut all: Vec<(f64, f64)> = Vec::new();
+    let mut places: Vec<Place> = Vec::new();
+    let mut workload: (Option<String>, bool) = (None, false);
+    let wi = src
+        .col("workload", "")
+        .or_else(|_| src.col("network", ""))
+        .ok();
+    let mut kept = 0usize;
+    src.scan(&mut |r, at| {
+        if !keep.keeps(r) {
+            return Ok(());
         }
-        let pt = (num(xi, "--x", &a.x)?, num(yi, "--y", &a.y)?);
+        kept += 1;
+        // Rows without an x value (a mode that does not fit a chip) are not points.
+        if r.get(xi).unwrap_or("").is_empty() {
+            return Ok(());
+        }
+        if let Some(w) = wi.map(|i| r.get(i).unwrap_or("")) {
+            match &workload.0 {
+                None => workload.0 = Some(w.to_string()),
+                Some(v) if v != w => workload.1 = true,
+                Some(_) => {}
+            }
+        }
+        let pt = (
+            super::plot::number_at(src, r, at, xi, "--x")?,
+            super::plot::number_at(src, r, at, yi, "--y")?,
+        );
         all.push(pt);
-        let name = series_name(t, &si, r, &a.y);
-        let k = match series.iter().position(|s| s.0 == name) {
-            Some(k) => k,
+        places.push(at);
+        let key: Vec<String> = si
+            .iter()
+            .map(|&i| r.get(i).unwrap_or("").to_string())
+            .collect();
+        let k = match index.get(&key) {
+            Some(&k) => k,
             None => {
+                let name = match si.as_slice() {
+                    [] => names::column(&a.y).name,
+                    cols => cols
+                        .iter()
+                        .zip(&key)
+                        .map(|(&i, v)| names::value(&h[i], v))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
                 series.push((name, Vec::new()));
                 intervals.push(Vec::new());
+                index.insert(key, series.len() - 1);
                 series.len() - 1
             }
         };
         series[k].1.push(pt);
-        intervals[k].extend(interval(r, pt.0, ci));
+        if let Some((lo, hi)) = super::plot::interval_at(src, r, at, ci)? {
+            intervals[k].push((pt.0, lo, hi));
+        }
+        Ok(())
+    })?;
+    if kept == 0 {
+        return Err(anyhow!(
+            "{p}: no row with a value of {} matches {}",
+            a.y,
+            keep.shown(h)
+        ));
     }
     if all.is_empty() {
         return Err(anyhow!("{p}: --x: no kept row has a value of {}", a.x));
+    }
+    for (log, name, col, get) in [(a.log_x, "x", &a.x, 0), (a.log_y, "y", &a.y, 1)] {
+        let v = |q: &(f64, f64)| if get == 0 { q.0 } else { q.1 };
+        if let Some(i) = (0..all.len()).find(|&i| log && v(&all[i]) <= 0.0) {
+            return Err(anyhow!(
+                "{p}: --log-{name}: column {col} holds {} at {}; a logarithmic axis needs positive values (drop --log-{name}, or filter the row out with --where)",
+                v(&all[i]),
+                places[i]
+            ));
+        }
     }
     for s in &mut series {
         s.1.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
@@ -129,19 +187,41 @@ pub fn chart(t: &Table, a: &PlotArgs) -> Result<Chart> {
         Better::Lower => "lower is better",
         Better::Higher => "higher is better",
     };
+    let what = format!(
+        "Pareto front: {} vs {}",
+        names::column(&a.y).name,
+        names::column(&a.x).name
+    );
+    let title = match &a.title {
+        Some(t) => t.clone(),
+        None => {
+            let fixed = match (wi, &workload) {
+                (Some(i), (Some(v), false)) if !keep.filters.iter().any(|f| f.col == i) => {
+                    Some((i, v.clone()))
+                }
+                _ => None,
+            };
+            let set = keep.setting(h, fixed);
+            match set.is_empty() {
+                true => what,
+                false => format!("{what} ({set})"),
+            }
+        }
+    };
     let c = Chart {
-        title: title(t, a, &f, "Pareto front: "),
-        x_label: label(&a.x, ""),
-        y_label: label(&a.y, ""),
-        legend: super::plot::legend(t, &si),
-        categories: None,
+        title,
+        x_label: label(&a.x),
+        y_label: label(&a.y),
+        legend: legend(h, &si),
         series,
         lines: false,
         front: steps(&on),
         front_points: on,
-        stacked: false,
         intervals,
+        y_domain: names::column(&a.y).domain.range(),
+        ..Chart::default()
     };
+    let c = super::plot::with_limits(c, a)?;
     let mut c = super::plot::fit_units(c, &a.x, &a.y);
     c.x_label = format!("{}; {}", c.x_label, dir(bx));
     c.y_label = format!("{}; {}", c.y_label, dir(by));
@@ -245,10 +325,7 @@ mod svg_tests {
             log_x: false,
             log_y: false,
             pareto,
-            stack: false,
-            x_better: None,
-            y_better: None,
-            quiet: false,
+            ..super::super::plot::tests::args("cycles", "mode", &[])
         }
     }
 
@@ -262,8 +339,8 @@ mod svg_tests {
         svg.matches(what).count()
     }
 
-    /// A ring: an unfilled circle in the reference grey.
-    const RING: &str = r##"fill="none" stroke="#787878""##;
+    /// A ring: an unfilled circle in the reference black.
+    const RING: &str = r##"fill="none" stroke="#000000""##;
 
     #[test]
     fn a_one_point_front_is_ringed_and_every_interval_is_a_whisker() {
@@ -277,10 +354,11 @@ mod svg_tests {
             chart::svg(&chart(&table(false), &args(true)).unwrap(), false, false).unwrap();
         // The front point's ring and its legend entry's.
         assert_eq!(count(&with, RING), 2, "{with}");
-        // A whisker is three polylines in its series' colour: the line and two caps.
+        // A whisker is three thin polylines in its series' colour: the line and two caps
+        // (markers are outlines two pixels wide).
         let series_lines = |svg: &str| {
             svg.lines()
-                .filter(|l| l.starts_with("<polyline"))
+                .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"1\""))
                 .filter(|l| (0..3).any(|k| l.contains(&stroke(k))))
                 .count()
         };
@@ -305,8 +383,11 @@ mod svg_tests {
         for r in &mut t.rows {
             r.push("0.5".into());
         }
-        assert_eq!(super::super::plot::interval_columns(&t, "top1"), None);
-        assert!(super::super::plot::interval_columns(&t, "top1_mean").is_some());
+        assert_eq!(
+            super::super::plot::interval_columns(&t.header, "top1"),
+            None
+        );
+        assert!(super::super::plot::interval_columns(&t.header, "top1_mean").is_some());
         a.y = "top1".into();
         let c = super::super::plot::chart(&t, &a).unwrap();
         assert!(c.intervals.iter().all(Vec::is_empty));

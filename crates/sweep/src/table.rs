@@ -11,8 +11,9 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
-/// The result table of directory `dir`.
-fn find(dir: &Path) -> Result<PathBuf> {
+/// The result table of directory `dir`: its points table (CSV or Parquet), else its
+/// layers table.
+pub fn find(dir: &Path) -> Result<PathBuf> {
     for stem in ["points", "layers"] {
         let [csv, parquet] = ["csv", "parquet"].map(|e| dir.join(format!("{stem}.{e}")));
         match (csv.is_file(), parquet.is_file()) {
