@@ -3,7 +3,7 @@ fmnist-vit for its graph input and top-1) against their READMEs,
 with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
 hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
 give, the graph input is >= 2000 labelled uint8 images, and SSL removed whole groups.
-tests/trained_workloads.rs checks the `sresim accuracy` figures."""
+tests/sresim/trained_workloads.rs checks the `sresim accuracy` figures."""
 
 import os
 import re

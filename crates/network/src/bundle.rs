@@ -275,7 +275,7 @@ fn flag(o: &Obj, key: &str, at: &str) -> Result<bool, GraphError> {
 }
 
 /// The attribute keys of each op, besides `op`, `inputs` and `output` (tools/sresim_export/
-/// schema.json holds the same table for the exporter; tests/bundles.rs compares them).
+/// schema.json holds the same table for the exporter; tests/sresim/bundles.rs compares them).
 pub fn attribute_keys(op: &str) -> &'static [&'static str] {
     match op {
         "layer" => &["layer"],

@@ -1,0 +1,64 @@
+//! A device that draws each cell's conductance (variation, an off current) reads the
+//! same bits whether the conductances are cached when a tile is programmed or drawn at
+//! every read. In the limits binary: the cache limit it sets is process-wide.
+#![allow(clippy::disallowed_methods)]
+// tests and tools make their fixtures with std::fs
+
+// Test, bench and example code: a failed unwrap is a failed run, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::cases;
+
+use cases::{arb_case, run_modes};
+use functional::{
+    set_conductance_cache_limit, Aging, Converter, Device, FuncOptions, CONDUCTANCE_CACHE_BYTES,
+};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+
+    #[test]
+    fn cached_conductances_read_what_drawn_ones_read(
+        (l, hw, opts) in arb_case(),
+        on_off in prop::option::of(2.0f64..50.0),
+        sigma in 0.0f64..0.3,
+        read_noise in 0.0f64..0.1,
+        seed in any::<u64>(),
+        aged in any::<bool>(),
+        dac_noise in prop::sample::select(vec![0.0, 0.2]),
+    ) {
+        // With aging: programming noise by conductance, drift with spread, 1/f noise and
+        // relaxation; with DAC noise the rows' drives are drawn in both ways of reading.
+        let mut aging = Device::default().aging;
+        if aged {
+            aging = Aging {
+                prog_noise: vec![0.01, 0.05],
+                time_s: 3600.0,
+                drift_nu: vec![[0.1, 0.08, 0.02], [1.0, 0.05, 0.01]],
+                drift_noise: vec![0.0088, 0.65, 0.2, 2.5e-7],
+                relax: vec![vec![1.0, 0.01], vec![1e4, 0.02]],
+                ..aging
+            };
+        }
+        let f = FuncOptions {
+            keep_outputs: true,
+            device: Device {
+                on_off_ratio: on_off,
+                sigma,
+                read_noise,
+                seed,
+                aging,
+                converter: Converter { dac_noise, ..Converter::default() },
+                ..Device::default()
+            },
+            ..FuncOptions::default()
+        };
+        let _limits = crate::LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+        set_conductance_cache_limit(0);
+        let drawn = run_modes(&l, &hw, &opts, f.clone(), l.samples);
+        set_conductance_cache_limit(CONDUCTANCE_CACHE_BYTES);
+        let cached = run_modes(&l, &hw, &opts, f, l.samples);
+        prop_assert_eq!(drawn, cached);
+    }
+}
