@@ -197,9 +197,8 @@ impl ShardRun<'_> {
                 Ok(())
             },
         )?;
-        let records = w
-            .into_inner()
-            .map_err(|e| anyhow!("{}: cannot write: {e}", RECORDS))?;
+        // A write error names the file with its directory (outdir::Staged).
+        let records = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
         let mut json = dir.stage(MANIFEST)?;
         serde_json::to_writer_pretty(&mut json, &m)?;
         dir.replace_staged(vec![records, json])?;

@@ -180,8 +180,11 @@ pub fn merge(
     let mut json = out_dir.stage("sweep.json")?;
     meta.shard = None;
     meta.table = format.into();
-    serde_json::to_writer_pretty(&mut json, &meta)
-        .map_err(|e| anyhow!("{}/sweep.json: cannot write: {e}", out.display()))?;
+    // A write error names the file (outdir::Staged); another is told with it.
+    serde_json::to_writer_pretty(&mut json, &meta).map_err(|e| match e.is_io() {
+        true => anyhow!("{e}"),
+        false => anyhow!("{}/sweep.json: cannot write: {e}", out.display()),
+    })?;
     out_dir.replace_staged(vec![table, json])?;
     sim::format::remove_other(out, "points", format)?;
     let kept = if already {
