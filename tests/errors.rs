@@ -89,6 +89,9 @@
 //! | flag_threads_too_many | --threads 100000 | --threads, 1024 |
 //! | sweep_jobs_too_many | sweep --jobs 100000 | --jobs, 1024 |
 //! | sweep_too_many_points | a grid of 10^6 points | g.toml, --max-points |
+//! | search_too_many_points | search of a grid of 10^6 points (grew past 300 MB first) | g.toml, --max-points |
+//! | search_grid_past_the_limit | search of 10^8 points under --max-points 10^9 (aborted) | g.toml, the limit of 2^26 |
+//! | search_grid_wraps | search of 600^7 points (2.8e19: wraps u64) | g.toml, more than 2^64 |
 //! | sweep_key_twice_axes | `"ou.rows" = [4]` and `ou.rows = [8]` in [axes] | g.toml, axes.ou.rows, set twice |
 //! | sweep_key_twice_set | `"ou.rows" = 4` and `ou.rows = 8` in [set] | g.toml, set.ou.rows, set twice |
 //! | sweep_axis_nan | axis `ou.rows = [nan]` | g.toml, axes.ou.rows, not a finite number |
@@ -136,6 +139,7 @@
 //! | accuracy_merge_records_edited | a float cell of records.csv that is not 16 hex digits | s0/records.csv, line 2 |
 //! | accuracy_sample_range | accuracy --sample-range 2..2 | --sample-range |
 //! | parquet_row_group_rows | compare of a Parquet table whose row group declares 2^40 rows | a.parquet, row group 0, 1099511627776 rows |
+//! | parquet_row_group_negative | compare of a Parquet table whose row group declares -3 rows (read as empty: a difference) | a.parquet, row group 0, corrupt |
 //! | sweep_json_count_wraps | merge of a sweep.json of 2^64 points declared as 0 (spun) | sweep.json, point_count |
 //! | sweep_json_count_huge | merge of a sweep.json of 3000^3 points (aborted) | sweep.json, point_count, limit |
 //! | chip_link_ghz_tiny | chip.link_ghz = 1e-300 with mesh data movement (wrapped to a faster chip) | chip.link_ghz, transfer |
@@ -545,6 +549,13 @@ fn cases() -> Vec<Case> {
                 .collect();
             sweep(d, &format!("workloads = [\"lenet5\"]\n[axes]\n{axes}"))
         }),
+        case("search_too_many_points", &["g.toml", "1000000 points", "--max-points 100000"], |d| {
+            search_grid(d, 6, 10, &[])
+        }),
+        case("search_grid_past_the_limit", &["g.toml", "100000000 points", "limit of 67108864"], |d| {
+            search_grid(d, 8, 10, &["--max-points", "1000000000"])
+        }),
+        case("search_grid_wraps", &["g.toml", "more than 2^64 points"], |d| search_grid(d, 7, 600, &[])),
         case("sweep_key_twice_axes", &["g.toml", "axes.ou.rows: set twice"], |d| {
             sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\nou.rows = [8]\n")
         }),
@@ -734,6 +745,11 @@ fn cases() -> Vec<Case> {
             std::fs::copy(src, d.join("a.parquet")).unwrap();
             args(&["compare", "a.parquet", "a.parquet"])
         }),
+        case("parquet_row_group_negative", &["a.parquet", "row group 0: declares -3 rows: a corrupt file"], |d| {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/parquet/row_group_negative_rows.parquet");
+            std::fs::copy(src, d.join("a.parquet")).unwrap();
+            args(&["compare", "a.parquet", "a.parquet"])
+        }),
         case("sweep_json_count_wraps", &["in/sweep.json", "point_count: 0 is not the number"], |d| {
             sweep_json(d, 64, 2, 0)
         }),
@@ -783,6 +799,31 @@ fn cases() -> Vec<Case> {
             a
         }),
     ]
+}
+
+/// `search -g g.toml` of a search grid over lenet5-mnist with `axes` axes of `values`
+/// values each, and `extra` flags.
+fn search_grid(dir: &Path, axes: usize, values: usize, extra: &[&str]) -> Vec<String> {
+    let keys = [
+        "ou.rows",
+        "ou.cols",
+        "adc.per_crossbar",
+        "synth.seed",
+        "index_decoder.rows_per_cycle",
+        "dac.bits",
+        "adc.bits",
+        "crossbar.rows",
+    ];
+    let list: Vec<String> = (1..=values).map(|v| v.to_string()).collect();
+    let mut g = "workloads = [\"lenet5-mnist\"]\naccuracy = true\n[axes]\n".to_string();
+    for k in &keys[..axes] {
+        g += &format!("\"{k}\" = [{}]\n", list.join(", "));
+    }
+    g += "[search]\nby = [\"ou.cols\"]\n";
+    std::fs::write(dir.join("g.toml"), g).unwrap();
+    let mut a = args(&["search", "-g", "g.toml"]);
+    a.extend(args(extra));
+    a
 }
 
 /// Writes `dir/name`, the shard of samples `range` of a 3-sample accuracy run (dense mode)

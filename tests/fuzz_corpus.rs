@@ -148,6 +148,11 @@ fn hostile_sizes_and_figures_meet_their_guard() {
             "row group 0: declares 1099511627776 rows",
         ),
         (
+            "parquet/row_group_negative_rows.parquet",
+            entries::parquet,
+            "row group 0: declares -3 rows: a corrupt file",
+        ),
+        (
             "sweep_json/count_wraps_to_0.json",
             entries::sweep_json,
             "point_count: 0 is not the number",
