@@ -32,21 +32,18 @@ import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
 
-from . import capture, graph, prune as prune_mod, tconv
+from . import capture, graph, prune as prune_mod, tconv, values
 from .bundle import conv_layer, fc_layer
+from .files import check_file
 from .layers import find_layers, write_weight
 from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 
 def check_model_file(path):
     """A model file that cannot be an ONNX model gets its own one-line message (onnx.load
-    of a zero-byte file would return an empty model and fail later, obscurely)."""
-    try:
-        size = os.stat(path).st_size
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
-    if size == 0:
-        raise ValueError(f"{path}: empty file (0 bytes), not an ONNX model")
+    of a zero-byte file would return an empty model and fail later, obscurely; a FIFO
+    would block it)."""
+    check_file(path, "an ONNX model")
 
 
 def sha256_file(path):
@@ -68,6 +65,8 @@ class ExportResult:
         self.folded_pads = {}     # bundle layer name -> (top, left, bottom, right) folded into its input
         self.tconv_layers = set() # bundle layers rebuilt from a ConvTranspose
         self.feeds = {}           # fixed arrays fed to the model's other inputs
+        self.where = "model"      # the model file (or name), for messages
+        self.labels = {}          # output tensor -> "node I (OP -> OUT)" of the model as written
 
 
 def load_model(model_path, model_info=None):
@@ -95,7 +94,15 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     model, model_prov, where = load_model(model_path, model_info)
     feeds = dict(feeds or {})
     capture.data_input(model, feeds, where=where)
+    # Checked on the model as written (its node numbers), before anything runs.
+    labels = values.node_labels(model)
+    values.check_values(model, where)
+    for name, arr in [("the input batch", batch)] + [(f"--feed {n}", v) for n, v in feeds.items()]:
+        bad = values._not_finite(np.asarray(arr))
+        if bad:
+            raise ValueError(f"{name}: {bad} of {np.size(arr)} values are NaN or infinite")
     res = ExportResult()
+    res.where, res.labels = where, labels
     prov = {
         "model": model_prov,
         "inputs": input_desc,
@@ -115,6 +122,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     if prune_method:
         # the unpruned (folded) model's outputs, for the top-1 that pruning cost
         _, res.outputs_before_pruning = capture.run_capture(model, batch, [], feeds)
+        values.check_run(model, batch, feeds, res.outputs_before_pruning, where, labels)
         prov["pruning"] = _prune(model, layers, prune_method, sparsity, prune_exclude, prune_depthwise)
     else:
         prov["pruning"] = None
@@ -123,6 +131,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     types = {l.input_tensor: helper.np_dtype_to_tensor_dtype(l.input_quant[2])
              for l in layers if l.input_quant}
     captured, res.outputs = capture.run_capture(model, batch, names, feeds, types)
+    values.check_run(model, batch, feeds, {**captured, **res.outputs}, where, labels)
     inits = graph.initializers(model)
     folded, dropped, tconvs, quantized = [], [], {}, {}
     for layer in layers:
@@ -209,6 +218,7 @@ def network(res, x, labels=None, input_name="graph.input"):
         if "inputs" in node:
             node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
     _, outputs = capture.run_capture(res.model, x, [], res.feeds)
+    values.check_run(res.model, x, res.feeds, outputs, res.where, res.labels)
     reference = next(iter(outputs.values())).astype(np.float32)
     arrays = {input_name: x, REFERENCE: reference}
     arrays.update({f"{name}.bias": b for name, b in biases.items()})

@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 
+from .files import check_file, load_npy
+
 IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".pgm", ".ppm"}
 
 
@@ -42,13 +44,17 @@ def load_inputs(paths, sample_shape, **image_opts):
     for path in paths:
         ext = os.path.splitext(path)[1].lower()
         if ext == ".npy":
-            arr = np.load(path).astype(np.float32)
+            arr = load_npy(path).astype(np.float32)
+            bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+            if bad:
+                raise ValueError(f"{path}: {bad} of {arr.size} values are NaN or infinite")
             if arr.ndim == len(sample_shape):
                 arr = arr[None]
             if arr.ndim != len(sample_shape) + 1:
                 raise ValueError(f"{path}: shape {arr.shape} does not fit the model input {sample_shape}")
             batch.extend(list(arr))
         elif ext in IMAGE_EXT:
+            check_file(path, "an image")
             batch.append(load_image(path, **image_opts))
         else:
             raise ValueError(f"{path}: not an image or .npy file")
