@@ -29,6 +29,9 @@
 //! | manifest_kernel_exceeds_input | 9x9 kernel on a padded 8x8 input | layers[1].kernel |
 //! | manifest_reserved_name | a layer named TOTAL | layers[2].name |
 //! | manifest_duplicate_name | two layers named conv1 | layers[1].name |
+//! | manifest_duplicate_key | `"samples"` twice (the last one won) | b/manifest.json, samples, twice |
+//! | manifest_duplicate_layer_key | `"weight"` twice in layers[2] | layers[2].weight, twice |
+//! | accuracy_merge_shard_json_duplicate_key | `"range"` twice in shard.json | s0/shard.json, range, twice |
 //! | manifest_samples_mismatch | `"samples": 3` over N = 2 | b/manifest.json, samples |
 //! | manifest_geometry_overflow | output elements beyond u64 | layers[0] |
 //! | manifest_input_absent | no input, no --synthetic-inputs | layers[2].input |
@@ -361,6 +364,27 @@ fn cases() -> Vec<Case> {
         }),
         case("manifest_duplicate_name", &["b/manifest.json", "layers[1].name: \"conv1\" repeats layers[0]"], |d| {
             bundle(d, |m, _| m["layers"][1]["name"] = json!("conv1"))
+        }),
+        case("manifest_duplicate_key", &["b/manifest.json", "samples: the key appears twice"], |d| {
+            let a = bundle(d, |_, _| {});
+            let path = d.join("b/manifest.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"samples\":2", "\"samples\":2,\"samples\":9", 1)).unwrap();
+            a
+        }),
+        case("manifest_duplicate_layer_key", &["b/manifest.json", "layers[2].weight: the key appears twice"], |d| {
+            let a = bundle(d, |_, _| {});
+            let path = d.join("b/manifest.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"weight\":\"fc1.weight\"", "\"weight\":\"fc1.weight\",\"weight\":\"conv1.weight\"", 1)).unwrap();
+            a
+        }),
+        case("accuracy_merge_shard_json_duplicate_key", &["s0/shard.json", "range: the key appears twice"], |d| {
+            acc_shard(d, "s0", "0..3", &[]);
+            let path = d.join("s0/shard.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"range\":", "\"range\": [0, 1],\n  \"range\":", 1)).unwrap();
+            args(&["accuracy-merge", "s0"])
         }),
         case("manifest_samples_mismatch", &["b/manifest.json", "samples: 3"], |d| {
             bundle(d, |m, _| m["samples"] = json!(3))

@@ -316,8 +316,9 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
         let path = dir.join(MANIFEST);
         let label = path.display().to_string();
         let text = workload::files::read_text(&path, &label).map_err(|e| anyhow!(e))?;
+        // Repeated keys refused, in config_values too (serde_json keeps the last one).
         let head: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| anyhow!("{label}: {e}"))?;
+            workload::json::parse(&text).map_err(|e| anyhow!("{label}: {e}"))?;
         if head.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
             bail!(
                 "{label}: format: {} (expected \"{FORMAT}\": not a shard of `sresim accuracy --sample-range`)",

@@ -655,6 +655,35 @@ mod tests {
         std::fs::write(dir.join("sweep.json"), text).unwrap();
     }
 
+    /// A key named twice in sweep.json is refused, not read as its last value: its typed
+    /// readers (Head, Meta and what they hold) refuse a repeated field.
+    #[test]
+    fn a_repeated_key_of_sweep_json_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        meta_json(d.path(), 2, 3, 9);
+        let path = d.path().join("sweep.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (key, twice) in [
+            (
+                "\"fingerprint\": \"f\",",
+                "\"fingerprint\": \"g\", \"fingerprint\": \"f\",",
+            ),
+            (
+                "\"point_count\": 9,",
+                "\"point_count\": 9, \"point_count\": 4,",
+            ),
+            (
+                "{\"name\": \"lenet5\",",
+                "{\"name\": \"lenet5\", \"name\": \"vgg16\",",
+            ),
+        ] {
+            assert!(text.contains(key), "{key}");
+            std::fs::write(&path, text.replacen(key, twice, 1)).unwrap();
+            let e = Meta::read(d.path()).unwrap_err().to_string();
+            assert!(e.contains("duplicate field"), "{key}: {e}");
+        }
+    }
+
     #[test]
     fn declared_point_counts_are_checked_products_within_the_limit() {
         let d = tempfile::tempdir().unwrap();
