@@ -226,3 +226,26 @@ def test_a_writer_waits_for_readers_and_is_refused_by_a_writer(tmp_path):
         assert json.loads((b / "manifest.json").read_text())["name"] == "new"
     finally:
         os.close(fd)
+
+
+def test_sresim_completes_a_journal_the_exporter_left(tmp_path):
+    """One format, one set of rules: a writer of sresim opening the directory of a killed
+    export completes its renames (writer `export`, the bundle's two names)."""
+    from sresim_export.schema import find_binary
+
+    binary = find_binary()
+    if binary is None:
+        pytest.skip("no sresim binary (build it, or set SRESIM)")
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    env = dict(os.environ, SRESIM_TEST_ABORT_AFTER_RENAMES="1")
+    subprocess.run([sys.executable, "-c", KILLED.format(tools=TOOLS, out=str(b))], env=env)
+    journal = (b / JOURNAL).read_text()
+    assert journal.startswith("sresim-commit 2\nwriter export\npid "), journal
+    r = subprocess.run([binary, "run", "-w", "lenet5", "--synthetic-inputs", "--samples", "1", "-q",
+                        "-o", str(b)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest, _ = read_bundle(b)
+    assert manifest["name"] == "new"
+    assert JOURNAL not in listing(b)
+    assert not [n for n in listing(b) if n.startswith(".")]
