@@ -454,10 +454,25 @@ def _commit_locked(out_dir, files):
         _fsync_dir(out_dir)
 
 
+def _unique_keys(pairs):
+    """A JSON object whose every key is named once (json keeps the last of two; sresim
+    refuses such a manifest, docs/errors.md)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"{k}: the key appears twice; a JSON object names each key once")
+        out[k] = v
+    return out
+
+
 def read_bundle(path):
     """Returns (manifest dict, {key: array}) of the bundle directory `path`."""
-    with open(os.path.join(path, "manifest.json")) as f:
-        manifest = json.load(f)
+    label = os.path.join(path, "manifest.json")
+    with open(label) as f:
+        try:
+            manifest = json.load(f, object_pairs_hook=_unique_keys)
+        except ValueError as e:
+            raise ValueError(f"{label}: {e}") from None
     with np.load(os.path.join(path, "tensors.npz")) as npz:
         tensors = {k: npz[k] for k in npz.files}
     return manifest, tensors

@@ -249,3 +249,12 @@ def test_sresim_completes_a_journal_the_exporter_left(tmp_path):
     assert manifest["name"] == "new"
     assert JOURNAL not in listing(b)
     assert not [n for n in listing(b) if n.startswith(".")]
+
+
+def test_a_manifest_naming_a_key_twice_is_refused(tmp_path):
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    text = (b / "manifest.json").read_text()
+    (b / "manifest.json").write_text(text.replace('"name": "old"', '"name": "old", "name": "new"', 1))
+    with pytest.raises(ValueError, match=r"manifest.json: name: the key appears twice"):
+        read_bundle(b)
