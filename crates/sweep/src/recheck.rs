@@ -147,11 +147,18 @@ fn plain(kind: Kind, cell: &[u8]) -> bool {
         Kind::Count => cell.len() <= 19 && digits(cell),
         Kind::Int => unsigned(cell).len() <= 18 && digits(unsigned(cell)),
         Kind::Float => {
+            // One pass: digits, then at most one `.` followed by digits.
             let body = unsigned(cell);
-            let mut parts = body.splitn(2, |&b| b == b'.');
-            let int = parts.next().unwrap_or_default();
-            let frac = parts.next();
-            cell.len() <= 300 && digits(int) && frac.is_none_or(|f| digits(f))
+            let (mut int, mut frac, mut dot) = (0usize, 0usize, false);
+            for &b in body {
+                match b {
+                    b'0'..=b'9' if dot => frac += 1,
+                    b'0'..=b'9' => int += 1,
+                    b'.' if !dot => dot = true,
+                    _ => return false,
+                }
+            }
+            cell.len() <= 300 && int > 0 && (!dot || frac > 0)
         }
         Kind::Bool => cell == b"true" || cell == b"false",
     }
