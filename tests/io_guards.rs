@@ -359,8 +359,8 @@ fn a_planted_journal_makes_the_next_writer_touch_nothing() {
     let shown = d.display();
     for journal in [
         format!("{shown}/.t\n{shown}/victim\n{shown}/.profile\n"),
-        format!("sresim-commit 2\nwriter run\npid 7\nfile 0 1 - ../victim\n"),
-        format!("sresim-commit 2\nwriter run\npid 7\nfile 0 1 - tensors.npz\n"),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - ../victim\n".to_string(),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - tensors.npz\n".to_string(),
     ] {
         std::fs::write(d.join("o/.sresim-commit"), &journal).unwrap();
         let e = fails(&d, &with(RUN, &["--out", "o"]));
