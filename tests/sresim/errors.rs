@@ -29,6 +29,9 @@
 //! | manifest_kernel_exceeds_input | 9x9 kernel on a padded 8x8 input | layers[1].kernel |
 //! | manifest_reserved_name | a layer named TOTAL | layers[2].name |
 //! | manifest_duplicate_name | two layers named conv1 | layers[1].name |
+//! | manifest_duplicate_key | `"samples"` twice (the last one won) | b/manifest.json, samples, twice |
+//! | manifest_duplicate_layer_key | `"weight"` twice in layers[2] | layers[2].weight, twice |
+//! | accuracy_merge_shard_json_duplicate_key | `"range"` twice in shard.json | s0/shard.json, range, twice |
 //! | manifest_samples_mismatch | `"samples": 3` over N = 2 | b/manifest.json, samples |
 //! | manifest_geometry_overflow | output elements beyond u64 | layers[0] |
 //! | manifest_input_absent | no input, no --synthetic-inputs | layers[2].input |
@@ -86,9 +89,13 @@
 //! | limit_zoo_memory | vgg16 with limits.max_layer_bytes = 100 MB (fc6's weights need 1.2 GB) | vgg16, fc6, limits.max_layer_bytes |
 //! | limit_fast_engine_pieces | a 1x1 input padded by 2^20 (4.4e12 output positions) | tiny1, conv1, limits.max_layer_bytes |
 //! | limit_fast_engine_pieces_small_cap | padded by 2^14 under limits.max_layer_bytes = 100000 | tiny1, conv1, limits.max_layer_bytes |
+//! | accuracy_layer_memory | accuracy under limits.max_layer_bytes = 8.4 MB, which run refuses for fc1 (accuracy ran) | lenet5-mnist, conv1, limits.max_layer_bytes |
 //! | flag_threads_too_many | --threads 100000 | --threads, 1024 |
 //! | sweep_jobs_too_many | sweep --jobs 100000 | --jobs, 1024 |
 //! | sweep_too_many_points | a grid of 10^6 points | g.toml, --max-points |
+//! | search_too_many_points | search of a grid of 10^6 points (grew past 300 MB first) | g.toml, --max-points |
+//! | search_grid_past_the_limit | search of 10^8 points under --max-points 10^9 (aborted) | g.toml, the limit of 2^26 |
+//! | search_grid_wraps | search of 600^7 points (2.8e19: wraps u64) | g.toml, more than 2^64 |
 //! | sweep_key_twice_axes | `"ou.rows" = [4]` and `ou.rows = [8]` in [axes] | g.toml, axes.ou.rows, set twice |
 //! | sweep_key_twice_set | `"ou.rows" = 4` and `ou.rows = 8` in [set] | g.toml, set.ou.rows, set twice |
 //! | sweep_axis_nan | axis `ou.rows = [nan]` | g.toml, axes.ou.rows, not a finite number |
@@ -136,6 +143,7 @@
 //! | accuracy_merge_records_edited | a float cell of records.csv that is not 16 hex digits | s0/records.csv, line 2 |
 //! | accuracy_sample_range | accuracy --sample-range 2..2 | --sample-range |
 //! | parquet_row_group_rows | compare of a Parquet table whose row group declares 2^40 rows | a.parquet, row group 0, 1099511627776 rows |
+//! | parquet_row_group_negative | compare of a Parquet table whose row group declares -3 rows (read as empty: a difference) | a.parquet, row group 0, corrupt |
 //! | sweep_json_count_wraps | merge of a sweep.json of 2^64 points declared as 0 (spun) | sweep.json, point_count |
 //! | sweep_json_count_huge | merge of a sweep.json of 3000^3 points (aborted) | sweep.json, point_count, limit |
 //! | chip_link_ghz_tiny | chip.link_ghz = 1e-300 with mesh data movement (wrapped to a faster chip) | chip.link_ghz, transfer |
@@ -358,6 +366,27 @@ fn cases() -> Vec<Case> {
         case("manifest_duplicate_name", &["b/manifest.json", "layers[1].name: \"conv1\" repeats layers[0]"], |d| {
             bundle(d, |m, _| m["layers"][1]["name"] = json!("conv1"))
         }),
+        case("manifest_duplicate_key", &["b/manifest.json", "samples: the key appears twice"], |d| {
+            let a = bundle(d, |_, _| {});
+            let path = d.join("b/manifest.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"samples\":2", "\"samples\":2,\"samples\":9", 1)).unwrap();
+            a
+        }),
+        case("manifest_duplicate_layer_key", &["b/manifest.json", "layers[2].weight: the key appears twice"], |d| {
+            let a = bundle(d, |_, _| {});
+            let path = d.join("b/manifest.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"weight\":\"fc1.weight\"", "\"weight\":\"fc1.weight\",\"weight\":\"conv1.weight\"", 1)).unwrap();
+            a
+        }),
+        case("accuracy_merge_shard_json_duplicate_key", &["s0/shard.json", "range: the key appears twice"], |d| {
+            acc_shard(d, "s0", "0..3", &[]);
+            let path = d.join("s0/shard.json");
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replacen("\"range\":", "\"range\": [0, 1],\n  \"range\":", 1)).unwrap();
+            args(&["accuracy-merge", "s0"])
+        }),
         case("manifest_samples_mismatch", &["b/manifest.json", "samples: 3"], |d| {
             bundle(d, |m, _| m["samples"] = json!(3))
         }),
@@ -530,6 +559,11 @@ fn cases() -> Vec<Case> {
             a.extend(args(&["--set", "limits.max_layer_bytes=100000"]));
             a
         }),
+        case("accuracy_layer_memory", &["lenet5-mnist: layer conv1: a functional run", "limits.max_layer_bytes = 8.0 MiB"], |_| {
+            // run refuses fc1 at this cap (8.7 MiB to load); accuracy ran, its datapath
+            // programs alone 21 MiB.
+            args(&["accuracy", "--samples", "2", "--set", "limits.max_layer_bytes=8400000"])
+        }),
         case("flag_threads_too_many", &["--threads", "100000", "limit of 1024"], |d| {
             flags(d, &["--threads", "100000"])
         }),
@@ -545,6 +579,13 @@ fn cases() -> Vec<Case> {
                 .collect();
             sweep(d, &format!("workloads = [\"lenet5\"]\n[axes]\n{axes}"))
         }),
+        case("search_too_many_points", &["g.toml", "1000000 points", "--max-points 100000"], |d| {
+            search_grid(d, 6, 10, &[])
+        }),
+        case("search_grid_past_the_limit", &["g.toml", "100000000 points", "limit of 67108864"], |d| {
+            search_grid(d, 8, 10, &["--max-points", "1000000000"])
+        }),
+        case("search_grid_wraps", &["g.toml", "more than 2^64 points"], |d| search_grid(d, 7, 600, &[])),
         case("sweep_key_twice_axes", &["g.toml", "axes.ou.rows: set twice"], |d| {
             sweep(d, "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\nou.rows = [8]\n")
         }),
@@ -734,6 +775,11 @@ fn cases() -> Vec<Case> {
             std::fs::copy(src, d.join("a.parquet")).unwrap();
             args(&["compare", "a.parquet", "a.parquet"])
         }),
+        case("parquet_row_group_negative", &["a.parquet", "row group 0: declares -3 rows: a corrupt file"], |d| {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/parquet/row_group_negative_rows.parquet");
+            std::fs::copy(src, d.join("a.parquet")).unwrap();
+            args(&["compare", "a.parquet", "a.parquet"])
+        }),
         case("sweep_json_count_wraps", &["in/sweep.json", "point_count: 0 is not the number"], |d| {
             sweep_json(d, 64, 2, 0)
         }),
@@ -783,6 +829,31 @@ fn cases() -> Vec<Case> {
             a
         }),
     ]
+}
+
+/// `search -g g.toml` of a search grid over lenet5-mnist with `axes` axes of `values`
+/// values each, and `extra` flags.
+fn search_grid(dir: &Path, axes: usize, values: usize, extra: &[&str]) -> Vec<String> {
+    let keys = [
+        "ou.rows",
+        "ou.cols",
+        "adc.per_crossbar",
+        "synth.seed",
+        "index_decoder.rows_per_cycle",
+        "dac.bits",
+        "adc.bits",
+        "crossbar.rows",
+    ];
+    let list: Vec<String> = (1..=values).map(|v| v.to_string()).collect();
+    let mut g = "workloads = [\"lenet5-mnist\"]\naccuracy = true\n[axes]\n".to_string();
+    for k in &keys[..axes] {
+        g += &format!("\"{k}\" = [{}]\n", list.join(", "));
+    }
+    g += "[search]\nby = [\"ou.cols\"]\n";
+    std::fs::write(dir.join("g.toml"), g).unwrap();
+    let mut a = args(&["search", "-g", "g.toml"]);
+    a.extend(args(extra));
+    a
 }
 
 /// Writes `dir/name`, the shard of samples `range` of a 3-sample accuracy run (dense mode)

@@ -104,7 +104,7 @@ fn sweep_json_corpus() {
 #[test]
 fn hostile_sizes_and_figures_meet_their_guard() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let cases: [(&str, Entry, &str); 12] = [
+    let cases: [(&str, Entry, &str); 13] = [
         ("graph/pad_wraps.json", entries::graph, "the padded size"),
         (
             "graph/pad_over_2e48.json",
@@ -146,6 +146,11 @@ fn hostile_sizes_and_figures_meet_their_guard() {
             "parquet/row_group_2e40_rows.parquet",
             entries::parquet,
             "row group 0: declares 1099511627776 rows",
+        ),
+        (
+            "parquet/row_group_negative_rows.parquet",
+            entries::parquet,
+            "row group 0: declares -3 rows: a corrupt file",
         ),
         (
             "sweep_json/count_wraps_to_0.json",

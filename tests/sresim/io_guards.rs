@@ -343,3 +343,61 @@ fn memory_reports_and_trace_are_one_replacement() {
     );
     assert!(dot_files(d).is_empty() && dot_files(&d.join("o")).is_empty());
 }
+
+/// A journal planted in a shared output directory is data: one that names a file beside
+/// the directory (the format sresim wrote before: absolute paths), or a dot file elsewhere
+/// as an old link, used to make the next `run -o` replace or delete it. Now the run is
+/// refused in one line and nothing changes, the planted journal included.
+#[test]
+fn a_planted_journal_makes_the_next_writer_touch_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(t.path()).unwrap();
+    std::fs::create_dir(d.join("o")).unwrap();
+    std::fs::write(d.join("victim"), "victim").unwrap();
+    std::fs::write(d.join(".profile"), "profile").unwrap();
+    std::fs::write(d.join(".t"), "planted").unwrap();
+    let shown = d.display();
+    for journal in [
+        format!("{shown}/.t\n{shown}/victim\n{shown}/.profile\n"),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - ../victim\n".to_string(),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - tensors.npz\n".to_string(),
+    ] {
+        std::fs::write(d.join("o/.sresim-commit"), &journal).unwrap();
+        let e = fails(&d, &with(RUN, &["--out", "o"]));
+        assert!(
+            e.starts_with("error: o/.sresim-commit: refused, nothing changed: "),
+            "{journal:?}: {e}"
+        );
+        let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+        assert_eq!(
+            (read("victim"), read(".profile"), read(".t")),
+            ("victim".into(), "profile".into(), "planted".into())
+        );
+        assert_eq!(read("o/.sresim-commit"), journal);
+        assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 1);
+    }
+}
+
+/// An accuracy shard streams records.csv to its temporary: under a file-size limit the
+/// error names the file with its directory (it said `records.csv: cannot write`).
+#[test]
+fn a_shard_past_a_file_size_limit_names_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let script = format!(
+        "ulimit -f 16; exec {BIN} accuracy --samples 100 --modes dense -q --sample-range 0..100 --out s"
+    );
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: s/records.csv: cannot write: File too large"),
+        "{err}"
+    );
+    assert!(!d.join("s").exists(), "the directory it created is removed");
+}

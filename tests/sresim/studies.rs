@@ -61,12 +61,26 @@ fn every_interval_brackets_its_mean_over_five_draws() {
                     lo.is_finite() && hi.is_finite() && lo <= m && m <= hi,
                     "{name} {fig}"
                 );
-                // the half-width is t(0.975, 4) standard errors of the 5 draws
-                let hw = T4 * f(&r, &format!("{fig}_std")) / 5f64.sqrt();
-                assert!(
-                    (hi - m - hw).abs() <= 1e-3 * hw.max(1e-9) + 1e-12,
-                    "{name} {fig}"
-                );
+                // The half-width is t(0.975, 4) standard errors of the 5 draws. The
+                // committed data predates intervals kept in their domain (docs/accuracy.md,
+                // "What the interval is"): no floor, no clipping. A rerun of
+                // scripts/ou-size-study writes the bounded ones, which are accepted too:
+                // s at least 1 / (M sqrt 5) for a proportion of M images (unless the draws
+                // are one computation: std 0 and a zero width), [0, 1] for a proportion,
+                // >= 0 for the error.
+                let std = f(&r, &format!("{fig}_std"));
+                let close = |a: f64, b: f64, w: f64| (a - b).abs() <= 1e-3 * w.max(1e-9) + 1e-12;
+                let hw = T4 * std / 5f64.sqrt();
+                let before = close(hi - m, hw, hw);
+                let proportion = fig != "output_rel_rmse";
+                let floor = match proportion && lo < hi {
+                    true => 1.0 / (f(&r, "accuracy_samples") * 5f64.sqrt()),
+                    false => 0.0,
+                };
+                let hw = T4 * std.max(floor) / 5f64.sqrt();
+                let top = if proportion { 1.0 } else { f64::INFINITY };
+                let bounded = close(hi, (m + hw).min(top), hw) && close(lo, (m - hw).max(0.0), hw);
+                assert!(before || bounded, "{name} {fig}");
             }
         }
     }

@@ -319,6 +319,58 @@ fn an_existing_sweep_is_neither_overwritten_nor_mixed_with_another_grid() {
     drop(base);
 }
 
+/// A `--resume` into a directory whose sweep.json keeps the grid's fingerprint but claims
+/// other points (3000^3 against 4, or another axis value) exited 0 having checked only the
+/// fingerprint; it now says the directory belongs to another grid, and changes nothing.
+#[test]
+fn a_resume_reads_the_whole_sweep_json_and_names_another_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let out = dir.path().join("out");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&out), "-q"]));
+    let path = out.join("sweep.json");
+    let good: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let points = std::fs::read(out.join("points.csv")).unwrap();
+    let resume = || sresim(&["sweep", "-g", s(&grid), "-o", s(&out), "--resume", "-q"]);
+    let claims = |edit: &dyn Fn(&mut serde_json::Value), want: &str| {
+        let mut m = good.clone();
+        edit(&mut m);
+        let text = serde_json::to_vec_pretty(&m).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let e = fails(&resume());
+        assert!(e.contains("out/sweep.json: ") && e.contains(want), "{e}");
+        assert!(
+            e.ends_with(&format!(
+                "the directory belongs to another grid than {}\n",
+                grid.display()
+            )),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), text);
+        assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), points);
+    };
+    let three: Vec<u64> = (0..3000).collect();
+    claims(
+        &|m| {
+            m["axes"] = serde_json::json!(["a", "b", "c"]);
+            m["values"] = serde_json::json!([three, three, three]);
+            m["point_count"] = serde_json::json!(27_000_000_000u64);
+        },
+        "point_count: 27000000000 points, more than the limit of 67108864",
+    );
+    claims(
+        &|m| m["values"][0][1] = serde_json::json!(32),
+        "values: it describes 4 points, the grid 4",
+    );
+    claims(
+        &|m| m["workloads"][0]["rows"] = serde_json::json!(7),
+        "workloads: it describes 4 points",
+    );
+    std::fs::write(&path, serde_json::to_vec_pretty(&good).unwrap()).unwrap();
+    let said = ok(&resume());
+    assert!(said.is_empty() || said.contains("0 run"), "{said}");
+}
+
 #[test]
 fn shards_merge_into_the_unsharded_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -838,7 +890,8 @@ fn the_shipped_grids_are_valid() {
     let mut seen = Vec::new();
     for path in common::tracked_files(root, "configs/sweeps") {
         if path.extension().is_some_and(|e| e == "toml") {
-            let plan = Plan::new(Grid::load(&path).unwrap()).unwrap();
+            let plan =
+                Plan::new(Grid::load(&path, sweep::grid::DEFAULT_MAX_POINTS).unwrap()).unwrap();
             let name = path.file_stem().unwrap().to_str().unwrap().to_string();
             seen.push((name, plan.points.len()));
         }

@@ -28,6 +28,36 @@ pub fn options(cfg: &Resolved, dump_outputs: bool) -> FuncOptions {
     }
 }
 
+/// The one memory budget (`limits.max_layer_bytes`) of a layer read through the
+/// functional datapath, for `run --functional` and `accuracy` alike: what the counting
+/// engines need of it (its weights, mapping and compression, `held` samples of input,
+/// `engine::limits::layer_bytes`) and the datapath's programs, buffers and `kept` samples
+/// of outputs (`functional::check_memory`). `run` holds a chunk of samples and keeps them
+/// all with `--dump-outputs`; `accuracy` holds a batch and keeps its outputs, for the next
+/// layer. A layer above the cap is refused before anything is loaded, with the same line
+/// in both.
+pub fn check_layer_memory(
+    l: &workload::LayerSpec,
+    cfg: &Resolved,
+    modes: &[crossbar::Mode],
+    held: u64,
+    kept: u64,
+) -> Result<(), functional::FuncError> {
+    let threads = rayon::current_num_threads();
+    let budget = functional::Budget {
+        hw: &cfg.hw,
+        modes,
+        applied_bits: cfg.hw.input_bits,
+        held_samples: held,
+        kept_samples: kept,
+        threads,
+        per_cell: cfg.device.per_cell(),
+        skip: cfg.device.skips(),
+    };
+    let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
+    functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
+}
+
 /// Columns layers.csv gains in a functional run (docs/functional.md defines them).
 pub const COLUMNS: [&str; 4] = [
     "func_exact_frac",

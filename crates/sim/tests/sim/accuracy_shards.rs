@@ -218,3 +218,72 @@ fn progress_adds_up_to_the_work() {
         assert!(total > 0);
     }
 }
+
+/// `accuracy-merge` parsed records but not their range: a NaN in the float row's `sq`
+/// became `null` in summary.json, an infinity 0, and a `func_outputs` of 2^64 - 1 wrapped
+/// the sum so that `func_exact_frac` read 1.23. Every field is now checked in its range
+/// (counts below 2^64 - 1, a part not above its whole, floats finite and >= 0: sums of
+/// squares), and the sums over samples are checked arithmetic.
+#[test]
+fn records_out_of_range_and_sums_that_wrap_are_refused() {
+    let s = setup(&[], &[Mode::Dense], None, 1);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    write(&s, 3, 0..3, &dir, 1);
+    let path = dir.join("records.csv");
+    let clean = std::fs::read_to_string(&path).unwrap();
+    let header: Vec<String> = clean
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let col = |suffix: &str| header.iter().position(|c| c.ends_with(suffix)).unwrap();
+    // Lines: 1 the header, then per sample the float, quantized and dense rows.
+    let tamper = |edits: &[(usize, usize, &str)]| {
+        let mut lines: Vec<String> = clean.lines().map(String::from).collect();
+        for &(line, column, value) in edits {
+            let mut cells: Vec<String> = lines[line - 1].split(',').map(String::from).collect();
+            cells[column] = value.to_string();
+            lines[line - 1] = cells.join(",");
+        }
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
+        assert!(e.starts_with(&format!("{}: line ", path.display())), "{e}");
+        assert_eq!(e.lines().count(), 1);
+        e
+    };
+    let sq = header.iter().position(|c| c == "sq").unwrap();
+    let e = tamper(&[(2, sq, "7ff8000000000000")]);
+    assert!(
+        e.ends_with(
+            "line 2: cell 6 (sq): '7ff8000000000000' is NaN, not a finite sum of squares (>= 0)"
+        ),
+        "{e}"
+    );
+    let e = tamper(&[(2, sq, "7ff0000000000000")]);
+    assert!(e.contains("is inf, not a finite sum"), "{e}");
+    let e = tamper(&[(4, col(".func_sq_err"), "bff0000000000000")]);
+    assert!(
+        e.contains("func_sq_err): 'bff0000000000000' is -1, not a finite sum"),
+        "{e}"
+    );
+    let outputs = col(".func_outputs");
+    let e = tamper(&[(4, outputs, "18446744073709551615")]);
+    assert!(
+        e.ends_with("func_outputs): 18446744073709551615, a count saturated at 2^64 - 1"),
+        "{e}"
+    );
+    let e = tamper(&[(4, outputs + 1, "99999")]);
+    assert!(e.contains(".func_exact: 99999 exceeds "), "{e}");
+    // In range one by one, 2^63 + 2^62 twice wraps the sum.
+    let big = (3u64 << 62).to_string();
+    let e = tamper(&[(4, outputs, &big), (7, outputs, &big)]);
+    assert!(
+        e.contains("line 7: ") && e.contains(".func_outputs of path dense: the sum over the samples up to sample 1 (draw 0) does not fit a 64-bit count"),
+        "{e}"
+    );
+    std::fs::write(&path, &clean).unwrap();
+    assert!(merge(std::slice::from_ref(&dir)).is_ok());
+}
