@@ -20,11 +20,12 @@ pub fn seed(seed: u64, d: u32) -> u64 {
 }
 
 /// Whether the device's figures depend on its seed: programming variation or noise,
-/// stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
+/// a level table's spreads, stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
 /// noise or an error table draw from it; an off current, IR drop, a drift without
 /// spread and ADC offset, gain and INL alone are deterministic, and so is the ideal device (every draw is then the same).
 pub fn random(d: &Device) -> bool {
     d.sigma > 0.0
+        || d.levels.random()
         || d.stuck_at_0 > 0.0
         || d.stuck_at_1 > 0.0
         || d.read_noise > 0.0
