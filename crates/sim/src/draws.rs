@@ -258,5 +258,17 @@ mod tests {
             read_noise: 0.01,
             ..Device::default()
         }));
+        // A level table draws when a state has a spread.
+        let table = |sd: f64| Device {
+            levels: functional::Levels::new(
+                functional::LevelSpace::Conductance,
+                vec![vec![10.0, sd], vec![40.0, sd]],
+                vec![],
+            )
+            .unwrap(),
+            ..Device::default()
+        };
+        assert!(random(&table(0.5)));
+        assert!(!random(&table(0.0)));
     }
 }
