@@ -314,11 +314,11 @@ fn every_shipped_device_preset_loads() {
     }
 }
 
-/// The literature presets with variation: their own sigma costs output accuracy against
-/// the quantized network, and three times their sigma (same seed) costs more.
+/// The literature presets with variation: their own spread costs output accuracy against
+/// the quantized network, and three times their spread (same seed) costs more.
 #[test]
 fn raising_a_literature_presets_variation_raises_the_output_error() {
-    let run = |preset: &str, sigma: Option<f64>| {
+    let run = |preset: &str, set: Option<&str>| {
         let dir = tempfile::tempdir().unwrap();
         let mut a: Vec<String> = [
             "accuracy",
@@ -337,8 +337,8 @@ fn raising_a_literature_presets_variation_raises_the_output_error() {
         .map(String::from)
         .to_vec();
         a.extend(["--set".into(), format!("device.preset={preset}")]);
-        if let Some(s) = sigma {
-            a.extend(["--set".into(), format!("device.sigma={s}")]);
+        if let Some(s) = set {
+            a.extend(["--set".into(), s.to_string()]);
         }
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         ok(&a);
@@ -349,9 +349,13 @@ fn raising_a_literature_presets_variation_raises_the_output_error() {
             num(total(&r, "sre"), "agreement_quantized"),
         )
     };
-    for (preset, sigma) in [("dlrsim-rram", 0.162), ("milo-rram", 0.0235)] {
+    // Each level's sd tripled: DL-RSim's log10 R sds, CrossSim's sd polynomial.
+    for (preset, tripled) in [
+        ("dlrsim-rram", "device.levels=[[2.62, 1.14], [1.34, 0.18]]"),
+        ("milo-rram", "device.level_sigma=[14.346963, -0.027321]"),
+    ] {
         let (q, e1, a1) = run(preset, None);
-        let (_, e3, a3) = run(preset, Some(3.0 * sigma));
+        let (_, e3, a3) = run(preset, Some(tripled));
         assert!(q < e1 && e1 < e3, "{preset}: output error {q} {e1} {e3}");
         assert!(a3 <= a1, "{preset}: agreement {a1} {a3}");
     }

@@ -223,6 +223,26 @@ fn bad_device_settings_name_their_key_or_file_line_and_field() {
             "error: --set dac.noise=-0.1: dac.noise: -0.1 is not a finite number >= 0".into(),
         ),
         (
+            vec!["--set".into(), "device.level_space=ohms".into(), "--set".into(), "device.levels=[[1.0, 0.1], [2.0, 0.1]]".into()],
+            "error: --set device.level_space=ohms: device.level_space: 'ohms' is not a level space (conductance, log10_resistance, ln_conductance)".into(),
+        ),
+        (
+            vec!["--set".into(), "device.levels=[[2.0, 0.1], [1.0, 0.1]]".into()],
+            "error: --set device.levels=[[2.0, 0.1], [1.0, 0.1]]: device.levels: row 2: the rows' mean conductances must increase from row to row (lowest state first)".into(),
+        ),
+        (
+            vec!["--set".into(), "device.preset=dlrsim-rram".into(), "--set".into(), "device.sigma=0.1".into()],
+            "error: --set device.sigma=0.1: device.sigma: not with device.levels (the table gives each level's spread)".into(),
+        ),
+        (
+            vec!["--set".into(), "device.preset=wan-rram".into(), "--set".into(), "device.time_s=31536000".into()],
+            "error: --set device.time_s=31536000: device.time_s: 31536000 s is past the last row of device.relax (172800 s), where its data end".into(),
+        ),
+        (
+            vec!["--set".into(), "device.reference=drifting".into()],
+            "error: --set device.reference=drifting: device.reference: 'drifting' is not a reference (device, nominal)".into(),
+        ),
+        (
             vec!["--set".into(), "device.preset=nope".into()],
             "error: --set device.preset=nope: device.preset: no preset 'nope' (shipped: ideal, noisy-rram, neurosim-rram, dlrsim-rram, milo-rram, nandakumar-pcm, wan-rram)".into(),
         ),

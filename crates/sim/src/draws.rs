@@ -22,11 +22,12 @@ pub fn seed(seed: u64, d: u32) -> u64 {
 }
 
 /// Whether the device's figures depend on its seed: programming variation or noise,
-/// stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
+/// a level table's spreads, stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
 /// noise or an error table draw from it; an off current, IR drop, a drift without
 /// spread and ADC offset, gain and INL alone are deterministic, and so is the ideal device (every draw is then the same).
 pub fn random(d: &Device) -> bool {
     d.sigma > 0.0
+        || d.levels.random()
         || d.stuck_at_0 > 0.0
         || d.stuck_at_1 > 0.0
         || d.read_noise > 0.0
@@ -392,5 +393,17 @@ mod tests {
             read_noise: 0.01,
             ..Device::default()
         }));
+        // A level table draws when a state has a spread.
+        let table = |sd: f64| Device {
+            levels: functional::Levels::new(
+                functional::LevelSpace::Conductance,
+                vec![vec![10.0, sd], vec![40.0, sd]],
+                vec![],
+            )
+            .unwrap(),
+            ..Device::default()
+        };
+        assert!(random(&table(0.5)));
+        assert!(!random(&table(0.0)));
     }
 }

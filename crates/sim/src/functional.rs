@@ -264,6 +264,45 @@ pub struct DeviceCfg {
     /// "off" or "on".
     #[serde(default = "off", skip_serializing_if = "is_off")]
     pub drift_compensation: String,
+    /// Each level's conductance law: rows [mean, sd] (or [mean] with `level_sigma`), in
+    /// `level_space`'s terms and the source's unit, lowest state first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<Vec<f64>>,
+    /// "conductance", "log10_resistance" or "ln_conductance".
+    #[serde(default = "conductance", skip_serializing_if = "is_conductance")]
+    pub level_space: String,
+    /// The sd of a level as a polynomial of its mean conductance (the table's unit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub level_sigma: Vec<f64>,
+    /// "device" (the reference column drifts with the device) or "nominal".
+    #[serde(
+        default = "device_reference",
+        skip_serializing_if = "is_device_reference"
+    )]
+    pub reference: String,
+    /// Hold the last row of `relax` past its time instead of refusing such a time.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub relax_hold: bool,
+}
+
+fn conductance() -> String {
+    "conductance".into()
+}
+
+fn is_conductance(s: &str) -> bool {
+    s == "conductance"
+}
+
+fn device_reference() -> String {
+    "device".into()
+}
+
+fn is_device_reference(s: &str) -> bool {
+    s == "device"
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_default_sampler(s: &str) -> bool {
@@ -310,6 +349,11 @@ impl Default for DeviceCfg {
             drift_noise: Vec::new(),
             relax: Vec::new(),
             drift_compensation: off(),
+            levels: Vec::new(),
+            level_space: conductance(),
+            level_sigma: Vec::new(),
+            reference: device_reference(),
+            relax_hold: false,
         }
     }
 }
@@ -456,6 +500,22 @@ pub fn resolve_device(
         "off" => false,
         other => anyhow::bail!("{origin}: device.drift_compensation: '{other}' is not on or off"),
     };
+    let space = functional::LevelSpace::parse(&cfg.level_space).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{origin}: device.level_space: '{}' is not a level space ({})",
+            cfg.level_space,
+            functional::LevelSpace::NAMES.join(", ")
+        )
+    })?;
+    let levels = functional::Levels::new(space, cfg.levels.clone(), cfg.level_sigma.clone())
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let reference = functional::Reference::parse(&cfg.reference).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{origin}: device.reference: '{}' is not a reference ({})",
+            cfg.reference,
+            functional::Reference::NAMES.join(", ")
+        )
+    })?;
     let device = functional::Device {
         on_off_ratio: (cfg.on_off_ratio != 0.0).then_some(cfg.on_off_ratio),
         sigma: cfg.sigma,
@@ -473,9 +533,12 @@ pub fn resolve_device(
             drift_t0_s: cfg.drift_t0_s,
             drift_noise: cfg.drift_noise.clone(),
             relax: cfg.relax.clone(),
+            relax_hold: cfg.relax_hold,
         },
         drift_compensation,
         converter: Default::default(),
+        levels,
+        reference,
     };
     device
         .validate()

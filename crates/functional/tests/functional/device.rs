@@ -118,6 +118,90 @@ fn stuck_cells_and_the_off_current() {
     }
 }
 
+/// A level table without spread (docs/functional.md, "Cells by level"): evenly spaced
+/// means read exactly, the reference column removing the bottom level's mean; one row per
+/// level with uneven means reads each level where its mean falls.
+#[test]
+fn a_level_table_reads_its_means() {
+    use functional::{LevelSpace, Levels};
+    let l = fc(vec![2, 0, -1, 3], vec![1, 2, 3, 1]);
+    let hw = small_hw();
+    // 10 .. 40 uS over 3 levels: one level is 10 uS, the off current 10 uS = 1 level.
+    let even = Device {
+        levels: Levels::new(
+            LevelSpace::Conductance,
+            vec![vec![10.0, 0.0], vec![40.0, 0.0]],
+            vec![],
+        )
+        .unwrap(),
+        ..Device::default()
+    };
+    assert_eq!(even.g_off(3), 1.0);
+    for (mode, y) in outputs(&l, &hw, even) {
+        assert_eq!(y, vec![2 - 3 + 3], "{mode}");
+    }
+    // Levels at 10, 20, 35, 40 uS: level 2 conducts 3.5 levels, 2.5 above the
+    // reference's 1, which rounds half away from zero to 3.
+    let uneven = Device {
+        levels: Levels::new(
+            LevelSpace::Conductance,
+            vec![
+                vec![10.0, 0.0],
+                vec![20.0, 0.0],
+                vec![35.0, 0.0],
+                vec![40.0, 0.0],
+            ],
+            vec![],
+        )
+        .unwrap(),
+        ..Device::default()
+    };
+    for (mode, y) in outputs(&fc(vec![2], vec![1]), &hw, uneven) {
+        assert_eq!(y, vec![3], "{mode}");
+    }
+}
+
+/// The reference column drifts with the device by default: w = [3], x = [1], on/off 2
+/// (g_off = 3, the top level conducts 6), every cell's exponent 0.5 and t = t0, so every
+/// conductance is 2^-0.5 of its value. The cell reads 6 / sqrt 2 = 4.243; a drifting
+/// reference removes 3 / sqrt 2 = 2.121 (2.121 reads 2), a nominal one 3 (1.243 reads 1).
+#[test]
+fn the_reference_column_drifts_with_the_device_or_stays_nominal() {
+    use functional::Reference;
+    let l = fc(vec![3], vec![1]);
+    let hw = small_hw();
+    let d = Device {
+        on_off_ratio: Some(2.0),
+        aging: Aging {
+            drift_nu: vec![[1.0, 0.5, 0.0]],
+            time_s: 20.0,
+            ..Device::default().aging
+        },
+        ..Device::default()
+    };
+    assert!((d.reference_off(3) - 3.0 * 0.5f64.sqrt()).abs() < 1e-12);
+    for (mode, y) in outputs(&l, &hw, d.clone()) {
+        assert_eq!(y, vec![2], "device reference, {mode}");
+    }
+    let nominal = Device {
+        reference: Reference::Nominal,
+        ..d.clone()
+    };
+    assert_eq!(nominal.reference_off(3), 3.0);
+    for (mode, y) in outputs(&l, &hw, nominal) {
+        assert_eq!(y, vec![1], "nominal reference, {mode}");
+    }
+    // At time 0 both are the programmed off current, bit for bit.
+    let fresh = Device {
+        aging: Aging {
+            time_s: 0.0,
+            ..d.aging.clone()
+        },
+        ..d
+    };
+    assert_eq!(fresh.reference_off(3), fresh.g_off(3));
+}
+
 /// An error table: one wordline open with ideal sum 2 reads 3 with probability 1; every
 /// other (open, ideal) pair reads exactly.
 #[test]
@@ -216,6 +300,8 @@ fn arb_device() -> impl Strategy<Value = Device> {
                     },
                     dac_noise: dac,
                 },
+                levels: Default::default(),
+                reference: Default::default(),
             },
         )
 }
@@ -230,6 +316,7 @@ fn pcm_like(time_s: f64) -> Aging {
         drift_t0_s: 20.0,
         drift_noise: vec![0.0088, 0.65, 0.2, 2.5e-7],
         relax: vec![vec![1.0, 0.01], vec![1e4, 0.02]],
+        relax_hold: false,
     }
 }
 

@@ -1,5 +1,5 @@
 //! A per-cell read that draws nothing (variation and an off current, no read noise, DAC
-//! noise or converter errors: the `dlrsim-rram` and `milo-rram` presets) sums the cached
+//! noise or converter errors: the `dlrsim-rram` and `milo-rram` presets, a level table) sums the cached
 //! conductances of a block of columns in registers and converts them there, or, in the
 //! fixed OUs of the dense and weight modes, looks its counts up in a table per OU; both
 //! must read the same bits as the reference, which draws every cell's conductance at
@@ -18,14 +18,14 @@ use crossbar::{AdcBits, Mode};
 use engine::{Prepared, SimOptions};
 use functional::{
     set_conductance_cache_limit, set_count_table_limit, Device, FuncOptions, Layer, LayerRun,
-    CONDUCTANCE_CACHE_BYTES, COUNT_TABLE_BYTES,
+    LevelSpace, Levels, CONDUCTANCE_CACHE_BYTES, COUNT_TABLE_BYTES,
 };
 use proptest::prelude::*;
 use workload::{ConvGeometry, LayerKind, LayerSpec, QuantLayer};
 
 use crate::LIMITS;
 
-/// The dlrsim-rram preset's device.
+/// The device of the dlrsim-rram preset of earlier releases: variation and an off current.
 fn cells() -> Device {
     Device {
         on_off_ratio: Some(19.05),
@@ -104,14 +104,25 @@ proptest! {
         // A fixed resolution clips, a step above 1 divides.
         bits in prop::option::of(1u32..=6),
         adc_step in 1u64..=3,
+        table in 0usize..3,
     ) {
-        prop_assume!(on_off.is_some() || sigma > 0.0);
+        prop_assume!(on_off.is_some() || sigma > 0.0 || table > 0);
+        // A level table (docs/functional.md, "Cells by level") in place of both.
+        let levels = levels_table(table);
+        let (on_off, sigma) = if levels.active() { (None, 0.0) } else { (on_off, sigma) };
         if let Some(b) = bits {
             hw.adc_bits = AdcBits::Fixed(b);
         }
         let f = FuncOptions {
             adc_step,
-            device: Device { on_off_ratio: on_off, sigma, ir_drop, seed, ..Device::default() },
+            device: Device {
+                on_off_ratio: on_off,
+                sigma,
+                ir_drop,
+                seed,
+                levels,
+                ..Device::default()
+            },
             ..keep()
         };
         let _limits = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
@@ -125,4 +136,23 @@ proptest! {
         prop_assert_eq!(&drawn, &blocks);
         prop_assert_eq!(&drawn, &tabled);
     }
+}
+
+/// None (0), a Gaussian table with a polynomial sd (1, milo-rram's), or two lognormal
+/// states in log10 R (2, dlrsim-rram's).
+fn levels_table(which: usize) -> Levels {
+    match which {
+        1 => Levels::new(
+            LevelSpace::Conductance,
+            vec![vec![50.0], vec![225.0]],
+            vec![4.782321, -0.009107],
+        ),
+        2 => Levels::new(
+            LevelSpace::Log10Resistance,
+            vec![vec![2.62, 0.38], vec![1.34, 0.06]],
+            vec![],
+        ),
+        _ => Ok(Levels::default()),
+    }
+    .unwrap()
 }

@@ -11,7 +11,8 @@ use crate::cases;
 
 use cases::{arb_case, run_modes};
 use functional::{
-    set_conductance_cache_limit, Aging, Converter, Device, FuncOptions, CONDUCTANCE_CACHE_BYTES,
+    set_conductance_cache_limit, Aging, Converter, Device, FuncOptions, LevelSpace, Levels,
+    CONDUCTANCE_CACHE_BYTES,
 };
 use proptest::prelude::*;
 
@@ -27,6 +28,7 @@ proptest! {
         seed in any::<u64>(),
         aged in any::<bool>(),
         dac_noise in prop::sample::select(vec![0.0, 0.2]),
+        table in 0usize..3,
     ) {
         // With aging: programming noise by conductance, drift with spread, 1/f noise and
         // relaxation; with DAC noise the rows' drives are drawn in both ways of reading.
@@ -41,6 +43,13 @@ proptest! {
                 ..aging
             };
         }
+        // A level table (docs/functional.md, "Cells by level") in place of the on/off
+        // ratio, sigma and programming noise.
+        let levels = levels_table(table);
+        let (on_off, sigma) = if levels.active() { (None, 0.0) } else { (on_off, sigma) };
+        if levels.active() {
+            aging.prog_noise.clear();
+        }
         let f = FuncOptions {
             keep_outputs: true,
             device: Device {
@@ -50,6 +59,7 @@ proptest! {
                 seed,
                 aging,
                 converter: Converter { dac_noise, ..Converter::default() },
+                levels,
                 ..Device::default()
             },
             ..FuncOptions::default()
@@ -61,4 +71,23 @@ proptest! {
         let cached = run_modes(&l, &hw, &opts, f, l.samples);
         prop_assert_eq!(drawn, cached);
     }
+}
+
+/// None (0), a Gaussian table with a polynomial sd (1, milo-rram's), or two lognormal
+/// states in log10 R (2, dlrsim-rram's).
+fn levels_table(which: usize) -> Levels {
+    match which {
+        1 => Levels::new(
+            LevelSpace::Conductance,
+            vec![vec![50.0], vec![225.0]],
+            vec![4.782321, -0.009107],
+        ),
+        2 => Levels::new(
+            LevelSpace::Log10Resistance,
+            vec![vec![2.62, 0.38], vec![1.34, 0.06]],
+            vec![],
+        ),
+        _ => Ok(Levels::default()),
+    }
+    .unwrap()
 }
