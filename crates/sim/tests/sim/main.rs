@@ -8,5 +8,6 @@
 mod accuracy_batches;
 mod accuracy_shards;
 mod device_presets;
+mod device_sources;
 mod drawn_records;
 mod memory_run;

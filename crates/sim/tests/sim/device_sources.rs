@@ -13,9 +13,6 @@
 //! errors of the difference (a correct model fails a fresh seed with probability below
 //! 1e-5).
 
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use crossbar::{Hardware, Mode};
 use engine::{Prepared, Samples, SimOptions};
 use functional::{Device, FuncOptions, Layer, LayerRun};
