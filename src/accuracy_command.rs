@@ -147,7 +147,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         shape.extend(net.graph.tensors[net.graph.outputs[0]].shape.iter().skip(1));
         staged
             .write_all(&sim::functional::npy(&shape, &y))
-            .map_err(|e| anyhow!("--float-logits: {}: cannot write: {e}", path.display()))?;
+            .map_err(|e| anyhow!("--float-logits: {e}"))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => std::path::Path::new("."),

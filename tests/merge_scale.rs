@@ -1,5 +1,7 @@
 //! `sresim merge` holds a few rows per input, not the rows: 10^5 synthetic points merged
-//! under a heap bound measured by this test binary's own allocator.
+//! under a heap bound measured by this test binary's own allocator. A binary of its own,
+//! the one root test outside tests/sresim/: the allocator counts every thread's heap, so
+//! no other test may run in this process.
 #![allow(clippy::disallowed_methods)]
 // tests and tools make their fixtures with std::fs
 

@@ -38,6 +38,7 @@ import onnx  # noqa: E402
 from sresim_export.export import check_model_file  # noqa: E402
 from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
+from sresim_export.files import load_npy  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
 
@@ -65,7 +66,7 @@ def _load_feeds(specs, model):
         if name not in by_name:
             raise ValueError(f"--feed {spec}: the model has no input {name} (inputs: "
                              f"{'; '.join(describe_input(i) for i in by_name.values())})")
-        arr = np.load(path)
+        arr = load_npy(path)
         want = dims(by_name[name])
         if arr.ndim == len(want) - 1:
             arr = arr[None]

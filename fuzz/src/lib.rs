@@ -1,6 +1,6 @@
 //! The entry points that the fuzz targets drive, one per parser of user data. They are
 //! plain functions, so the committed corpus (tests/corpus/<target>/) replays through the
-//! very same code in `cargo test` (tests/fuzz_corpus.rs includes this file) without the
+//! very same code in `cargo test` (tests/sresim/fuzz_corpus.rs includes this file) without the
 //! fuzzer. Each returns Ok or the one-line error the binary would print; none may panic.
 //!
 //! - `manifest`: manifest.json text -> `Manifest::parse`;

@@ -1,5 +1,5 @@
 //! What the binary-level tests share: running `sresim` and reading what it answers.
-// Each test file uses a part of this module.
+// Each test module of tests/sresim/ uses a part of this module.
 #![allow(dead_code)]
 // Tests make their fixtures and read outputs with std::fs.
 #![allow(clippy::disallowed_methods)]

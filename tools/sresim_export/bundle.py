@@ -8,11 +8,12 @@ of a bundle carries the same number of input samples.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import stat
-import tempfile
+import time
 
 import numpy as np
 
@@ -184,18 +185,31 @@ def add_network(manifest, tensors, network):
     return manifest, tensors
 
 
-def _file_mode():
-    """0666 less the process umask: what open() would give a new file (mkstemp's is 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 # The journal of a replacement of several files, shared with sresim's writer (the outdir
-# crate, docs/errors.md "Output directories"): three lines a file (its temporary, its
-# destination, an old link or nothing), absolute paths. While it exists, sresim refuses to
-# read the directory's files; the next writer of the directory completes the renames.
+# crate: crates/outdir/src/recover.rs, docs/errors.md "Output directories"):
+#
+#     sresim-commit 2
+#     writer export
+#     pid 4242
+#     file 0 7 - tensors.npz        (directory 0: this one; N of .NAME.tmp.PID.N; old link
+#     file 0 8 - manifest.json       or -; the name)
+#
+# While it exists, sresim refuses to read the directory's files; the next writer of the
+# directory completes the renames. A journal is data: recovery renames only
+# `.NAME.tmp.PID.N` over NAME and removes only `.NAME.old.PID.N`, NAME a file the exporter
+# writes and PID the journal's, after the destination checks of a first write, and
+# refuses anything else, touching nothing.
 JOURNAL = ".sresim-commit"
+JOURNAL_FORMAT = "sresim-commit 2"
+WRITER = "export"
+FILES = ("manifest.json", "tensors.npz")
+READERS_WAIT_S = 10.0
+_serial = itertools.count()
+
+
+def _scratch(name, kind, pid, n):
+    """`.NAME.KIND.PID.N`: a temporary (tmp) or a link to the old content (old)."""
+    return f".{name}.{kind}.{pid}.{n}"
 
 
 def _fsync_dir(path):
@@ -211,74 +225,213 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+def _kind(path, dir_fd=None):
+    """None when absent, else "file", "dir", "link" or "other" (links not followed)."""
+    try:
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISLNK(st.st_mode):
+        return "link"
+    return "other"
+
+
+def _destination_problem(shown, kind):
+    """Why a destination cannot be replaced (None: absent or a regular file)."""
+    if kind == "dir":
+        return f"{shown}: is a directory, not a file: cannot replace it"
+    if kind == "link":
+        return f"{shown}: is a symbolic link: the exporter does not replace one"
+    if kind == "other":
+        return f"{shown}: not a regular file: cannot replace it"
+    return None
+
+
 def _check_destination(path):
     """A destination must be absent or a regular file (not a link, FIFO, device or dir)."""
+    problem = _destination_problem(path, _kind(path))
+    if problem:
+        raise ValueError(problem)
+
+
+def _lock(out_dir):
+    """Locks `out_dir` as sresim's writers do (flock on the directory): refused at once
+    when a writer holds it, retried while only readers hold it shared. Returns the open
+    descriptor that holds the lock (None where locks are not supported)."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"{path}: is a directory, not a file: cannot replace it")
-    if stat.S_ISLNK(st.st_mode):
-        raise ValueError(f"{path}: is a symbolic link: the exporter does not replace one")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{path}: not a regular file: cannot replace it")
+        import fcntl
+    except ImportError:
+        return None
+    fd = os.open(out_dir, os.O_RDONLY)
+    start = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            pass
+        except OSError:  # a file system without flock: go on unlocked
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(f"{out_dir}: another process is writing this directory (it is "
+                             f"locked); wait for it to finish or choose another directory") from None
+        if time.monotonic() - start > READERS_WAIT_S:
+            os.close(fd)
+            raise ValueError(f"{out_dir}: readers have held this directory's lock (shared) for "
+                             f"more than {READERS_WAIT_S:g} s; try again when they are done")
+        time.sleep(0.02)
+
+
+def _number(text):
+    """A number as a writer prints one (digits, no sign, no leading zero), or None."""
+    if text.isdigit() and text.isascii() and (text == "0" or not text.startswith("0")):
+        return int(text)
+    return None
+
+
+def _parse_journal(text):
+    """(pid, [(tmp N, old N or None, name)]) of a journal the exporter wrote, or the reason
+    it is not one."""
+    lines = text.split("\n")
+    if lines[-1] != "":
+        return "its last line is cut"
+    lines = lines[:-1]
+    if not lines or lines[0] != JOURNAL_FORMAT:
+        if lines and lines[0].startswith("/"):
+            return 'written by an earlier sresim or exporter (a list of paths; this one writes "sresim-commit 2")'
+        return f'its first line is not "{JOURNAL_FORMAT}"'
+    if len(lines) < 3 or not lines[1].startswith("writer ") or not lines[2].startswith("pid "):
+        return 'its lines "writer ..." and "pid ..." are absent'
+    writer = lines[1][len("writer "):]
+    if writer != WRITER:
+        return (f"written by sresim's {writer!r} (run a sresim command that writes the directory "
+                f"to complete it)")
+    pid = _number(lines[2][len("pid "):])
+    if not pid or pid >= 1 << 32:
+        return f"{lines[2]!r}: not a process id"
+    files = []
+    for line in lines[3:]:
+        parts = line.split(" ", 4)
+        if len(parts) != 5 or parts[0] != "file":
+            return f"line {line!r}: not a file line of the exporter's"
+        _, d, t, o, name = parts
+        tmp, old = _number(t), (None if o == "-" else _number(o))
+        if d != "0" or tmp is None or (o != "-" and old is None):
+            return f"line {line!r}: not \"file 0 TMP OLD NAME\""
+        if name not in FILES:
+            return f"line {line!r}: {name} is not a file the exporter writes"
+        if any(f[2] == name for f in files):
+            return f"line {line!r}: {name} is named twice"
+        files.append((tmp, old, name))
+    if not files:
+        return "it names no file"
+    return pid, files
 
 
 def recover(out_dir):
-    """Completes a replacement a killed writer left (its journal in `out_dir`)."""
+    """Completes a replacement a killed writer left (its journal in `out_dir`), touching
+    only the exporter's files, their temporaries and old links of the journal's pid; a
+    journal that names anything else is refused (ValueError), nothing touched."""
     path = os.path.join(out_dir, JOURNAL)
-    if not os.path.lexists(path):
+    kind = _kind(path)
+    if kind is None:
         return
-    st = os.lstat(path)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
-        raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
-    with open(path) as f:
-        lines = f.read().split("\n")[:-1]
-    if len(lines) % 3:
-        raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
-    for i in range(0, len(lines), 3):
-        tmp, dst, old = lines[i:i + 3]
-        same = os.path.dirname(tmp) == os.path.dirname(dst)
-        if not (same and os.path.basename(tmp).startswith(".")):
-            raise ValueError(f"{path}: not a journal the exporter or sresim wrote: remove it")
-        if os.path.lexists(tmp):
-            os.replace(tmp, dst)
-        if old and os.path.lexists(old) and os.path.basename(old).startswith("."):
-            os.unlink(old)
-    _fsync_dir(out_dir)
-    os.unlink(path)
-    _fsync_dir(out_dir)
+
+    def refuse(why):
+        return ValueError(f"{path}: refused, nothing changed: {why}; it is not a journal the "
+                          f"exporter or sresim wrote: check the directory's files and remove it")
+
+    if kind != "file" or os.lstat(path).st_size > 1 << 20:
+        raise refuse("not a regular file of at most 1 MiB")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        parsed = _parse_journal(f.read())
+    if isinstance(parsed, str):
+        raise refuse(parsed)
+    pid, files = parsed
+    dir_fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        steps = []
+        for tmp_n, old_n, name in files:
+            problem = _destination_problem(os.path.join(out_dir, name), _kind(name, dir_fd))
+            if problem:
+                raise refuse(problem)
+            tmp = _scratch(name, "tmp", pid, tmp_n)
+            old = None if old_n is None else _scratch(name, "old", pid, old_n)
+            for scratch in (tmp, old):
+                if scratch is not None and _kind(scratch, dir_fd) not in (None, "file"):
+                    raise refuse(f"{os.path.join(out_dir, scratch)}: not a regular file")
+            steps.append((tmp if _kind(tmp, dir_fd) else None,
+                          old if old and _kind(old, dir_fd) else None, name))
+        for tmp, _, name in steps:
+            if tmp:
+                os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        os.fsync(dir_fd)
+        for _, old, _ in steps:
+            if old:
+                os.unlink(old, dir_fd=dir_fd)
+        os.unlink(JOURNAL, dir_fd=dir_fd)
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def commit(out_dir, files):
-    """Writes `files` ((name, write(f)) pairs) into `out_dir` all together or not at all:
-    every destination is checked, each file written and synced to a temporary beside it,
-    then (for several files) the journal is written as the commit point, the temporaries
-    renamed over the destinations and the journal removed. The files get the mode a plain
-    file would (0644 under the usual umask 022)."""
+    """Writes `files` ((name, write(f)) pairs, names of FILES) into `out_dir` all together
+    or not at all, holding the directory's lock as sresim's writers do: a journal a killed
+    writer left is completed first, every destination is checked, each file written and
+    synced to a temporary `.NAME.tmp.PID.N` beside it, then (for several files) the
+    journal is written as the commit point, the temporaries renamed over the destinations
+    and the journal removed. The files get the mode a plain file would (0644 under the
+    usual umask 022)."""
+    for name, _ in files:
+        if name not in FILES:
+            raise ValueError(f"{name}: not a file of a bundle ({', '.join(FILES)})")
     os.makedirs(out_dir, exist_ok=True)
     out_dir = os.path.abspath(out_dir)
+    lock = _lock(out_dir)
+    try:
+        _commit_locked(out_dir, files)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _commit_locked(out_dir, files):
     recover(out_dir)
     for name, _ in files:
         _check_destination(os.path.join(out_dir, name))
-    temps = []
+    pid = os.getpid()
+    temps, serials = [], []
     try:
         for name, write in files:
-            fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.tmp.")
+            n = next(_serial)
+            tmp = os.path.join(out_dir, _scratch(name, "tmp", pid, n))
+            # 0666 less the umask, as a plain new file.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             temps.append(tmp)
+            serials.append(n)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())
-            os.chmod(tmp, _file_mode())
         dsts = [os.path.join(out_dir, name) for name, _ in files]
         journal = None
         if len(files) > 1:
-            fd, jtmp = tempfile.mkstemp(dir=out_dir, prefix=f"{JOURNAL}.tmp.")
+            text = f"{JOURNAL_FORMAT}\nwriter {WRITER}\npid {pid}\n" + "".join(
+                f"file 0 {n} - {name}\n" for n, (name, _) in zip(serials, files))
+            jtmp = os.path.join(out_dir, _scratch(JOURNAL[1:], "tmp", pid, next(_serial)))
+            fd = os.open(jtmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             temps.append(jtmp)
             with os.fdopen(fd, "w") as f:
-                f.write("".join(f"{t}\n{d}\n\n" for t, d in zip(temps, dsts)))
+                f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             journal = os.path.join(out_dir, JOURNAL)
@@ -301,10 +454,25 @@ def commit(out_dir, files):
         _fsync_dir(out_dir)
 
 
+def _unique_keys(pairs):
+    """A JSON object whose every key is named once (json keeps the last of two; sresim
+    refuses such a manifest, docs/errors.md)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"{k}: the key appears twice; a JSON object names each key once")
+        out[k] = v
+    return out
+
+
 def read_bundle(path):
     """Returns (manifest dict, {key: array}) of the bundle directory `path`."""
-    with open(os.path.join(path, "manifest.json")) as f:
-        manifest = json.load(f)
+    label = os.path.join(path, "manifest.json")
+    with open(label) as f:
+        try:
+            manifest = json.load(f, object_pairs_hook=_unique_keys)
+        except ValueError as e:
+            raise ValueError(f"{label}: {e}") from None
     with np.load(os.path.join(path, "tensors.npz")) as npz:
         tensors = {k: npz[k] for k in npz.files}
     return manifest, tensors

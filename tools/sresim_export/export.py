@@ -32,8 +32,9 @@ import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
 
-from . import capture, graph, prune as prune_mod, tconv
+from . import capture, graph, prune as prune_mod, tconv, values
 from .bundle import conv_layer, fc_layer, safe_name
+from .files import check_file
 from .layers import find_layers, write_weight
 from .layout import TRIVIAL, Batch, first_shape
 from .capture import run_capture  # noqa: F401  (kept importable from here)
@@ -41,13 +42,9 @@ from .capture import run_capture  # noqa: F401  (kept importable from here)
 
 def check_model_file(path):
     """A model file that cannot be an ONNX model gets its own one-line message (onnx.load
-    of a zero-byte file would return an empty model and fail later, obscurely)."""
-    try:
-        size = os.stat(path).st_size
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
-    if size == 0:
-        raise ValueError(f"{path}: empty file (0 bytes), not an ONNX model")
+    of a zero-byte file would return an empty model and fail later, obscurely; a FIFO
+    would block it)."""
+    check_file(path, "an ONNX model")
 
 
 def sha256_file(path):
@@ -70,6 +67,8 @@ class ExportResult:
         self.tconv_layers = set() # bundle layers rebuilt from a ConvTranspose
         self.feeds = {}           # fixed arrays fed to the model's other inputs
         self.batch = {}           # tensor -> layout.Batch: where the batch is (layout.py)
+        self.where = "model"      # the model file (or name), for messages
+        self.labels = {}          # output tensor -> "node I (OP -> OUT)" of the model as written
 
 
 def load_model(model_path, model_info=None):
@@ -97,7 +96,15 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     model, model_prov, where = load_model(model_path, model_info)
     feeds = dict(feeds or {})
     capture.data_input(model, feeds, where=where)
+    # Checked on the model as written (its node numbers), before anything runs.
+    labels = values.node_labels(model)
+    values.check_values(model, where)
+    for name, arr in [("the input batch", batch)] + [(f"--feed {n}", v) for n, v in feeds.items()]:
+        bad = values._not_finite(np.asarray(arr))
+        if bad:
+            raise ValueError(f"{name}: {bad} of {np.size(arr)} values are NaN or infinite")
     res = ExportResult()
+    res.where, res.labels = where, labels
     prov = {
         "model": model_prov,
         "inputs": input_desc,
@@ -117,6 +124,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     if prune_method:
         # the unpruned (folded) model's outputs, for the top-1 that pruning cost
         _, res.outputs_before_pruning = capture.run_capture(model, batch, [], feeds)
+        values.check_run(model, batch, feeds, res.outputs_before_pruning, where, labels)
         prov["pruning"] = _prune(model, layers, prune_method, sparsity, prune_exclude, prune_depthwise)
     else:
         prov["pruning"] = None
@@ -129,6 +137,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     # [T, N, D] is captured as T tokens of each of the N samples
     from .netgraph import batch_axes
     res.batch = batch_axes(model, batch, feeds)
+    values.check_run(model, batch, feeds, {**captured, **res.outputs}, where, labels)
     inits = graph.initializers(model)
     folded, dropped, tconvs, quantized = [], [], {}, {}
     for layer in layers:
@@ -220,6 +229,7 @@ def network(res, x, labels=None, input_name="graph.input"):
         if "inputs" in node:
             node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
     _, outputs = capture.run_capture(res.model, x, [], res.feeds)
+    values.check_run(res.model, x, res.feeds, outputs, res.where, res.labels)
     reference = next(iter(outputs.values())).astype(np.float32)
     arrays = {input_name: x, REFERENCE: reference}
     arrays.update({f"{name}.bias": b for name, b in biases.items()})

@@ -14,6 +14,8 @@ import os
 
 import numpy as np
 
+from .files import check_file, load_npy
+
 IMAGE_EXT = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".pgm", ".ppm"}
 
 
@@ -44,9 +46,13 @@ def load_inputs(paths, sample_shape, **image_opts):
     for path in paths:
         ext = os.path.splitext(path)[1].lower()
         if ext == ".npy":
-            arr = np.load(path)
+            arr = load_npy(path)
             if arr.dtype.kind not in "iuf":
                 raise ValueError(f"{path}: {arr.dtype} values (expected floats, or integer token ids)")
+            if arr.dtype.kind == "f":
+                bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+                if bad:
+                    raise ValueError(f"{path}: {bad} of {arr.size} values are NaN or infinite")
             arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float32)
             if arr.ndim == len(sample_shape):
                 arr = arr[None]
@@ -54,6 +60,7 @@ def load_inputs(paths, sample_shape, **image_opts):
                 raise ValueError(f"{path}: shape {arr.shape} does not fit the model input {sample_shape}")
             batch.extend(list(arr))
         elif ext in IMAGE_EXT:
+            check_file(path, "an image")
             batch.append(load_image(path, **image_opts))
         else:
             raise ValueError(f"{path}: not an image or .npy file")

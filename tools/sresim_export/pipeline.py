@@ -80,7 +80,20 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
     pixels, stored as given) is the graph input instead of `batch`, which then gives the
     layer traces only; `labels` are then M labels of it, `top1` is measured on it and no
     pruning cost is printed. Notes go to `log` (stderr by default).
-    Raises ValueError (one line) on anything refused; `out` is then left as it was."""
+    Raises ValueError (one line) on anything refused; `out` is then left as it was;
+    numpy's floating-point warnings are not printed (what they warn of is refused by the
+    checks of values.py, naming the node)."""
+    with np.errstate(all="ignore"):
+        return _export_bundle(model, batch, out, name, input_desc, labels=labels, prune=prune,
+                              sparsity=sparsity, prune_exclude=prune_exclude,
+                              prune_depthwise=prune_depthwise, fold_bn=fold_bn, graph=graph,
+                              feeds=feeds, model_info=model_info, exporter=exporter,
+                              save_model=save_model, graph_batch=graph_batch, log=log)
+
+
+def _export_bundle(model, batch, out, name, input_desc, *, labels, prune, sparsity,
+                   prune_exclude, prune_depthwise, fold_bn, graph, feeds, model_info, exporter,
+                   save_model, graph_batch, log):
     out = os.fspath(out)
     nm = prune_mod.parse_nm(prune)
     if prune not in (None, "magnitude", "ssl") and nm is None:

@@ -6,7 +6,7 @@ writes (docs/exporting.md, "Checking a bundle").
 sresim binary is found ($SRESIM, else `sresim` on PATH, else the repository's most
 recent target/release or target/debug build). Without a binary, `check_manifest` mirrors the
 schema part: the keys of the manifest, of each layer and of each graph node (the tables in
-schema.json, which tests/bundles.rs compares with the Rust reader's) and the attribute
+schema.json, which tests/sresim/bundles.rs compares with the Rust reader's) and the attribute
 values the exporter passes through from ONNX (pool `dilations`). Its messages are the
 reader's, word for word; tools/tests/test_schema.py runs both on the same cases.
 """

@@ -59,11 +59,11 @@ def accuracy(binary, bundle, samples):
 
 def accuracy_rows(binary, bundle, sizes):
     """README table rows of `accuracy` for each sample count of `sizes` (the first row is
-    the whole graph input, the others the figures tests/trained_workloads.rs checks)."""
+    the whole graph input, the others the figures tests/sresim/trained_workloads.rs checks)."""
     rows = []
     for i, n in enumerate(sizes):
         fl, q = accuracy(binary, bundle, n)
-        what = "all graph-input images" if i == 0 else f"first {n} (checked by tests/trained_workloads.rs)"
+        what = "all graph-input images" if i == 0 else f"first {n} (checked by tests/sresim/trained_workloads.rs)"
         rows.append(f"| {what} | {n} | {fl:.2%} | {q:.2%} |")
     return rows
 

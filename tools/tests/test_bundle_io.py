@@ -118,3 +118,143 @@ def test_recovery_alone_rolls_forward(tmp_path):
     assert manifest["name"] == "new"
     assert float(tensors["fc1.weight"][0, 0]) == 2.0
     assert listing(b) == ["manifest.json", "tensors.npz"]
+
+
+# A journal is data, not an instruction: recovery touches only the exporter's files, their
+# temporaries `.NAME.tmp.PID.N` and old links `.NAME.old.PID.N` of the journal's pid, in the
+# bundle directory, after the destination checks of a first write; anything else is refused
+# in one line, nothing touched (the rules of sresim's recovery, crates/outdir/src/recover.rs).
+
+def planted(tmp_path):
+    """A bundle `b` beside a directory `beside` holding a victim file, a dot file and a
+    dot-named temporary; returns (b, beside)."""
+    b, beside = tmp_path / "b", tmp_path / "beside"
+    write_bundle(b, "old", "s", [layer()])
+    beside.mkdir()
+    (beside / "victim").write_text("victim")
+    (beside / ".profile").write_text("profile")
+    (beside / ".t").write_text("planted")
+    (b / ".manifest.json.tmp.42.1").write_text("planted")
+    return b, beside
+
+
+def snapshot(*dirs):
+    out = {}
+    for d in dirs:
+        for n in sorted(os.listdir(d)):
+            p = os.path.join(d, n)
+            out[p] = os.readlink(p) if os.path.islink(p) else open(p, "rb").read()
+    return out
+
+
+def refused(b, beside, journal, want):
+    from sresim_export.bundle import recover
+
+    (b / JOURNAL).write_text(journal)
+    before = snapshot(b, beside)
+    with pytest.raises(ValueError) as e:
+        recover(str(b))
+    msg = str(e.value)
+    assert "\n" not in msg and ".sresim-commit: refused, nothing changed: " in msg and want in msg, msg
+    assert snapshot(b, beside) == before
+
+
+def v2(writer, body):
+    return f"sresim-commit 2\nwriter {writer}\npid 42\n{body}"
+
+
+def test_planted_journals_naming_paths_elsewhere_touch_nothing(tmp_path):
+    b, beside = planted(tmp_path)
+    # The earlier format (three absolute paths a file): a file beside the bundle replaced,
+    # a dot file elsewhere removed as an "old link", a path through "..".
+    refused(b, beside, f"{beside}/.t\n{beside}/victim\n\n", "written by an earlier")
+    refused(b, beside, f"{b}/.manifest.json.tmp.42.1\n{b}/manifest.json\n{beside}/.profile\n",
+            "written by an earlier")
+    refused(b, beside, f"{b}/../beside/.t\n{b}/../beside/victim\n\n", "written by an earlier")
+    # This format: only the exporter's two names, in the bundle directory.
+    refused(b, beside, v2("export", f"file 0 1 - {beside}/victim\n"), "not a file the exporter writes")
+    refused(b, beside, v2("export", "file 0 1 - ../beside/victim\n"), "not a file the exporter writes")
+    refused(b, beside, v2("export", "file 0 1 2 .profile\n"), "not a file the exporter writes")
+    refused(b, beside, v2("export", "file 1 1 - manifest.json\n"), 'not "file 0 TMP OLD NAME"')
+    refused(b, beside, v2("export", f"dir {beside}\nfile 0 1 - manifest.json\n"), "not a file line")
+    # Another command's files, and another command's journal: left to sresim.
+    refused(b, beside, v2("export", "file 0 1 - layers.csv\n"), "layers.csv is not a file the exporter writes")
+    refused(b, beside, v2("run", "file 0 1 - layers.csv\n"), "written by sresim's 'run'")
+
+
+def test_recovery_checks_destinations_like_a_first_write(tmp_path):
+    b, beside = planted(tmp_path)
+    os.unlink(b / "manifest.json")
+    os.symlink(beside / "victim", b / "manifest.json")
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"), "manifest.json: is a symbolic link")
+    os.unlink(b / "manifest.json")
+    os.unlink(b / ".manifest.json.tmp.42.1")
+    os.symlink(beside / "victim", b / ".manifest.json.tmp.42.1")
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"), ".manifest.json.tmp.42.1: not a regular file")
+    # A symbolic link as a directory component of the bundle: the link is followed to the
+    # bundle the user named, and nothing outside it is named.
+    os.unlink(b / ".manifest.json.tmp.42.1")
+    (b / ".manifest.json.tmp.42.1").write_text("new")
+    (b / ".tensors.npz.old.42.3").write_text("old link")
+    os.symlink(b, tmp_path / "via")
+    from sresim_export.bundle import recover
+    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\nfile 0 2 3 tensors.npz\n"))
+    recover(str(tmp_path / "via"))
+    assert listing(b) == ["manifest.json", "tensors.npz"]
+    assert (b / "manifest.json").read_text() == "new"
+    assert snapshot(beside)[str(beside / "victim")] == b"victim"
+
+
+def test_a_writer_waits_for_readers_and_is_refused_by_a_writer(tmp_path):
+    import fcntl
+    import threading
+    import time
+
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    fd = os.open(b, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        threading.Timer(0.3, lambda: fcntl.flock(fd, fcntl.LOCK_UN)).start()
+        start = time.monotonic()
+        write_bundle(b, "new", "s", [layer()])
+        assert time.monotonic() - start >= 0.25, "waited for the reader"
+        assert json.loads((b / "manifest.json").read_text())["name"] == "new"
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(ValueError, match="another process is writing this directory"):
+            write_bundle(b, "third", "s", [layer()])
+        assert json.loads((b / "manifest.json").read_text())["name"] == "new"
+    finally:
+        os.close(fd)
+
+
+def test_sresim_completes_a_journal_the_exporter_left(tmp_path):
+    """One format, one set of rules: a writer of sresim opening the directory of a killed
+    export completes its renames (writer `export`, the bundle's two names)."""
+    from sresim_export.schema import find_binary
+
+    binary = find_binary()
+    if binary is None:
+        pytest.skip("no sresim binary (build it, or set SRESIM)")
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    env = dict(os.environ, SRESIM_TEST_ABORT_AFTER_RENAMES="1")
+    subprocess.run([sys.executable, "-c", KILLED.format(tools=TOOLS, out=str(b))], env=env)
+    journal = (b / JOURNAL).read_text()
+    assert journal.startswith("sresim-commit 2\nwriter export\npid "), journal
+    r = subprocess.run([binary, "run", "-w", "lenet5", "--synthetic-inputs", "--samples", "1", "-q",
+                        "-o", str(b)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    manifest, _ = read_bundle(b)
+    assert manifest["name"] == "new"
+    assert JOURNAL not in listing(b)
+    assert not [n for n in listing(b) if n.startswith(".")]
+
+
+def test_a_manifest_naming_a_key_twice_is_refused(tmp_path):
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    text = (b / "manifest.json").read_text()
+    (b / "manifest.json").write_text(text.replace('"name": "old"', '"name": "old", "name": "new"', 1))
+    with pytest.raises(ValueError, match=r"manifest.json: name: the key appears twice"):
+        read_bundle(b)

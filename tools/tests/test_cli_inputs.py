@@ -140,3 +140,81 @@ def test_bundle_files_are_0644_under_umask_022(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "p" / "manifest.json").st_mode) == 0o600
+
+
+# One line naming the file, the node and its attribute or input: no numpy RuntimeWarning,
+# no source line, no tensor the exporter derived (`gemm_0.weight`, `graph.reference`), a
+# zero-byte .npy named, a FIFO called a FIFO (values.py, files.py).
+
+def _gemm_then(tmp_path, name, after, inits, weight=None):
+    w = np.ones((4, 6), np.float32) if weight is None else weight
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["h" if after else "y"], transB=1)] + after
+    path = str(tmp_path / name)
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(v, k) for k, v in {"w": w, **inits}.items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def _one_line_error(r):
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: "), r.stderr
+    assert "Warning" not in r.stderr and "Traceback" not in r.stderr
+    return r.stderr.strip()
+
+
+def test_bad_numbers_are_one_line_naming_the_node(tmp_path):
+    x = str(tmp_path / "x.npy")
+    np.save(x, np.ones((2, 6), np.float32))
+    out = str(tmp_path / "b")
+    w = np.ones((4, 6), np.float32)
+    w[1, 2] = np.inf
+    m = _gemm_then(tmp_path, "inf.onnx", [], {}, weight=w)
+    assert _one_line_error(run_cli(m, "--input", x, "--out", out)) == (
+        f"error: {m}: node 0 (Gemm -> y): input B (w): 1 of 24 values are NaN or infinite; "
+        f"sresim refuses a tensor that is not finite")
+    m = _gemm_then(tmp_path, "ln.onnx", [helper.make_node("LayerNormalization", ["h", "s", "b"], ["y"],
+                                                          epsilon=-1.0)],
+                   {"s": np.ones(4, np.float32), "b": np.zeros(4, np.float32)})
+    assert _one_line_error(run_cli(m, "--input", x, "--out", out)) == (
+        f"error: {m}: node 1 (LayerNormalization -> y): epsilon: -1 (expected a positive number)")
+    m = _gemm_then(tmp_path, "sqrt.onnx", [helper.make_node("Sub", ["h", "c"], ["d"]),
+                                           helper.make_node("Sqrt", ["d"], ["y"])],
+                   {"c": np.full(4, 100.0, np.float32)})
+    e = _one_line_error(run_cli(m, "--input", x, "--out", out))
+    assert e.startswith(f"error: {m}: node 2 (Sqrt -> y): its output is NaN or infinite on sample 0"), e
+    assert not os.path.exists(out)
+
+
+def test_input_files_are_checked_to_be_files(tmp_path):
+    m = _gemm_then(tmp_path, "m.onnx", [], {})
+    out = str(tmp_path / "b")
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    assert _one_line_error(run_cli(m, "--input", str(empty), "--out", out)) == (
+        f"error: {empty}: empty file (0 bytes), not a .npy array")
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"\x93NUMPY garbage")
+    assert _one_line_error(run_cli(m, "--input", str(bad), "--out", out)).startswith(
+        f"error: {bad}: not a .npy array: ")
+    nan = tmp_path / "nan.npy"
+    np.save(nan, np.full((1, 6), np.nan, np.float32))
+    assert _one_line_error(run_cli(m, "--input", str(nan), "--out", out)) == (
+        f"error: {nan}: 6 of 6 values are NaN or infinite")
+    fifo = tmp_path / "m.onnx.fifo"
+    os.mkfifo(fifo)
+    x = str(tmp_path / "x.npy")
+    np.save(x, np.ones((1, 6), np.float32))
+    r = subprocess.run([sys.executable, EXPORT, str(fifo), "--input", x, "--out", out],
+                       capture_output=True, text=True, timeout=60)
+    assert _one_line_error(r) == (
+        f"error: {fifo}: is a FIFO, not a regular file (a FIFO, socket or device cannot be read)")
+    fifo_npy = tmp_path / "f.npy"
+    os.mkfifo(fifo_npy)
+    r = subprocess.run([sys.executable, EXPORT, m, "--input", str(fifo_npy), "--out", out],
+                       capture_output=True, text=True, timeout=60)
+    assert _one_line_error(r) == f"error: {fifo_npy}: is a FIFO, not a regular file (a FIFO, socket or device cannot be read)"
+    assert not os.path.exists(out)

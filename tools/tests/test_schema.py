@@ -1,6 +1,6 @@
 """The exporter's mirror of sresim's bundle rules (sresim_export/schema.py) against the
 reader itself: the same edits of the committed torch.onnx fixture bundle give the same
-message in both (tools/tests/fixtures/schema_cases.json; tests/bundles.rs runs the Rust
+message in both (tools/tests/fixtures/schema_cases.json; tests/sresim/bundles.rs runs the Rust
 reader on the same file), and the exporter writes nothing sresim would refuse."""
 
 import copy

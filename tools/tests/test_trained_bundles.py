@@ -5,7 +5,7 @@ with numpy only (no torch): the per-layer sparsity and zero-group table is what 
 hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
 give, the graph input is >= 2000 labelled uint8 images, SSL removed whole groups, 2:4
 holds in every pruned layer and a ReLU feed-forward's second layer reads mostly zeros.
-tests/trained_workloads.rs checks the `sresim accuracy` figures."""
+tests/sresim/trained_workloads.rs checks the `sresim accuracy` figures."""
 
 import os
 import re

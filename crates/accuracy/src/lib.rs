@@ -67,6 +67,23 @@ impl LayerStats {
         self.crossbar |= o.crossbar;
     }
 
+    /// [`LayerStats::merge`] when every sum fits (see `Metrics::checked_merge`); else the
+    /// name of the sum that would not, `self` unchanged.
+    fn checked_merge(&mut self, o: &LayerStats) -> Result<(), &'static str> {
+        let float = |a: f64, b: f64, name| Some(a + b).filter(|s| s.is_finite()).ok_or(name);
+        let float_sq_err = float(self.float_sq_err, o.float_sq_err, "float_sq_err")?;
+        let float_sq = float(self.float_sq, o.float_sq, "float_sq")?;
+        let mut func = self.func.clone();
+        func.checked_merge(&o.func)?;
+        *self = LayerStats {
+            func,
+            float_sq_err,
+            float_sq,
+            crossbar: self.crossbar | o.crossbar,
+        };
+        Ok(())
+    }
+
     /// ||dequantized Y - W x|| / ||W x|| (None when W x is all zero).
     pub fn float_rel_rmse(&self) -> Option<f64> {
         (self.float_sq > 0.0).then(|| (self.float_sq_err / self.float_sq).sqrt())
@@ -621,6 +638,16 @@ pub fn reduce(records: &[SampleRecord], modes: &[Mode]) -> Evaluation {
     r.finish()
 }
 
+/// A sum of [`Reducer::try_add`] that would not fit: of the float network (`path` None)
+/// or path `path` (0: the quantized network, then each mode), of the graph output
+/// (`layer` None) or crossbar layer `layer`; `sum` names the column of records.csv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overflow {
+    pub path: Option<usize>,
+    pub layer: Option<usize>,
+    pub sum: &'static str,
+}
+
 /// [`reduce`] fed one record at a time, in sample order (records read from shards).
 #[derive(Debug, Clone)]
 pub struct Reducer {
@@ -662,6 +689,38 @@ impl Reducer {
                 a.merge(st);
             }
         }
+    }
+
+    /// [`Reducer::add`] of a record read from a file (a shard's records.csv): every sum
+    /// is checked arithmetic first (a count past 2^64 - 1 or a float sum past the largest
+    /// double is refused), and nothing is added when one is refused; then `add`, so the
+    /// same bits.
+    pub fn try_add(&mut self, r: &SampleRecord) -> Result<(), Overflow> {
+        if !(self.float_sq + r.float_sq).is_finite() {
+            return Err(Overflow {
+                path: None,
+                layer: None,
+                sum: "sq",
+            });
+        }
+        for (p, (acc, rec)) in self.results.iter().zip(&r.paths).enumerate() {
+            if !(acc.output_sq_err + rec.output_sq_err).is_finite() {
+                return Err(Overflow {
+                    path: Some(p),
+                    layer: None,
+                    sum: "sq",
+                });
+            }
+            for (l, (a, st)) in acc.layers.iter().zip(&rec.layers).enumerate() {
+                a.clone().checked_merge(st).map_err(|sum| Overflow {
+                    path: Some(p),
+                    layer: Some(l),
+                    sum,
+                })?;
+            }
+        }
+        self.add(r);
+        Ok(())
     }
 
     pub fn finish(mut self) -> Evaluation {

@@ -370,9 +370,10 @@ impl<R: ChunkReader + 'static> Reader<R> {
         &self.cols
     }
 
-    /// The number of rows, from the footer.
+    /// The number of rows, from the footer (a negative count, which only a corrupt file
+    /// declares, as 0: the row groups, read one by one, are refused).
     pub fn num_rows(&self) -> u64 {
-        self.file.metadata().file_metadata().num_rows().max(0) as u64
+        u64::try_from(self.file.metadata().file_metadata().num_rows()).unwrap_or(0)
     }
 
     /// From now on, reads only the columns at `indexes` (in that order): rows then have
@@ -388,8 +389,14 @@ impl<R: ChunkReader + 'static> Reader<R> {
         while self.group < self.file.num_row_groups() {
             let rg = self.file.get_row_group(self.group)?;
             self.group += 1;
-            // The footer's claim, bounded before the columns are allocated from it.
-            let rows = rg.metadata().num_rows().max(0) as u64;
+            // The footer's claim, bounded before the columns are allocated from it; a
+            // negative count is no count (it was read as an empty group, and its rows
+            // reported missing).
+            let declared = rg.metadata().num_rows();
+            let rows = u64::try_from(declared).map_err(|_| Error::RowGroup {
+                group: self.group - 1,
+                problem: format!("declares {declared} rows: a corrupt file"),
+            })?;
             let cells = (self.projection.len().max(1) as u64).checked_mul(rows);
             let n = bounds::size::at_most(cells.unwrap_or(u64::MAX), MAX_GROUP_CELLS, "cells")
                 .map(|_| rows as usize)

@@ -43,6 +43,9 @@ pub struct Aging {
     /// ln t, held after the last. The relaxation adds the part beyond the first row:
     /// sigma_r^2 = max(0, sigma(x, t)^2 - sigma(x, t_1)^2). Empty: none.
     pub relax: Vec<Vec<f64>>,
+    /// `device.relax_hold`: a `time_s` past the last row of `relax` holds that row's
+    /// spread; without it such a time is refused (the data end there).
+    pub relax_hold: bool,
 }
 
 /// Refuses a table whose rows' first values (`what`) do not increase.
@@ -120,7 +123,35 @@ impl Aging {
             }
         }
         increasing("device.relax", "t", self.relax.iter().map(|r| r[0]))?;
+        if let Some(last) = self.relax.last() {
+            if self.time_s > last[0] && !self.relax_hold {
+                return Err(format!(
+                    "device.time_s: {} s is past the last row of device.relax ({} s), where its data end (set device.relax_hold = true to hold that row's spread beyond it)",
+                    self.time_s, last[0]
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The mean of `((t + t0) / t0)^-nu` over a cell's exponent nu = |N(nu_mean(x),
+    /// nu_sd(x))| at `time_s`: the factor by which the drift lowers the mean conductance
+    /// of cells at x (1 without drift or at time 0). For Y ~ N(m, s) and l = ln((t + t0)
+    /// / t0), E e^(-l|Y|) = e^(-l m + l^2 s^2 / 2) Phi(m / s - l s) + e^(l m + l^2 s^2 / 2)
+    /// Phi(-m / s - l s).
+    pub fn mean_drift(&self, x: f64) -> f64 {
+        let t = self.time_s;
+        if self.drift_nu.is_empty() || t <= 0.0 {
+            return 1.0;
+        }
+        let (m, s) = self.nu_law(x);
+        let l = ((t + self.drift_t0_s) / self.drift_t0_s).ln();
+        if s == 0.0 {
+            return (-l * m.abs()).exp();
+        }
+        let v = 0.5 * l * l * s * s;
+        (v - l * m).exp() * crate::skip::phi(m / s - l * s)
+            + (v + l * m).exp() * crate::skip::phi(-m / s - l * s)
     }
 
     /// (nu_mean, nu_sd) at x, linearly in ln x between the table's rows.
@@ -242,6 +273,54 @@ mod tests {
             .starts_with("device.drift_nu: row 2"));
         assert!(bad(|a| a.drift_noise = vec![1.0]).starts_with("device.drift_noise"));
         assert!(bad(|a| a.relax = vec![vec![1.0]]).starts_with("device.relax: row 1"));
+        assert!(bad(|a| {
+            a.relax = vec![vec![1.0, 0.01], vec![172800.0, 0.02]];
+            a.time_s = 172801.0
+        })
+        .starts_with("device.time_s: 172801 s is past the last row of device.relax (172800 s)"));
+        let mut held = Aging {
+            drift_t0_s: 20.0,
+            relax: vec![vec![1.0, 0.01], vec![172800.0, 0.02]],
+            time_s: 172800.0,
+            ..Aging::default()
+        };
+        assert!(held.validate().is_ok());
+        held.time_s = 31536000.0;
+        held.relax_hold = true;
+        assert!(held.validate().is_ok());
+    }
+
+    #[test]
+    fn the_mean_drift_is_the_exponents_expectation() {
+        let mut a = Aging {
+            drift_nu: vec![[1.0, 0.05, 0.0]],
+            drift_t0_s: 20.0,
+            ..Aging::default()
+        };
+        assert_eq!(a.mean_drift(0.5), 1.0);
+        a.time_s = 20.0;
+        // No spread: (40 / 20)^-0.05.
+        assert!((a.mean_drift(0.5) - 2f64.powf(-0.05)).abs() < 1e-15);
+        // With a spread: the closed form against a sum over the folded normal's density.
+        a.drift_nu = vec![[1.0, 0.03, 0.04]];
+        a.time_s = 86400.0;
+        let l = ((86400.0f64 + 20.0) / 20.0).ln();
+        let (m, s) = (0.03f64, 0.04f64);
+        let n = 200_000;
+        let h = 16.0 * s / n as f64;
+        let sum: f64 = (0..n)
+            .map(|i| {
+                let y = m - 8.0 * s + (i as f64 + 0.5) * h;
+                let pdf = (-(y - m).powi(2) / (2.0 * s * s)).exp()
+                    / (s * (2.0 * std::f64::consts::PI).sqrt());
+                (-l * y.abs()).exp() * pdf * h
+            })
+            .sum();
+        assert!(
+            (a.mean_drift(0.5) - sum).abs() < 1e-9,
+            "{} {sum}",
+            a.mean_drift(0.5)
+        );
     }
 
     #[test]

@@ -94,7 +94,8 @@ impl CountTables {
             return None;
         }
         let top = (1u32 << cell_bits) - 1;
-        let g_off = device.g_off(top);
+        // The reference column's current per open row (one-bit digits).
+        let g_ref = device.reference_off(top);
         let mut t = CountTables {
             tiles: Vec::with_capacity(program.tiles.len()),
             ous: Vec::new(),
@@ -128,7 +129,7 @@ impl CountTables {
                     let conv = Convert {
                         adc,
                         att: device.attenuation(open),
-                        off: open as f64 * g_off,
+                        off: open as f64 * g_ref,
                         shift: 0,
                         negate: 0,
                     };

@@ -901,17 +901,19 @@ impl Datapath<'_> {
         }
         let ncols = tile.cols.len();
         let g_top = top as f64 + g_off;
+        // The reference column's current per applied digit (g_off, or its drifted mean).
+        let g_ref = dev.reference_off(top);
         // With DAC noise the reference column sees the same noisy drives: its off
-        // current is the sum of the applied digits times g_off.
+        // current is the sum of the applied digits times g_ref.
         let dac_noise = dev.converter.dac_noise > 0.0;
         let off = if dac_noise {
             let mut applied = 0.0;
             self.open_rows(span, &r.digits, |i, d| {
                 applied += dev.drive(span.base, i, d)
             });
-            applied * g_off
+            applied * g_ref
         } else {
-            drive as f64 * g_off
+            drive as f64 * g_ref
         };
         let adc_errors = dev.converter.adc_errors();
         let cached = kind == Kind::PerCell && !tile.g.is_empty();
@@ -1293,7 +1295,7 @@ mod tests {
 
     #[test]
     fn reads_without_a_draw_take_the_blocks_and_no_other_does() {
-        // The dlrsim-rram preset's device: variation and an off current.
+        // Variation and an off current (the dlrsim-rram preset of earlier releases).
         let cells = Device {
             on_off_ratio: Some(19.05),
             sigma: 0.162,
@@ -1301,6 +1303,18 @@ mod tests {
         };
         let adc = Adc::new(5, 1);
         assert!(reads_in_blocks(&cells, &adc));
+        // A level table (dlrsim-rram's): per cell, nothing drawn at a read.
+        let table = Device {
+            levels: crate::levels::Levels::new(
+                crate::levels::LevelSpace::Log10Resistance,
+                vec![vec![2.62, 0.38], vec![1.34, 0.06]],
+                vec![],
+            )
+            .unwrap(),
+            ..Device::default()
+        };
+        assert!(reads_in_blocks(&table, &adc));
+        assert!(!table.skips() && Kind::of(&table) == Kind::PerCell);
         assert!(reads_in_blocks(&cells, &Adc::new(31, 3)));
         assert!(
             !reads_in_blocks(&cells, &Adc::new(32, 1)),

@@ -35,6 +35,37 @@ pub struct Device {
     pub drift_compensation: bool,
     /// ADC offset, gain error and INL, DAC noise: off by default.
     pub converter: crate::adc::Converter,
+    /// `device.levels`: each level's conductance law as its source states it (replaces
+    /// `on_off_ratio` and `sigma`); none by default.
+    pub levels: crate::levels::Levels,
+    /// `device.reference`: what the reference column's off current does over time.
+    pub reference: Reference,
+}
+
+/// `device.reference`: the reference column that removes the off current
+/// (docs/functional.md, "Non-ideal devices").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reference {
+    /// Off cells of the same device, trimmed to the nominal off current when programmed
+    /// and drifting with the device after: at time t the mean conductance of a cell at
+    /// the bottom level under the drift law (the default).
+    #[default]
+    Device,
+    /// The nominal off current at every time (a reference that does not age).
+    Nominal,
+}
+
+impl Reference {
+    pub const NAMES: [&'static str; 2] = ["device", "nominal"];
+
+    /// The reference named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "device" => Some(Reference::Device),
+            "nominal" => Some(Reference::Nominal),
+            _ => None,
+        }
+    }
 }
 
 /// `device.sampler`: how read noise is drawn (docs/functional.md, "Samplers").
@@ -82,6 +113,8 @@ impl Default for Device {
             },
             drift_compensation: false,
             converter: Default::default(),
+            levels: Default::default(),
+            reference: Reference::default(),
         }
     }
 }
@@ -131,6 +164,20 @@ impl Device {
         }
         non_neg("device.read_noise", self.read_noise)?;
         non_neg("device.ir_drop", self.ir_drop)?;
+        if self.levels.active() {
+            if self.on_off_ratio.is_some() {
+                return Err("device.on_off_ratio: not with device.levels (the table's lowest state is the off current)".into());
+            }
+            if self.sigma > 0.0 {
+                return Err(
+                    "device.sigma: not with device.levels (the table gives each level's spread)"
+                        .into(),
+                );
+            }
+            if !self.aging.prog_noise.is_empty() {
+                return Err("device.prog_noise: not with device.levels (the table gives each level's programming spread)".into());
+            }
+        }
         self.aging.validate()?;
         self.converter.validate()
     }
@@ -149,6 +196,7 @@ impl Device {
         self.error_table.is_none()
             && (self.on_off_ratio.is_some()
                 || self.sigma > 0.0
+                || self.levels.active()
                 || self.read_noise > 0.0
                 || self.ir_drop > 0.0
                 || self.aging.active()
@@ -162,6 +210,7 @@ impl Device {
         self.error_table.is_none()
             && (self.on_off_ratio.is_some()
                 || self.sigma > 0.0
+                || self.levels.active()
                 || self.aging.active()
                 || !self.converter.is_ideal())
     }
@@ -176,9 +225,29 @@ impl Device {
             && !self.per_cell()
     }
 
-    /// g_off = L / (R - 1), 0 without an on/off ratio.
+    /// g_off = L / (R - 1), 0 without an on/off ratio; with `device.levels` the bottom
+    /// level's mean conductance in cell levels.
     pub fn g_off(&self, top: u32) -> f64 {
+        if self.levels.active() {
+            return self.levels.g_off(top);
+        }
         self.on_off_ratio.map_or(0.0, |r| top as f64 / (r - 1.0))
+    }
+
+    /// The reference column's current per unit of applied digit: [`Device::g_off`], at
+    /// `device.time_s` times the mean drift of an off cell with `device.reference =
+    /// device` (exactly g_off without drift, at time 0, or with a nominal reference).
+    pub fn reference_off(&self, top: u32) -> f64 {
+        let g_off = self.g_off(top);
+        if self.reference == Reference::Nominal || g_off == 0.0 {
+            return g_off;
+        }
+        let drift = self.aging.mean_drift(g_off / (top as f64 + g_off));
+        if drift == 1.0 {
+            g_off
+        } else {
+            g_off * drift
+        }
     }
 
     /// The level a cell holds after stuck-at faults. `cell` = (layer, polarity, k, n, s).
@@ -201,9 +270,23 @@ impl Device {
     }
 
     /// The conductance of a programmed cell at `level` (`g_top`: the top level's,
-    /// L + g_off), at `device.time_s`.
+    /// L + g_off), at `device.time_s`. With `device.levels` the level's law replaces
+    /// g(c) and the lognormal `sigma` (the top level L is g_top - g_off).
     #[inline]
     pub fn conductance(&self, cell: [u64; 5], level: u32, g_off: f64, g_top: f64) -> f64 {
+        if self.levels.active() {
+            let top = (g_top - g_off).round() as u32;
+            let law = self.levels.law(level, top);
+            let z = normal(hash(
+                self.seed,
+                &[VARIATION, cell[0], cell[1], cell[2], cell[3], cell[4]],
+            ));
+            let g0 = law.draw(z);
+            if !self.aging.active() {
+                return g0;
+            }
+            return self.aging.conductance(self.seed, cell, law.mean, g0, g_top);
+        }
         let g = level as f64 + g_off;
         let g0 = if self.sigma == 0.0 || g == 0.0 {
             g

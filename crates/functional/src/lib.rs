@@ -19,6 +19,7 @@ mod counts;
 mod datapath;
 mod device;
 mod exact;
+mod levels;
 mod metrics;
 mod program;
 pub mod rng;
@@ -28,8 +29,9 @@ mod skip;
 pub use adc::{Adc, Converter};
 pub use aging::{poly, Aging};
 pub use counts::{set_count_table_limit, COUNT_TABLE_BYTES};
-pub use device::{Device, ErrorTable, Sampler, DRIFT_T0_S};
+pub use device::{Device, ErrorTable, Reference, Sampler, DRIFT_T0_S};
 pub use exact::{exact_path, exact_product, exact_products, fits_i64};
+pub use levels::{Law, LevelSpace, Levels, Spread};
 pub use metrics::Metrics;
 pub use program::{
     index_decoder, set_conductance_cache_limit, Decoder, Program, CONDUCTANCE_CACHE_BYTES,

@@ -67,6 +67,32 @@ impl Metrics {
         }
     }
 
+    /// [`Metrics::merge`] when every sum fits: else `self` is left as it was and the
+    /// name of the first sum that would not (a count past 2^64 - 1, a float sum past the
+    /// largest double) is returned. The same additions in the same order as `merge`, so
+    /// the same bits.
+    pub fn checked_merge(&mut self, o: &Metrics) -> Result<(), &'static str> {
+        let count = |a: u64, b: u64, name| a.checked_add(b).ok_or(name);
+        let float = |a: f64, b: f64, name| Some(a + b).filter(|s| s.is_finite()).ok_or(name);
+        *self = Metrics {
+            outputs: count(self.outputs, o.outputs, "func_outputs")?,
+            exact: count(self.exact, o.exact, "func_exact")?,
+            sq_err: float(self.sq_err, o.sq_err, "func_sq_err")?,
+            sq_exact: float(self.sq_exact, o.sq_exact, "func_sq_exact")?,
+            max_abs_err: self.max_abs_err.max(o.max_abs_err),
+            float_outputs: count(self.float_outputs, o.float_outputs, "func_float_outputs")?,
+            float_sq_err: float(self.float_sq_err, o.float_sq_err, "func_float_sq_err")?,
+            float_sq_ref: float(self.float_sq_ref, o.float_sq_ref, "func_float_sq_ref")?,
+            adc_conversions: count(
+                self.adc_conversions,
+                o.adc_conversions,
+                "func_adc_conversions",
+            )?,
+            adc_clips: count(self.adc_clips, o.adc_clips, "func_adc_clips")?,
+        };
+        Ok(())
+    }
+
     /// Adds the sums of `o` (max_abs_err the larger).
     pub fn merge(&mut self, o: &Metrics) {
         self.outputs += o.outputs;

@@ -474,8 +474,8 @@ impl Outputs {
         if let Some(dir) = dir {
             for (name, bytes) in &self.files {
                 let mut s = dir.stage(name)?;
-                s.write_all(bytes)
-                    .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", s.target().display()))?;
+                // A write error names the file (outdir::Staged).
+                s.write_all(bytes)?;
                 staged.push(s);
             }
         }

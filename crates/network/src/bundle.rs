@@ -275,7 +275,7 @@ fn flag(o: &Obj, key: &str, at: &str) -> Result<bool, GraphError> {
 }
 
 /// The attribute keys of each op, besides `op`, `inputs` and `output` (tools/sresim_export/
-/// schema.json holds the same table for the exporter; tests/bundles.rs compares them).
+/// schema.json holds the same table for the exporter; tests/sresim/bundles.rs compares them).
 pub fn attribute_keys(op: &str) -> &'static [&'static str] {
     match op {
         "layer" => &["layer"],
@@ -1088,17 +1088,20 @@ fn infer(
             let perm: Vec<i64> = perm
                 .clone()
                 .unwrap_or_else(|| (0..rank as i64).rev().collect());
+            // The length before the loop over it: what follows indexes the result.
+            if perm.len() != rank {
+                return Err(format!("perm {perm:?} is not a permutation of {rank} axes"));
+            }
             let mut seen = vec![false; rank];
             let mut p = Vec::with_capacity(rank);
             for &d in &perm {
-                let ok = d >= 0 && (d as usize) < rank && !seen[d as usize];
-                if !ok || perm.len() != rank {
+                if !(d >= 0 && (d as usize) < rank && !seen[d as usize]) {
                     return Err(format!("perm {perm:?} is not a permutation of {rank} axes"));
                 }
                 seen[d as usize] = true;
                 p.push(d as usize);
             }
-            if p[0] != 0 {
+            if p.first() != Some(&0) {
                 return Err(format!(
                     "perm {perm:?} moves the batch axis (expected perm[0] = 0)"
                 ));

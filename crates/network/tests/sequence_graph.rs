@@ -173,6 +173,16 @@ fn each_unsupported_attribute_or_shape_is_refused_in_one_line() {
             with(9, r#"{"op": "Transpose", "inputs": ["h"], "output": "hq", "perm": [0, 2, 2, 3]}"#),
             "graph[9] (Transpose -> hq): input shape [1, 5, 2, 8]: perm [0, 2, 2, 3] is not a permutation of 4 axes",
         ),
+        // A perm shorter than the rank, empty included: checked before the loop over it
+        // (`perm: []` indexed an empty list and panicked).
+        (
+            with(9, r#"{"op": "Transpose", "inputs": ["h"], "output": "hq", "perm": []}"#),
+            "graph[9] (Transpose -> hq): input shape [1, 5, 2, 8]: perm [] is not a permutation of 4 axes",
+        ),
+        (
+            with(9, r#"{"op": "Transpose", "inputs": ["h"], "output": "hq", "perm": [0, 2]}"#),
+            "graph[9] (Transpose -> hq): input shape [1, 5, 2, 8]: perm [0, 2] is not a permutation of 4 axes",
+        ),
         (
             with(9, r#"{"op": "Transpose", "inputs": ["h"], "output": "hq"}"#),
             "graph[9] (Transpose -> hq): input shape [1, 5, 2, 8]: perm [3, 2, 1, 0] moves the batch axis",

@@ -1,30 +1,35 @@
 //! Replacing files all together: temporaries, a journal as the commit point, renames, and
 //! the roll-forward of a replacement a killed process left half done (docs/errors.md,
-//! "Output directories").
+//! "Output directories"). The journal's format and what recovery may touch are in
+//! [`crate::recover`].
 #![allow(clippy::disallowed_methods)] // this module is the one allowed writer
 
+use crate::names::{self, scratch_name};
 use anyhow::{anyhow, bail, Result};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The journal of a replacement of several files: while it exists in a directory, some of
 /// the files it names may be new and others old. Readers refuse the files of such a
 /// directory ([`interrupted`]); the next [`crate::OutputDir::open`] of it completes the
-/// replacement ([`recover`]).
+/// replacement ([`crate::recover`]).
 pub const JOURNAL: &str = ".sresim-commit";
 
-/// Largest journal [`recover`] reads (it names a handful of files).
-const MAX_JOURNAL_BYTES: u64 = 1 << 20;
+/// The first line of a journal: its format.
+pub const JOURNAL_FORMAT: &str = "sresim-commit 2";
 
-/// Distinguishes the temporaries of one process's calls.
-static SERIAL: AtomicUsize = AtomicUsize::new(0);
+/// Most directories besides the journal's that one replacement's files may lie in.
+const MAX_EXPORT_DIRS: usize = 2;
 
-/// `.NAME.KIND.PID.N` in `dir`.
-pub(crate) fn scratch(dir: &Path, name: &str, kind: &str) -> PathBuf {
+/// Distinguishes the scratch files of one process's calls.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+/// A scratch file `.NAME.KIND.PID.N` in `dir`, and its N.
+pub(crate) fn scratch(dir: &Path, name: &str, kind: &str) -> (PathBuf, u64) {
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.{kind}.{}.{n}", std::process::id()))
+    (dir.join(scratch_name(name, kind, std::process::id(), n)), n)
 }
 
 /// Paths removed when dropped (the ones still there).
@@ -42,7 +47,8 @@ impl Drop for Scratch {
 /// What was at a destination before the renames.
 enum Old {
     Absent,
-    Linked(PathBuf),
+    /// A hard link to it, and the link's N.
+    Linked(PathBuf, u64),
     /// Present, but the file system made no hard link: it cannot be put back.
     Unsaved,
 }
@@ -55,17 +61,27 @@ pub fn replace(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
         staged.push(stage(dir, name)?);
     }
     for (s, (_, bytes)) in staged.iter_mut().zip(files) {
-        s.write_all(bytes)
-            .map_err(|e| anyhow!("{}: cannot write: {e}", s.dst.display()))?;
+        // A write error names the file (see `Staged`).
+        s.write_all(bytes)?;
     }
     replace_staged(dir, staged)
 }
 
 /// The new content of one file, written (streamed) into a temporary beside it;
 /// [`replace_staged`] puts it in place. Dropped without that, the temporary is removed.
+/// Every write error it returns names the file: `DIR/NAME: cannot write: ...`, so a
+/// writer stacked on it (csv, serde_json, a BufWriter) tells the user which file of which
+/// directory failed.
 pub struct Staged {
     dst: PathBuf,
-    file: std::io::BufWriter<File>,
+    /// The directory it goes into, as given.
+    dir: PathBuf,
+    name: String,
+    /// The N of its temporary.
+    serial: u64,
+    /// A file the user named on its own ([`stage_file`]).
+    named: bool,
+    pub(crate) file: std::io::BufWriter<File>,
     pub(crate) tmp: Scratch,
 }
 
@@ -74,33 +90,43 @@ impl Staged {
     pub fn target(&self) -> &Path {
         &self.dst
     }
+
+    /// `e`, saying which file could not be written.
+    fn cannot(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(
+            e.kind(),
+            format!("{}: cannot write: {e}", self.dst.display()),
+        )
+    }
 }
 
 impl Write for Staged {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.write(buf)
+        self.file.write(buf).map_err(|e| self.cannot(e))
     }
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(buf)
+        self.file.write_all(buf).map_err(|e| self.cannot(e))
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
+        self.file.flush().map_err(|e| self.cannot(e))
     }
 }
 
 /// Starts the new content of `dir/name` (step 2 of the crate documentation, without its
 /// sync): the destination is checked and a temporary created for it.
 pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
-    if name.contains(['/', '\\', '\n']) || name.is_empty() {
+    // A dot name is a name too (`plot --out .draft.svg`); a replacement of several files
+    // is checked against the writers' names of names.rs (plain ones) when committed.
+    if name.is_empty() || name.contains(['/', '\\', '\n', '\0']) {
         bail!("{}: not a file name", dir.join(name).display());
     }
-    stage_at(dir, name, dir.join(name))
+    stage_at(dir, name, dir.join(name), false)
 }
 
 /// [`stage`] of `dir/name`, named `dst` in messages.
-fn stage_at(dir: &Path, name: &str, dst: PathBuf) -> Result<Staged> {
+fn stage_at(dir: &Path, name: &str, dst: PathBuf, named: bool) -> Result<Staged> {
     check_destination(&dst)?;
-    let tmp = scratch(dir, name, "tmp");
+    let (tmp, serial) = scratch(dir, name, "tmp");
     let file = File::options()
         .write(true)
         .create_new(true)
@@ -108,6 +134,10 @@ fn stage_at(dir: &Path, name: &str, dst: PathBuf) -> Result<Staged> {
         .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
     Ok(Staged {
         dst,
+        dir: dir.to_path_buf(),
+        name: name.to_string(),
+        serial,
+        named,
         file: std::io::BufWriter::with_capacity(1 << 16, file),
         tmp: Scratch(vec![tmp]),
     })
@@ -134,19 +164,33 @@ pub fn stage_file(path: &Path) -> Result<Staged> {
         .file_name()
         .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
     let name = name.to_string_lossy();
-    if name.contains(['/', '\\', '\n']) {
+    if name.contains(['/', '\\', '\n', '\0']) {
         bail!("{}: not a file name", path.display());
     }
-    stage_at(dir, &name, path.to_path_buf())
+    stage_at(dir, &name, path.to_path_buf(), true)
+}
+
+/// One file of a replacement, once its temporary is complete.
+pub(crate) struct Entry {
+    pub(crate) dst: PathBuf,
+    pub(crate) dir: PathBuf,
+    pub(crate) name: String,
+    pub(crate) serial: u64,
+    pub(crate) named: bool,
 }
 
 /// Replaces the files of `staged` all together or not at all: each is flushed and synced,
 /// then, for more than one file, the journal is written in `dir` (the commit point), the
 /// temporaries renamed over their destinations, and the journal removed. The staged files
-/// may lie in other directories than `dir` (the exports of `sresim memory`); the journal
-/// names them by absolute path.
+/// may lie in other directories than `dir` (the exports of `sresim memory`, at most two
+/// more); the journal records those directories.
 pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
-    let mut dst = Vec::with_capacity(staged.len());
+    // The working directory, however it was written (a file named without a directory).
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    let mut entries = Vec::with_capacity(staged.len());
     let mut temps = Scratch::default();
     for mut s in staged {
         let p = s.dst.clone();
@@ -155,51 +199,70 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             .and_then(|()| s.file.get_ref().sync_all())
             .map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
         temps.0.append(&mut s.tmp.0);
-        dst.push(p);
+        entries.push(Entry {
+            dst: p,
+            dir: s.dir.clone(),
+            name: s.name.clone(),
+            serial: s.serial,
+            named: s.named,
+        });
     }
+    // Which writer and directories the journal records: decided before anything is made.
+    let plan = if entries.len() > 1 {
+        Some(plan_journal(dir, &entries)?)
+    } else {
+        None
+    };
     let mut links = Scratch::default();
-    let mut olds = Vec::with_capacity(dst.len());
-    for p in &dst {
-        olds.push(if std::fs::symlink_metadata(p).is_err() {
+    let mut olds = Vec::with_capacity(entries.len());
+    for e in &entries {
+        olds.push(if std::fs::symlink_metadata(&e.dst).is_err() {
             Old::Absent
         } else {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            let link = scratch(p.parent().unwrap_or(dir), &name, "old");
-            match std::fs::hard_link(p, &link) {
+            let (link, n) = scratch(&e.dir, &e.name, "old");
+            match std::fs::hard_link(&e.dst, &link) {
                 Ok(()) => {
                     links.0.push(link.clone());
-                    Old::Linked(link)
+                    Old::Linked(link, n)
                 }
                 Err(_) => Old::Unsaved,
             }
         });
     }
-    let journal = if dst.len() > 1 {
-        let saved: Vec<Option<PathBuf>> = olds
-            .iter()
-            .map(|o| match o {
-                Old::Linked(l) => Some(l.clone()),
-                _ => None,
-            })
-            .collect();
-        Some(write_journal(dir, &temps.0, &dst, &saved)?)
-    } else {
-        None
+    let journal = match plan {
+        Some(plan) => {
+            let saved: Vec<Option<u64>> = olds
+                .iter()
+                .map(|o| match o {
+                    Old::Linked(_, n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
+            Some(write_journal(dir, &plan, &entries, &saved)?)
+        }
+        None => None,
     };
     let abort_after = test_abort_after();
-    for (i, p) in dst.iter().enumerate() {
+    for (i, e) in entries.iter().enumerate() {
         if abort_after == Some(i) {
             // A process killed between two renames (tests only; see `test_abort_after`).
             std::process::abort();
         }
-        if let Err(e) = std::fs::rename(&temps.0[i], p) {
+        #[cfg(test)]
+        if tests::LEAVE_AFTER.with(|c| c.get()) == Some(i) {
+            // The unit tests' kill: everything left as it is.
+            std::mem::forget(temps);
+            std::mem::forget(links);
+            return Ok(());
+        }
+        if let Err(err) = std::fs::rename(&temps.0[i], &e.dst) {
             for j in (0..i).rev() {
                 match &olds[j] {
-                    Old::Linked(link) => {
-                        let _ = std::fs::rename(link, &dst[j]);
+                    Old::Linked(link, _) => {
+                        let _ = std::fs::rename(link, &entries[j].dst);
                     }
                     Old::Absent => {
-                        let _ = std::fs::remove_file(&dst[j]);
+                        let _ = std::fs::remove_file(&entries[j].dst);
                     }
                     Old::Unsaved => {}
                 }
@@ -207,11 +270,11 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             if let Some(j) = &journal {
                 let _ = std::fs::remove_file(j);
             }
-            bail!("{}: cannot replace: {e}", p.display());
+            bail!("{}: cannot replace: {err}", e.dst.display());
         }
     }
     temps.0.clear();
-    for d in parents(&dst, dir) {
+    for d in parents(&entries, dir) {
         sync_dir(&d);
     }
     if let Some(j) = journal {
@@ -219,6 +282,16 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
         sync_dir(dir);
     }
     Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    thread_local! {
+        /// A replacement of several files stops after this many renames, leaving its
+        /// journal, temporaries and links, as a kill would.
+        pub(crate) static LEAVE_AFTER: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+    }
 }
 
 /// `SRESIM_TEST_ABORT_AFTER_RENAMES=N`: a replacement of several files aborts the process
@@ -230,46 +303,113 @@ fn test_abort_after() -> Option<usize> {
         .ok()
 }
 
-/// The distinct directories of `files`, and `dir`.
-fn parents(files: &[PathBuf], dir: &Path) -> Vec<PathBuf> {
+/// The distinct directories of `entries`, and `dir`.
+fn parents(entries: &[Entry], dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = vec![dir.to_path_buf()];
-    for f in files {
-        if let Some(p) = f.parent() {
-            if !v.iter().any(|d| d == p) {
-                v.push(p.to_path_buf());
-            }
+    for e in entries {
+        if !v.contains(&e.dir) {
+            v.push(e.dir.clone());
         }
     }
     v
 }
 
-/// Writes the journal (three lines a file: its temporary, its destination, the link to
-/// its old content or an empty line) to a temporary, syncs it and renames it to
-/// [`JOURNAL`] in `dir`; returns its path.
-pub(crate) fn write_journal(
-    dir: &Path,
-    temps: &[PathBuf],
-    dst: &[PathBuf],
-    olds: &[Option<PathBuf>],
-) -> Result<PathBuf> {
-    let path = dir.join(JOURNAL);
-    let mut text = String::new();
-    for ((t, d), o) in temps.iter().zip(dst).zip(olds) {
-        for p in [Some(t), Some(d), o.as_ref()] {
-            let Some(p) = p else {
-                text.push('\n');
-                continue;
-            };
-            let p = std::path::absolute(p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
-            let s = p
-                .to_str()
-                .filter(|s| !s.contains('\n'))
-                .ok_or_else(|| anyhow!("{}: not a path sresim can write", p.display()))?;
-            text.push_str(s);
-            text.push('\n');
+/// What a journal records besides its files: the writer whose names cover them, the
+/// directories other than the journal's that hold some (absolute, symbolic links
+/// resolved), and each file's directory (0: the journal's, i: `dirs[i - 1]`).
+pub(crate) struct Plan {
+    pub(crate) writer: &'static names::Writer,
+    pub(crate) dirs: Vec<String>,
+    pub(crate) index: Vec<usize>,
+}
+
+/// The [`Plan`] of a replacement of `entries` whose journal goes to `dir`. Files that no
+/// writer of the list in `names.rs` replaces together are refused: recovery would refuse
+/// their journal.
+pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
+    let files: Vec<(&str, bool)> = entries.iter().map(|e| (e.name.as_str(), e.named)).collect();
+    let writer = names::writer_of(&files).ok_or_else(|| {
+        let list: Vec<&str> = files.iter().map(|f| f.0).collect();
+        anyhow!(
+            "{}: {} are not the files of one result sresim writes (outdir's names.rs lists them)",
+            dir.display(),
+            list.join(", ")
+        )
+    })?;
+    let canonical = |d: &Path| {
+        std::fs::canonicalize(d).map_err(|e| anyhow!("{}: cannot resolve: {e}", d.display()))
+    };
+    let home = canonical(dir)?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut index = Vec::with_capacity(entries.len());
+    for e in entries {
+        if e.dir == dir {
+            index.push(0);
+            continue;
+        }
+        let c = canonical(&e.dir)?;
+        if c == home {
+            index.push(0);
+        } else if let Some(i) = dirs.iter().position(|d| *d == c) {
+            index.push(i + 1);
+        } else {
+            dirs.push(c);
+            index.push(dirs.len());
         }
     }
-    let mut tmp = Scratch(vec![scratch(dir, JOURNAL.trim_start_matches('.'), "tmp")]);
+    if dirs.len() > writer.export_dirs.min(MAX_EXPORT_DIRS) {
+        bail!(
+            "{}: the files of one {} result lie in {} directories besides this one",
+            dir.display(),
+            writer.name,
+            dirs.len()
+        );
+    }
+    let dirs = dirs
+        .into_iter()
+        .map(|d| {
+            d.to_str()
+                .filter(|s| !s.contains('\n'))
+                .map(String::from)
+                .ok_or_else(|| anyhow!("{}: not a path sresim can write", d.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Plan {
+        writer,
+        dirs,
+        index,
+    })
+}
+
+/// The text of the journal of `plan` (see [`crate::recover`] for its format): the old
+/// links of `olds` are those of the files, by N.
+pub(crate) fn journal_text(plan: &Plan, entries: &[Entry], olds: &[Option<u64>]) -> String {
+    let mut text = format!(
+        "{JOURNAL_FORMAT}\nwriter {}\npid {}\n",
+        plan.writer.name,
+        std::process::id()
+    );
+    for d in &plan.dirs {
+        text += &format!("dir {d}\n");
+    }
+    for ((e, i), o) in entries.iter().zip(&plan.index).zip(olds) {
+        let old = o.map_or("-".to_string(), |n| n.to_string());
+        text += &format!("file {i} {} {old} {}\n", e.serial, e.name);
+    }
+    text
+}
+
+/// Writes the journal of `plan` to a temporary, syncs it and renames it to [`JOURNAL`]
+/// in `dir`; returns its path.
+pub(crate) fn write_journal(
+    dir: &Path,
+    plan: &Plan,
+    entries: &[Entry],
+    olds: &[Option<u64>],
+) -> Result<PathBuf> {
+    let path = dir.join(JOURNAL);
+    let text = journal_text(plan, entries, olds);
+    let mut tmp = Scratch(vec![scratch(dir, JOURNAL.trim_start_matches('.'), "tmp").0]);
     let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
     let mut f = File::options()
         .write(true)
@@ -290,77 +430,54 @@ pub fn interrupted(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join(JOURNAL)).is_ok()
 }
 
-/// Completes the replacement whose journal `dir` holds (a process killed between its
-/// renames): every temporary the journal names that is still there is renamed over its
-/// destination, then the journal is removed. Nothing to do without a journal. Call it
-/// holding the directory's lock.
-pub fn recover(dir: &Path) -> Result<()> {
-    let path = dir.join(JOURNAL);
-    let m = match std::fs::symlink_metadata(&path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => bail!("{}: cannot read: {e}", path.display()),
-    };
-    let bad = |why: &str| {
-        anyhow!(
-            "{}: {why}; it is not a journal sresim wrote: remove it",
-            path.display()
-        )
-    };
-    if !m.is_file() || m.len() > MAX_JOURNAL_BYTES {
-        return Err(bad("not a regular file of at most 1 MiB"));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(&e.to_string()))?;
-    let lines: Vec<&str> = text.lines().collect();
-    if !lines.len().is_multiple_of(3) {
-        return Err(bad("not three lines a file"));
-    }
-    let mut links = Scratch::default();
-    for entry in lines.chunks(3) {
-        let (tmp, dst) = (Path::new(entry[0]), Path::new(entry[1]));
-        let dotted = |p: &Path| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                && p.parent() == dst.parent()
-        };
-        let old = (!entry[2].is_empty()).then(|| PathBuf::from(entry[2]));
-        if !dotted(tmp) || old.as_deref().is_some_and(|o| !dotted(o)) {
-            return Err(bad("a line names no temporary beside its destination"));
-        }
-        links.0.extend(old);
-        if std::fs::symlink_metadata(tmp).is_ok() {
-            std::fs::rename(tmp, dst)
-                .map_err(|e| anyhow!("{}: cannot replace: {e}", dst.display()))?;
-            if let Some(d) = dst.parent() {
-                sync_dir(d);
-            }
-        }
-    }
-    std::fs::remove_file(&path).map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
-    sync_dir(dir);
-    drop(links);
-    Ok(())
-}
-
 /// A destination must be absent or a regular file. A directory, a FIFO, a device or a
 /// socket is refused, and so is a symbolic link: the rename would replace the link, not
 /// the file it names.
 fn check_destination(p: &Path) -> Result<()> {
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => bail!(
-            "{}: is a directory, not a file: cannot replace it",
-            p.display()
-        ),
-        Ok(m) if m.file_type().is_symlink() => bail!(
-            "{}: is a symbolic link: sresim does not replace one (name the file it points to)",
-            p.display()
-        ),
-        Ok(m) if !m.is_file() => {
-            bail!("{}: not a regular file: cannot replace it", p.display())
-        }
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+    let kind = match std::fs::symlink_metadata(p) {
+        Ok(m) => Some(m.file_type()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => bail!("{}: cannot read: {e}", p.display()),
+    };
+    destination_kind(p, kind.map(Kind::of)).map_err(anyhow::Error::msg)
+}
+
+/// The kinds of file a destination check tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Link,
+    Other,
+}
+
+impl Kind {
+    pub(crate) fn of(t: std::fs::FileType) -> Kind {
+        if t.is_symlink() {
+            Kind::Link
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// The one destination check of a first write and of a recovery: `p` is absent (None) or
+/// a regular file.
+pub(crate) fn destination_kind(p: &Path, kind: Option<Kind>) -> Result<(), String> {
+    let p = p.display();
+    match kind {
+        None | Some(Kind::File) => Ok(()),
+        Some(Kind::Dir) => Err(format!(
+            "{p}: is a directory, not a file: cannot replace it"
+        )),
+        Some(Kind::Link) => Err(format!(
+            "{p}: is a symbolic link: sresim does not replace one (name the file it points to)"
+        )),
+        Some(Kind::Other) => Err(format!("{p}: not a regular file: cannot replace it")),
     }
 }
 

@@ -14,8 +14,9 @@
 //! 2. every new file is written completely to a temporary beside it (`.NAME.tmp.PID.N`,
 //!    unique per process and per call) and synced to disk;
 //! 3. each existing destination gets a hard link `.NAME.old.PID.N` to its old content;
-//! 4. for more than one file, the journal [`JOURNAL`] (`.sresim-commit`: each temporary
-//!    and its destination) is written, synced and renamed into the directory — the
+//! 4. for more than one file, the journal [`JOURNAL`] (`.sresim-commit`: the writer, its
+//!    process id, and each file's name with the N of its temporary and old link; see
+//!    [`recover`] for the format) is written, synced and renamed into the directory — the
 //!    commit point;
 //! 5. the temporaries are renamed over the destinations, the directories synced, the old
 //!    links and the journal removed.
@@ -25,9 +26,17 @@
 //! the hard links; where the file system has no hard links, a destination that existed
 //! before stays new). A process killed during step 5 leaves the journal: while it is
 //! there, the one reader of user files (`workload::files`) refuses every file of the
-//! directory, and the next [`OutputDir::open`] of it completes the renames ([`recover`]).
+//! directory, and the next [`OutputDir::open`] of it completes the renames ([`recover`]),
+//! touching nothing but the files, temporaries and links its writer could have made
+//! (`names.rs` lists each writer's files).
 //! A process killed before step 4 leaves at most a temporary behind; its name starts with
 //! a dot and it is never read.
+//!
+//! Readers outside sresim see each file whole (one rename each), but may see a new file
+//! beside an old sibling between two renames or after a kill; a reader that takes the
+//! directory's lock shared, and finds no journal, never does (docs/errors.md, "Output
+//! directories"). A writer waits a moment for such readers, and is refused at once by a
+//! writer holding the lock.
 //!
 //! Nothing else in the workspace creates or replaces a file: clippy.toml disallows
 //! `std::fs::write`, `File::create` and `OpenOptions::open` outside this crate and tests.
@@ -119,21 +128,47 @@ impl Drop for OutputDir {
     }
 }
 
+/// How long a writer waits for readers that hold the directory's lock shared.
+#[cfg(unix)]
+const READERS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Locks `path` exclusively. Held exclusively by another process (a writer): refused at
+/// once. Held shared only (readers outside sresim, docs/errors.md): retried until they let
+/// go, for up to [`READERS_WAIT`].
 #[cfg(unix)]
 fn lock(path: &Path) -> Result<Option<File>> {
     use rustix::fs::{flock, FlockOperation};
     use rustix::io::Errno;
     let d = path.display();
     let f = File::open(path).map_err(|e| anyhow!("{d}: cannot open: {e}"))?;
-    match flock(&f, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(Some(f)),
-        Err(Errno::WOULDBLOCK) => bail!(
-            "{d}: another sresim process is writing this directory (it is locked); \
-             wait for it to finish or choose another output directory"
-        ),
-        // File systems without flock (some network or FUSE mounts): go on unlocked.
-        Err(Errno::NOLCK | Errno::OPNOTSUPP | Errno::NOSYS | Errno::INVAL) => Ok(None),
-        Err(e) => bail!("{d}: cannot lock: {e}"),
+    let start = std::time::Instant::now();
+    loop {
+        match flock(&f, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(Some(f)),
+            Err(Errno::WOULDBLOCK) => {}
+            // File systems without flock (some network or FUSE mounts): go on unlocked.
+            Err(Errno::NOLCK | Errno::OPNOTSUPP | Errno::NOSYS | Errno::INVAL) => return Ok(None),
+            Err(e) => bail!("{d}: cannot lock: {e}"),
+        }
+        // A shared lock is granted only when no process holds it exclusively.
+        match flock(&f, FlockOperation::NonBlockingLockShared) {
+            Ok(()) => {
+                let _ = flock(&f, FlockOperation::Unlock);
+            }
+            Err(Errno::WOULDBLOCK) => bail!(
+                "{d}: another sresim process is writing this directory (it is locked); \
+                 wait for it to finish or choose another output directory"
+            ),
+            Err(e) => bail!("{d}: cannot lock: {e}"),
+        }
+        if start.elapsed() > READERS_WAIT {
+            bail!(
+                "{d}: readers have held this directory's lock (shared) for more than {} s; \
+                 try again when they are done",
+                READERS_WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
@@ -143,9 +178,13 @@ fn lock(_path: &Path) -> Result<Option<File>> {
 }
 
 mod commit;
+pub mod names;
+mod recover;
 pub use commit::{
-    interrupted, open_append, recover, replace, replace_staged, stage, stage_file, Staged, JOURNAL,
+    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, JOURNAL,
+    JOURNAL_FORMAT,
 };
+pub use recover::recover;
 
 #[cfg(test)]
 mod tests;

@@ -1,15 +1,20 @@
 use super::*;
-use crate::commit::{scratch, write_journal};
+use crate::commit::tests::LEAVE_AFTER;
+use crate::commit::{scratch, JOURNAL_FORMAT};
 use std::io::Write;
 
-/// Every entry of `dir` (dot files too), sorted, with its content ("<dir>" for a directory).
+/// Every entry of `dir` (dot files too), sorted, with its content ("<dir>" for a directory,
+/// "-> TARGET" for a symbolic link).
 fn entries(dir: &Path) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            let content = std::fs::read_to_string(&p).unwrap_or_else(|_| "<dir>".into());
+            let content = match std::fs::read_link(&p) {
+                Ok(t) => format!("-> {}", t.display()),
+                Err(_) => std::fs::read_to_string(&p).unwrap_or_else(|_| "<dir>".into()),
+            };
             (name, content)
         })
         .collect();
@@ -26,23 +31,48 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn replace_writes_every_file_and_leaves_no_scratch() {
     let t = tempfile::tempdir().unwrap();
-    std::fs::write(t.path().join("a.csv"), "old a").unwrap();
-    replace(t.path(), &[("a.csv", b"new a"), ("b.json", b"new b")]).unwrap();
+    std::fs::write(t.path().join("layers.csv"), "old a").unwrap();
+    replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new b")],
+    )
+    .unwrap();
     assert_eq!(
         entries(t.path()),
-        pairs(&[("a.csv", "new a"), ("b.json", "new b")])
+        pairs(&[("layers.csv", "new a"), ("summary.json", "new b")])
     );
 }
 
 #[test]
 fn a_directory_in_the_way_of_any_file_changes_nothing() {
     let t = tempfile::tempdir().unwrap();
-    std::fs::write(t.path().join("a.csv"), "old a").unwrap();
-    std::fs::create_dir(t.path().join("b.json")).unwrap();
+    std::fs::write(t.path().join("layers.csv"), "old a").unwrap();
+    std::fs::create_dir(t.path().join("summary.json")).unwrap();
     let before = entries(t.path());
-    let e = replace(t.path(), &[("a.csv", b"new a"), ("b.json", b"new b")]).unwrap_err();
-    assert!(e.to_string().contains("b.json: is a directory"), "{e}");
+    let e = replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new b")],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("summary.json: is a directory"),
+        "{e}"
+    );
     assert_eq!(entries(t.path()), before);
+}
+
+/// Files that no writer of names.rs replaces together are refused before anything is
+/// renamed: recovery would refuse their journal.
+#[test]
+fn files_of_no_writer_are_refused_before_the_commit() {
+    let t = tempfile::tempdir().unwrap();
+    let e = replace(t.path(), &[("layers.csv", b"a"), ("notes.txt", b"b")]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("layers.csv, notes.txt are not the files of one result sresim writes"),
+        "{e}"
+    );
+    assert!(entries(t.path()).is_empty());
 }
 
 #[test]
@@ -63,6 +93,30 @@ fn a_second_writer_of_a_locked_directory_is_refused() {
     assert_eq!(entries(&out), pairs(&[("x", "2")]));
 }
 
+/// A reader outside sresim that holds the directory's lock shared (docs/errors.md) makes
+/// a writer wait until it lets go, not fail.
+#[cfg(unix)]
+#[test]
+fn a_writer_waits_for_readers_holding_the_lock_shared() {
+    use rustix::fs::{flock, FlockOperation};
+    let t = tempfile::tempdir().unwrap();
+    let reader = std::fs::File::open(t.path()).unwrap();
+    flock(&reader, FlockOperation::LockShared).unwrap();
+    let start = std::time::Instant::now();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(reader);
+    });
+    let d = OutputDir::open(t.path()).unwrap();
+    assert!(start.elapsed() >= std::time::Duration::from_millis(250));
+    release.join().unwrap();
+    // While it writes, a reader's shared lock is not granted.
+    let r = std::fs::File::open(t.path()).unwrap();
+    assert!(flock(&r, FlockOperation::NonBlockingLockShared).is_err());
+    drop(d);
+    assert!(flock(&r, FlockOperation::NonBlockingLockShared).is_ok());
+}
+
 #[test]
 fn a_directory_created_for_nothing_is_removed_again() {
     let t = tempfile::tempdir().unwrap();
@@ -81,8 +135,8 @@ fn a_directory_created_for_nothing_is_removed_again() {
 #[test]
 fn temporaries_are_unique_per_call() {
     let t = tempfile::tempdir().unwrap();
-    let a = scratch(t.path(), "x", "tmp");
-    let b = scratch(t.path(), "x", "tmp");
+    let a = scratch(t.path(), "x", "tmp").0;
+    let b = scratch(t.path(), "x", "tmp").0;
     assert_ne!(a, b);
     let pid = std::process::id().to_string();
     assert!(a.to_string_lossy().contains(&pid));
@@ -91,10 +145,14 @@ fn temporaries_are_unique_per_call() {
 #[test]
 fn staged_files_replace_together_and_vanish_when_dropped() {
     let t = tempfile::tempdir().unwrap();
-    replace(t.path(), &[("a", b"old a"), ("b", b"old b")]).unwrap();
-    let mut a = stage(t.path(), "a").unwrap();
+    replace(
+        t.path(),
+        &[("layers.csv", b"old a"), ("summary.json", b"old b")],
+    )
+    .unwrap();
+    let mut a = stage(t.path(), "layers.csv").unwrap();
     a.write_all(b"new a").unwrap();
-    let mut b = stage(t.path(), "b").unwrap();
+    let mut b = stage(t.path(), "summary.json").unwrap();
     b.write_all(b"new b").unwrap();
     assert_eq!(
         entries(t.path()).len(),
@@ -104,9 +162,37 @@ fn staged_files_replace_together_and_vanish_when_dropped() {
     drop(b);
     let now = entries(t.path());
     assert_eq!(now.len(), 3, "b's temporary removed: {now:?}");
-    assert_eq!(now[1..], pairs(&[("a", "old a"), ("b", "old b")])[..]);
+    assert_eq!(
+        now[1..],
+        pairs(&[("layers.csv", "old a"), ("summary.json", "old b")])[..]
+    );
     replace_staged(t.path(), vec![a]).unwrap();
-    assert_eq!(entries(t.path()), pairs(&[("a", "new a"), ("b", "old b")]));
+    assert_eq!(
+        entries(t.path()),
+        pairs(&[("layers.csv", "new a"), ("summary.json", "old b")])
+    );
+}
+
+/// A write error of a staged file names the file with its directory, through any writer
+/// stacked on it.
+#[cfg(unix)]
+#[test]
+fn a_write_error_names_the_file_and_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = stage(t.path(), "records.csv").unwrap();
+    // A write to a full device: /dev/full answers every write with ENOSPC.
+    s.file = std::io::BufWriter::with_capacity(
+        0,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap(),
+    );
+    let mut w = std::io::BufWriter::new(&mut s);
+    w.write_all(b"a,b\n").unwrap();
+    let e = w.flush().unwrap_err().to_string();
+    let want = format!("{}: cannot write: ", t.path().join("records.csv").display());
+    assert!(e.starts_with(&want), "{e}");
 }
 
 /// A symbolic link, a FIFO or a device where a file goes is refused before anything is
@@ -117,11 +203,15 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
     use std::os::unix::fs::FileTypeExt;
     let t = tempfile::tempdir().unwrap();
     std::fs::write(t.path().join("target"), "kept").unwrap();
-    std::os::unix::fs::symlink("target", t.path().join("link")).unwrap();
-    let e = replace(t.path(), &[("a", b"new a"), ("link", b"new")]).unwrap_err();
+    std::os::unix::fs::symlink("target", t.path().join("summary.json")).unwrap();
+    let e = replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new")],
+    )
+    .unwrap_err();
     assert!(
         e.to_string().ends_with(
-            "link: is a symbolic link: sresim does not replace one (name the file it points to)"
+            "summary.json: is a symbolic link: sresim does not replace one (name the file it points to)"
         ),
         "{e}"
     );
@@ -145,7 +235,7 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
         e.to_string().contains("/dev/null: not a regular file"),
         "{e}"
     );
-    assert!(std::fs::symlink_metadata(t.path().join("link"))
+    assert!(std::fs::symlink_metadata(t.path().join("summary.json"))
         .unwrap()
         .file_type()
         .is_symlink());
@@ -153,7 +243,7 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
         std::fs::read_to_string(t.path().join("target")).unwrap(),
         "kept"
     );
-    assert!(!t.path().join("a").exists(), "nothing written");
+    assert!(!t.path().join("layers.csv").exists(), "nothing written");
     assert_eq!(
         std::fs::read_dir(t.path()).unwrap().count(),
         3,
@@ -161,47 +251,299 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
     );
 }
 
+/// `files` (name, content) of `dir` staged and replaced by a writer killed after
+/// `renames` renames: the journal, the temporaries not yet renamed and the old links stay.
+fn killed(dir: &Path, files: &[(&str, &str)], renames: usize) {
+    let staged = files
+        .iter()
+        .map(|(name, text)| {
+            let mut s = stage(dir, name).unwrap();
+            s.write_all(text.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    LEAVE_AFTER.with(|c| c.set(Some(renames)));
+    replace_staged(dir, staged).unwrap();
+    LEAVE_AFTER.with(|c| c.set(None));
+}
+
 /// The state a kill between two renames leaves (the journal written, one of two files
 /// renamed) is detected, and the next open of the directory completes the replacement.
 #[test]
 fn a_replacement_cut_between_renames_is_rolled_forward() {
     let t = tempfile::tempdir().unwrap();
-    replace(t.path(), &[("a", b"old a"), ("b", b"old b")]).unwrap();
+    replace(
+        t.path(),
+        &[("layers.csv", b"old a"), ("summary.json", b"old b")],
+    )
+    .unwrap();
     assert!(
         !interrupted(t.path()),
         "the journal is removed after the renames"
     );
-    let mut staged = Vec::new();
-    let mut temps = Vec::new();
-    let mut dst = Vec::new();
-    for (name, bytes) in [("a", b"new a"), ("b", b"new b")] {
-        let mut s = stage(t.path(), name).unwrap();
-        s.write_all(bytes).unwrap();
-        s.flush().unwrap();
-        temps.push(s.tmp.0[0].clone());
-        dst.push(s.target().to_path_buf());
-        staged.push(s);
-    }
-    write_journal(t.path(), &temps, &dst, &[None, None]).unwrap();
-    std::fs::rename(&temps[0], &dst[0]).unwrap();
-    // Killed here: nothing runs the destructors.
-    std::mem::forget(staged);
+    killed(
+        t.path(),
+        &[("layers.csv", "new a"), ("summary.json", "new b")],
+        1,
+    );
     assert!(interrupted(t.path()));
-    assert_eq!(std::fs::read_to_string(&dst[0]).unwrap(), "new a");
-    assert_eq!(std::fs::read_to_string(&dst[1]).unwrap(), "old b");
+    let journal = std::fs::read_to_string(t.path().join(JOURNAL)).unwrap();
+    assert!(
+        journal.starts_with(&format!(
+            "{JOURNAL_FORMAT}\nwriter run\npid {}\n",
+            std::process::id()
+        )),
+        "{journal}"
+    );
+    let read = |n: &str| std::fs::read_to_string(t.path().join(n)).unwrap();
+    assert_eq!(read("layers.csv"), "new a");
+    assert_eq!(read("summary.json"), "old b");
     let d = OutputDir::open(t.path()).unwrap();
     assert!(!interrupted(t.path()));
-    assert_eq!(entries(d.path()), pairs(&[("a", "new a"), ("b", "new b")]));
+    assert_eq!(
+        entries(d.path()),
+        pairs(&[("layers.csv", "new a"), ("summary.json", "new b")])
+    );
 }
 
-/// A journal sresim did not write (a line that names no temporary) is refused by name.
+/// `memory`'s exports in two other directories, one reached through a symbolic link: the
+/// journal records them resolved, and recovery completes all three directories.
+#[cfg(unix)]
 #[test]
-fn a_foreign_journal_is_refused() {
+fn exports_in_other_directories_are_rolled_forward() {
     let t = tempfile::tempdir().unwrap();
-    std::fs::write(t.path().join(JOURNAL), "/etc/passwd\n/tmp/x\n\n").unwrap();
-    let e = OutputDir::open(t.path()).unwrap_err().to_string();
+    let (out, lists, traces) = (t.path().join("o"), t.path().join("l"), t.path().join("t"));
+    for d in [&out, &lists, &traces] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::os::unix::fs::symlink(&traces, t.path().join("via")).unwrap();
+    let mut staged = Vec::new();
+    for (path, text) in [
+        (out.join("memory_summary.json"), "s"),
+        (lists.join("access_list.csv"), "a"),
+        (t.path().join("via/my trace.txt"), "tr"),
+    ] {
+        let mut s = stage_file(&path).unwrap();
+        s.write_all(text.as_bytes()).unwrap();
+        staged.push(s);
+    }
+    LEAVE_AFTER.with(|c| c.set(Some(0)));
+    replace_staged(&out, staged).unwrap();
+    LEAVE_AFTER.with(|c| c.set(None));
+    let journal = std::fs::read_to_string(out.join(JOURNAL)).unwrap();
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
     assert!(
-        e.contains(".sresim-commit: a line names no temporary beside its destination"),
-        "{e}"
+        journal.contains(&format!("dir {}\ndir {}\n", real(&lists), real(&traces))),
+        "{journal}"
+    );
+    assert!(journal.contains(" my trace.txt\n"), "{journal}");
+    drop(OutputDir::open(&out).unwrap());
+    assert_eq!(entries(&out), pairs(&[("memory_summary.json", "s")]));
+    assert_eq!(entries(&lists), pairs(&[("access_list.csv", "a")]));
+    assert_eq!(entries(&traces), pairs(&[("my trace.txt", "tr")]));
+}
+
+/// A tree to plant journals in: `home` (the output directory, holding `victim`, a
+/// temporary of sresim's name pattern and a dot file), `beside` (a directory next to it
+/// with a file, a dot file and a dot-named temporary).
+struct Planted {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    beside: PathBuf,
+}
+
+fn planted() -> Planted {
+    let t = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(t.path()).unwrap();
+    let home = root.join("home");
+    let beside = root.join("beside");
+    for d in [&home, &beside] {
+        std::fs::create_dir(d).unwrap();
+    }
+    for (p, text) in [
+        (home.join("layers.csv"), "mine"),
+        (home.join(".layers.csv.tmp.42.1"), "planted"),
+        (home.join(".keep"), "dot"),
+        (beside.join("victim"), "victim"),
+        (beside.join(".profile"), "profile"),
+        (beside.join(".t"), "planted"),
+        (beside.join(".access_list.csv.tmp.42.1"), "planted"),
+    ] {
+        std::fs::write(p, text).unwrap();
+    }
+    Planted {
+        _t: t,
+        root,
+        home,
+        beside,
+    }
+}
+
+impl Planted {
+    /// Every entry under the root: nothing may change when a journal is refused.
+    fn snapshot(&self) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for d in [&self.root, &self.home, &self.beside] {
+            for (n, c) in entries(d) {
+                v.push((format!("{}/{n}", d.display()), c));
+            }
+        }
+        v
+    }
+
+    /// Plants `journal` in home and opens it: the open must fail with one line containing
+    /// `want`, and nothing under the root change (the journal stays).
+    fn refused(&self, journal: &str, want: &str) {
+        std::fs::write(self.home.join(JOURNAL), journal).unwrap();
+        let before = self.snapshot();
+        let e = OutputDir::open(&self.home).unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains(".sresim-commit: refused, nothing changed: ") && e.contains(want),
+            "{journal:?}: {e}"
+        );
+        assert_eq!(self.snapshot(), before, "{journal:?}");
+    }
+}
+
+fn v2(writer: &str, body: &str) -> String {
+    format!("{JOURNAL_FORMAT}\nwriter {writer}\npid 42\n{body}")
+}
+
+/// Journals of the format sresim wrote before (three absolute paths a file) that made
+/// the next writer replace a file beside the output directory, or delete a dot file
+/// elsewhere (the old link), or follow `..`: refused now, nothing touched.
+#[test]
+fn planted_path_journals_touch_nothing() {
+    let p = planted();
+    let (b, h) = (p.beside.display(), p.home.display());
+    p.refused(
+        &format!("{b}/.t\n{b}/victim\n\n"),
+        "written by an earlier sresim",
+    );
+    p.refused(
+        &format!("{h}/.layers.csv.tmp.42.1\n{h}/layers.csv\n{b}/.profile\n"),
+        "written by an earlier sresim",
+    );
+    p.refused(
+        &format!("{h}/../beside/.t\n{h}/../beside/victim\n\n"),
+        "written by an earlier sresim",
+    );
+}
+
+/// Journals of this format that name anything but the writer's own files in the
+/// directory: absolute paths, `..`, dot files, another command's files, directories it
+/// could not have recorded, links on the way.
+#[cfg(unix)]
+#[test]
+fn planted_journals_naming_other_files_touch_nothing() {
+    let p = planted();
+    let b = p.beside.display().to_string();
+    p.refused(
+        &v2("run", &format!("file 0 1 - {b}/victim\n")),
+        "is not a plain file name",
+    );
+    p.refused(
+        &v2("run", "file 0 1 - ../beside/victim\n"),
+        "is not a plain file name",
+    );
+    p.refused(&v2("run", "file 0 1 - .keep\n"), "is not a plain file name");
+    p.refused(
+        &v2("run", "file 0 1 - tensors.npz\n"),
+        "tensors.npz is not a file `run` writes",
+    );
+    p.refused(
+        &v2("export", "file 0 1 - layers.csv\n"),
+        "layers.csv is not a file `export` writes",
+    );
+    // Another directory only for memory's exports, absolute and resolved; its dot files
+    // are never a name.
+    p.refused(
+        &v2("run", &format!("dir {b}\nfile 1 1 - victim\n")),
+        "at most 0 directories",
+    );
+    p.refused(
+        &v2("memory", &format!("dir {b}\nfile 1 1 2 .profile\n")),
+        "is not a plain file name",
+    );
+    p.refused(
+        &v2(
+            "memory",
+            &format!(
+                "dir {}/home/../beside\nfile 1 1 - access_list.csv\n",
+                p.root.display()
+            ),
+        ),
+        "without . or ..",
+    );
+    std::os::unix::fs::symlink(&p.beside, p.root.join("link")).unwrap();
+    p.refused(
+        &v2(
+            "memory",
+            &format!(
+                "dir {}/link\nfile 1 1 - access_list.csv\n",
+                p.root.display()
+            ),
+        ),
+        "a symbolic link on its way",
+    );
+}
+
+/// The destination check of a first write applies to recovery: a journal whose file is
+/// a symbolic link now (to a file elsewhere) is refused, and so is one whose temporary
+/// is a link; the other file of the journal is not renamed either.
+#[cfg(unix)]
+#[test]
+fn recovery_checks_destinations_like_a_first_write() {
+    let p = planted();
+    let outside = p.beside.join("victim");
+    std::os::unix::fs::symlink(&outside, p.home.join("summary.json")).unwrap();
+    std::fs::write(p.home.join(".summary.json.tmp.42.2"), "planted").unwrap();
+    p.refused(
+        &v2("run", "file 0 1 - layers.csv\nfile 0 2 - summary.json\n"),
+        "summary.json: is a symbolic link",
+    );
+    std::fs::remove_file(p.home.join("summary.json")).unwrap();
+    std::fs::remove_file(p.home.join(".summary.json.tmp.42.2")).unwrap();
+    std::os::unix::fs::symlink(&outside, p.home.join(".summary.json.tmp.42.2")).unwrap();
+    p.refused(
+        &v2("run", "file 0 1 - layers.csv\nfile 0 2 - summary.json\n"),
+        ".summary.json.tmp.42.2: not a regular file",
+    );
+    std::fs::remove_file(p.home.join(".summary.json.tmp.42.2")).unwrap();
+    std::fs::create_dir(p.home.join(".summary.json.old.42.3")).unwrap();
+    p.refused(
+        &v2("run", "file 0 1 - layers.csv\nfile 0 2 3 summary.json\n"),
+        ".summary.json.old.42.3: not a regular file",
+    );
+}
+
+/// What a valid journal may do, and only that: a temporary of its pid renamed over its
+/// file, its old link removed; a temporary of another pid, a dot file and other files
+/// left alone.
+#[test]
+fn a_valid_journal_touches_only_its_files() {
+    let p = planted();
+    std::fs::write(p.home.join(".layers.csv.tmp.43.1"), "other pid").unwrap();
+    std::fs::write(p.home.join(".layers.csv.old.42.9"), "old link").unwrap();
+    std::fs::write(
+        p.home.join(JOURNAL),
+        v2("run", "file 0 1 9 layers.csv\nfile 0 2 - summary.json\n"),
+    )
+    .unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        entries(&p.home),
+        pairs(&[
+            (".keep", "dot"),
+            (".layers.csv.tmp.43.1", "other pid"),
+            ("layers.csv", "planted"),
+        ])
+    );
+    assert_eq!(
+        entries(&p.beside).len(),
+        4,
+        "nothing beside the directory touched"
     );
 }

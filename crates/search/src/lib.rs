@@ -43,6 +43,11 @@ pub struct SearchArgs {
     /// Print no table and no per-point progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Most points the grid may have (workloads x axis values x explicit points); a
+    /// larger grid is refused before a point is listed unless this is raised (as for
+    /// `sweep`; never above 2^26).
+    #[arg(long, value_name = "N", default_value_t = sweep::grid::DEFAULT_MAX_POINTS)]
+    pub max_points: u64,
 }
 
 /// `sresim search`.
@@ -57,7 +62,7 @@ pub fn search_command(args: &SearchArgs) -> Result<()> {
         bail!("--confidence: {} is not in [0.5, 1)", args.confidence);
     }
     sim::run::check_workers("--threads", args.threads)?;
-    let spec = spec::Spec::load(&args.grid)?;
+    let spec = spec::Spec::load(&args.grid, args.max_points)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()

@@ -33,10 +33,11 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Reads `path` as a grid and checks its `[search]` table (required) and the sweep
-    /// keys a search does not take.
-    pub fn load(path: &Path) -> Result<Spec> {
-        Spec::of(Grid::load(path)?)
+    /// Reads `path` as a grid of at most `max_points` points (`--max-points`, checked by
+    /// the grid parser as for a sweep) and checks its `[search]` table (required) and the
+    /// sweep keys a search does not take.
+    pub fn load(path: &Path, max_points: u64) -> Result<Spec> {
+        Spec::of(Grid::load(path, max_points)?)
     }
 
     /// [`Spec::load`] of a parsed grid.
@@ -103,7 +104,7 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        let g = Grid::parse(text, Path::new("s.toml")).unwrap();
+        let g = Grid::parse(text, Path::new("s.toml"), sweep::grid::DEFAULT_MAX_POINTS).unwrap();
         Spec::of(g).unwrap_err().to_string()
     }
 
@@ -143,6 +144,7 @@ mod tests {
         let g = Grid::parse(
             &format!("{HEAD}[search]\nby = [\"adc.bits\"]\nfirst_samples = 20\n"),
             Path::new("s.toml"),
+            sweep::grid::DEFAULT_MAX_POINTS,
         )
         .unwrap();
         let s = Spec::of(g).unwrap();

@@ -184,6 +184,10 @@ pub fn calibration(
     crossbar: &[bool],
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Calibration> {
+    // Every accuracy run (accuracy, its shards, sweeps' accuracy columns, search) starts
+    // here: each layer within the budget `run --functional` applies, for the largest
+    // batch of samples a run of this network holds, before anything is mapped.
+    check_memory(net, cfg, modes)?;
     let adc = calibrates_adc(cfg, modes);
     let drift = compensates_drift(cfg, modes);
     let n = calibration_samples(cfg, net.samples);
@@ -218,6 +222,20 @@ pub fn calibration(
         inputs: if drift { inputs } else { Vec::new() },
         samples: n,
     })
+}
+
+/// Refuses a network one of whose layers needs more than `limits.max_layer_bytes` through
+/// the datapath: the one budget of `run` and `accuracy`
+/// ([`crate::functional::check_layer_memory`]), with a batch of samples held and kept
+/// (the largest [`accuracy::default_batch`] of the network's samples). Every layer is
+/// mapped, on the crossbar or not.
+pub fn check_memory(net: &Network, cfg: &Resolved, modes: &[Mode]) -> Result<()> {
+    let batch = accuracy::default_batch(net, net.samples) as u64;
+    for l in &net.layers {
+        crate::functional::check_layer_memory(&l.quant.spec, cfg, modes, batch, batch)
+            .map_err(|e| anyhow!("{}: {e}", net.name))?;
+    }
+    Ok(())
 }
 
 /// `f` of every datapath layer (its program and its calibration `inputs` over `n`
@@ -470,7 +488,12 @@ impl Draws {
             return of(self.first()).map(crate::draws::Interval::constant);
         }
         let v: Option<Vec<f64>> = self.evals.iter().map(of).collect();
-        crate::draws::Interval::of(&v?)
+        // Each in its domain: the first five figures are fractions of the samples, the
+        // last an error >= 0.
+        match FIGURES[f] {
+            "output_rel_rmse" => crate::draws::Interval::nonnegative(&v?),
+            _ => crate::draws::Interval::proportion(&v?, self.first().samples as u64),
+        }
     }
 }
 

@@ -197,9 +197,8 @@ impl ShardRun<'_> {
                 Ok(())
             },
         )?;
-        let records = w
-            .into_inner()
-            .map_err(|e| anyhow!("{}: cannot write: {e}", RECORDS))?;
+        // A write error names the file with its directory (outdir::Staged).
+        let records = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
         let mut json = dir.stage(MANIFEST)?;
         serde_json::to_writer_pretty(&mut json, &m)?;
         dir.replace_staged(vec![records, json])?;
@@ -317,8 +316,9 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
         let path = dir.join(MANIFEST);
         let label = path.display().to_string();
         let text = workload::files::read_text(&path, &label).map_err(|e| anyhow!(e))?;
+        // Repeated keys refused, in config_values too (serde_json keeps the last one).
         let head: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| anyhow!("{label}: {e}"))?;
+            workload::json::parse(&text).map_err(|e| anyhow!("{label}: {e}"))?;
         if head.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
             bail!(
                 "{label}: format: {} (expected \"{FORMAT}\": not a shard of `sresim accuracy --sample-range`)",
@@ -380,7 +380,24 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
                 if d == 0 {
                     labels.extend(label);
                 }
-                reducer.add(&rec);
+                // Checked sums: a record in range can still carry a count whose sum over
+                // the samples wraps (2^64 - 1 made func_exact_frac read 1.23).
+                reducer.try_add(&rec).map_err(|o| {
+                    let path = match o.path {
+                        None => "float".to_string(),
+                        Some(p) => m.paths()[p + 1].clone(),
+                    };
+                    let column = match o.layer {
+                        None => o.sum.to_string(),
+                        Some(l) => format!("{}.{}", m.layer_names[l], o.sum),
+                    };
+                    anyhow!(
+                        "{}: line {}: {column} of path {path}: the sum over the samples up to sample {s} (draw {d}) does not fit a {}",
+                        r.label,
+                        r.line,
+                        if o.sum.contains("sq") { "double" } else { "64-bit count" }
+                    )
+                })?;
             }
         }
         evals.push(reducer.finish());
@@ -440,6 +457,8 @@ fn check_cover(shards: &[(PathBuf, Manifest)]) -> Result<()> {
 
 /// records.csv of one shard, read row by row in the order it was written.
 struct RecordReader {
+    /// The columns (the header).
+    names: Vec<String>,
     label: String,
     rows: csv::StringRecordsIntoIter<std::fs::File>,
     range: Range<usize>,
@@ -465,6 +484,7 @@ impl RecordReader {
             bail!("{label}: line 1: the header is not that of the shard's network and modes");
         }
         Ok(RecordReader {
+            names: got,
             label,
             rows: r.into_records(),
             range: m.range(),
@@ -500,6 +520,7 @@ impl RecordReader {
         let mut c = Cells {
             row: &row,
             at: &at,
+            names: &self.names,
             i: 3,
         };
         let label = match (self.labels, c.text()) {
@@ -519,6 +540,7 @@ impl RecordReader {
             let mut c = Cells {
                 row: &row,
                 at: &at,
+                names: &self.names,
                 i: 4,
             };
             let prediction = c.int()? as usize;
@@ -530,7 +552,8 @@ impl RecordReader {
                     "1" => true,
                     t => bail!("{at}: crossbar: '{t}' (expected 0 or 1)"),
                 };
-                layers.push(LayerStats {
+                let first = c.i;
+                let st = LayerStats {
                     crossbar,
                     func: Metrics {
                         outputs: c.int()?,
@@ -546,7 +569,22 @@ impl RecordReader {
                     },
                     float_sq_err: c.float()?,
                     float_sq: c.float()?,
-                });
+                };
+                // Counts of one output each: a part never exceeds its whole.
+                let f = &st.func;
+                for (part, whole, p, w) in [
+                    (f.exact, f.outputs, 1, 0),
+                    (f.adc_clips, f.adc_conversions, 9, 8),
+                ] {
+                    if part > whole {
+                        bail!(
+                            "{at}: {}: {part} exceeds {} = {whole}",
+                            self.names[first + p],
+                            self.names[first + w]
+                        );
+                    }
+                }
+                layers.push(st);
             }
             out.push(SamplePath {
                 prediction,
@@ -577,10 +615,14 @@ impl RecordReader {
     }
 }
 
-/// The cells of a row, read left to right.
+/// The cells of a row, read left to right, each in its range (the one check of a
+/// record's fields: counts below 2^64 - 1, floats finite and >= 0, every one of them a
+/// sum of squares).
 struct Cells<'a> {
     row: &'a csv::StringRecord,
     at: &'a str,
+    /// The columns, to name a cell.
+    names: &'a [String],
     i: usize,
 }
 
@@ -591,22 +633,44 @@ impl<'a> Cells<'a> {
         t
     }
 
+    /// The column of the cell just read.
+    fn name(&self) -> &str {
+        self.names.get(self.i - 1).map_or("", String::as_str)
+    }
+
     fn int(&mut self) -> Result<u64> {
         let at = self.at;
         let t = self.text();
-        t.parse()
-            .map_err(|_| anyhow!("{at}: cell {}: '{t}' is not a count", self.i))
+        let n: u64 = t
+            .parse()
+            .map_err(|_| anyhow!("{at}: cell {}: '{t}' is not a count", self.i))?;
+        if n == u64::MAX {
+            bail!(
+                "{at}: cell {} ({}): {n}, a count saturated at 2^64 - 1",
+                self.i,
+                self.name()
+            );
+        }
+        Ok(n)
     }
 
     fn float(&mut self) -> Result<f64> {
         let at = self.at;
         let t = self.text();
-        match (t.len(), u64::from_str_radix(t, 16)) {
-            (16, Ok(bits)) => Ok(f64::from_bits(bits)),
+        let v = match (t.len(), u64::from_str_radix(t, 16)) {
+            (16, Ok(bits)) => f64::from_bits(bits),
             _ => bail!(
                 "{at}: cell {}: '{t}' is not a float's 16 hex digits",
                 self.i
             ),
+        };
+        if !(v.is_finite() && v >= 0.0) {
+            bail!(
+                "{at}: cell {} ({}): '{t}' is {v}, not a finite sum of squares (>= 0)",
+                self.i,
+                self.name()
+            );
         }
+        Ok(v)
     }
 }

@@ -1,6 +1,8 @@
 //! Monte Carlo device draws of the accuracy path (docs/accuracy.md, "Device draws"): the
 //! seed of each draw, whether a device draws anything at all, and the mean, standard
-//! deviation and Student-t 95% confidence interval of a figure over the draws.
+//! deviation and 95% confidence interval of a figure over the draws: Student's t, kept
+//! inside the figure's domain ([0, 1] for a proportion, with a width even when the draws
+//! agree; >= 0 for an error). The one place an interval of draws is computed.
 
 use functional::Device;
 
@@ -20,11 +22,12 @@ pub fn seed(seed: u64, d: u32) -> u64 {
 }
 
 /// Whether the device's figures depend on its seed: programming variation or noise,
-/// stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
+/// a level table's spreads, stuck-at faults, read noise, a drift exponent's spread, 1/f noise, relaxation, DAC
 /// noise or an error table draw from it; an off current, IR drop, a drift without
 /// spread and ADC offset, gain and INL alone are deterministic, and so is the ideal device (every draw is then the same).
 pub fn random(d: &Device) -> bool {
     d.sigma > 0.0
+        || d.levels.random()
         || d.stuck_at_0 > 0.0
         || d.stuck_at_1 > 0.0
         || d.read_noise > 0.0
@@ -123,6 +126,55 @@ impl Interval {
         })
     }
 
+    /// The interval of a proportion (top-1, agreement: a fraction of `trials` samples)
+    /// over K device draws at fixed samples, kept inside [0, 1] and never of zero width:
+    /// [`Interval::proportion_with`] with the draws as the only source (`binomial` 0).
+    pub fn proportion(values: &[f64], trials: u64) -> Option<Interval> {
+        Interval::proportion_with(values, trials, 0.0)
+    }
+
+    /// The interval of a proportion p over K draws `values` of a fraction of `trials`
+    /// samples each: the p with (mean - p)^2 <= t^2 (binomial p (1 - p) + b), t the
+    /// Student quantile of [`Interval::of`], b the variance of the mean over the draws,
+    /// s^2 / K, with s at least 1 / (trials sqrt K) (one sample of one draw changed: what
+    /// K draws that all agree cannot rule out), and the result clipped to [0, 1].
+    ///
+    /// With `binomial` 0 (the device draws alone) it is the Student interval of
+    /// [`Interval::of`], bit for bit wherever the draws differ and it lies inside [0, 1];
+    /// draws that all agree get a width of about 2 t / (trials K) instead of none. A
+    /// variance proportional to p (1 - p) — the sampling of the images, `binomial` = 1 /
+    /// trials — makes it a score interval (Wilson's when the draws agree), inside [0, 1]
+    /// by construction.
+    pub fn proportion_with(values: &[f64], trials: u64, binomial: f64) -> Option<Interval> {
+        let i = Interval::of(values)?;
+        let k = values.len() as f64;
+        let floor = 1.0 / (trials.max(1) as f64 * k.sqrt());
+        let s = i.std.max(floor);
+        let b = s * s / k;
+        let t = t975(values.len() as u32 - 1);
+        let (low, high) = if binomial == 0.0 {
+            // The Student interval's own expression (its bits), with the floored s.
+            let half = t * s / k.sqrt();
+            (i.mean - half, i.mean + half)
+        } else {
+            score(i.mean, binomial, b, t)
+        };
+        Some(Interval {
+            low: low.max(0.0),
+            high: high.min(1.0),
+            ..i
+        })
+    }
+
+    /// The interval of a figure that cannot be negative (an output's relative error) over
+    /// K draws: [`Interval::of`] with its low end clipped to 0.
+    pub fn nonnegative(values: &[f64]) -> Option<Interval> {
+        Interval::of(values).map(|i| Interval {
+            low: i.low.max(0.0),
+            ..i
+        })
+    }
+
     /// The interval of K identical draws of `v` (a device that draws nothing): std 0.
     pub fn constant(v: f64) -> Interval {
         Interval {
@@ -140,6 +192,18 @@ impl Interval {
             None => Default::default(),
         }
     }
+}
+
+/// The p with (mean - p)^2 <= t^2 (a p (1 - p) + b): the roots of
+/// (1 + t^2 a) p^2 - (2 mean + t^2 a) p + mean^2 - t^2 b, i.e.
+/// (mean + t^2 a / 2 +- t sqrt(a mean (1 - mean) + t^2 a^2 / 4 + b (1 + t^2 a))) / (1 + t^2 a).
+/// With b = 0 it is Wilson's score interval of `mean` over 1 / a trials; with a = 0,
+/// mean +- t sqrt(b).
+pub fn score(mean: f64, a: f64, b: f64, t: f64) -> (f64, f64) {
+    let t2a = t * t * a;
+    let center = mean + t2a / 2.0;
+    let half = t * (a * mean * (1.0 - mean) + t2a * a / 4.0 + b * (1.0 + t2a)).sqrt();
+    ((center - half) / (1.0 + t2a), (center + half) / (1.0 + t2a))
 }
 
 /// The figures an interval is reported for, and the suffixes of its columns.
@@ -238,6 +302,78 @@ mod tests {
         assert_eq!(Interval::cells(None), [""; 4].map(String::from));
     }
 
+    /// A proportion's interval stays inside [0, 1] (K = 2 draws of top-1 0.7 and 0.95
+    /// gave [-0.76, 2.41]) and is never of zero width
+    /// when the draws agree (it was [x, x]); elsewhere it is the Student interval bit for
+    /// bit.
+    #[test]
+    fn a_proportion_stays_in_its_domain_with_a_width() {
+        let i = Interval::proportion(&[0.7, 0.95], 100).unwrap();
+        let t = Interval::of(&[0.7, 0.95]).unwrap();
+        assert!(t.high > 1.0 && t.low < 0.0, "{t:?}");
+        assert_eq!((i.low, i.high, i.mean, i.std), (0.0, 1.0, t.mean, t.std));
+        let i = Interval::proportion(&[0.9, 1.0, 1.0], 10).unwrap();
+        assert_eq!(i.high, 1.0);
+        assert!(i.low > 0.0 && i.low < 0.9, "{i:?}");
+        // Inside [0, 1] and with draws that differ by more than one sample: unchanged.
+        let v = [0.50, 0.52, 0.48, 0.51];
+        assert_eq!(Interval::proportion(&v, 100), Interval::of(&v));
+        // Draws that all agree: a width of one sample of one draw, inside [0, 1].
+        for (x, m) in [(1.0, 50u64), (0.0, 50), (0.5, 8)] {
+            let i = Interval::proportion(&[x; 4], m).unwrap();
+            let half = t975(3) / (m as f64 * 4.0);
+            assert!(
+                i.low >= 0.0 && i.high <= 1.0 && i.high > i.low,
+                "{x}: {i:?}"
+            );
+            assert!((i.high - i.low - if x == 0.5 { 2.0 * half } else { half }).abs() < 1e-15);
+            assert_eq!(i.std, 0.0);
+        }
+        // Property: for any draws on the lattice of M samples, inside [0, 1], containing
+        // the mean, of positive width.
+        let mut state = 7u64;
+        for _ in 0..2000 {
+            state = functional::rng::hash(state, &[1]);
+            let m = 1 + state % 40;
+            let k = 2 + (state >> 8) % 8;
+            let v: Vec<f64> = (0..k)
+                .map(|j| (functional::rng::hash(state, &[j]) % (m + 1)) as f64 / m as f64)
+                .collect();
+            let i = Interval::proportion(&v, m).unwrap();
+            assert!(
+                0.0 <= i.low && i.low <= i.mean && i.mean <= i.high && i.high <= 1.0,
+                "{v:?} {i:?}"
+            );
+            assert!(i.high > i.low, "{v:?} {i:?}");
+        }
+        // A relative error is never negative.
+        let e = Interval::nonnegative(&[0.01, 0.3]).unwrap();
+        assert_eq!(
+            (e.low, e.high),
+            (0.0, Interval::of(&[0.01, 0.3]).unwrap().high)
+        );
+    }
+
+    /// The solver a later interval (draws and image sampling) will use: Wilson's score
+    /// interval when only the binomial term is there (n = 10, 5 successes, z 1.96:
+    /// [0.2366, 0.7634]), and inside [0, 1] with both terms.
+    #[test]
+    fn the_score_solver_is_wilsons_for_a_binomial_variance() {
+        let (lo, hi) = score(0.5, 0.1, 0.0, 1.959963984540054);
+        assert!(
+            (lo - 0.236593).abs() < 1e-6 && (hi - 0.763407).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = score(1.0, 0.1, 0.0, 1.959963984540054);
+        assert!(
+            (lo - 0.722467).abs() < 1e-6 && (hi - 1.0).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        assert_eq!(score(0.3, 0.0, 0.04, 2.0), (0.3 - 0.4, 0.3 + 0.4));
+        let i = Interval::proportion_with(&[1.0, 1.0, 1.0], 20, 1.0 / 20.0).unwrap();
+        assert!(i.low > 0.5 && i.low < 0.95 && i.high == 1.0, "{i:?}");
+    }
+
     #[test]
     fn draw_zero_is_the_seed_and_the_others_differ() {
         assert_eq!(seed(7, 0), 7);
@@ -257,5 +393,17 @@ mod tests {
             read_noise: 0.01,
             ..Device::default()
         }));
+        // A level table draws when a state has a spread.
+        let table = |sd: f64| Device {
+            levels: functional::Levels::new(
+                functional::LevelSpace::Conductance,
+                vec![vec![10.0, sd], vec![40.0, sd]],
+                vec![],
+            )
+            .unwrap(),
+            ..Device::default()
+        };
+        assert!(random(&table(0.5)));
+        assert!(!random(&table(0.0)));
     }
 }

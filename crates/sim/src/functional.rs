@@ -28,6 +28,36 @@ pub fn options(cfg: &Resolved, dump_outputs: bool) -> FuncOptions {
     }
 }
 
+/// The one memory budget (`limits.max_layer_bytes`) of a layer read through the
+/// functional datapath, for `run --functional` and `accuracy` alike: what the counting
+/// engines need of it (its weights, mapping and compression, `held` samples of input,
+/// `engine::limits::layer_bytes`) and the datapath's programs, buffers and `kept` samples
+/// of outputs (`functional::check_memory`). `run` holds a chunk of samples and keeps them
+/// all with `--dump-outputs`; `accuracy` holds a batch and keeps its outputs, for the next
+/// layer. A layer above the cap is refused before anything is loaded, with the same line
+/// in both.
+pub fn check_layer_memory(
+    l: &workload::LayerSpec,
+    cfg: &Resolved,
+    modes: &[crossbar::Mode],
+    held: u64,
+    kept: u64,
+) -> Result<(), functional::FuncError> {
+    let threads = rayon::current_num_threads();
+    let budget = functional::Budget {
+        hw: &cfg.hw,
+        modes,
+        applied_bits: cfg.hw.input_bits,
+        held_samples: held,
+        kept_samples: kept,
+        threads,
+        per_cell: cfg.device.per_cell(),
+        skip: cfg.device.skips(),
+    };
+    let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
+    functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
+}
+
 /// Columns layers.csv gains in a functional run (docs/functional.md defines them).
 pub const COLUMNS: [&str; 4] = [
     "func_exact_frac",
@@ -234,6 +264,45 @@ pub struct DeviceCfg {
     /// "off" or "on".
     #[serde(default = "off", skip_serializing_if = "is_off")]
     pub drift_compensation: String,
+    /// Each level's conductance law: rows [mean, sd] (or [mean] with `level_sigma`), in
+    /// `level_space`'s terms and the source's unit, lowest state first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<Vec<f64>>,
+    /// "conductance", "log10_resistance" or "ln_conductance".
+    #[serde(default = "conductance", skip_serializing_if = "is_conductance")]
+    pub level_space: String,
+    /// The sd of a level as a polynomial of its mean conductance (the table's unit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub level_sigma: Vec<f64>,
+    /// "device" (the reference column drifts with the device) or "nominal".
+    #[serde(
+        default = "device_reference",
+        skip_serializing_if = "is_device_reference"
+    )]
+    pub reference: String,
+    /// Hold the last row of `relax` past its time instead of refusing such a time.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub relax_hold: bool,
+}
+
+fn conductance() -> String {
+    "conductance".into()
+}
+
+fn is_conductance(s: &str) -> bool {
+    s == "conductance"
+}
+
+fn device_reference() -> String {
+    "device".into()
+}
+
+fn is_device_reference(s: &str) -> bool {
+    s == "device"
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_default_sampler(s: &str) -> bool {
@@ -280,6 +349,11 @@ impl Default for DeviceCfg {
             drift_noise: Vec::new(),
             relax: Vec::new(),
             drift_compensation: off(),
+            levels: Vec::new(),
+            level_space: conductance(),
+            level_sigma: Vec::new(),
+            reference: device_reference(),
+            relax_hold: false,
         }
     }
 }
@@ -426,6 +500,22 @@ pub fn resolve_device(
         "off" => false,
         other => anyhow::bail!("{origin}: device.drift_compensation: '{other}' is not on or off"),
     };
+    let space = functional::LevelSpace::parse(&cfg.level_space).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{origin}: device.level_space: '{}' is not a level space ({})",
+            cfg.level_space,
+            functional::LevelSpace::NAMES.join(", ")
+        )
+    })?;
+    let levels = functional::Levels::new(space, cfg.levels.clone(), cfg.level_sigma.clone())
+        .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    let reference = functional::Reference::parse(&cfg.reference).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{origin}: device.reference: '{}' is not a reference ({})",
+            cfg.reference,
+            functional::Reference::NAMES.join(", ")
+        )
+    })?;
     let device = functional::Device {
         on_off_ratio: (cfg.on_off_ratio != 0.0).then_some(cfg.on_off_ratio),
         sigma: cfg.sigma,
@@ -443,9 +533,12 @@ pub fn resolve_device(
             drift_t0_s: cfg.drift_t0_s,
             drift_noise: cfg.drift_noise.clone(),
             relax: cfg.relax.clone(),
+            relax_hold: cfg.relax_hold,
         },
         drift_compensation,
         converter: Default::default(),
+        levels,
+        reference,
     };
     device
         .validate()

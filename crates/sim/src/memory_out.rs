@@ -4,7 +4,7 @@
 //! a time (`memory::export`, `memory::trace`); they are streamed into temporary files beside
 //! their targets, which replace the targets only once every file is complete.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use memory::export::{access_records, prefetch_records};
 use memory::trace::{AddressLayout, Request, TracePoint};
 use memory::{Capacity, ComputeSource, MemoryArgs, MemoryConfig, Model};
@@ -265,7 +265,6 @@ impl Exports {
                     t.clock_hz / 1e6
                 )
             })?;
-            let target = t.file.target.display().to_string();
             let mut w = BufWriter::with_capacity(1 << 20, &mut t.file.file);
             let mut result = Ok(());
             let mut count = 0u64;
@@ -275,9 +274,10 @@ impl Exports {
                     count += 1;
                 }
             });
+            // The staged file names itself in a write error.
             result
                 .and_then(|_| w.flush())
-                .with_context(|| format!("--dump-trace: cannot write {target}"))?;
+                .map_err(|e| anyhow!("--dump-trace: {e}"))?;
             t.requests = count;
             t.policy = model.config.policy.as_str();
         }
@@ -314,6 +314,15 @@ impl Exports {
     }
 }
 
+/// A CSV error of an export: a write error names its file (the staged file says which);
+/// anything else is told with the file.
+fn csv_error(flag: &str, target: &str, e: csv::Error) -> anyhow::Error {
+    match e.kind() {
+        csv::ErrorKind::Io(_) => anyhow!("{flag}: {e}"),
+        _ => anyhow!("{flag}: cannot write {target}: {e}"),
+    }
+}
+
 /// A CSV writer on `p` that has written `header` (also when no row follows).
 fn csv_with_header<'a>(
     p: &'a mut Pending,
@@ -324,7 +333,7 @@ fn csv_with_header<'a>(
         .has_headers(false)
         .from_writer(&mut p.file);
     w.write_record(header)
-        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+        .map_err(|e| csv_error("--dump-access-list", &target, e))?;
     Ok(w)
 }
 
@@ -368,10 +377,10 @@ fn write_access_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -> 
             address: layout.tile_addr[r.tile_id as usize],
             prefetchable: r.prefetchable,
         })
-        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+        .map_err(|e| csv_error("--dump-access-list", &target, e))?;
     }
     w.flush()
-        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+        .map_err(|e| csv_error("--dump-access-list", &target, e.into()))?;
     Ok(())
 }
 
@@ -391,10 +400,10 @@ fn write_prefetch_list(model: &Model, layout: &AddressLayout, p: &mut Pending) -
             tile_id: r.tile_id,
             address: layout.tile_addr[r.tile_id as usize],
         })
-        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+        .map_err(|e| csv_error("--dump-access-list", &target, e))?;
     }
     w.flush()
-        .with_context(|| format!("--dump-access-list: cannot write {target}"))?;
+        .map_err(|e| csv_error("--dump-access-list", &target, e.into()))?;
     Ok(())
 }
 

@@ -302,28 +302,18 @@ fn run_inner(
         let label = &cfg.config.device.error_table;
         functional::check_table(&f.device, &cfg.hw, spec.modes, label)
             .map_err(anyhow::Error::msg)?;
-        let threads = rayon::current_num_threads();
         for l in w.layers() {
             functional::check_layer(l, &cfg.hw)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
-            // The programs, buffers and kept outputs beside what the counts need.
+            // The programs, buffers and kept outputs beside what the counts need: the
+            // budget `accuracy` applies too.
             let held = workload::chunk_samples(&l.geom, spec.samples as u64);
-            let budget = functional::Budget {
-                hw: &cfg.hw,
-                modes: spec.modes,
-                applied_bits: cfg.hw.input_bits,
-                held_samples: held,
-                kept_samples: if f.keep_outputs {
-                    spec.samples as u64
-                } else {
-                    0
-                },
-                threads,
-                per_cell: f.device.per_cell(),
-                skip: f.device.skips(),
+            let kept = if f.keep_outputs {
+                spec.samples as u64
+            } else {
+                0
             };
-            let counts = engine::limits::layer_bytes(&l.geom, held, &cfg.hw, threads);
-            functional::check_memory(l, &budget, counts, cfg.config.limits.max_layer_bytes)
+            crate::functional::check_layer_memory(l, cfg, spec.modes, held, kept)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
         }
     }

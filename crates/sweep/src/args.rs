@@ -38,8 +38,8 @@ pub struct SweepArgs {
     pub max_points: u64,
 }
 
-/// Default of `sweep --max-points`.
-pub const DEFAULT_MAX_POINTS: u64 = 100_000;
+/// Default of `--max-points`.
+pub use crate::grid::DEFAULT_MAX_POINTS;
 
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {

@@ -37,27 +37,13 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .map_err(|e| anyhow!("--shard: {e}"))?;
     sim::run::check_workers("--threads", args.threads)?;
     sim::run::check_workers("--jobs", args.jobs)?;
-    let grid = Grid::load(&args.grid)?;
+    // The point count is checked by the grid parser, before a single point is listed
+    // or planned (planning checks every point's config).
+    let grid = Grid::load(&args.grid, args.max_points)?;
     if grid.search.is_some() {
         return Err(anyhow!(
             "{}: search: a grid for `sresim search` (docs/search.md); a sweep takes no [search] table",
             args.grid.display()
-        ));
-    }
-    // Refused before a single point is planned: planning checks every point's config.
-    let n = grid.point_count();
-    if n > super::store::MAX_GRID_POINTS as u128 {
-        return Err(anyhow!(
-            "{}: the grid has {n} points, more than the limit of {} a sweep holds",
-            args.grid.display(),
-            super::store::MAX_GRID_POINTS
-        ));
-    }
-    if n > args.max_points as u128 {
-        return Err(anyhow!(
-            "{}: the grid has {n} points, more than --max-points {} (raise it, e.g. --max-points {n}, if that is meant)",
-            args.grid.display(),
-            args.max_points
         ));
     }
     let plan = Plan::new(grid)?;

@@ -85,6 +85,8 @@ pub struct Grid {
     /// The `[search]` table of a grid for `sresim search` (docs/search.md), as written;
     /// `sresim sweep` refuses a grid that has one.
     pub search: Option<toml::Value>,
+    /// How many points [`Grid::points`] gives (checked when parsed).
+    points: u64,
 }
 
 /// One point of a grid: a workload and a value for every axis key.
@@ -115,17 +117,30 @@ pub fn point_id(workload: &str, pairs: &[(&str, &AxisValue)]) -> String {
     format!("{:012x}", fnv64(&text) >> 16)
 }
 
+/// Default of `--max-points` (`sweep`, `search`): the most points a grid may have unless
+/// the flag raises it.
+pub const DEFAULT_MAX_POINTS: u64 = 100_000;
+
+/// Most points of any grid (2^26), whatever `--max-points` says: a sweep's point ids
+/// alone take 512 MiB, and a sweep.json declaring more is refused before its points are
+/// listed.
+pub const MAX_GRID_POINTS: u64 = 1 << 26;
+
 impl Grid {
-    /// Reads and checks `path`. Relative paths in it (base, bundle directories) are looked
-    /// up next to the grid file first, then in the current directory.
-    pub fn load(path: &Path) -> Result<Grid> {
+    /// Reads and checks `path`, a grid of at most `max_points` points (`--max-points`).
+    /// Relative paths in it (base, bundle directories) are looked up next to the grid file
+    /// first, then in the current directory.
+    pub fn load(path: &Path, max_points: u64) -> Result<Grid> {
         let p = path.display().to_string();
         let text = workload::files::read_text(path, &p).map_err(anyhow::Error::msg)?;
-        Grid::parse(&text, path)
+        Grid::parse(&text, path, max_points)
     }
 
-    /// Parses the text of a grid file that lives at `path`.
-    pub fn parse(text: &str, path: &Path) -> Result<Grid> {
+    /// Parses the text of a grid file that lives at `path`. The one grid parser of every
+    /// command: its point count, a checked product of the workloads, every axis's values
+    /// and the explicit points, is refused above `max_points` and above
+    /// [`MAX_GRID_POINTS`] here, before any point is listed.
+    pub fn parse(text: &str, path: &Path, max_points: u64) -> Result<Grid> {
         let p = path.display().to_string();
         let raw: RawGrid =
             toml::from_str(text).map_err(|e| anyhow!("{p}: {}", e.message().replace('\n', " ")))?;
@@ -227,7 +242,24 @@ impl Grid {
                 bail!("{p}: set.{k}: also varied by the grid (a key is either fixed or an axis)");
             }
         }
+        let count = std::iter::once(workloads.len())
+            .chain(axes.iter().map(|a| a.values.len()))
+            .chain(explicit.as_ref().map(|(_, rows)| rows.len()))
+            .collect::<Vec<_>>();
+        let n = match bounds::size::product(&count) {
+            None => bail!(
+                "{p}: the grid has more than 2^64 points, more than the limit of {MAX_GRID_POINTS} a grid holds"
+            ),
+            Some(n) if n > MAX_GRID_POINTS => bail!(
+                "{p}: the grid has {n} points, more than the limit of {MAX_GRID_POINTS} a grid holds"
+            ),
+            Some(n) if n > max_points => bail!(
+                "{p}: the grid has {n} points, more than --max-points {max_points} (raise it, e.g. --max-points {n}, if that is meant)"
+            ),
+            Some(n) => n,
+        };
         Ok(Grid {
+            points: n,
             path: path.to_path_buf(),
             base,
             workloads,
@@ -256,17 +288,10 @@ impl Grid {
         keys
     }
 
-    /// How many points [`Grid::points`] would give, computed without listing them
-    /// (saturating: a grid too large to count is refused all the same).
-    pub fn point_count(&self) -> u128 {
-        let mut n = self.workloads.len() as u128;
-        for a in &self.axes {
-            n = n.saturating_mul(a.values.len() as u128);
-        }
-        if let Some((_, rows)) = &self.explicit {
-            n = n.saturating_mul(rows.len() as u128);
-        }
-        n
+    /// How many points [`Grid::points`] gives, counted when the grid was parsed (at most
+    /// the `--max-points` it was parsed with, and [`MAX_GRID_POINTS`]).
+    pub fn point_count(&self) -> u64 {
+        self.points
     }
 
     /// Every point, workload outermost, then the axes in file order (the last varies
@@ -294,7 +319,7 @@ impl Grid {
                 .collect();
         }
         let keys = self.axis_keys();
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(combos.len() * self.workloads.len());
         for w in &self.workloads {
             for values in &combos {
                 let pairs: Vec<(&str, &AxisValue)> =
@@ -441,7 +466,7 @@ mod tests {
     use crate::plan::Plan;
 
     fn grid(text: &str) -> Grid {
-        Grid::parse(text, Path::new("g.toml")).unwrap()
+        Grid::parse(text, Path::new("g.toml"), DEFAULT_MAX_POINTS).unwrap()
     }
 
     #[test]
@@ -538,9 +563,60 @@ mod tests {
         assert_eq!(ids.get(&plan.points[0].id.to_uppercase()), None);
     }
 
+    /// The one grid parser bounds every command's grid (`sweep` and `search`): the point
+    /// count is a checked product, refused above --max-points and above 2^26 before any
+    /// point is listed. (`search` listed every point of any grid: 10^8 points aborted.)
+    #[test]
+    fn point_counts_are_checked_products_within_the_limits() {
+        let axes = |n: usize, values: usize| {
+            let list: Vec<String> = (1..=values).map(|v| v.to_string()).collect();
+            let keys = [
+                "ou.rows",
+                "ou.cols",
+                "adc.per_crossbar",
+                "synth.seed",
+                "dac.bits",
+                "adc.bits",
+                "crossbar.rows",
+            ];
+            let mut t = "workloads = [\"lenet5\"]\n[axes]\n".to_string();
+            for k in &keys[..n] {
+                t += &format!("\"{k}\" = [{}]\n", list.join(", "));
+            }
+            t
+        };
+        let parse = |t: &str, max| Grid::parse(t, Path::new("g.toml"), max);
+        let e = |t: &str, max| parse(t, max).unwrap_err().to_string();
+        // 600^7 = 2.8e19 wraps u64.
+        assert_eq!(
+            e(&axes(7, 600), u64::MAX),
+            "g.toml: the grid has more than 2^64 points, more than the limit of 67108864 a grid holds"
+        );
+        assert_eq!(
+            e(&axes(3, 500), u64::MAX),
+            "g.toml: the grid has 125000000 points, more than the limit of 67108864 a grid holds"
+        );
+        assert_eq!(
+            e(&axes(2, 400), DEFAULT_MAX_POINTS),
+            "g.toml: the grid has 160000 points, more than --max-points 100000 (raise it, e.g. --max-points 160000, if that is meant)"
+        );
+        let g = parse(&axes(2, 400), 160_000).unwrap();
+        assert_eq!(g.point_count(), 160_000);
+        assert_eq!(g.points().len(), 160_000);
+        // Explicit points and workloads count too.
+        let t = "workloads = [\"lenet5\", \"cifar10\"]\n[axes]\n\"ou.rows\" = [4, 8]\n\
+                 [[points]]\n\"ou.cols\" = 8\n[[points]]\n\"ou.cols\" = 16\n[[points]]\n\"ou.cols\" = 4\n";
+        assert_eq!(parse(t, 12).unwrap().point_count(), 12);
+        assert!(e(t, 11).contains("the grid has 12 points, more than --max-points 11"));
+    }
+
     #[test]
     fn explicit_points_must_agree_on_keys() {
-        let err = |t: &str| Grid::parse(t, Path::new("g.toml")).unwrap_err().to_string();
+        let err = |t: &str| {
+            Grid::parse(t, Path::new("g.toml"), DEFAULT_MAX_POINTS)
+                .unwrap_err()
+                .to_string()
+        };
         let e = err(
             "workloads = [\"lenet5\"]\n[[points]]\n\"ou.rows\" = 4\n[[points]]\n\"ou.cols\" = 4\n",
         );

@@ -9,7 +9,7 @@
 //!
 //! grid ([`grid`], [`value`]) -> plan: every point checked, how a point runs ([`plan`])
 //! -> parallel run ([`exec`]) -> points.csv and sweep.json ([`store`]) -> shards and merge
-//! ([`shard`]); [`plot`] (drawn by the chart crate) and [`compare`] read the CSVs ([`table`]).
+//! ([`shard`], every merged cell checked again by [`recheck`]); [`plot`] (drawn by the chart crate) and [`compare`] read the CSVs ([`table`]).
 #![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod args;
@@ -23,6 +23,7 @@ pub mod ordered;
 pub mod pareto;
 pub mod plan;
 pub mod plot;
+pub mod recheck;
 pub mod shard;
 pub mod store;
 pub mod synth;

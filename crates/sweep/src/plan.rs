@@ -408,6 +408,7 @@ mod tests {
              [set]\n\"adc.calibration_samples\" = 2\n\
              [axes]\n\"device.read_noise\" = [0.0, 0.1]\n\"adc.range\" = [\"step\", \"percentile:99\"]\n",
             Path::new("g.toml"),
+            crate::grid::DEFAULT_MAX_POINTS,
         )
         .unwrap();
         let plan = Plan::new(grid).unwrap();

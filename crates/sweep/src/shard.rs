@@ -174,14 +174,18 @@ pub fn merge(
         sim::format::Format::Csv => RowWriter::new(staged, &cols)?,
         sim::format::Format::Parquet => RowWriter::parquet(staged, meta.typed_columns())?,
     };
-    let table = kway(writer, &tables, &runs, &ids)?;
+    let check = super::recheck::Recheck::new(&meta, &ids);
+    let table = kway(writer, &tables, &runs, &ids, &check)?;
     let total = ids.len();
     drop((ids, runs, covered));
     let mut json = out_dir.stage("sweep.json")?;
     meta.shard = None;
     meta.table = format.into();
-    serde_json::to_writer_pretty(&mut json, &meta)
-        .map_err(|e| anyhow!("{}/sweep.json: cannot write: {e}", out.display()))?;
+    // A write error names the file (outdir::Staged); another is told with it.
+    serde_json::to_writer_pretty(&mut json, &meta).map_err(|e| match e.is_io() {
+        true => anyhow!("{e}"),
+        false => anyhow!("{}/sweep.json: cannot write: {e}", out.display()),
+    })?;
     out_dir.replace_staged(vec![table, json])?;
     sim::format::remove_other(out, "points", format)?;
     let kept = if already {
@@ -199,13 +203,14 @@ pub fn merge(
 }
 
 /// Writes to `w` the rows of every point of the `runs` of the tables `sources` (each
-/// grouped by point in grid order) in grid order; a point several sources hold must have
-/// the same rows in each.
+/// grouped by point in grid order) in grid order, each checked again by `check`; a point
+/// several sources hold must have the same rows in each.
 fn kway<W: Write + Send>(
     mut w: RowWriter<W>,
     sources: &[PathBuf],
     runs: &[Vec<Run>],
     ids: &Ids,
+    check: &super::recheck::Recheck,
 ) -> Result<W> {
     let mut readers = sources
         .iter()
@@ -238,6 +243,7 @@ fn kway<W: Write + Send>(
             readers[s].read(r, dst)?;
             next[s] += 1;
         }
+        check.rows(&sources[s], point, dst)?;
         if !fresh && other != rows {
             bail!(
                 "{}: point {}: rows differ from those in {}",
@@ -290,6 +296,98 @@ mod tests {
         (header, out)
     }
 
+    /// `merge` copied each cell of a shard's points.csv verbatim: a tampered NaN, inf,
+    /// negative or saturated count, or an axis value that contradicts the point's id
+    /// landed in the merged file. Each cell is now re-read by its column's type through
+    /// the finite gate, and the axis cells against the id; the output stays as it was.
+    #[test]
+    fn tampered_cells_of_a_shard_are_refused_naming_file_point_and_column() {
+        let t = tempfile::tempdir().unwrap();
+        let shards = super::super::synth::write_shards(t.path(), 16, 3, 2).unwrap();
+        let out = t.path().join("out");
+        merge(&shards, &out, false, Csv).unwrap();
+        let merged = std::fs::read(out.join("points.csv")).unwrap();
+        let p0 = shards[0].join("points.csv");
+        let clean = std::fs::read_to_string(&p0).unwrap();
+        let header: Vec<&str> = clean.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+        let tamper = |column: usize, value: &str| {
+            let mut lines: Vec<String> = clean.lines().map(String::from).collect();
+            let mut cells: Vec<String> = lines[2].split(',').map(String::from).collect();
+            cells[column] = value.to_string();
+            lines[2] = cells.join(",");
+            std::fs::write(&p0, lines.join("\n") + "\n").unwrap();
+            let id = lines[2].split(',').next().unwrap().to_string();
+            let e = merge(&shards, &out, false, Csv).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("{}: point {id}, its row 2: ", p0.display())),
+                "{e}"
+            );
+            assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), merged);
+            e
+        };
+        let e = tamper(col("energy_pj"), "NaN");
+        assert!(e.contains("energy_pj of t"), "{e}");
+        assert!(e.ends_with("would be NaN, not a finite number"), "{e}");
+        assert!(tamper(col("time_ns"), "inf").ends_with("would be inf, not a finite number"));
+        assert!(tamper(col("cycles"), "-5")
+            .ends_with("cycles: '-5' is not a count (an unsigned 64-bit integer)"));
+        assert!(tamper(col("cycles"), "2.5")
+            .ends_with("'2.5' is not a count (an unsigned 64-bit integer)"));
+        assert!(tamper(col("cycles"), "18446744073709551615")
+            .ends_with("would be 18446744073709551615, a count saturated at 2^64 - 1"));
+        assert!(tamper(col("energy_pj"), "x").ends_with("energy_pj: 'x' is not a number"));
+        let e = tamper(col("ou.cols"), "7");
+        assert!(
+            e.contains("ou.cols: '7' contradicts the point's id (its value is"),
+            "{e}"
+        );
+        let e = tamper(1, "vgg16");
+        assert!(
+            e.ends_with("workload: 'vgg16' contradicts the point's id (its workload is resnet18)"),
+            "{e}"
+        );
+        std::fs::write(&p0, &clean).unwrap();
+        merge(&shards, &out, false, Csv).unwrap();
+        assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), merged);
+    }
+
+    /// Every point's workload and axis cells, read at its index, are those the point
+    /// list gives in order (with an explicit list, innermost, and two workloads).
+    #[test]
+    fn point_cells_follow_the_grid_order() {
+        let g = crate::grid::Grid::parse(
+            "workloads = [\"lenet5\", \"cifar10\"]\n[axes]\n\"ou.rows\" = [4, 8, 16]\n\"adc.bits\" = [4, 6]\n\
+             [[points]]\n\"ou.cols\" = 8\n\"crossbar.rows\" = 64\n[[points]]\n\"crossbar.rows\" = 128\n\"ou.cols\" = 16\n",
+            Path::new("g.toml"),
+            crate::grid::DEFAULT_MAX_POINTS,
+        )
+        .unwrap();
+        let points = g.points();
+        let meta = Meta {
+            values: g.axes.iter().map(|a| a.values.clone()).collect(),
+            explicit: g.explicit.as_ref().map(|(_, r)| r.clone()),
+            axes: g.axis_keys(),
+            point_count: points.len(),
+            workloads: g
+                .workloads
+                .iter()
+                .map(|w| super::super::store::WorkloadMeta {
+                    name: w.clone(),
+                    rows: 1,
+                })
+                .collect(),
+            ..super::super::synth::meta(16, 1)
+        };
+        assert_eq!(points.len(), 24);
+        for (i, p) in points.iter().enumerate() {
+            let (w, cells) = meta.point_cells(i);
+            assert_eq!(w, p.workload, "{i}");
+            let want: Vec<String> = p.values.iter().map(|v| v.csv()).collect();
+            assert_eq!(cells, want, "{i}");
+        }
+    }
+
     #[test]
     fn inputs_in_any_order_merge_to_the_same_bytes_and_conflicts_are_named() {
         let t = tempfile::tempdir().unwrap();
@@ -320,7 +418,9 @@ mod tests {
         let text = std::fs::read_to_string(&p0).unwrap();
         let (_, b0) = blocks(&p0);
         let id = b0[1][0].split(',').next().unwrap().to_string();
-        let changed = text.replacen(&b0[1][2], &b0[1][2].replacen(",resnet18,", ",other,", 1), 1);
+        let line = b0[1][2].trim_end();
+        let (head, _) = line.rsplit_once(',').unwrap();
+        let changed = text.replacen(line, &format!("{head},12345"), 1);
         std::fs::write(&p0, changed).unwrap();
         let e = merge(&shards[..1], &sorted, true, Csv)
             .unwrap_err()

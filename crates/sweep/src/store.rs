@@ -24,10 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub const FORMAT: &str = "sresim-sweep-2";
-/// Most points of a sweep (2^26): its point ids alone take 512 MiB. `sweep` refuses a
-/// larger grid whatever `--max-points` says, and a sweep.json declaring more is refused
-/// before its points are listed.
-pub const MAX_GRID_POINTS: u64 = 1 << 26;
+/// Most points of a sweep (2^26), the grid parser's limit: a sweep.json declaring more is
+/// refused before its points are listed.
+pub use crate::grid::MAX_GRID_POINTS;
 /// The format of sweep.json before points were regenerated from the grid: it listed
 /// every point. `sweep --resume` rewrites such a file; `merge` asks for that.
 pub const FORMAT_1: &str = "sresim-sweep-1";
@@ -235,6 +234,21 @@ impl Meta {
         Ok(meta)
     }
 
+    /// The first field of the grid's description (axes, modes, points, workloads, values,
+    /// explicit points, extra columns) in which `self` and `other` differ.
+    pub fn differs(&self, other: &Meta) -> Option<&'static str> {
+        let fields = [
+            ("axes", self.axes == other.axes),
+            ("modes", self.modes == other.modes),
+            ("point_count", self.point_count == other.point_count),
+            ("workloads", self.workloads == other.workloads),
+            ("values", self.values == other.values),
+            ("explicit", self.explicit == other.explicit),
+            ("extra_columns", self.extra_columns == other.extra_columns),
+        ];
+        fields.iter().find(|(_, same)| !same).map(|(f, _)| *f)
+    }
+
     /// The fingerprint, shard and points table format of `dir/sweep.json` (of either
     /// format), the rest skipped over.
     pub fn read_head(dir: &Path) -> Result<Head> {
@@ -346,6 +360,39 @@ impl Meta {
         }
     }
 
+    /// The workload and the axis cells (as points.csv writes them) of point `i`, in grid
+    /// order: the odometer of [`Meta::each_point`] read at `i`.
+    pub fn point_cells(&self, i: usize) -> (&str, Vec<String>) {
+        let per = self.per_workload().max(1);
+        let workload = self.workloads.get(i / per).map_or("", |w| w.name.as_str());
+        let mut rest = i % per;
+        let explicit = self.explicit.as_deref().unwrap_or(&[]);
+        let mut at = vec![0usize; self.values.len()];
+        let row = match self.explicit.as_ref() {
+            Some(rows) if !rows.is_empty() => {
+                let r = rest % rows.len();
+                rest /= rows.len();
+                r
+            }
+            _ => 0,
+        };
+        for (k, vs) in self.values.iter().enumerate().rev() {
+            let n = vs.len().max(1);
+            at[k] = rest % n;
+            rest /= n;
+        }
+        let mut cells: Vec<String> = self
+            .values
+            .iter()
+            .zip(&at)
+            .filter_map(|(vs, &a)| vs.get(a).map(AxisValue::csv))
+            .collect();
+        if let Some(r) = explicit.get(row) {
+            cells.extend(r.iter().map(AxisValue::csv));
+        }
+        (workload, cells)
+    }
+
     /// Every point's id, regenerated from the grid's description.
     pub fn ids(&self) -> Ids {
         let mut ids = Vec::with_capacity(self.point_count);
@@ -453,6 +500,24 @@ pub fn prepare(
     }
     if old.format != FORMAT {
         dir.replace(&[("sweep.json", &meta.json()?)])?;
+    } else {
+        // The whole description, not only its fingerprint: a sweep.json is data, and one
+        // that claims other points than the grid's is another grid's directory.
+        let grid = plan.grid.path.display();
+        let another = |why: String| {
+            anyhow!("{d}/sweep.json: {why}: the directory belongs to another grid than {grid}")
+        };
+        let described = Meta::read(dir.path()).map_err(|e| {
+            let e = e.to_string();
+            let prefix = format!("{d}/sweep.json: ");
+            another(e.strip_prefix(&prefix).unwrap_or(&e).to_string())
+        })?;
+        if let Some(field) = described.differs(&meta) {
+            return Err(another(format!(
+                "{field}: it describes {} points, the grid {}",
+                described.point_count, meta.point_count
+            )));
+        }
     }
     if pq_path.exists() {
         // Written only once every point of the directory was complete.
@@ -588,6 +653,35 @@ mod tests {
             vec![axis; axes].join(",")
         );
         std::fs::write(dir.join("sweep.json"), text).unwrap();
+    }
+
+    /// A key named twice in sweep.json is refused, not read as its last value: its typed
+    /// readers (Head, Meta and what they hold) refuse a repeated field.
+    #[test]
+    fn a_repeated_key_of_sweep_json_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        meta_json(d.path(), 2, 3, 9);
+        let path = d.path().join("sweep.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (key, twice) in [
+            (
+                "\"fingerprint\": \"f\",",
+                "\"fingerprint\": \"g\", \"fingerprint\": \"f\",",
+            ),
+            (
+                "\"point_count\": 9,",
+                "\"point_count\": 9, \"point_count\": 4,",
+            ),
+            (
+                "{\"name\": \"lenet5\",",
+                "{\"name\": \"lenet5\", \"name\": \"vgg16\",",
+            ),
+        ] {
+            assert!(text.contains(key), "{key}");
+            std::fs::write(&path, text.replacen(key, twice, 1)).unwrap();
+            let e = Meta::read(d.path()).unwrap_err().to_string();
+            assert!(e.contains("duplicate field"), "{key}: {e}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 pub mod bundle;
 pub mod files;
+pub mod json;
 pub use network::geometry;
 pub mod layer;
 pub mod quant;

@@ -354,7 +354,8 @@ pub(crate) fn optional_name(o: &Obj, key: &str) -> Result<Option<String>, String
 impl Manifest {
     /// Parses manifest text; errors are `field: problem` (the caller adds the file).
     pub fn parse(text: &str) -> Result<Manifest, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+        // Repeated keys refused (serde_json keeps the last one).
+        let v: Value = crate::json::parse(text)?;
         let o = v.as_object().ok_or("expected a JSON object")?;
         unknown_key(o, &TOP_KEYS, "", "a manifest key")?;
         let name = required_str(o, "name", "")?;

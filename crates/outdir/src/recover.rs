@@ -1,0 +1,478 @@
+//! The roll-forward of a replacement a killed process left half done, and what it may
+//! touch. A journal is data, never an instruction: it is read as a description of one
+//! replacement its writer could have made, checked whole against that, and refused with
+//! one line, nothing touched, when any part of it is not (docs/errors.md, "Output
+//! directories").
+//!
+//! The journal `.sresim-commit`, one item a line:
+//!
+//! ```text
+//! sresim-commit 2
+//! writer memory                 one of names::WRITERS
+//! pid 4242                      the writer's process id
+//! dir /abs/path/of/exports      0 to 2 lines: directories besides the journal's
+//! file 0 17 18 memory_summary.json
+//! file 1 19 - trace.txt         directory (0: the journal's, i: the i-th `dir`),
+//!                               N of the temporary, N of the old link or -, the name
+//! ```
+//!
+//! Recovery touches only, in the journal's directory or in a recorded directory, a file
+//! NAME its writer replaces (names.rs; or the one file a user named, for `memory`), its
+//! temporary `.NAME.tmp.PID.N` (renamed over NAME) and its old link `.NAME.old.PID.N`
+//! (removed), PID the journal's. A recorded directory must be absolute and already
+//! resolved (no `.`, `..` or symbolic link in it). Before anything is renamed, every
+//! destination passes the check of a first write (absent or a regular file: never a
+//! link, directory, FIFO or device), and every temporary and link that is there must be
+//! a regular file. On Unix every step works on the directories opened once, so a name
+//! swapped for a link in between cannot redirect it.
+#![allow(clippy::disallowed_methods)] // this crate is the one allowed writer
+
+use crate::commit::{destination_kind, Kind, JOURNAL, JOURNAL_FORMAT};
+use crate::names::{self, scratch_name, Writer};
+use anyhow::{anyhow, bail, Result};
+use std::path::{Component, Path, PathBuf};
+
+/// Largest journal [`recover`] reads (it names a handful of files).
+const MAX_JOURNAL_BYTES: u64 = 1 << 20;
+
+/// A journal, parsed and checked against what its writer could have written.
+#[derive(Debug, PartialEq)]
+struct Journal {
+    writer: &'static Writer,
+    pid: u32,
+    dirs: Vec<PathBuf>,
+    files: Vec<File>,
+}
+
+#[derive(Debug, PartialEq)]
+struct File {
+    dir: usize,
+    tmp: u64,
+    old: Option<u64>,
+    name: String,
+}
+
+/// Completes the replacement whose journal `dir` holds (a process killed between its
+/// renames): every temporary the journal names that is still there is renamed over its
+/// destination, the old links are removed, then the journal. Nothing to do without a
+/// journal; a journal that names anything its writer could not have made is refused,
+/// nothing touched. Call it holding the directory's lock.
+pub fn recover(dir: &Path) -> Result<()> {
+    let path = dir.join(JOURNAL);
+    let m = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => bail!("{}: cannot read: {e}", path.display()),
+    };
+    let refuse = |why: String| {
+        anyhow!(
+            "{}: refused, nothing changed: {why}; it is not a journal sresim wrote: check the directory's files and remove it",
+            path.display()
+        )
+    };
+    if !m.is_file() || m.len() > MAX_JOURNAL_BYTES {
+        return Err(refuse("not a regular file of at most 1 MiB".into()));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| refuse(e.to_string()))?;
+    let journal = parse(&text).map_err(refuse)?;
+    let home = Dir::open(dir, false).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
+    let mut dirs = vec![home];
+    for d in &journal.dirs {
+        dirs.push(Dir::open(d, true).map_err(|e| refuse(format!("{}: {e}", d.display())))?);
+    }
+    // Every check before the first rename.
+    let mut steps = Vec::with_capacity(journal.files.len());
+    for f in &journal.files {
+        let d = &dirs[f.dir];
+        let tmp = scratch_name(&f.name, "tmp", journal.pid, f.tmp);
+        let old = f.old.map(|n| scratch_name(&f.name, "old", journal.pid, n));
+        let dst_kind = d.kind(&f.name).map_err(&refuse)?;
+        destination_kind(&d.path.join(&f.name), dst_kind).map_err(&refuse)?;
+        let tmp_there = match d.kind(&tmp).map_err(&refuse)? {
+            None => false,
+            Some(Kind::File) => true,
+            Some(_) => {
+                return Err(refuse(format!(
+                    "{}: not a regular file",
+                    d.path.join(&tmp).display()
+                )))
+            }
+        };
+        let old_there = match &old {
+            None => false,
+            Some(o) => match d.kind(o).map_err(&refuse)? {
+                None => false,
+                Some(Kind::File) => true,
+                Some(_) => {
+                    return Err(refuse(format!(
+                        "{}: not a regular file",
+                        d.path.join(o).display()
+                    )))
+                }
+            },
+        };
+        steps.push((
+            d,
+            tmp_there.then_some(tmp),
+            old.filter(|_| old_there),
+            &f.name,
+        ));
+    }
+    for (d, tmp, _, name) in &steps {
+        if let Some(tmp) = tmp {
+            d.rename(tmp, name)
+                .map_err(|e| anyhow!("{}: cannot replace: {e}", d.path.join(name).display()))?;
+        }
+    }
+    for d in &dirs {
+        d.sync();
+    }
+    for (d, _, old, _) in &steps {
+        if let Some(o) = old {
+            let _ = d.unlink(o);
+        }
+    }
+    dirs[0]
+        .unlink(JOURNAL)
+        .map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
+    dirs[0].sync();
+    Ok(())
+}
+
+/// The journal `text`, checked line by line: its format, a writer of the list, its pid,
+/// the recorded directories, and files that writer replaces.
+fn parse(text: &str) -> Result<Journal, String> {
+    let mut lines = text.split_terminator('\n');
+    match lines.next() {
+        Some(JOURNAL_FORMAT) => {}
+        Some(l) if l.starts_with('/') => return Err(
+            "written by an earlier sresim (a list of paths; this one writes \"sresim-commit 2\")"
+                .into(),
+        ),
+        _ => return Err(format!("its first line is not \"{JOURNAL_FORMAT}\"")),
+    }
+    let field = |line: Option<&str>, key: &str| -> Result<String, String> {
+        line.and_then(|l| l.strip_prefix(key))
+            .and_then(|l| l.strip_prefix(' '))
+            .map(String::from)
+            .ok_or_else(|| format!("its line \"{key} ...\" is absent"))
+    };
+    let w = field(lines.next(), "writer")?;
+    let writer = names::writer(&w)
+        .ok_or_else(|| format!("writer {w:?}: not a command that replaces several files"))?;
+    let pid = field(lines.next(), "pid")?;
+    let pid = number(&pid)
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|&p| p > 0)
+        .ok_or_else(|| format!("pid {pid:?}: not a process id"))?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<File> = Vec::new();
+    let mut named = 0;
+    for line in lines {
+        if let Some(d) = line.strip_prefix("dir ") {
+            if !files.is_empty() {
+                return Err("a \"dir\" line after a \"file\" line".into());
+            }
+            if dirs.len() >= writer.export_dirs {
+                return Err(format!(
+                    "dir {d}: a {} journal records at most {} directories besides its own",
+                    writer.name, writer.export_dirs
+                ));
+            }
+            let p = PathBuf::from(d);
+            resolved(&p).map_err(|why| format!("dir {d}: {why}"))?;
+            if dirs.contains(&p) {
+                return Err(format!("dir {d}: recorded twice"));
+            }
+            dirs.push(p);
+        } else if let Some(rest) = line.strip_prefix("file ") {
+            let mut parts = rest.splitn(4, ' ');
+            let (Some(i), Some(t), Some(o), Some(name)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return Err(format!("file {rest}: not \"file DIR TMP OLD NAME\""));
+            };
+            let at = format!("file {rest}");
+            let dir = number(i)
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i <= dirs.len())
+                .ok_or_else(|| format!("{at}: {i} is not a directory of the journal"))?;
+            let tmp = number(t).ok_or_else(|| format!("{at}: {t} is not a number"))?;
+            let old = match o {
+                "-" => None,
+                o => Some(number(o).ok_or_else(|| format!("{at}: {o} is not a number or -"))?),
+            };
+            if !names::plain(name) {
+                return Err(format!(
+                    "{at}: {name:?} is not a plain file name (no dot first, no /)"
+                ));
+            }
+            if !writer.lists(name) {
+                named += 1;
+                if !writer.named || named > 1 {
+                    return Err(format!(
+                        "{at}: {name} is not a file `{}` writes",
+                        writer.name
+                    ));
+                }
+            }
+            if files.iter().any(|f| f.dir == dir && f.name == name) {
+                return Err(format!("{at}: {name} is named twice"));
+            }
+            files.push(File {
+                dir,
+                tmp,
+                old,
+                name: name.to_string(),
+            });
+        } else {
+            return Err(format!("line {line:?}: not a \"dir\" or \"file\" line"));
+        }
+    }
+    if files.is_empty() {
+        return Err("it names no file".into());
+    }
+    if let Some(d) = (1..=dirs.len()).find(|&i| files.iter().all(|f| f.dir != i)) {
+        return Err(format!(
+            "dir {}: no file of the journal lies in it",
+            dirs[d - 1].display()
+        ));
+    }
+    Ok(Journal {
+        writer,
+        pid,
+        dirs,
+        files,
+    })
+}
+
+/// A decimal number as a writer prints one (digits only, no sign, no leading zero).
+fn number(s: &str) -> Option<u64> {
+    let ok =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    ok.then(|| s.parse().ok()).flatten()
+}
+
+/// A recorded directory: absolute, with no `.` or `..`, and already resolved (no symbolic
+/// link on its way: it is its own canonical path).
+fn resolved(p: &Path) -> Result<(), String> {
+    if !p.is_absolute()
+        || p.components()
+            .any(|c| !matches!(c, Component::RootDir | Component::Normal(_)))
+    {
+        return Err("not an absolute path without . or ..".into());
+    }
+    match std::fs::canonicalize(p) {
+        Ok(c) if c == p => Ok(()),
+        Ok(c) => Err(format!(
+            "a symbolic link on its way (it resolves to {})",
+            c.display()
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A directory recovery works in, opened once.
+struct Dir {
+    path: PathBuf,
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+#[cfg(unix)]
+impl Dir {
+    /// Opens `path` as a directory; with `nofollow`, not through a link at its end.
+    fn open(path: &Path, nofollow: bool) -> std::io::Result<Dir> {
+        use rustix::fs::{Mode, OFlags};
+        let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if nofollow {
+            flags |= OFlags::NOFOLLOW;
+        }
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
+        Ok(Dir {
+            path: path.to_path_buf(),
+            fd,
+        })
+    }
+
+    /// What `name` is in it (None: absent), links not followed.
+    fn kind(&self, name: &str) -> Result<Option<Kind>, String> {
+        use rustix::fs::{AtFlags, FileType};
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => Kind::File,
+                FileType::Directory => Kind::Dir,
+                FileType::Symlink => Kind::Link,
+                _ => Kind::Other,
+            })),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(format!(
+                "{}: cannot read: {}",
+                self.path.join(name).display(),
+                std::io::Error::from(e)
+            )),
+        }
+    }
+
+    fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
+    }
+
+    fn unlink(&self, name: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::unlinkat(
+            &self.fd,
+            name,
+            rustix::fs::AtFlags::empty(),
+        )?)
+    }
+
+    fn sync(&self) {
+        let _ = rustix::fs::fsync(&self.fd);
+    }
+}
+
+#[cfg(not(unix))]
+impl Dir {
+    fn open(path: &Path, _nofollow: bool) -> std::io::Result<Dir> {
+        if !std::fs::symlink_metadata(path)?.is_dir() {
+            return Err(std::io::Error::other("not a directory"));
+        }
+        Ok(Dir {
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn kind(&self, name: &str) -> Result<Option<Kind>, String> {
+        let p = self.path.join(name);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) => Ok(Some(Kind::of(m.file_type()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: cannot read: {e}", p.display())),
+        }
+    }
+
+    fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        std::fs::rename(self.path.join(from), self.path.join(to))
+    }
+
+    fn unlink(&self, name: &str) -> std::io::Result<()> {
+        std::fs::remove_file(self.path.join(name))
+    }
+
+    fn sync(&self) {
+        crate::commit::sync_dir(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(writer: &str) -> String {
+        format!("{JOURNAL_FORMAT}\nwriter {writer}\npid 42\n")
+    }
+
+    #[test]
+    fn a_journal_parses_into_what_its_writer_could_write() {
+        let j = parse(&(head("run") + "file 0 1 2 layers.csv\nfile 0 3 - summary.json\n")).unwrap();
+        assert_eq!(j.writer.name, "run");
+        assert_eq!(j.pid, 42);
+        assert_eq!(
+            j.files[0],
+            File {
+                dir: 0,
+                tmp: 1,
+                old: Some(2),
+                name: "layers.csv".into()
+            }
+        );
+        assert_eq!(j.files[1].old, None);
+        // The one user-named file of memory may hold spaces.
+        let j =
+            parse(&(head("memory") + "file 0 1 - memory_summary.json\nfile 0 2 - my trace.txt\n"))
+                .unwrap();
+        assert_eq!(j.files[1].name, "my trace.txt");
+    }
+
+    #[test]
+    fn anything_a_writer_could_not_write_is_refused() {
+        let bad = |body: &str, want: &str| {
+            let e = parse(body).unwrap_err();
+            assert!(e.contains(want), "{body:?}: {e}");
+        };
+        bad("/tmp/a\n/tmp/b\n\n", "earlier sresim");
+        bad("hello\n", "first line");
+        bad(&(head("rm") + "file 0 1 - x\n"), "writer \"rm\"");
+        bad(
+            &format!("{JOURNAL_FORMAT}\nwriter run\npid 0\n"),
+            "pid \"0\"",
+        );
+        bad(
+            &format!("{JOURNAL_FORMAT}\nwriter run\npid -1\n"),
+            "pid \"-1\"",
+        );
+        bad(&(head("run")), "names no file");
+        // Paths, dot names and another command's files.
+        bad(
+            &(head("run") + "file 0 1 - /etc/passwd\n"),
+            "not a plain file name",
+        );
+        bad(
+            &(head("run") + "file 0 1 - ../layers.csv\n"),
+            "not a plain file name",
+        );
+        bad(
+            &(head("run") + "file 0 1 - .bashrc\n"),
+            "not a plain file name",
+        );
+        bad(
+            &(head("run") + "file 0 1 - tensors.npz\n"),
+            "tensors.npz is not a file `run` writes",
+        );
+        bad(
+            &(head("export") + "file 0 1 - notes.txt\n"),
+            "notes.txt is not a file",
+        );
+        bad(
+            &(head("memory") + "file 0 1 - a.txt\nfile 0 2 - b.txt\n"),
+            "b.txt is not a file",
+        );
+        // Numbers as a writer prints them, directories it records.
+        bad(
+            &(head("run") + "file 0 01 - layers.csv\n"),
+            "01 is not a number",
+        );
+        bad(
+            &(head("run") + "file 0 +1 - layers.csv\n"),
+            "+1 is not a number",
+        );
+        bad(
+            &(head("run") + "file 1 1 - layers.csv\n"),
+            "1 is not a directory",
+        );
+        bad(
+            &(head("run") + "dir /tmp\nfile 0 1 - layers.csv\n"),
+            "at most 0 directories",
+        );
+        bad(
+            &(head("memory") + "dir tmp\nfile 1 1 - access_list.csv\n"),
+            "not an absolute path",
+        );
+        bad(
+            &(head("memory") + "dir /tmp/../etc\nfile 1 1 - access_list.csv\n"),
+            "without . or ..",
+        );
+        bad(
+            &(head("memory") + "dir /\nfile 0 1 - access_list.csv\n"),
+            "no file of the journal lies in it",
+        );
+        bad(
+            &(head("run") + "file 0 1 - layers.csv\nfile 0 2 - layers.csv\n"),
+            "named twice",
+        );
+        bad(
+            &(head("run") + "rename a b\n"),
+            "not a \"dir\" or \"file\" line",
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! What a shard wrote, checked again before `merge` writes it (docs/sweeps.md, "Shards
+//! and merge"): a points table is data another process (or a person) may have edited, so
+//! every row of a point is re-read cell by cell: the workload and axis cells must be the
+//! ones the point's id stands for (regenerated from sweep.json), and every other cell
+//! must parse as its column's type (points.parquet's typed columns: counts unsigned
+//! 64-bit integers, figures numbers, flags true or false; an empty cell a null) and pass
+//! the finite gate (`bounds::finite`: no NaN, no infinity, no count saturated at
+//! 2^64 - 1). The one check of merged cells; the writer of a sweep's own rows goes
+//! through the gate of `sim::report` instead.
+
+use super::store::{Ids, Meta};
+use anyhow::{bail, Result};
+use columnar::Kind;
+use csv::ByteRecord;
+use std::path::Path;
+
+/// The columns of a grid's points table, typed, and its points.
+pub struct Recheck<'a> {
+    meta: &'a Meta,
+    ids: &'a Ids,
+    names: Vec<String>,
+    kinds: Vec<Kind>,
+    /// The axis columns, after `point` and `workload`.
+    axes: usize,
+}
+
+impl<'a> Recheck<'a> {
+    pub fn new(meta: &'a Meta, ids: &'a Ids) -> Recheck<'a> {
+        let cols = meta.typed_columns();
+        Recheck {
+            meta,
+            ids,
+            names: cols.iter().map(|c| c.name.clone()).collect(),
+            kinds: cols.iter().map(|c| c.kind).collect(),
+            axes: meta.axes.len(),
+        }
+    }
+
+    /// Refuses, naming `path`, the point and the column, a row of point `point` (its
+    /// grid index) that is not what a sweep of this grid writes.
+    pub fn rows(&self, path: &Path, point: u32, rows: &[ByteRecord]) -> Result<()> {
+        let id = self.ids.text(point as usize);
+        let (workload, axes) = self.meta.point_cells(point as usize);
+        let p = path.display();
+        for (r, row) in rows.iter().enumerate() {
+            let at = || format!("{p}: point {id}, its row {}", r + 1);
+            if row.len() != self.names.len() {
+                bail!(
+                    "{}: {} cells, the header has {}",
+                    at(),
+                    row.len(),
+                    self.names.len()
+                );
+            }
+            let text = |i: usize| std::str::from_utf8(&row[i]).unwrap_or("\u{fffd}");
+            if text(1) != workload {
+                bail!(
+                    "{}: workload: '{}' contradicts the point's id (its workload is {workload})",
+                    at(),
+                    text(1)
+                );
+            }
+            for (k, want) in axes.iter().enumerate() {
+                if text(2 + k) != want {
+                    bail!(
+                        "{}: {}: '{}' contradicts the point's id (its value is {want})",
+                        at(),
+                        self.names[2 + k],
+                        text(2 + k)
+                    );
+                }
+            }
+            let layer = || format!("{} ({})", self.cell(row, "layer"), self.cell(row, "mode"));
+            for i in 2 + self.axes..row.len() {
+                let bytes = &row[i];
+                // The cells a sweep writes pass at a glance (a merge of 4 GB reads some
+                // 3e8 of them); anything else is parsed and told.
+                if bytes.is_empty() || plain(self.kinds[i], bytes) {
+                    continue;
+                }
+                let cell = text(i);
+                let col = &self.names[i];
+                let typed = match self.kinds[i] {
+                    Kind::Text => Ok(()),
+                    Kind::Count => match number::<u64>(cell) {
+                        Some(u64::MAX) => Err(bounds::finite::NotFinite {
+                            index: i,
+                            figure: format!("{col} of {}", layer()),
+                            value: cell.to_string(),
+                            problem: bounds::finite::Problem::Saturated,
+                        }
+                        .to_string()),
+                        Some(_) => Ok(()),
+                        None => Err(format!(
+                            "{col}: '{cell}' is not a count (an unsigned 64-bit integer)"
+                        )),
+                    },
+                    Kind::Int => match number::<i64>(cell) {
+                        Some(_) => Ok(()),
+                        None => Err(format!("{col}: '{cell}' is not a 64-bit integer")),
+                    },
+                    Kind::Float => match cell.parse::<f64>() {
+                        Ok(v) => bounds::finite::check(|| format!("{col} of {}", layer()), v)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string()),
+                        Err(_) => Err(format!("{col}: '{cell}' is not a number")),
+                    },
+                    Kind::Bool => match cell {
+                        "true" | "false" => Ok(()),
+                        _ => Err(format!("{col}: '{cell}' is not true or false")),
+                    },
+                };
+                if let Err(e) = typed {
+                    bail!("{}: {e}", at());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The text of column `name` of `row` (empty when the table has no such column).
+    fn cell<'r>(&self, row: &'r ByteRecord, name: &str) -> &'r str {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .and_then(|i| row.get(i))
+            .and_then(|c| std::str::from_utf8(c).ok())
+            .unwrap_or("")
+    }
+}
+
+/// A cell that is of its kind at a glance: text; a count of at most 19 digits (below
+/// 10^19, so below 2^64 - 1); an integer of at most 18 digits after an optional `-`; a
+/// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
+/// float) of at most 300 characters (below 10^300, so finite); true or false. Every cell
+/// it accepts parses as its kind and passes the finite gate; a cell it does not accept
+/// is parsed in full.
+fn plain(kind: Kind, cell: &[u8]) -> bool {
+    fn digits(b: &[u8]) -> bool {
+        !b.is_empty() && b.iter().all(u8::is_ascii_digit)
+    }
+    fn unsigned(b: &[u8]) -> &[u8] {
+        b.strip_prefix(b"-").unwrap_or(b)
+    }
+    match kind {
+        Kind::Text => true,
+        Kind::Count => cell.len() <= 19 && digits(cell),
+        Kind::Int => unsigned(cell).len() <= 18 && digits(unsigned(cell)),
+        Kind::Float => {
+            // One pass: digits, then at most one `.` followed by digits.
+            let body = unsigned(cell);
+            let (mut int, mut frac, mut dot) = (0usize, 0usize, false);
+            for &b in body {
+                match b {
+                    b'0'..=b'9' if dot => frac += 1,
+                    b'0'..=b'9' => int += 1,
+                    b'.' if !dot => dot = true,
+                    _ => return false,
+                }
+            }
+            cell.len() <= 300 && int > 0 && (!dot || frac > 0)
+        }
+        Kind::Bool => cell == b"true" || cell == b"false",
+    }
+}
+
+/// An integer as a writer prints one: an optional `-` (for signed types), then digits.
+fn number<T: std::str::FromStr>(cell: &str) -> Option<T> {
+    let digits = cell.strip_prefix('-').unwrap_or(cell);
+    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    plain.then(|| cell.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the glance accepts parses as its kind and passes the gate; the rest goes to
+    /// the full parse.
+    #[test]
+    fn the_glance_accepts_only_what_the_full_parse_would() {
+        let ok = [
+            (Kind::Count, "0"),
+            (Kind::Count, "9999999999999999999"),
+            (Kind::Int, "-123"),
+            (Kind::Float, "0.5"),
+            (Kind::Float, "-12"),
+            (Kind::Bool, "true"),
+        ];
+        for (k, c) in ok {
+            assert!(plain(k, c.as_bytes()), "{c}");
+        }
+        let not = [
+            (Kind::Count, "18446744073709551615"),
+            (Kind::Count, "-1"),
+            (Kind::Count, "1.5"),
+            (Kind::Int, "1e3"),
+            (Kind::Float, "NaN"),
+            (Kind::Float, "inf"),
+            (Kind::Float, "1e400"),
+            (Kind::Float, "1.2.3"),
+            (Kind::Float, "."),
+            (Kind::Float, "-"),
+            (Kind::Bool, "yes"),
+        ];
+        for (k, c) in not {
+            assert!(!plain(k, c.as_bytes()), "{c}");
+        }
+        assert!(!plain(Kind::Float, "9".repeat(301).as_bytes()));
+        assert!(plain(Kind::Float, "9".repeat(300).as_bytes()));
+        assert!("9".repeat(300).parse::<f64>().unwrap().is_finite());
+    }
+}

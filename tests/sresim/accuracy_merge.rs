@@ -1,0 +1,109 @@
+//! `sresim accuracy --sample-range` and `sresim accuracy-merge` (docs/accuracy.md,
+//! "Shards"): the merged accuracy.csv, summary.json and printed table are those of the
+//! unsharded run byte for byte, with device draws and a clipping ADC; a shard prints one
+//! line and writes no figures.
+// Test code: a failed unwrap is a failed test, as it should be.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests read outputs with std::fs.
+#![allow(clippy::disallowed_methods)]
+
+use crate::common;
+use common::{run_ok as ok, s};
+
+const RUN: [&str; 13] = [
+    "accuracy",
+    "--samples",
+    "4",
+    "--modes",
+    "dense,sre",
+    "--set",
+    "device.read_noise=0.2",
+    "--set",
+    "adc.bits=6",
+    "--draws",
+    "2",
+    "--layers",
+    "conv2,fc*",
+];
+
+/// The table a command printed, without its closing `wrote ...` line.
+fn table(stdout: &str) -> String {
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.last().unwrap().starts_with("wrote "), "{stdout}");
+    lines[..lines.len() - 1].join("\n")
+}
+
+#[test]
+fn merged_shards_write_the_unsharded_outputs() {
+    let t = tempfile::tempdir().unwrap();
+    let full = t.path().join("full");
+    let mut args = RUN.to_vec();
+    args.extend(["--out", s(&full)]);
+    let full_table = table(&ok(&args));
+    let mut shards = Vec::new();
+    for (i, (range, threads)) in [("0..1", "2"), ("1..4", "1")].into_iter().enumerate() {
+        let dir = t.path().join(format!("shard{i}"));
+        let mut args = RUN.to_vec();
+        args.extend([
+            "--sample-range",
+            range,
+            "--threads",
+            threads,
+            "--out",
+            s(&dir),
+        ]);
+        let line = ok(&args);
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(line.contains(&format!("samples {} of 4", range)), "{line}");
+        assert!(!dir.join("accuracy.csv").exists());
+        shards.push(dir);
+    }
+    let merged = t.path().join("merged");
+    // Shards in any order.
+    let out = ok(&[
+        "accuracy-merge",
+        s(&shards[1]),
+        s(&shards[0]),
+        "--out",
+        s(&merged),
+    ]);
+    assert_eq!(table(&out), full_table);
+    let same_as_full = |dir: &std::path::Path| {
+        for f in ["accuracy.csv", "summary.json"] {
+            let (a, b) = (full.join(f), dir.join(f));
+            let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+            assert_eq!(read(&a), read(&b), "{}", b.display());
+        }
+    };
+    same_as_full(&merged);
+    // docs/examples/slurm-accuracy.sh: its array tasks (the last first), then its merge.
+    let slurm = t.path().join("slurm");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/examples/slurm-accuracy.sh"
+    );
+    let job = |step: &str, task: Option<usize>| {
+        let mut c = std::process::Command::new("sh");
+        c.arg(script)
+            .arg(step)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("SAMPLES", "4")
+            .env("OUT", &slurm)
+            .env("N", "3")
+            .env("ACCURACY_ARGS", RUN[3..].join(" "))
+            .env("SRESIM", common::BIN)
+            .env("SLURM_CPUS_PER_TASK", "1");
+        if let Some(i) = task {
+            c.env("SLURM_ARRAY_TASK_ID", i.to_string());
+        }
+        common::ok(&c.output().unwrap())
+    };
+    for i in [2, 0, 1] {
+        job("task", Some(i));
+    }
+    job("merge", None);
+    same_as_full(&slurm);
+    // The clip and draw columns are there: the case is the one it means to be.
+    let csv = std::fs::read_to_string(full.join("accuracy.csv")).unwrap();
+    assert!(csv.starts_with("network,") && csv.contains("adc_clip_frac") && csv.contains(",draw,"));
+}

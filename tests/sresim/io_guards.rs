@@ -1,0 +1,403 @@
+//! The one reader and the one writer (docs/errors.md, "Files are checked to be files" and
+//! "Output directories"), through the binary: a file that is not a regular file is refused
+//! at once wherever a config names it, an output never replaces a FIFO or a symbolic link,
+//! a file-size limit is one error line, and a writer killed between two renames leaves a
+//! directory that readers refuse until the next writer completes it.
+#![cfg(unix)]
+#![allow(clippy::disallowed_methods)] // tests and tools make their fixtures with std::fs
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sresim");
+
+/// Runs `cmd` in `dir`; None if it has not ended within `limit` (it is then killed).
+fn within(dir: &Path, args: &[&str], envs: &[(&str, &str)], limit: Duration) -> Option<Output> {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .current_dir(dir)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// The one stderr line of a run that must fail within a minute.
+fn fails(dir: &Path, args: &[&str]) -> String {
+    let o = within(dir, args, &[], Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("sresim {args:?} did not end within 60 s"));
+    assert!(!o.status.success(), "sresim {args:?} succeeded");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    err
+}
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+fn is_fifo(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).unwrap().file_type().is_fifo()
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "-w",
+    "lenet5",
+    "--synthetic-inputs",
+    "--samples",
+    "1",
+];
+
+fn with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+/// A FIFO named by a config key is refused at once (it used to block the read forever),
+/// with a message that names the key and says what the file is.
+#[test]
+fn a_fifo_named_by_a_config_key_is_refused_at_once() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    mkfifo(&d.join("f"));
+    let e = fails(
+        d,
+        &with(RUN, &["--functional", "--set", "device.error_table=f"]),
+    );
+    assert!(
+        e.contains("device.error_table: f: cannot read: is a FIFO, not a regular file"),
+        "{e}"
+    );
+    let e = fails(d, &with(RUN, &["--set", "chip.preset=f"]));
+    assert!(
+        e.contains("chip.preset: f: cannot read: is a FIFO, not a regular file"),
+        "{e}"
+    );
+    // A preset whose area table is a FIFO: named as such (it used to say "does not exist").
+    let isaac = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/chip/isaac.toml"),
+    )
+    .unwrap();
+    let preset: String = isaac
+        .lines()
+        .map(|l| {
+            if l.starts_with("area_table") {
+                "area_table = \"f\"".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(d.join("p.toml"), preset).unwrap();
+    let e = fails(d, &with(RUN, &["--set", "chip.preset=p.toml"]));
+    assert!(
+        e.contains("chip.area_table: f: is a FIFO, not a regular file"),
+        "{e}"
+    );
+    // A device preset in the config's device/ directory.
+    std::fs::create_dir(d.join("device")).unwrap();
+    mkfifo(&d.join("device/mine.toml"));
+    std::fs::write(d.join("c.toml"), "[device]\npreset = \"mine\"\n").unwrap();
+    let e = fails(d, &with(RUN, &["--functional", "-c", "c.toml"]));
+    assert!(
+        e.contains("device/mine.toml: cannot read: is a FIFO, not a regular file"),
+        "{e}"
+    );
+}
+
+/// A symbolic link to /dev/zero is followed and refused as a device: nothing is read
+/// (it used to grow without end).
+#[test]
+fn a_link_to_dev_zero_is_refused_as_a_device() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::os::unix::fs::symlink("/dev/zero", d.join("z.toml")).unwrap();
+    let e = fails(d, &with(RUN, &["-c", "z.toml"]));
+    assert!(
+        e.contains("z.toml: cannot read config: is a device, not a regular file"),
+        "{e}"
+    );
+    let e = fails(d, &with(RUN, &["--set", "chip.preset=z.toml"]));
+    assert!(
+        e.contains("chip.preset: z.toml: cannot read: is a device"),
+        "{e}"
+    );
+    let e = fails(
+        d,
+        &with(RUN, &["--functional", "--set", "device.error_table=z.toml"]),
+    );
+    assert!(
+        e.contains("device.error_table: z.toml: cannot read: is a device"),
+        "{e}"
+    );
+}
+
+/// `--dump-trace` onto a FIFO is refused and the FIFO stays one (it used to be replaced by
+/// a regular file); `--float-logits` onto a symbolic link is refused and the link and its
+/// target stay as they were (the link used to be replaced).
+#[test]
+fn outputs_never_replace_a_fifo_or_a_link() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    mkfifo(&d.join("trace"));
+    let e = fails(
+        d,
+        &["memory", "--workload", "resnet18", "--dump-trace", "trace"],
+    );
+    assert!(
+        e.contains("--dump-trace: trace: not a regular file: cannot replace it"),
+        "{e}"
+    );
+    assert!(is_fifo(&d.join("trace")));
+    mkfifo(&d.join("lists"));
+    let e = fails(
+        d,
+        &[
+            "memory",
+            "--workload",
+            "resnet18",
+            "--dump-access-list",
+            "lists",
+        ],
+    );
+    assert!(e.contains("lists is not a directory"), "{e}");
+    assert!(is_fifo(&d.join("lists")));
+
+    std::fs::write(d.join("target.npy"), "kept").unwrap();
+    std::os::unix::fs::symlink("target.npy", d.join("l.npy")).unwrap();
+    let e = fails(
+        d,
+        &["accuracy", "--samples", "1", "--float-logits", "l.npy"],
+    );
+    assert!(
+        e.contains("--float-logits: l.npy: is a symbolic link: sresim does not replace one"),
+        "{e}"
+    );
+    assert!(std::fs::symlink_metadata(d.join("l.npy"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(d.join("target.npy")).unwrap(),
+        "kept"
+    );
+}
+
+/// Dot-prefixed entries of `dir` (temporaries, old links, the journal).
+fn dot_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+/// Under a file-size limit the write fails with EFBIG (SIGXFSZ is ignored): one error
+/// line, status 1, no temporary left, and the output directory it created removed again.
+/// (It used to be killed by the signal, leaving its temporaries.)
+#[test]
+fn a_file_size_limit_is_one_error_line() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let script =
+        format!("ulimit -f 1; exec {BIN} run -w lenet5 --synthetic-inputs --samples 2 --out o");
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("o/layers.csv: cannot write: File too large"),
+        "{err}"
+    );
+    assert!(!d.join("o").exists(), "the directory it created is removed");
+    assert!(dot_files(d).is_empty());
+}
+
+/// A writer killed between the renames of a result (the test hook aborts the process
+/// after the first one) leaves the journal: readers refuse the directory, whose layers.csv
+/// is new beside an old summary.json, and the next writer completes the replacement and
+/// leaves no temporary, link or journal behind.
+#[test]
+fn a_kill_between_renames_is_refused_then_completed() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let run = |samples: &str, envs: &[(&str, &str)]| {
+        within(
+            d,
+            &with(&RUN[..4], &["--samples", samples, "--out", "o"]),
+            envs,
+            Duration::from_secs(120),
+        )
+        .expect("ends")
+    };
+    assert!(run("1", &[]).status.success());
+    let killed = run("2", &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "1")]);
+    assert!(
+        killed.status.code().is_none(),
+        "killed by a signal: {killed:?}"
+    );
+    assert!(d.join("o/.sresim-commit").exists());
+    let e = fails(d, &["compare", "o/layers.csv", "o/layers.csv"]);
+    assert!(
+        e.contains("o holds an unfinished replacement of its files"),
+        "{e}"
+    );
+    let o = run("2", &[]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        dot_files(&d.join("o")).is_empty(),
+        "{:?}",
+        dot_files(&d.join("o"))
+    );
+    // The completed result is whole: what a clean run into another directory writes.
+    let clean = within(
+        d,
+        &with(&RUN[..4], &["--samples", "2", "--out", "clean"]),
+        &[],
+        Duration::from_secs(120),
+    )
+    .unwrap();
+    assert!(clean.status.success());
+    for f in ["layers.csv", "summary.json"] {
+        assert_eq!(
+            std::fs::read(d.join("o").join(f)).unwrap(),
+            std::fs::read(d.join("clean").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+/// A text file past the bound (64 MiB) is refused with one line, without being read (a
+/// sparse file: its size is all there is).
+#[test]
+fn a_config_past_the_bound_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let f = std::fs::File::create(d.join("big.toml")).unwrap();
+    f.set_len((64 << 20) + 1).unwrap();
+    let e = fails(d, &with(RUN, &["-c", "big.toml"]));
+    assert!(
+        e.contains("big.toml: cannot read config: larger than 67108864 bytes"),
+        "{e}"
+    );
+}
+
+/// `memory` replaces its reports and its trace in one step: killed after the first
+/// rename, the journal in --out lists the trace too, and the next writer of --out puts
+/// the trace of the killed run in place (what a clean run writes).
+#[test]
+fn memory_reports_and_trace_are_one_replacement() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let memory = |out: &str, trace: &str, envs: &[(&str, &str)]| {
+        let args = [
+            "memory",
+            "--workload",
+            "resnet18",
+            "--batch",
+            "2",
+            "--out",
+            out,
+            "--dump-trace",
+            trace,
+        ];
+        within(d, &args, envs, Duration::from_secs(120)).expect("ends")
+    };
+    std::fs::write(d.join("t.trace"), "old").unwrap();
+    let killed = memory("o", "t.trace", &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "1")]);
+    assert!(
+        killed.status.code().is_none(),
+        "killed by a signal: {killed:?}"
+    );
+    assert!(d.join("o/.sresim-commit").exists());
+    assert_eq!(std::fs::read_to_string(d.join("t.trace")).unwrap(), "old");
+    // Any writer of o completes the replacement first.
+    let o = within(d, &with(RUN, &["--out", "o"]), &[], Duration::from_secs(60));
+    assert!(o.unwrap().status.success());
+    assert!(!d.join("o/.sresim-commit").exists());
+    assert!(memory("clean", "clean.trace", &[]).status.success());
+    assert_eq!(
+        std::fs::read(d.join("t.trace")).unwrap(),
+        std::fs::read(d.join("clean.trace")).unwrap()
+    );
+    assert!(dot_files(d).is_empty() && dot_files(&d.join("o")).is_empty());
+}
+
+/// A journal planted in a shared output directory is data: one that names a file beside
+/// the directory (the format sresim wrote before: absolute paths), or a dot file elsewhere
+/// as an old link, used to make the next `run -o` replace or delete it. Now the run is
+/// refused in one line and nothing changes, the planted journal included.
+#[test]
+fn a_planted_journal_makes_the_next_writer_touch_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(t.path()).unwrap();
+    std::fs::create_dir(d.join("o")).unwrap();
+    std::fs::write(d.join("victim"), "victim").unwrap();
+    std::fs::write(d.join(".profile"), "profile").unwrap();
+    std::fs::write(d.join(".t"), "planted").unwrap();
+    let shown = d.display();
+    for journal in [
+        format!("{shown}/.t\n{shown}/victim\n{shown}/.profile\n"),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - ../victim\n".to_string(),
+        "sresim-commit 2\nwriter run\npid 7\nfile 0 1 - tensors.npz\n".to_string(),
+    ] {
+        std::fs::write(d.join("o/.sresim-commit"), &journal).unwrap();
+        let e = fails(&d, &with(RUN, &["--out", "o"]));
+        assert!(
+            e.starts_with("error: o/.sresim-commit: refused, nothing changed: "),
+            "{journal:?}: {e}"
+        );
+        let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+        assert_eq!(
+            (read("victim"), read(".profile"), read(".t")),
+            ("victim".into(), "profile".into(), "planted".into())
+        );
+        assert_eq!(read("o/.sresim-commit"), journal);
+        assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 1);
+    }
+}
+
+/// An accuracy shard streams records.csv to its temporary: under a file-size limit the
+/// error names the file with its directory (it said `records.csv: cannot write`).
+#[test]
+fn a_shard_past_a_file_size_limit_names_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let script = format!(
+        "ulimit -f 16; exec {BIN} accuracy --samples 100 --modes dense -q --sample-range 0..100 --out s"
+    );
+    let o = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: s/records.csv: cannot write: File too large"),
+        "{err}"
+    );
+    assert!(!d.join("s").exists(), "the directory it created is removed");
+}
