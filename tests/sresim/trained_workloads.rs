@@ -118,12 +118,14 @@ fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
             .unwrap_or_else(|| panic!("no row {layer} {mode}"))
     };
     // The same network: the same layers in the same order.
-    let names = |rows: &[(String, String, u64, u64)]| {
-        rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>()
-    };
+    let names =
+        |rows: &[(String, String, u64, u64)]| rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&dense), names(&pruned));
     // Dense mode reads every weight: pruning changes nothing there.
-    assert_eq!(get(&dense, "TOTAL", "dense").1, get(&pruned, "TOTAL", "dense").1);
+    assert_eq!(
+        get(&dense, "TOTAL", "dense").1,
+        get(&pruned, "TOTAL", "dense").1
+    );
     // Weight compression reads fewer cells once half the encoder's weights are zero.
     assert!(get(&pruned, "TOTAL", "weight").1 < get(&dense, "TOTAL", "weight").1);
     // sre beats dense on both, more so on the pruned network.
@@ -131,7 +133,12 @@ fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
         get(rows, "TOTAL", "dense").0 as f64 / get(rows, "TOTAL", "sre").0 as f64
     };
     assert!(speedup(&dense) > 1.0, "{}", speedup(&dense));
-    assert!(speedup(&pruned) > speedup(&dense), "{} vs {}", speedup(&pruned), speedup(&dense));
+    assert!(
+        speedup(&pruned) > speedup(&dense),
+        "{} vs {}",
+        speedup(&pruned),
+        speedup(&dense)
+    );
     // The feed-forward's second layers read the ReLU's zeros: activation sparsity alone
     // saves cycles there, in both networks.
     for rows in [&dense, &pruned] {
@@ -142,7 +149,10 @@ fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
             .collect();
         assert_eq!(ffn.len(), 3);
         for l in ffn {
-            assert!(get(rows, l, "activation").0 < get(rows, l, "dense").0, "{l}");
+            assert!(
+                get(rows, l, "activation").0 < get(rows, l, "dense").0,
+                "{l}"
+            );
         }
     }
 }
