@@ -315,7 +315,7 @@ fn every_shipped_device_preset_loads() {
 }
 
 /// The literature presets with variation: their own spread costs output accuracy against
-/// the quantized network, and three times their spread (same seed) costs more.
+/// the quantized network, and a larger spread (same seed) costs more.
 #[test]
 fn raising_a_literature_presets_variation_raises_the_output_error() {
     let run = |preset: &str, set: Option<&str>| {
@@ -349,13 +349,15 @@ fn raising_a_literature_presets_variation_raises_the_output_error() {
             num(total(&r, "sre"), "agreement_quantized"),
         )
     };
-    // Each level's sd tripled: DL-RSim's log10 R sds, CrossSim's sd polynomial.
-    for (preset, tripled) in [
-        ("dlrsim-rram", "device.levels=[[2.62, 1.14], [1.34, 0.18]]"),
+    // DL-RSim's log10 R sds doubled (tripled, the high-resistance state's log-normal mean
+    // conductance would pass the low one's, which the reader refuses), CrossSim's sd
+    // polynomial tripled.
+    for (preset, raised) in [
+        ("dlrsim-rram", "device.levels=[[2.62, 0.76], [1.34, 0.12]]"),
         ("milo-rram", "device.level_sigma=[14.346963, -0.027321]"),
     ] {
         let (q, e1, a1) = run(preset, None);
-        let (_, e3, a3) = run(preset, Some(tripled));
+        let (_, e3, a3) = run(preset, Some(raised));
         assert!(q < e1 && e1 < e3, "{preset}: output error {q} {e1} {e3}");
         assert!(a3 <= a1, "{preset}: agreement {a1} {a3}");
     }

@@ -169,6 +169,32 @@ fn pruned_heads_change_the_attention_layers_only_and_n_m_runs_by_name() {
 }
 
 #[test]
+fn a_run_says_the_multiply_accumulates_of_a_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "lenet.toml", LENET5);
+    // By hand: conv1 24x24 positions x 20 x 1x5x5 = 288,000; conv2 8x8 x 50 x 20x5x5 =
+    // 1,600,000; ip1 800 x 500 = 400,000; ip2 500 x 10 = 5,000.
+    let out = dir.path().join("out");
+    let stdout = run_ok(&[
+        "run",
+        "--workload",
+        s(&file),
+        "--samples",
+        "1",
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        stdout.contains("lenet5 (4 layers, 2293000 MACs a sample, fast engine)"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["macs_per_sample"]["crossbar"], 2_293_000);
+    assert_eq!(summary["macs_per_sample"]["off_crossbar"], 0);
+}
+
+#[test]
 fn workloads_lists_shape_files_and_says_why_a_network_cannot_run() {
     let out = run_ok(&["workloads"]);
     let shapes = out

@@ -462,6 +462,7 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
         "config": cfg.config,
         "energy_table": cfg.energy,
         "modes": modes,
+        "macs_per_sample": {"crossbar": res.crossbar_macs, "off_crossbar": res.off_crossbar_macs()},
     });
     if let (Some(c), Some(figures), Some(o)) = (&cfg.chip, &res.chip, s.as_object_mut()) {
         o.insert("chip".into(), crate::chip::json(c, figures));
@@ -473,10 +474,9 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
             .iter()
             .map(|(node, macs)| json!({"node": node, "op": "MatMul", "macs_per_sample": macs}))
             .collect();
-        let total: u64 = res.off_crossbar.iter().map(|(_, m)| m).sum();
         o.insert(
             "off_crossbar".into(),
-            json!({"macs_per_sample": total, "ops": ops, "counted": false}),
+            json!({"macs_per_sample": res.off_crossbar_macs(), "ops": ops, "counted": false}),
         );
     }
     s
@@ -516,9 +516,17 @@ pub fn write_outputs(
 pub fn summary_table(res: &RunResult) -> String {
     let dense = dense_total(res);
     let mut s = String::new();
+    let off = res.off_crossbar_macs();
+    let macs = match off {
+        0 => format!("{} MACs a sample", res.crossbar_macs),
+        _ => format!(
+            "{} crossbar + {off} off-crossbar MACs a sample",
+            res.crossbar_macs
+        ),
+    };
     let _ = writeln!(
         s,
-        "{} ({} layers, {} engine): totals over {} sample{}",
+        "{} ({} layers, {macs}, {} engine): totals over {} sample{}",
         res.network,
         res.layers.len() / res.modes.len().max(1),
         res.engine,

@@ -66,9 +66,20 @@ pub struct RunResult {
     /// The network's ops that no crossbar computes and no count includes (a transformer's
     /// products of two activations): (node, multiply-accumulates a sample).
     pub off_crossbar: Vec<(String, u64)>,
+    /// Multiply-accumulates a sample of the simulated crossbar layers (their weights times
+    /// their input vectors).
+    pub crossbar_macs: u64,
 }
 
 impl RunResult {
+    /// Multiply-accumulates a sample of the ops no crossbar computes ([`Self::off_crossbar`]).
+    pub fn off_crossbar_macs(&self) -> u64 {
+        self.off_crossbar
+            .iter()
+            .map(|(_, m)| *m)
+            .fold(0u64, u64::saturating_add)
+    }
+
     pub fn total(&self, mode: Mode) -> Option<&ModeTotal> {
         self.totals.iter().find(|t| t.mode == mode)
     }
@@ -452,6 +463,11 @@ fn run_inner(
         functional: func.is_some(),
         adc_clip: func.is_some() && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_)),
         off_crossbar: w.off_crossbar(),
+        crossbar_macs: w
+            .layers()
+            .iter()
+            .map(|l| l.geom.macs_per_sample() as u64)
+            .fold(0u64, u64::saturating_add),
     };
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {
