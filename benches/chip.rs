@@ -27,6 +27,7 @@ fn setup() -> (ZooWorkload, Resolved) {
         weight_sparsity: 0.7,
         structure: Structure::Ssl,
         act_sparsity: 0.5,
+        head_sparsity: 0.0,
     };
     let w = ZooWorkload::new("vgg16", params).expect("zoo network");
     let sets: Vec<String> = [

@@ -29,6 +29,7 @@ fn params() -> SynthParams {
         weight_sparsity: 0.7,
         structure: Structure::Ssl,
         act_sparsity: 0.5,
+        head_sparsity: 0.0,
     }
 }
 

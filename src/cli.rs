@@ -223,9 +223,15 @@ pub struct SynthArgs {
     /// Fraction of zero weights of built-in networks (default 0.7).
     #[arg(long)]
     pub weight_sparsity: Option<f64>,
-    /// Weight sparsity structure of built-in networks: unstructured (default) or ssl.
+    /// Weight sparsity structure of built-in networks: unstructured (default), magnitude,
+    /// ssl, or N:M semi-structured along the inputs, e.g. 2:4 or 4:8 (it sets the sparsity
+    /// to 1 - N/M).
     #[arg(long)]
     pub structure: Option<String>,
+    /// Fraction of the heads of every attention block pruned (shape files whose fc layers
+    /// carry `role` and `heads`; default 0).
+    #[arg(long)]
+    pub head_sparsity: Option<f64>,
     /// Fraction of zero inputs of built-in networks, layers after the first (default 0.5).
     #[arg(long)]
     pub act_sparsity: Option<f64>,
@@ -245,9 +251,25 @@ impl SynthArgs {
             weight_sparsity: self.weight_sparsity.unwrap_or(d.weight_sparsity),
             structure: self.structure.clone().unwrap_or(d.structure),
             act_sparsity: self.act_sparsity.unwrap_or(d.act_sparsity),
+            head_sparsity: self.head_sparsity.unwrap_or(d.head_sparsity),
             seed: self.seed.unwrap_or(d.seed),
             synthetic_inputs: self.synthetic_inputs,
         }
+    }
+
+    /// Refuses `--weight-sparsity` beside an N:M `--structure`, which sets the sparsity
+    /// itself (1 - N/M): the flag would change nothing.
+    pub fn check_combination(&self) -> anyhow::Result<()> {
+        if let (Some(w), Some(s)) = (self.weight_sparsity, &self.structure) {
+            if let Ok(st) = s.parse::<workload::Structure>() {
+                if let Some(fixed) = st.fixed_sparsity() {
+                    anyhow::bail!(
+                        "--weight-sparsity: {w} is not used with --structure {st}, whose sparsity is 1 - N/M = {fixed}; give one of them"
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The generator flags given on the command line, as written.
@@ -255,6 +277,7 @@ impl SynthArgs {
         [
             (self.weight_sparsity.is_some(), "--weight-sparsity"),
             (self.structure.is_some(), "--structure"),
+            (self.head_sparsity.is_some(), "--head-sparsity"),
             (self.act_sparsity.is_some(), "--act-sparsity"),
             (self.seed.is_some(), "--seed"),
         ]

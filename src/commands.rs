@@ -40,6 +40,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         &args.synth.given(),
         args.synth.synthetic_inputs,
     )?;
+    args.synth.check_combination()?;
     let w = sim::workloads::open(
         args.workload.as_deref(),
         &args.synth.to_synth(),

@@ -106,8 +106,10 @@ def main(argv=None):
     ap.add_argument("--scale", type=float, default=1 / 255, help="pixel scale (default 1/255)")
     ap.add_argument("--mean", type=float, nargs="+", help="per-channel mean after scaling")
     ap.add_argument("--std", type=float, nargs="+", help="per-channel std after scaling")
-    ap.add_argument("--prune", choices=["none", "magnitude", "ssl"], default="none")
-    ap.add_argument("--sparsity", type=float, default=0.0, help="per-layer target sparsity")
+    ap.add_argument("--prune", default="none",
+                    help="none, magnitude, ssl, or N:M semi-structured along the inputs (2:4, 4:8)")
+    ap.add_argument("--sparsity", type=float, default=0.0,
+                    help="per-layer target sparsity (magnitude, ssl; N:M sets 1 - N/M)")
     ap.add_argument("--prune-exclude", default="", help="comma-separated layers left dense: ONNX node names or the bundle layer names run prints")
     ap.add_argument("--prune-keep-depthwise", action="store_true", help="do not prune depthwise convs")
     ap.add_argument("--no-fold-bn", action="store_true", help="keep BatchNormalization separate")

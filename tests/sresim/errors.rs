@@ -79,6 +79,10 @@
 //! | flag_number | --samples many | --samples |
 //! | flag_sparsity | --weight-sparsity 1.5 | --weight-sparsity |
 //! | flag_structure | --structure blocky | --structure |
+//! | flag_structure_n_m | --structure 4:2 | --structure, N:M |
+//! | flag_n_m_with_sparsity | --structure 2:4 --weight-sparsity 0.7 | --weight-sparsity, 1 - N/M |
+//! | flag_head_sparsity | --head-sparsity 1.5 | --head-sparsity |
+//! | flag_heads_without_attention | --head-sparsity 0.5 on lenet5 | --head-sparsity, no attention block |
 //! | flag_workload | --workload no-such-net | no-such-net |
 //! | sweep_unknown_key | grid key `bogus` | g.toml, bogus |
 //! | sweep_axis_type | axis `"ou.rows" = "many"` | g.toml, axes.ou.rows |
@@ -122,6 +126,7 @@
 //! | compare_ignore_every_key | compare --ignore network --ignore layer --ignore mode | --ignore, no key column |
 //! | synth_weight_sparsity_on_bundle | run of bundle b with --weight-sparsity 0.5 | --weight-sparsity, b, its own weights |
 //! | synth_structure_on_bundle | run of bundle b with --structure ssl | --structure, b, its own weights |
+//! | synth_head_sparsity_on_bundle | run of bundle b with --head-sparsity 0.5 | --head-sparsity, b, its own weights |
 //! | synth_act_sparsity_on_bundle | run of bundle b with --act-sparsity 0.2 | --act-sparsity, b, its own inputs |
 //! | synth_seed_on_bundle | run of bundle b with --seed 3 | --seed, b, its own inputs |
 //! | synth_flag_on_default | run (the embedded lenet5-mnist) with --weight-sparsity 0 | --weight-sparsity, lenet5-mnist |
@@ -514,6 +519,18 @@ fn cases() -> Vec<Case> {
             let _ = bundle(d, |_, _| {});
             args(&["run", "--workload", "lenet5", "--structure", "blocky"])
         }),
+        case("flag_structure_n_m", &["--structure", "'4:2' is not N:M"], |_| {
+            args(&["run", "--workload", "lenet5", "--structure", "4:2"])
+        }),
+        case("flag_n_m_with_sparsity", &["--weight-sparsity", "1 - N/M = 0.5"], |_| {
+            args(&["run", "--workload", "lenet5", "--structure", "2:4", "--weight-sparsity", "0.7"])
+        }),
+        case("flag_head_sparsity", &["--head-sparsity", "1.5"], |_| {
+            args(&["run", "--workload", "lenet5", "--head-sparsity", "1.5"])
+        }),
+        case("flag_heads_without_attention", &["--head-sparsity", "lenet5 has no attention block"], |_| {
+            args(&["run", "--workload", "lenet5", "--head-sparsity", "0.5"])
+        }),
         case("flag_workload", &["no-such-net"], |_| args(&["run", "--workload", "no-such-net"])),
         case("sweep_unknown_key", &["g.toml", "bogus"], |d| {
             sweep(d, "workloads = [\"lenet5\"]\nbogus = 1\n[axes]\n\"ou.rows\" = [4, 8]\n")
@@ -807,6 +824,9 @@ fn cases() -> Vec<Case> {
         }),
         case("synth_structure_on_bundle", &["--structure", "b is a bundle", "its own weights"], |d| {
             flags(d, &["--structure", "ssl"])
+        }),
+        case("synth_head_sparsity_on_bundle", &["--head-sparsity", "b is a bundle", "its own weights"], |d| {
+            flags(d, &["--head-sparsity", "0.5"])
         }),
         case("synth_act_sparsity_on_bundle", &["--act-sparsity", "b is a bundle", "its own inputs"], |d| {
             flags(d, &["--act-sparsity", "0.2"])

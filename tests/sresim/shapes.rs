@@ -76,6 +76,98 @@ fn a_shape_file_runs_as_the_built_in_network_of_the_same_shapes() {
     assert_ne!(dense, layers_csv(dir.path(), "shape", s(&file), &[]));
 }
 
+/// One pre-norm encoder layer by shape, annotated: width 32, 4 heads, a ReLU feed-forward
+/// 32 -> 128 -> 32, over 8 tokens.
+const ENCODER: &str = r#"
+name = "enc"
+[[layers]]
+name = "q"
+kind = "fc"
+in_features = 32
+out_features = 32
+tokens = 8
+role = "q"
+heads = 4
+[[layers]]
+name = "k"
+kind = "fc"
+in_features = 32
+out_features = 32
+tokens = 8
+role = "k"
+heads = 4
+[[layers]]
+name = "v"
+kind = "fc"
+in_features = 32
+out_features = 32
+tokens = 8
+role = "v"
+heads = 4
+[[layers]]
+name = "o"
+kind = "fc"
+in_features = 32
+out_features = 32
+tokens = 8
+role = "attn_out"
+heads = 4
+[[layers]]
+name = "up"
+kind = "fc"
+in_features = 32
+out_features = 128
+tokens = 8
+role = "ffn_up"
+[[layers]]
+name = "down"
+kind = "fc"
+in_features = 128
+out_features = 32
+tokens = 8
+role = "ffn_down"
+"#;
+
+/// layers.csv's rows of `layer`.
+fn rows_of<'a>(csv: &'a str, layer: &str) -> Vec<&'a str> {
+    csv.lines()
+        .filter(|l| l.split(',').nth(1) == Some(layer))
+        .collect()
+}
+
+#[test]
+fn pruned_heads_change_the_attention_layers_only_and_n_m_runs_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "enc.toml", ENCODER);
+    let flags = ["--modes", "dense,weight,sre", "--structure", "2:4"];
+    let plain = layers_csv(dir.path(), "plain", s(&file), &flags);
+    let mut with_heads = flags.to_vec();
+    with_heads.extend_from_slice(&["--head-sparsity", "0.5"]);
+    let pruned = layers_csv(dir.path(), "heads", s(&file), &with_heads);
+    // The feed-forward layers draw the same weights and inputs: the same rows.
+    for layer in ["up", "down"] {
+        assert_eq!(rows_of(&plain, layer), rows_of(&pruned, layer), "{layer}");
+    }
+    // Half the heads gone: fewer weights to read in every attention layer (weight mode).
+    let cells = |csv: &str, layer: &str| -> u64 {
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = header.iter().position(|&c| c == "cells_read").unwrap();
+        let row = rows_of(csv, layer)
+            .into_iter()
+            .find(|r| r.split(',').nth(3) == Some("weight"))
+            .unwrap();
+        row.split(',').nth(col).unwrap().parse().unwrap()
+    };
+    for layer in ["q", "k", "v", "o"] {
+        assert!(
+            cells(&pruned, layer) < cells(&plain, layer),
+            "{layer}: {} vs {}",
+            cells(&pruned, layer),
+            cells(&plain, layer)
+        );
+    }
+}
+
 #[test]
 fn a_run_says_the_multiply_accumulates_of_a_sample() {
     let dir = tempfile::tempdir().unwrap();
@@ -170,6 +262,18 @@ fn a_bad_shape_file_is_one_line_naming_the_file_and_the_key() {
         (
             "name = \"empty\"\n".to_string(),
             "layers: expected a non-empty array",
+        ),
+        (
+            ENCODER.replace("role = \"v\"", "role = \"value\""),
+            "layers[2].role: 'value' is not one of q, k, v, qkv, attn_out, ffn_up, ffn_gate, ffn_down",
+        ),
+        (
+            ENCODER.replace("role = \"q\"\nheads = 4", "role = \"q\""),
+            "layers[0].heads: absent; a q layer needs its number of heads",
+        ),
+        (
+            LENET5.replace("kernel = 5\n", "kernel = 5\nrole = \"q\"\nheads = 2\n"),
+            "layers[0].role: only fc layers have a role",
         ),
     ];
     for (text, want) in cases {

@@ -912,3 +912,60 @@ fn the_shipped_grids_are_valid() {
     let expect: Vec<(String, usize)> = expect.iter().map(|(n, k)| (n.to_string(), *k)).collect();
     assert_eq!(seen, expect);
 }
+
+#[test]
+fn structure_and_head_axes_give_the_rows_of_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let fc = |name: &str, i: usize, o: usize, role: &str, heads: &str| {
+        format!("[[layers]]\nname = \"{name}\"\nkind = \"fc\"\nin_features = {i}\nout_features = {o}\ntokens = 4\nrole = \"{role}\"\n{heads}")
+    };
+    let enc = [
+        fc("qkv", 16, 48, "qkv", "heads = 4\n"),
+        fc("o", 16, 16, "attn_out", "heads = 4\n"),
+        fc("up", 16, 64, "ffn_up", ""),
+        fc("down", 64, 16, "ffn_down", ""),
+    ]
+    .concat();
+    let shape = write(dir.path(), "enc.toml", &enc);
+    let grid = write(
+        dir.path(),
+        "g.toml",
+        &format!(
+            "workloads = [{:?}]\nmodes = [\"dense\", \"sre\"]\n[axes]\n\"synth.structure\" = [\"magnitude\", \"2:4\"]\n\"synth.head_sparsity\" = [0.0, 0.5]\n",
+            s(&shape)
+        ),
+    );
+    let out = dir.path().join("out");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&out), "-q"]));
+    let (h, rows) = read_csv(&out.join("points.csv"));
+    let (st, hs) = (col(&h, "synth.structure"), col(&h, "synth.head_sparsity"));
+    let first = h.iter().position(|c| c == "network").unwrap();
+    let at = |structure: &str, heads: &str| -> Vec<Vec<String>> {
+        rows.iter()
+            .filter(|r| r[st] == structure && r[hs] == heads)
+            .map(|r| r[first..].to_vec())
+            .collect()
+    };
+    let run = |flags: &[&str]| -> Vec<Vec<String>> {
+        let run_dir = dir.path().join("run");
+        let mut a = vec![
+            "run",
+            "-w",
+            s(&shape),
+            "--modes",
+            "dense,sre",
+            "-q",
+            "-o",
+            s(&run_dir),
+        ];
+        a.extend_from_slice(flags);
+        ok(&sresim(&a));
+        read_csv(&run_dir.join("layers.csv")).1
+    };
+    assert_eq!(
+        at("2:4", "0.5"),
+        run(&["--structure", "2:4", "--head-sparsity", "0.5"])
+    );
+    assert_eq!(at("magnitude", "0"), run(&["--structure", "magnitude"]));
+    assert_ne!(at("2:4", "0.5"), at("2:4", "0"));
+}

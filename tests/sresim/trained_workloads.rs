@@ -1,4 +1,5 @@
-//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, fmnist-vit): `sresim
+//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, fmnist-vit,
+//! fmnist-vit-relu, fmnist-vit-relu-2of4): `sresim
 //! accuracy` on their first 100 labelled images gives exactly the float and 16-bit
 //! quantized top-1 their README states for those images (the builder measured it with the
 //! same command), so a corrupted bundle or a wrong README figure fails here. No torch:
@@ -14,11 +15,13 @@ use common::{col, read_csv, run_ok, s};
 
 use std::path::Path;
 
-const TRAINED: [&str; 4] = [
+const TRAINED: [&str; 6] = [
     "fmnist-cnn",
     "fmnist-cnn-ssl",
     "lenet5-mnist-ssl",
     "fmnist-vit",
+    "fmnist-vit-relu",
+    "fmnist-vit-relu-2of4",
 ];
 const CHECK: usize = 100;
 
@@ -77,5 +80,79 @@ fn accuracy_on_the_first_images_is_what_each_trained_readme_states() {
             want_quant,
             "{name}: quantized top-1"
         );
+    }
+}
+
+/// `sresim run` of a bundle in every mode: (layer, mode) -> (cycles, cells_read).
+fn run_counts(name: &str) -> Vec<(String, String, u64, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(&[
+        "run",
+        "--workload",
+        &format!("workloads/{name}"),
+        "--out",
+        s(dir.path()),
+        "-q",
+    ]);
+    let (head, rows) = read_csv(&dir.path().join("layers.csv"));
+    rows.iter()
+        .map(|r| {
+            (
+                r[col(&head, "layer")].clone(),
+                r[col(&head, "mode")].clone(),
+                r[col(&head, "cycles")].parse().unwrap(),
+                r[col(&head, "cells_read")].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
+    let dense = run_counts("fmnist-vit-relu");
+    let pruned = run_counts("fmnist-vit-relu-2of4");
+    let get = |rows: &[(String, String, u64, u64)], layer: &str, mode: &str| {
+        rows.iter()
+            .find(|r| r.0 == layer && r.1 == mode)
+            .map(|r| (r.2, r.3))
+            .unwrap_or_else(|| panic!("no row {layer} {mode}"))
+    };
+    // The same network: the same layers in the same order.
+    let names =
+        |rows: &[(String, String, u64, u64)]| rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&dense), names(&pruned));
+    // Dense mode reads every weight: pruning changes nothing there.
+    assert_eq!(
+        get(&dense, "TOTAL", "dense").1,
+        get(&pruned, "TOTAL", "dense").1
+    );
+    // Weight compression reads fewer cells once half the encoder's weights are zero.
+    assert!(get(&pruned, "TOTAL", "weight").1 < get(&dense, "TOTAL", "weight").1);
+    // sre beats dense on both, more so on the pruned network.
+    let speedup = |rows: &[(String, String, u64, u64)]| {
+        get(rows, "TOTAL", "dense").0 as f64 / get(rows, "TOTAL", "sre").0 as f64
+    };
+    assert!(speedup(&dense) > 1.0, "{}", speedup(&dense));
+    assert!(
+        speedup(&pruned) > speedup(&dense),
+        "{} vs {}",
+        speedup(&pruned),
+        speedup(&dense)
+    );
+    // The feed-forward's second layers read the ReLU's zeros: activation sparsity alone
+    // saves cycles there, in both networks.
+    for rows in [&dense, &pruned] {
+        let ffn: Vec<&String> = rows
+            .iter()
+            .filter(|r| r.0.contains("linear2") && r.1 == "dense")
+            .map(|r| &r.0)
+            .collect();
+        assert_eq!(ffn.len(), 3);
+        for l in ffn {
+            assert!(
+                get(rows, l, "activation").0 < get(rows, l, "dense").0,
+                "{l}"
+            );
+        }
     }
 }

@@ -90,7 +90,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     see load_model) run on `batch` ([N, ...] float32, what the model's data input takes;
     `feeds` gives fixed arrays to its other inputs, if any).
     `input_desc` describes the inputs for the provenance, `exporter` the tool.
-    Pruning (`prune_method` "magnitude" or "ssl") skips the layers named in
+    Pruning (`prune_method` "magnitude", "ssl" or "N:M" such as "2:4") skips the layers named in
     `prune_exclude`, and depthwise convs (groups == in_channels, one input channel per
     filter) unless `prune_depthwise`. Returns an ExportResult."""
     model, model_prov, where = load_model(model_path, model_info)
@@ -332,6 +332,9 @@ def _prune(model, layers, method, sparsity, exclude, prune_depthwise):
         write_weight(model, layer)
         per_layer[layer.name] = {"before": round(before, 6),
                                  "after": round(prune_mod.sparsity(layer.weight), 6)}
+    nm = prune_mod.parse_nm(method)
+    if nm:
+        sparsity = 1 - nm[0] / nm[1]
     return {"method": method, "target_sparsity": sparsity, "excluded": given,
             "depthwise_pruned": prune_depthwise, "per_layer": per_layer, "fine_tuned": False}
 
@@ -372,5 +375,9 @@ def describe(prov, name):
     line = f"{name}: {what} (sha256 {m['sha256'][:16]}...) run in onnxruntime on {prov['samples']} input(s)"
     if prov.get("pruning"):
         p = prov["pruning"]
-        line += f"; pruned at export: {p['method']} to sparsity {p['target_sparsity']} per layer, no fine-tuning"
+        if prune_mod.parse_nm(p["method"]):
+            line += (f"; pruned at export: {p['method']} along the inputs (sparsity "
+                     f"{p['target_sparsity']:g}) per layer, no fine-tuning")
+        else:
+            line += f"; pruned at export: {p['method']} to sparsity {p['target_sparsity']} per layer, no fine-tuning"
     return line + "; inputs are the captured activations of the exported model (details in provenance)"

@@ -17,6 +17,7 @@ import sys
 import numpy as np
 import onnx
 
+from . import prune as prune_mod
 from .bundle import write_bundle
 from .export import describe, export, network, pruning_cost, top1
 
@@ -74,7 +75,7 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
     """Exports `model` (an ONNX file, or its bytes with `model_info`, see export.load_model)
     run on `batch` ([N, ...] float32) as the bundle `out` named `name`; returns Written.
     `labels`: N class indices or None; `prune`: None, "magnitude" or "ssl" to `sparsity`
-    per layer (in (0, 1)); `graph=False` writes the layer traces only; `save_model` saves
+    per layer (in (0, 1)), or "N:M" (e.g. "2:4", sparsity left 0: it is 1 - N/M); `graph=False` writes the layer traces only; `save_model` saves
     the (folded, pruned) ONNX model that was run. `graph_batch` ([M, ...], float or uint8
     pixels, stored as given) is the graph input instead of `batch`, which then gives the
     layer traces only; `labels` are then M labels of it, `top1` is measured on it and no
@@ -94,9 +95,14 @@ def _export_bundle(model, batch, out, name, input_desc, *, labels, prune, sparsi
                    prune_exclude, prune_depthwise, fold_bn, graph, feeds, model_info, exporter,
                    save_model, graph_batch, log):
     out = os.fspath(out)
-    if prune not in (None, "magnitude", "ssl"):
-        raise ValueError(f"prune {prune!r}: expected none, magnitude or ssl")
-    if prune and not 0 < sparsity < 1:
+    nm = prune_mod.parse_nm(prune)
+    if prune not in (None, "magnitude", "ssl") and nm is None:
+        raise ValueError(f"prune {prune!r}: expected none, magnitude, ssl or N:M such as 2:4")
+    if nm:
+        if sparsity:
+            raise ValueError(f"sparsity {sparsity}: not used with prune {prune}, whose sparsity is "
+                             f"1 - N/M = {1 - nm[0] / nm[1]:g}; give one of them")
+    elif prune and not 0 < sparsity < 1:
         raise ValueError(f"sparsity must be in (0, 1) when pruning, got {sparsity}")
     labels = check_labels(labels, len(batch) if graph_batch is None else len(graph_batch))
     res = export(model, batch, input_desc, prune, sparsity, set(prune_exclude), fold_bn=fold_bn,
@@ -104,7 +110,8 @@ def _export_bundle(model, batch, out, name, input_desc, *, labels, prune, sparsi
                  exporter=exporter)
     cost = pruning_cost(res, labels) if graph_batch is None else None
     if cost is not None:
-        log(f"pruning ({prune}, sparsity {sparsity}, no fine-tuning): float top-1 on the "
+        what = f"{prune} along the inputs" if nm else f"{prune}, sparsity {sparsity}"
+        log(f"pruning ({what}, no fine-tuning): float top-1 on the "
             f"{plural(len(labels), 'labelled input')} {100 * cost[0]:.1f}% before, "
             f"{100 * cost[1]:.1f}% after")
     net = None

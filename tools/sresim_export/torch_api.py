@@ -120,10 +120,52 @@ def to_onnx(module, example, opset=17, dynamo=False):
     return buf.getvalue()
 
 
+def prune_attention_heads(module, fraction, torch):
+    """A copy of `module` with round(fraction x H) heads of every `nn.MultiheadAttention`
+    pruned (prune.heads: the heads of least L2 norm over their Q, K, V rows and output
+    projection columns), and {module name: pruned head indices}. Raises ValueError when
+    `fraction` is outside [0, 1) or the module has no nn.MultiheadAttention."""
+    import copy
+
+    from . import prune as prune_mod
+
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"prune_heads must be in [0, 1), got {fraction}")
+    module = copy.deepcopy(module)
+    found = {}
+    with torch.no_grad():
+        for mname, m in module.named_modules():
+            if not isinstance(m, torch.nn.MultiheadAttention):
+                continue
+            e = m.embed_dim
+            if m._qkv_same_embed_dim:
+                w = m.in_proj_weight.detach().cpu().numpy()
+                q, k, v = w[:e], w[e:2 * e], w[2 * e:]
+            else:
+                q, k, v = (t.detach().cpu().numpy() for t in (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight))
+            b = None if m.in_proj_bias is None else m.in_proj_bias.detach().cpu().numpy()
+            bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
+            o = m.out_proj.weight.detach().cpu().numpy()
+            q, k, v, o, bq, bk, bv, pruned = prune_mod.heads(q, k, v, o, m.num_heads, fraction, bq, bk, bv)
+            if m._qkv_same_embed_dim:
+                m.in_proj_weight.copy_(torch.from_numpy(np.concatenate([q, k, v])))
+            else:
+                for t, a in ((m.q_proj_weight, q), (m.k_proj_weight, k), (m.v_proj_weight, v)):
+                    t.copy_(torch.from_numpy(a))
+            if b is not None:
+                m.in_proj_bias.copy_(torch.from_numpy(np.concatenate([bq, bk, bv])))
+            m.out_proj.weight.copy_(torch.from_numpy(o))
+            found[mname or type(m).__name__] = [int(h) for h in pruned]
+    if not found:
+        raise ValueError(f"prune_heads: {type(module).__name__} has no nn.MultiheadAttention "
+                         f"(the heads pruned are those of torch's attention module)")
+    return module, found
+
+
 def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, sparsity=0.0,
                prune_exclude=(), prune_keep_depthwise=False, fold_bn=True, graph=True,
                opset=17, save_onnx=None, save_model=None, graph_inputs=None, log=None,
-               dynamo=False):
+               dynamo=False, prune_heads=0.0):
     """Writes the bundle `out` of the torch module `module` run on `inputs`, and returns
     pipeline.Written (path, layers, samples, top1 when labelled, ...).
 
@@ -132,7 +174,12 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
     - `labels`: N integer class indices, or None; with them the bundle is labelled (for
       `sresim accuracy`) and `top1` is the float model's top-1 on `inputs`;
     - `name`: the network name (default: the module's class name);
-    - `prune` ("magnitude" or "ssl"), `sparsity`, `prune_exclude` (layer names),
+    - `prune_heads`: a fraction in [0, 1): round(fraction x H) heads of every
+      `nn.MultiheadAttention` are pruned before export (a copy of the module; `module` is
+      untouched): the heads of least L2 norm over their Q, K and V rows (weights and biases)
+      and output-projection columns become 0 (prune.heads); provenance `model.pruned_heads`
+      lists them per attention module;
+    - `prune` ("magnitude", "ssl", or "N:M" such as "2:4"), `sparsity`, `prune_exclude` (layer names),
       `prune_keep_depthwise`, `fold_bn`, `graph`: as export_onnx.py's --prune, --sparsity,
       --prune-exclude, --prune-keep-depthwise, --no-fold-bn, --no-graph;
     - `opset`: the ONNX opset torch.onnx writes; `save_onnx`: also save the ONNX model torch
@@ -151,6 +198,9 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
     import torch
 
     x = _as_array(inputs, torch)
+    pruned_heads = None
+    if prune_heads:
+        module, pruned_heads = prune_attention_heads(module, prune_heads, torch)
     onnx_bytes = to_onnx(module, x[:2], opset, dynamo)
     if save_onnx:
         with open(save_onnx, "wb") as f:
@@ -162,6 +212,10 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
         info["name"] = (f"torch module {type(module).__name__} exported by torch.onnx (dynamo) at "
                         f"opset {opset}")
         info["dynamo"] = True
+    if pruned_heads is not None:
+        info["pruned_heads"] = pruned_heads
+        info["name"] += (f", {round(prune_heads * 100, 2):g}% of the heads of each attention "
+                         f"module pruned")
     desc = {"array": list(x.shape), "input": INPUT_NAME}
     kwargs = {} if log is None else {"log": log}
     if graph_inputs is not None:

@@ -1,8 +1,10 @@
-"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, and the transformer
-fmnist-vit for its graph input and top-1) against their READMEs,
+"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, and the transformers
+fmnist-vit, fmnist-vit-relu and fmnist-vit-relu-2of4 for their graph input and top-1)
+against their READMEs,
 with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
 hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
-give, the graph input is >= 2000 labelled uint8 images, and SSL removed whole groups.
+give, the graph input is >= 2000 labelled uint8 images, SSL removed whole groups, 2:4
+holds in every pruned layer and a ReLU feed-forward's second layer reads mostly zeros.
 tests/sresim/trained_workloads.rs checks the `sresim accuracy` figures."""
 
 import os
@@ -20,7 +22,8 @@ from sresim_export import read_bundle  # noqa: E402
 from sresim_export.trained import structure_rows  # noqa: E402
 
 TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"]
-LABELLED = TRAINED + ["fmnist-vit"]
+RELU_VIT = ["fmnist-vit-relu", "fmnist-vit-relu-2of4"]
+LABELLED = TRAINED + ["fmnist-vit"] + RELU_VIT
 SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl"]
 
 
@@ -100,4 +103,39 @@ def test_the_vit_projects_its_17_tokens_on_crossbars_and_its_readme_lists_them()
         assert tensors[l["input"]].shape == (8, 17, l["in_features"])
         assert f"| {l['name']} | fc | {[l['out_features'], l['in_features']]} | 17 |" in readme
     assert [n["op"] for n in manifest["graph"]].count("MatMul") == 6
+    assert "torch's float32 top-1 on all 10,000 test images" in readme
+
+
+def is_two_of_four(w):
+    """At most 2 non-zeros in every 4 consecutive inputs of each output of fc [out, in]."""
+    out, k = w.shape
+    nz = np.zeros((out, -(-k // 4) * 4), dtype=np.int64)
+    nz[:, :k] = w != 0
+    return bool(np.all(nz.reshape(out, -1, 4).sum(axis=2) <= 2))
+
+
+@pytest.mark.parametrize("name", RELU_VIT)
+def test_the_relu_vits_hold_2_of_4_and_relu_zeros_where_their_readmes_say(name):
+    manifest, tensors, readme = load(name)
+    layers = manifest["layers"]
+    assert layers[0]["kind"] == "conv" and layers[-1].get("tokens") is None
+    encoder = layers[1:-1]
+    assert [l.get("tokens") for l in encoder] == [17] * 12
+    pruned = name.endswith("2of4")
+    for l in encoder:
+        w = tensors[l["weight"]]
+        # the pruned network: exactly half of every encoder weight is zero, 2 of every 4
+        # inputs; the dense one: no layer is 2:4
+        assert is_two_of_four(w) == pruned, l["name"]
+        if pruned:
+            assert np.mean(w == 0) >= 0.5
+        assert f"| {l['name']} | fc | {[l['out_features'], l['in_features']]} | 17 |" in readme
+    # every fourth encoder layer is the feed-forward's second (linear2): it reads the ReLU's
+    # output, mostly zeros; the others read a LayerNorm's or the attention's (no zeros)
+    for i, l in enumerate(encoder):
+        zeros = float(np.mean(tensors[l["input"]] == 0))
+        if i % 4 == 3:
+            assert "linear2" in l["name"] and zeros > 0.5, (l["name"], zeros)
+        else:
+            assert zeros < 0.05, (l["name"], zeros)
     assert "torch's float32 top-1 on all 10,000 test images" in readme

@@ -34,10 +34,13 @@ fn options(synth: &Synth, samples: Option<usize>, cfg: &Resolved) -> Result<Open
 pub struct Synth {
     /// Fraction of zero weights.
     pub weight_sparsity: f64,
-    /// Weight sparsity structure: unstructured or ssl.
+    /// Weight sparsity structure: unstructured, magnitude, ssl or N:M (e.g. 2:4).
     pub structure: String,
     /// Fraction of zero inputs (layers after the first).
     pub act_sparsity: f64,
+    /// Fraction of the query heads of every attention block pruned (shape files'
+    /// annotated attention layers).
+    pub head_sparsity: f64,
     /// Seed of the generators.
     pub seed: u64,
     /// Generate inputs for bundle layers that have none.
@@ -51,6 +54,7 @@ impl Default for Synth {
             weight_sparsity: 0.7,
             structure: "unstructured".into(),
             act_sparsity: 0.5,
+            head_sparsity: 0.0,
             seed: 1,
             synthetic_inputs: false,
         }
@@ -59,27 +63,20 @@ impl Default for Synth {
 
 /// The synthetic-data flags, checked.
 pub fn synth_params(a: &Synth) -> Result<workload::SynthParams> {
-    let structure = match a.structure.as_str() {
-        "unstructured" => workload::Structure::Unstructured,
-        "ssl" => workload::Structure::Ssl,
-        s => {
-            return Err(anyhow!(
-                "--structure: unknown '{s}' (expected unstructured or ssl)"
-            ))
-        }
-    };
+    let structure: workload::Structure = a.structure.parse()?;
     let p = workload::SynthParams {
         seed: a.seed,
         weight_sparsity: a.weight_sparsity,
         structure,
         act_sparsity: a.act_sparsity,
+        head_sparsity: a.head_sparsity,
     };
     p.validate()?;
     Ok(p)
 }
 
 /// Refuses generator flags (`given`, as written: `--weight-sparsity`, `--structure`,
-/// `--act-sparsity`, `--seed`) that would change nothing on the workload `name` (None: the
+/// `--head-sparsity`, `--act-sparsity`, `--seed`) that would change nothing on the workload `name` (None: the
 /// embedded default bundle): a bundle has its own weights, and its own inputs unless
 /// `synthetic_inputs` generates those of layers that have none.
 pub fn check_synth_flags(
@@ -97,7 +94,7 @@ pub fn check_synth_flags(
     }
     for &flag in given {
         match flag {
-            "--weight-sparsity" | "--structure" => {
+            "--weight-sparsity" | "--structure" | "--head-sparsity" => {
                 return Err(anyhow!(
                     "{flag}: generates the weights of built-in networks; {shown} is a bundle with its own weights (see `sresim workloads`)"
                 ))

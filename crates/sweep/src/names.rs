@@ -154,6 +154,7 @@ pub fn known(col: &str) -> Option<Column> {
         "synth.weight_sparsity" => c("weight sparsity", "fraction zero", Fraction),
         "synth.act_sparsity" => c("activation sparsity", "fraction zero", Fraction),
         "synth.structure" => c("sparsity structure", "", Any),
+        "synth.head_sparsity" => c("pruned heads", "fraction", Fraction),
         "synth.seed" => c("generator seed", "", Any),
         "synth.synthetic_inputs" => c("synthetic inputs", "", Any),
         // layers.csv and points.csv (docs/interfaces.md).

@@ -355,9 +355,12 @@ fn setup(grid: &Grid, pairs: &[(String, &AxisValue)]) -> Result<(Resolved, Synth
         match k.as_str() {
             "synth.weight_sparsity" => synth.weight_sparsity = number()?,
             "synth.act_sparsity" => synth.act_sparsity = number()?,
+            "synth.head_sparsity" => synth.head_sparsity = number()?,
             "synth.structure" => match v {
                 AxisValue::Str(s) => synth.structure = s.clone(),
-                _ => bail!("{k}: {v} is not a string (unstructured or ssl)"),
+                _ => bail!(
+                    "{k}: {v} is not a string (unstructured, magnitude, ssl or N:M such as \"2:4\")"
+                ),
             },
             "synth.seed" => match v {
                 AxisValue::Int(s) if *s >= 0 => synth.seed = *s as u64,

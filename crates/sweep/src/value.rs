@@ -103,10 +103,11 @@ impl std::fmt::Display for AxisValue {
 }
 
 /// The synthetic-generator keys an axis may vary.
-pub const SYNTH_KEYS: [&str; 5] = [
+pub const SYNTH_KEYS: [&str; 6] = [
     "synth.weight_sparsity",
     "synth.act_sparsity",
     "synth.structure",
+    "synth.head_sparsity",
     "synth.seed",
     "synth.synthetic_inputs",
 ];

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::bundle::{fmt_bytes, optional_name, parse_layers, unknown_top_key, LayerKeys};
 use crate::geometry::LayerSpec;
 use crate::resolve::OpenOptions;
-use crate::synth::ZooWorkload;
+use crate::synth::{LayerRole, Role, ZooWorkload};
 use anyhow::anyhow;
 
 /// The extension of a shape file.
@@ -26,6 +26,8 @@ pub struct ShapeFile {
     /// `source`: where the shapes come from (free text), if given.
     pub source: Option<String>,
     pub layers: Vec<LayerSpec>,
+    /// Per layer: its transformer role (`role`, `heads`), if annotated.
+    pub roles: Vec<Option<LayerRole>>,
 }
 
 /// Whether `path` names a shape file: it ends in `.toml`.
@@ -44,15 +46,65 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
     unknown_top_key(o, &TOP_KEYS, "a key of a shape file")?;
     let name = optional_name(o, "name")?.unwrap_or_else(|| stem.to_string());
     let source = optional_name(o, "source")?;
-    let layers = parse_layers(o.get("layers"), LayerKeys::Shapes)?
+    let (stripped, roles) = take_roles(o.get("layers"))?;
+    let layers: Vec<LayerSpec> = parse_layers(stripped.as_ref(), LayerKeys::Shapes)?
         .into_iter()
         .map(|l| l.spec)
         .collect();
+    crate::synth::roles::blocks(&layers, &roles)?;
     Ok(ShapeFile {
         name,
         source,
         layers,
+        roles,
     })
+}
+
+/// The shape-file keys a manifest's layer has not: `role` and `heads` (a transformer's
+/// fc layers), taken out of each layer before the manifest's parser reads the rest.
+pub const ROLE_KEYS: [&str; 2] = ["role", "heads"];
+
+/// `layers` without the [`ROLE_KEYS`], and each layer's role.
+fn take_roles(
+    layers: Option<&serde_json::Value>,
+) -> Result<(Option<serde_json::Value>, Vec<Option<LayerRole>>), String> {
+    let Some(serde_json::Value::Array(list)) = layers else {
+        return Ok((layers.cloned(), Vec::new()));
+    };
+    let mut list = list.clone();
+    let mut roles = Vec::with_capacity(list.len());
+    for (i, l) in list.iter_mut().enumerate() {
+        let Some(obj) = l.as_object_mut() else {
+            roles.push(None);
+            continue;
+        };
+        let role = obj.remove("role");
+        let heads = obj.remove("heads");
+        let heads = match heads {
+            None => None,
+            Some(h) => match h.as_u64() {
+                Some(v) if (1..=i32::MAX as u64).contains(&v) => Some(v as usize),
+                _ => return Err(format!("layers[{i}].heads: expected a positive integer")),
+            },
+        };
+        match role {
+            None if heads.is_some() => {
+                return Err(format!(
+                    "layers[{i}].heads: needs a role (q, k, v, qkv or attn_out)"
+                ))
+            }
+            None => roles.push(None),
+            Some(r) => {
+                let r = r
+                    .as_str()
+                    .ok_or_else(|| format!("layers[{i}].role: expected a string"))?
+                    .parse::<Role>()
+                    .map_err(|e| format!("layers[{i}].role: {e}"))?;
+                roles.push(Some(LayerRole { role: r, heads }));
+            }
+        }
+    }
+    Ok((Some(serde_json::Value::Array(list)), roles))
 }
 
 /// Reads and checks the shape file at `path`: every layer's geometry, and the memory one
@@ -84,7 +136,8 @@ pub fn read(path: &Path, opts: &OpenOptions) -> anyhow::Result<ShapeFile> {
 /// The network of the shape file at `path` with synthetic weights and inputs.
 pub fn open(path: &Path, opts: &OpenOptions) -> anyhow::Result<ZooWorkload> {
     let file = read(path, opts)?;
-    let w = ZooWorkload::from_layers(&file.name, file.layers, opts.synth)?;
+    let w =
+        ZooWorkload::from_layers(&file.name, file.layers, opts.synth)?.with_roles(file.roles)?;
     Ok(w.with_samples(opts.samples))
 }
 

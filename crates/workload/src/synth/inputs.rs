@@ -20,8 +20,12 @@ use crate::source::SampleSink;
 pub enum InputKind {
     /// A dense, signed, mean/std-normalized image (the network's first layer).
     Image,
-    /// Post-ReLU activations: >= 0, a fraction `act_sparsity` of exact zeros.
+    /// Post-ReLU activations: >= 0, a fraction `act_sparsity` of exact zeros (after a
+    /// conv's ReLU, or a transformer feed-forward's: the input of its down-projection).
     PostRelu,
+    /// Dense signed activations, N(0, 1), without zeros: what a transformer's LayerNorm
+    /// (or its attention) hands the Q, K, V, attention-output and feed-forward-up layers.
+    Dense,
 }
 
 impl InputKind {
@@ -73,6 +77,14 @@ impl<'g> Generator<'g> {
         match self.kind {
             InputKind::Image => self.image(x),
             InputKind::PostRelu => self.post_relu(x),
+            InputKind::Dense => self.dense(x),
+        }
+    }
+
+    /// N(0, 1) values, one per element.
+    fn dense(&mut self, x: &mut Vec<f64>) {
+        for _ in 0..self.geom.input_elements() {
+            x.push(self.rng.sample(StandardNormal));
         }
     }
 
@@ -198,7 +210,9 @@ pub fn synth_signed(
 ) -> anyhow::Result<bool> {
     Ok(match kind {
         InputKind::PostRelu => false,
-        InputKind::Image => synth_stats(geom, layer_index, held, kind, params, true)?.signed,
+        InputKind::Image | InputKind::Dense => {
+            synth_stats(geom, layer_index, held, kind, params, true)?.signed
+        }
     })
 }
 
@@ -240,7 +254,7 @@ pub fn stream_synth_inputs(
         gen.sample(&mut x);
         match kind {
             InputKind::PostRelu => out.extend(x.iter().map(|&v| scale.quantize(raise(v, floor)))),
-            InputKind::Image => out.extend(x.iter().map(|&v| scale.quantize(v))),
+            InputKind::Image | InputKind::Dense => out.extend(x.iter().map(|&v| scale.quantize(v))),
         }
         if (s + 1) % chunk == 0 || s + 1 == samples {
             sink(&out)?;

@@ -8,17 +8,19 @@
 //! other layers were loaded or on the thread count.
 
 mod inputs;
+pub mod roles;
 mod weights;
 
 use std::fmt;
 use std::str::FromStr;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use inputs::{stream_synth_inputs, synth_inputs, synth_signed, InputKind};
-pub use weights::{ssl_plan, synth_weights, SslPlan};
+pub use roles::{LayerRole, Role, ZeroLines};
+pub use weights::{ssl_plan, synth_weights, synth_weights_zeroing, SslPlan};
 
 use crate::geometry::LayerSpec;
 use crate::layer::LayerWeights;
@@ -34,20 +36,35 @@ pub enum Structure {
     Unstructured,
     /// SSL-like structured sparsity: whole filters and whole unrolled rows are zero.
     Ssl,
+    /// Magnitude pruning: the ceil(`weight_sparsity` x size) weights of smallest |z| of
+    /// the layer are zero (unstructured positions, no small kept weight).
+    Magnitude,
+    /// N:M semi-structured: in every group of M consecutive rows (inputs) of a column, the
+    /// N of largest |z| are kept (`n` < `m`, both in 1..=64).
+    NM { n: u32, m: u32 },
 }
 
-impl Structure {
-    pub fn as_str(self) -> &'static str {
+/// The largest M of an N:M structure.
+pub const MAX_M: u32 = 64;
+
+impl fmt::Display for Structure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Structure::Unstructured => "unstructured",
-            Structure::Ssl => "ssl",
+            Structure::Unstructured => f.write_str("unstructured"),
+            Structure::Ssl => f.write_str("ssl"),
+            Structure::Magnitude => f.write_str("magnitude"),
+            Structure::NM { n, m } => write!(f, "{n}:{m}"),
         }
     }
 }
 
-impl fmt::Display for Structure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+impl Structure {
+    /// The zero fraction the structure fixes (N:M: 1 - N/M), if it fixes one.
+    pub fn fixed_sparsity(self) -> Option<f64> {
+        match self {
+            Structure::NM { n, m } => Some(1.0 - n as f64 / m as f64),
+            _ => None,
+        }
     }
 }
 
@@ -57,7 +74,18 @@ impl FromStr for Structure {
         match s {
             "unstructured" => Ok(Structure::Unstructured),
             "ssl" => Ok(Structure::Ssl),
-            _ => bail!("--structure: '{s}' is not one of unstructured, ssl"),
+            "magnitude" => Ok(Structure::Magnitude),
+            _ => match s.split_once(':') {
+                Some((n, m)) => match (n.parse::<u32>(), m.parse::<u32>()) {
+                    (Ok(n), Ok(m)) if 1 <= n && n < m && m <= MAX_M => Ok(Structure::NM { n, m }),
+                    _ => bail!(
+                        "--structure: '{s}' is not N:M with 1 <= N < M <= {MAX_M} (e.g. 2:4, 4:8)"
+                    ),
+                },
+                None => bail!(
+                    "--structure: '{s}' is not one of unstructured, magnitude, ssl, N:M (e.g. 2:4)"
+                ),
+            },
         }
     }
 }
@@ -71,6 +99,9 @@ pub struct SynthParams {
     pub structure: Structure,
     /// Target fraction of zero inputs of every layer but the first, in [0, 1].
     pub act_sparsity: f64,
+    /// Fraction of the query heads of every attention block pruned, in [0, 1] (layers
+    /// annotated with a `role`, see [`roles`]).
+    pub head_sparsity: f64,
 }
 
 impl Default for SynthParams {
@@ -80,6 +111,7 @@ impl Default for SynthParams {
             weight_sparsity: 0.7,
             structure: Structure::Unstructured,
             act_sparsity: 0.5,
+            head_sparsity: 0.0,
         }
     }
 }
@@ -90,6 +122,7 @@ impl SynthParams {
         for (flag, v) in [
             ("--weight-sparsity", self.weight_sparsity),
             ("--act-sparsity", self.act_sparsity),
+            ("--head-sparsity", self.head_sparsity),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 bail!("{flag}: {v} is not in [0, 1]");
@@ -98,12 +131,22 @@ impl SynthParams {
         Ok(())
     }
 
-    /// One-line recipe, used as the workload `source`.
+    /// One-line recipe, used as the workload `source`. The weight sparsity an N:M
+    /// structure fixes is written as that; `head_sparsity` only when heads are pruned.
     pub fn describe(&self) -> String {
-        format!(
+        let mut s = format!(
             "synthetic: seed={} weight_sparsity={} structure={} act_sparsity={}",
-            self.seed, self.weight_sparsity, self.structure, self.act_sparsity
-        )
+            self.seed,
+            self.structure
+                .fixed_sparsity()
+                .unwrap_or(self.weight_sparsity),
+            self.structure,
+            self.act_sparsity
+        );
+        if self.head_sparsity > 0.0 {
+            s.push_str(&format!(" head_sparsity={}", self.head_sparsity));
+        }
+        s
     }
 }
 
@@ -113,6 +156,10 @@ pub enum Tensor {
     Weights = 0,
     WeightStructure = 1,
     Inputs = 2,
+    /// N:M weights: one stream per chunk of whole columns.
+    ColumnWeights = 3,
+    /// Which heads of an attention block are pruned (the block's first layer).
+    Heads = 4,
 }
 
 /// Elements per independently seeded chunk of a weight tensor.
@@ -136,6 +183,10 @@ pub struct ZooWorkload {
     pub samples: usize,
     /// What `notes` says (a bundle or shape file of the same name that it hides).
     notes: Vec<String>,
+    /// Per layer: its transformer role, if annotated (shape files).
+    roles: Vec<Option<LayerRole>>,
+    /// Per layer: the rows and columns of pruned heads (empty without head pruning).
+    zero_lines: Vec<ZeroLines>,
 }
 
 impl ZooWorkload {
@@ -147,7 +198,8 @@ impl ZooWorkload {
                 zoo::names().join(", ")
             )
         })?;
-        Self::from_layers(name, layers, params)
+        let n = layers.len();
+        Self::from_layers(name, layers, params)?.with_roles(vec![None; n])
     }
 
     /// Any list of layers (tests, custom geometry).
@@ -162,6 +214,7 @@ impl ZooWorkload {
                 bail!("{name}: layers[{i}] ({}): {e}", l.name);
             }
         }
+        let n = layers.len();
         Ok(ZooWorkload {
             name: name.to_string(),
             source: params.describe(),
@@ -169,7 +222,66 @@ impl ZooWorkload {
             params,
             samples: 1,
             notes: Vec::new(),
+            roles: vec![None; n],
+            zero_lines: vec![ZeroLines::default(); n],
         })
+    }
+
+    /// Annotates the layers with their transformer roles (one entry per layer, checked by
+    /// [`roles::blocks`]) and, with `head_sparsity` > 0, prunes the heads of every
+    /// attention block. Refuses `head_sparsity` > 0 on a network without attention
+    /// blocks, where it would change nothing.
+    pub fn with_roles(mut self, roles: Vec<Option<LayerRole>>) -> anyhow::Result<Self> {
+        if roles.len() != self.layers.len() {
+            bail!(
+                "{}: {} roles for {} layers",
+                self.name,
+                roles.len(),
+                self.layers.len()
+            );
+        }
+        let blocks =
+            roles::blocks(&self.layers, &roles).map_err(|e| anyhow!("{}: {e}", self.name))?;
+        let hs = self.params.head_sparsity;
+        if hs > 0.0 && blocks.is_empty() {
+            bail!(
+                "--head-sparsity: {} has no attention block (fc layers annotated with `role` and `heads` in a shape file, docs/workloads.md)",
+                self.name
+            );
+        }
+        let mut lines = vec![ZeroLines::default(); self.layers.len()];
+        if hs > 0.0 {
+            for b in &blocks {
+                let pruned = roles::pruned_heads(b, hs, self.params.seed);
+                for &i in &b.layers {
+                    lines[i] = roles::zero_lines(&self.layers, &roles, b, &pruned, i);
+                }
+            }
+        }
+        self.roles = roles;
+        self.zero_lines = lines;
+        Ok(self)
+    }
+
+    /// Per layer: its transformer role, if annotated.
+    pub fn roles(&self) -> &[Option<LayerRole>] {
+        &self.roles
+    }
+
+    /// The rows and columns of layer `index` that pruned heads zero.
+    pub fn zero_lines(&self, index: usize) -> &ZeroLines {
+        &self.zero_lines[index]
+    }
+
+    /// What enters layer `index`: by its role when annotated (an FFN down-projection
+    /// reads post-ReLU activations, every other role a LayerNorm's or the attention's
+    /// dense signed output), else by position ([`InputKind::for_layer`]).
+    pub fn input_kind(&self, index: usize) -> InputKind {
+        match self.roles[index].map(|r| r.role) {
+            Some(Role::FfnDown) => InputKind::PostRelu,
+            Some(_) => InputKind::Dense,
+            None => InputKind::for_layer(index),
+        }
     }
 
     /// Adds a line for [`Workload::notes`].
@@ -230,8 +342,14 @@ impl Workload for ZooWorkload {
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights> {
         check_load(self, index, precision, 1)?;
         let spec = self.layers[index].clone();
-        let weights = synth_weights(&spec.geom, index, precision.weight_bits, &self.params);
-        let kind = InputKind::for_layer(index);
+        let weights = synth_weights_zeroing(
+            &spec.geom,
+            index,
+            precision.weight_bits,
+            &self.params,
+            &self.zero_lines[index],
+        );
+        let kind = self.input_kind(index);
         let signed = synth_signed(&spec.geom, index, self.samples, kind, &self.params)?;
         Ok(LayerWeights {
             spec,
@@ -255,7 +373,7 @@ impl Workload for ZooWorkload {
             self.samples,
             samples,
             precision.input_bits,
-            InputKind::for_layer(index),
+            self.input_kind(index),
             &self.params,
             chunk,
             sink,

@@ -11,7 +11,7 @@ use rand::Rng;
 use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
-use super::{tensor_rng, Structure, SynthParams, Tensor, CHUNK};
+use super::{tensor_rng, Structure, SynthParams, Tensor, ZeroLines, CHUNK};
 use crate::geometry::ConvGeometry;
 use crate::quant::signed_max;
 
@@ -59,37 +59,87 @@ pub fn ssl_plan(geom: &ConvGeometry, layer_index: usize, params: &SynthParams) -
 
 /// Calls `visit(flat index, z)` for every kept weight of flat range chunk `c` (elements
 /// c * CHUNK .. (c + 1) * CHUNK), in order, from that chunk's stream. Two calls visit the
-/// same sequence.
+/// same sequence. A weight `lines` zeroes is drawn as usual (the stream stays aligned with
+/// the layer without pruned heads) but not visited.
 fn for_each_kept(
     geom: &ConvGeometry,
     layer_index: usize,
     params: &SynthParams,
     plan: Option<&SslPlan>,
+    lines: &ZeroLines,
     c: usize,
     mut visit: impl FnMut(usize, f64),
 ) {
     let mut rng = tensor_rng(params.seed, layer_index, Tensor::Weights, c);
     let range = c * CHUNK..((c + 1) * CHUNK).min(geom.weight_elements());
+    let k = geom.k_rows();
+    let lined = !lines.is_empty();
     match plan {
         None => {
             let s = params.weight_sparsity;
             for i in range {
                 // gen::<f64>() is in [0, 1): s = 0 keeps all, s = 1 keeps none.
                 if rng.gen::<f64>() >= s {
-                    visit(i, rng.sample(StandardNormal));
+                    let z = rng.sample(StandardNormal);
+                    if !(lined && lines.zeroes(i / k, i % k)) {
+                        visit(i, z);
+                    }
                 }
             }
         }
         Some(plan) => {
-            let (k, cpg) = (geom.k_rows(), geom.cols_per_group());
+            let cpg = geom.cols_per_group();
             for i in range {
                 let (o, r) = (i / k, i % k);
                 if plan.kept_filters[o] && plan.kept_rows[(o / cpg) * k + r] {
-                    visit(i, rng.sample(StandardNormal));
+                    let z = rng.sample(StandardNormal);
+                    if !(lined && lines.zeroes(o, r)) {
+                        visit(i, z);
+                    }
                 }
             }
         }
     }
+}
+
+/// Quantizes a tensor of `len` weights generated in chunks of `chunk_len` elements:
+/// `kept(c, visit)` calls `visit(flat index, z)` for every kept weight of chunk c, the same
+/// sequence every time. A first pass finds max|z|, a second writes the values; chunks run
+/// in parallel and the result does not depend on the thread count.
+fn quantize_chunks<F>(len: usize, chunk_len: usize, weight_bits: u32, kept: F) -> Vec<i32>
+where
+    F: Fn(usize, &mut dyn FnMut(usize, f64)) + Sync,
+{
+    let chunks = len.div_ceil(chunk_len);
+    let max = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut m = 0.0f64;
+            kept(c, &mut |_, z| m = m.max(z.abs()));
+            m
+        })
+        .reduce(|| 0.0, f64::max);
+    let mut q = vec![0i32; len];
+    if max == 0.0 {
+        return q;
+    }
+    let scale = signed_max(weight_bits) as f64;
+    q.par_chunks_mut(chunk_len)
+        .enumerate()
+        .for_each(|(c, out)| {
+            let base = c * chunk_len;
+            kept(c, &mut |i, z| {
+                let v = ((z / max) * scale).round() as i32;
+                out[i - base] = if v != 0 {
+                    v
+                } else if z < 0.0 {
+                    -1
+                } else {
+                    1
+                };
+            });
+        });
+    q
 }
 
 /// Weights [Cout, Cin/G, R, S] of layer `layer_index`, quantized to `weight_bits`.
@@ -100,41 +150,189 @@ pub fn synth_weights(
     weight_bits: u32,
     params: &SynthParams,
 ) -> Vec<i32> {
-    let plan = match params.structure {
-        Structure::Unstructured => None,
-        Structure::Ssl => Some(ssl_plan(geom, layer_index, params)),
-    };
-    let plan = plan.as_ref();
+    synth_weights_zeroing(
+        geom,
+        layer_index,
+        weight_bits,
+        params,
+        &ZeroLines::default(),
+    )
+}
+
+/// [`synth_weights`] with the columns and rows `lines` names zero (pruned heads): the
+/// other weights follow the structure as without them, and the layer is quantized over
+/// the weights that remain.
+pub fn synth_weights_zeroing(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    weight_bits: u32,
+    params: &SynthParams,
+    lines: &ZeroLines,
+) -> Vec<i32> {
+    let len = geom.weight_elements();
+    match params.structure {
+        Structure::Unstructured | Structure::Ssl => {
+            let plan =
+                (params.structure == Structure::Ssl).then(|| ssl_plan(geom, layer_index, params));
+            quantize_chunks(len, CHUNK, weight_bits, |c, visit| {
+                for_each_kept(geom, layer_index, params, plan.as_ref(), lines, c, visit)
+            })
+        }
+        Structure::Magnitude => {
+            let cut = magnitude_cutoff(geom, layer_index, params, lines);
+            quantize_chunks(len, CHUNK, weight_bits, |c, visit| {
+                for_each_drawn(geom, layer_index, params, lines, c, |i, z| {
+                    if above(cut, z.abs(), i) {
+                        visit(i, z)
+                    }
+                })
+            })
+        }
+        Structure::NM { n, m } => {
+            let k = geom.k_rows().max(1);
+            let cols = (CHUNK / k).max(1);
+            quantize_chunks(len, cols * k, weight_bits, |c, visit| {
+                for_each_kept_nm(geom, layer_index, params, lines, (n, m), cols, c, visit)
+            })
+        }
+    }
+}
+
+/// Calls `visit(flat index, z)` for every weight of chunk `c` (CHUNK elements of the
+/// weights stream, one N(0, 1) draw each) that `lines` does not zero.
+fn for_each_drawn(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    params: &SynthParams,
+    lines: &ZeroLines,
+    c: usize,
+    mut visit: impl FnMut(usize, f64),
+) {
+    let mut rng = tensor_rng(params.seed, layer_index, Tensor::Weights, c);
+    let k = geom.k_rows();
+    let lined = !lines.is_empty();
+    for i in c * CHUNK..((c + 1) * CHUNK).min(geom.weight_elements()) {
+        let z: f64 = rng.sample(StandardNormal);
+        if !(lined && lines.zeroes(i / k, i % k)) {
+            visit(i, z);
+        }
+    }
+}
+
+/// Bins of the |z| histogram of magnitude pruning, over [0, MAG_RANGE).
+const MAG_BINS: usize = 1 << 16;
+const MAG_RANGE: f64 = 8.0;
+
+fn mag_bin(a: f64) -> usize {
+    ((a * (MAG_BINS as f64 / MAG_RANGE)) as usize).min(MAG_BINS - 1)
+}
+
+/// Whether (|z|, index) is kept by magnitude pruning with cutoff `cut`: the zeros are the
+/// pairs up to the cutoff in (|z|, flat index) order; None keeps every weight.
+#[inline]
+fn above(cut: Option<(f64, usize)>, a: f64, i: usize) -> bool {
+    match cut {
+        None => true,
+        Some((za, zi)) => a > za || (a == za && i > zi),
+    }
+}
+
+/// The (|z|, flat index) of the last weight magnitude pruning zeroes: the
+/// ceil(weight_sparsity x E - 1e-9)-th smallest of the E weights `lines` leaves, in
+/// (|z|, index) order (None when it zeroes none). A histogram of |z| over all chunks
+/// finds the bin of that weight; a second pass sorts that bin's few weights.
+fn magnitude_cutoff(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    params: &SynthParams,
+    lines: &ZeroLines,
+) -> Option<(f64, usize)> {
     let chunks = geom.weight_elements().div_ceil(CHUNK);
-    let max = (0..chunks)
+    let hist = (0..chunks)
         .into_par_iter()
         .map(|c| {
-            let mut m = 0.0f64;
-            for_each_kept(geom, layer_index, params, plan, c, |_, z| {
-                m = m.max(z.abs())
+            let mut h = vec![0u64; MAG_BINS];
+            for_each_drawn(geom, layer_index, params, lines, c, |_, z| {
+                h[mag_bin(z.abs())] += 1
             });
-            m
+            h
         })
-        .reduce(|| 0.0, f64::max);
-    let mut q = vec![0i32; geom.weight_elements()];
-    if max == 0.0 {
-        return q;
+        .reduce(
+            || vec![0u64; MAG_BINS],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let eligible: u64 = hist.iter().sum();
+    let need = (params.weight_sparsity * eligible as f64 - 1e-9)
+        .ceil()
+        .max(0.0) as u64;
+    if need == 0 {
+        return None;
     }
-    let scale = signed_max(weight_bits) as f64;
-    q.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
-        let base = c * CHUNK;
-        for_each_kept(geom, layer_index, params, plan, c, |i, z| {
-            let v = ((z / max) * scale).round() as i32;
-            out[i - base] = if v != 0 {
-                v
-            } else if z < 0.0 {
-                -1
-            } else {
-                1
-            };
+    let need = need.min(eligible);
+    let (mut below, mut bin) = (0u64, 0usize);
+    while below + hist[bin] < need {
+        below += hist[bin];
+        bin += 1;
+    }
+    let mut inside: Vec<(f64, usize)> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut v = Vec::new();
+            for_each_drawn(geom, layer_index, params, lines, c, |i, z| {
+                if mag_bin(z.abs()) == bin {
+                    v.push((z.abs(), i))
+                }
+            });
+            v
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a
         });
-    });
-    q
+    inside.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    inside.get((need - below - 1) as usize).copied()
+}
+
+/// Calls `visit(flat index, z)` for every weight N:M keeps in column chunk `c` (columns
+/// c * cols .. (c + 1) * cols, from its own stream, tag 3): each column draws its K values
+/// in row order, and of every M consecutive rows keeps the N of largest |z| (ties: the
+/// earlier row; a last, shorter group keeps at most N).
+#[allow(clippy::too_many_arguments)]
+fn for_each_kept_nm(
+    geom: &ConvGeometry,
+    layer_index: usize,
+    params: &SynthParams,
+    lines: &ZeroLines,
+    (n, m): (u32, u32),
+    cols: usize,
+    c: usize,
+    mut visit: impl FnMut(usize, f64),
+) {
+    let mut rng = tensor_rng(params.seed, layer_index, Tensor::ColumnWeights, c);
+    let k = geom.k_rows();
+    let (n, m) = (n as usize, m as usize);
+    let lined = !lines.is_empty();
+    let mut z = vec![0.0f64; k];
+    let mut order: Vec<usize> = Vec::with_capacity(m);
+    for o in c * cols..((c + 1) * cols).min(geom.out_channels) {
+        z.iter_mut().for_each(|v| *v = rng.sample(StandardNormal));
+        for g in (0..k).step_by(m) {
+            let end = (g + m).min(k);
+            order.clear();
+            order.extend(g..end);
+            order.sort_by(|&a, &b| z[b].abs().total_cmp(&z[a].abs()).then(a.cmp(&b)));
+            order.truncate(n);
+            order.sort_unstable();
+            for &r in &order {
+                if !(lined && lines.zeroes(o, r)) {
+                    visit(o * k + r, z[r]);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -257,5 +455,182 @@ mod tests {
         // The second chunk is not a copy of the first.
         let u = run(2, params(0.0, Structure::Unstructured));
         assert_ne!(u[..1000], u[CHUNK..CHUNK + 1000]);
+    }
+
+    /// The flat indices magnitude pruning must zero, by brute force: every drawn weight
+    /// `lines` leaves, sorted by (|z|, index), the first ceil(s x E) of them.
+    fn magnitude_zeros_by_sorting(
+        g: &ConvGeometry,
+        index: usize,
+        p: &SynthParams,
+        lines: &ZeroLines,
+    ) -> Vec<usize> {
+        let mut all = Vec::new();
+        for c in 0..g.weight_elements().div_ceil(CHUNK) {
+            for_each_drawn(g, index, p, lines, c, |i, z| all.push((z.abs(), i)));
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let need = (p.weight_sparsity * all.len() as f64 - 1e-9).ceil() as usize;
+        let mut z: Vec<usize> = all[..need].iter().map(|&(_, i)| i).collect();
+        z.sort_unstable();
+        z
+    }
+
+    #[test]
+    fn magnitude_zeroes_exactly_the_smallest_weights() {
+        // 1,100,000 weights: two chunks of the stream, the histogram merged over both.
+        let big = ConvGeometry::fc(1100, 1000);
+        let conv = ConvGeometry::conv(16, 32, 3, 1, 1, 2, [6, 6]);
+        for (g, s) in [(&big, 0.6), (&conv, 0.5), (&conv, 0.7), (&conv, 0.0)] {
+            let p = params(s, Structure::Magnitude);
+            let q = synth_weights(g, 4, 8, &p);
+            let zeros: Vec<usize> = (0..q.len()).filter(|&i| q[i] == 0).collect();
+            // The requested sparsity within rounding: ceil(s x size) zeros, no more.
+            assert_eq!(
+                zeros.len(),
+                (s * q.len() as f64 - 1e-9).ceil() as usize,
+                "s={s}"
+            );
+            assert_eq!(
+                zeros,
+                magnitude_zeros_by_sorting(g, 4, &p, &ZeroLines::default())
+            );
+            assert_eq!(q.iter().map(|v| v.abs()).max().unwrap(), 127);
+        }
+        // No small kept weight: at 70% the smallest kept |z| is the 0.7 quantile of a
+        // half-normal (1.036), about 1.036 / 3.4 of the largest (~3.4 for 2,304 draws): at
+        // 8 bits |q| near 39; unstructured keeps weights of every size (|q| = 1 too).
+        let p = params(0.7, Structure::Magnitude);
+        let q = synth_weights(&conv, 4, 8, &p);
+        let min_kept = q
+            .iter()
+            .filter(|&&v| v != 0)
+            .map(|v| v.abs())
+            .min()
+            .unwrap();
+        assert!((25..55).contains(&min_kept), "{min_kept}");
+        let u = synth_weights(&conv, 4, 8, &params(0.7, Structure::Unstructured));
+        assert!(
+            u.iter()
+                .filter(|&&v| v != 0)
+                .map(|v| v.abs())
+                .min()
+                .unwrap()
+                < 5
+        );
+        assert!(
+            synth_weights(&conv, 4, 8, &params(1.0, Structure::Magnitude))
+                .iter()
+                .all(|&v| v == 0)
+        );
+    }
+
+    /// Every group of M consecutive rows of every column holds at most N non-zeros, and
+    /// exactly min(N, group length) (kept weights are never zero).
+    fn check_n_m(q: &[i32], g: &ConvGeometry, n: usize, m: usize) {
+        let k = g.k_rows();
+        for o in 0..g.out_channels {
+            for start in (0..k).step_by(m) {
+                let end = (start + m).min(k);
+                let nz = (start..end).filter(|&r| q[o * k + r] != 0).count();
+                assert_eq!(nz, n.min(end - start), "column {o} rows {start}..{end}");
+            }
+        }
+    }
+
+    #[test]
+    fn n_m_keeps_n_of_every_m_inputs() {
+        let p = |n, m| params(0.7, Structure::NM { n, m });
+        // fc 64 -> 10: the sparsity is 1 - N/M exactly (M divides K).
+        let fc = ConvGeometry::fc(64, 10);
+        for (n, m) in [(2, 4), (4, 8), (1, 4)] {
+            let q = synth_weights(&fc, 3, 8, &p(n, m));
+            check_n_m(&q, &fc, n as usize, m as usize);
+            assert_eq!(zero_fraction(&q), 1.0 - n as f64 / m as f64);
+            assert_eq!(q.iter().map(|v| v.abs()).max().unwrap(), 127);
+        }
+        // grouped 3x3 conv: K = 8 x 9 = 72 rows per group, groups of 4 along (c, r, s);
+        // K = 3 x 9 = 27: a last group of 3 rows keeps 2.
+        for g in [
+            ConvGeometry::conv(16, 32, 3, 1, 1, 2, [6, 6]),
+            ConvGeometry::conv(3, 8, 3, 1, 1, 1, [6, 6]),
+        ] {
+            let q = synth_weights(&g, 1, 8, &p(2, 4));
+            check_n_m(&q, &g, 2, 4);
+        }
+        // The seed decides which N of each group survive.
+        let q = synth_weights(&fc, 3, 16, &p(2, 4));
+        assert_ne!(
+            q,
+            synth_weights(&fc, 3, 16, &SynthParams { seed: 2, ..p(2, 4) })
+        );
+    }
+
+    #[test]
+    fn n_m_ignores_the_thread_count() {
+        // 1,100,000 weights, K = 1100: chunks of 953 whole columns, two of them.
+        let g = ConvGeometry::fc(1100, 1000);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| synth_weights(&g, 7, 8, &params(0.0, Structure::NM { n: 4, m: 8 })))
+        };
+        let one = run(1);
+        assert_eq!(one, run(3));
+        check_n_m(&one, &g, 4, 8);
+        // 137 whole groups of 8 lose 4 each; the last group, 4 rows, keeps all 4.
+        assert_eq!(zero_fraction(&one), 548.0 / 1100.0);
+    }
+
+    #[test]
+    fn zero_lines_zero_their_columns_and_rows_only() {
+        let g = ConvGeometry::fc(12, 8);
+        let lines = ZeroLines {
+            columns: (0..8).map(|o| o % 4 == 1).collect(),
+            rows: (0..12).map(|k| k >= 9).collect(),
+        };
+        for structure in [
+            Structure::Unstructured,
+            Structure::Ssl,
+            Structure::Magnitude,
+            Structure::NM { n: 2, m: 4 },
+        ] {
+            let p = params(0.0, structure);
+            let full = synth_weights(&g, 2, 16, &p);
+            let cut = synth_weights_zeroing(&g, 2, 16, &p, &lines);
+            for o in 0..8 {
+                for k in 0..12 {
+                    let v = cut[o * 12 + k];
+                    if lines.zeroes(o, k) {
+                        assert_eq!(v, 0, "{structure} column {o} row {k}");
+                    } else {
+                        // The same draw, quantized over what remains.
+                        assert_eq!(v.signum(), full[o * 12 + k].signum(), "{structure}");
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// N:M holds for any geometry, N, M and seed; magnitude pruning zeroes exactly the
+        /// ceil(s x size) smallest draws.
+        #[test]
+        fn structures_hold_their_definitions(
+            cin in 1usize..9, cout in 1usize..9, r in 1usize..4, groups in 1usize..3,
+            m in 2u32..9, n_frac in 0.0f64..1.0, s in 0.0f64..1.0, seed in 0u64..500,
+        ) {
+            let g = ConvGeometry::conv(cin * groups, cout * groups, r, 1, r / 2, groups, [4, 4]);
+            let n = ((n_frac * (m - 1) as f64) as u32).max(1);
+            let p = SynthParams { seed, ..params(s, Structure::NM { n, m }) };
+            check_n_m(&synth_weights(&g, 0, 8, &p), &g, n as usize, m as usize);
+            let p = SynthParams { seed, ..params(s, Structure::Magnitude) };
+            let q = synth_weights(&g, 0, 8, &p);
+            let zeros: Vec<usize> = (0..q.len()).filter(|&i| q[i] == 0).collect();
+            proptest::prop_assert_eq!(zeros, magnitude_zeros_by_sorting(&g, 0, &p, &ZeroLines::default()));
+        }
     }
 }
