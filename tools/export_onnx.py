@@ -33,12 +33,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
 
-from sresim_export.export import check_model_file  # noqa: E402
 from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
-from sresim_export.files import load_npy  # noqa: E402
+from sresim_export.files import load_npy, load_onnx  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
 
@@ -121,8 +119,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     try:
-        check_model_file(args.model)
-        model = onnx.load(args.model)
+        model = load_onnx(args.model)
         feeds = _load_feeds(args.feed, model)
         inp = data_input(model, feeds, where=args.model)
         sample_shape = dims(inp)[1:]

@@ -34,6 +34,7 @@ from onnx import helper, numpy_helper
 
 from . import capture, graph, prune as prune_mod, tconv, values
 from .bundle import conv_layer, fc_layer, safe_name
+from .files import load_onnx
 from .files import check_file
 from .layers import find_layers, write_weight
 from .layout import TRIVIAL, Batch, first_shape
@@ -79,8 +80,9 @@ def load_model(model_path, model_info=None):
         info = dict(model_info or {"name": "model"})
         info["sha256"] = hashlib.sha256(model_path).hexdigest()
         return onnx.load_from_string(bytes(model_path)), info, info["name"]
+    model = load_onnx(model_path)
     info = {"file": os.path.basename(model_path), "sha256": sha256_file(model_path)}
-    return onnx.load(model_path), info, model_path
+    return model, info, model_path
 
 
 def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,

@@ -39,3 +39,16 @@ def load_npy(path):
         return np.load(path)
     except Exception as e:  # numpy's ValueError/EOFError/UnpicklingError: one line
         raise ValueError(f"{path}: not a .npy array: {' '.join(str(e).split())}") from None
+
+
+def load_onnx(path):
+    """The ModelProto of the ONNX file `path`, after `check_file`; protobuf's refusal of a
+    file that is not a model ("Error parsing message ...: Wire format was corrupt", which
+    names no file) is told in one line naming it."""
+    import onnx
+
+    check_file(path, "an ONNX model")
+    try:
+        return onnx.load(path)
+    except Exception as e:  # google.protobuf's DecodeError and the like: one line
+        raise ValueError(f"{path}: not a readable ONNX model: {' '.join(str(e).split())}") from None

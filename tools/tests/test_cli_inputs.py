@@ -204,6 +204,14 @@ def test_input_files_are_checked_to_be_files(tmp_path):
     np.save(nan, np.full((1, 6), np.nan, np.float32))
     assert _one_line_error(run_cli(m, "--input", str(nan), "--out", out)) == (
         f"error: {nan}: 6 of 6 values are NaN or infinite")
+    # A file that is not a model: protobuf's own message names no file.
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x00\x01\x02" * 100)
+    x = str(tmp_path / "x.npy")
+    np.save(x, np.ones((1, 6), np.float32))
+    r = subprocess.run([sys.executable, EXPORT, str(junk), "--input", x, "--out", out],
+                       capture_output=True, text=True, timeout=60)
+    assert _one_line_error(r).startswith(f"error: {junk}: not a readable ONNX model: "), r.stderr
     fifo = tmp_path / "m.onnx.fifo"
     os.mkfifo(fifo)
     x = str(tmp_path / "x.npy")

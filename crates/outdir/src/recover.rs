@@ -20,7 +20,8 @@
 //! NAME its writer replaces (names.rs; or the one file a user named, for `memory`), its
 //! temporary `.NAME.tmp.PID.N` (renamed over NAME) and its old link `.NAME.old.PID.N`
 //! (removed), PID the journal's. A recorded directory must be absolute and already
-//! resolved (no `.`, `..` or symbolic link in it). Before anything is renamed, every
+//! resolved (no `.`, `..`, doubled or trailing `/` or symbolic link in it, written as a
+//! writer prints it) and not the journal's own. Before anything is renamed, every
 //! destination passes the check of a first write (absent or a regular file: never a
 //! link, directory, FIFO or device), and every temporary and link that is there must be
 //! a regular file. On Unix every step works on the directories opened once, so a name
@@ -76,6 +77,15 @@ pub fn recover(dir: &Path) -> Result<()> {
     let text = std::fs::read_to_string(&path).map_err(|e| refuse(e.to_string()))?;
     let journal = parse(&text).map_err(refuse)?;
     let home = Dir::open(dir, false).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
+    // A writer records as directory 0, never by its path, the directory its journal is in.
+    if let Ok(c) = std::fs::canonicalize(dir) {
+        if let Some(d) = journal.dirs.iter().find(|d| **d == c) {
+            return Err(refuse(format!(
+                "dir {}: the journal's own directory (its files are directory 0)",
+                d.display()
+            )));
+        }
+    }
     let mut dirs = vec![home];
     for d in &journal.dirs {
         dirs.push(Dir::open(d, true).map_err(|e| refuse(format!("{}: {e}", d.display())))?);
@@ -256,11 +266,15 @@ fn number(s: &str) -> Option<u64> {
 /// A recorded directory: absolute, with no `.` or `..`, and already resolved (no symbolic
 /// link on its way: it is its own canonical path).
 fn resolved(p: &Path) -> Result<(), String> {
+    // Compared as text: `Path` components skip a `.` inside and a doubled or trailing
+    // `/`, which a writer never prints (it records the canonical path as it is).
+    let rebuilt: PathBuf = p.components().collect();
     if !p.is_absolute()
+        || rebuilt.as_os_str() != p.as_os_str()
         || p.components()
             .any(|c| !matches!(c, Component::RootDir | Component::Normal(_)))
     {
-        return Err("not an absolute path without . or ..".into());
+        return Err("not an absolute path without . or .. (nor a doubled or trailing /)".into());
     }
     match std::fs::canonicalize(p) {
         Ok(c) if c == p => Ok(()),
@@ -462,6 +476,13 @@ mod tests {
             &(head("memory") + "dir /tmp/../etc\nfile 1 1 - access_list.csv\n"),
             "without . or ..",
         );
+        // Written otherwise than as a writer prints a resolved path.
+        for d in ["/tmp/./adv", "/tmp/", "//tmp", "/tmp//adv", "/tmp/."] {
+            bad(
+                &(head("memory") + &format!("dir {d}\nfile 1 1 - access_list.csv\n")),
+                "nor a doubled or trailing /",
+            );
+        }
         bad(
             &(head("memory") + "dir /\nfile 0 1 - access_list.csv\n"),
             "no file of the journal lies in it",

@@ -477,6 +477,30 @@ fn planted_journals_naming_other_files_touch_nothing() {
         ),
         "without . or ..",
     );
+    // Written otherwise than sresim writes a resolved path (`Path` equality would take
+    // `/./`, `//` or a trailing `/` for it), or the journal's own directory, which a
+    // writer records as directory 0: both once renamed the planted temporaries.
+    p.refused(
+        &v2(
+            "memory",
+            &format!(
+                "dir {}/./beside\nfile 1 1 - access_list.csv\n",
+                p.root.display()
+            ),
+        ),
+        "nor a doubled or trailing /",
+    );
+    p.refused(
+        &v2("memory", &format!("dir {b}/\nfile 1 1 - access_list.csv\n")),
+        "nor a doubled or trailing /",
+    );
+    p.refused(
+        &v2(
+            "memory",
+            &format!("dir {}\nfile 1 1 - layers.csv\n", p.home.display()),
+        ),
+        "the journal's own directory",
+    );
     std::os::unix::fs::symlink(&p.beside, p.root.join("link")).unwrap();
     p.refused(
         &v2(

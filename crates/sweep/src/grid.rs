@@ -209,42 +209,26 @@ impl Grid {
                 set
             }
         };
-        let mut axes: Vec<Axis> = Vec::new();
+        // The keys and value lists of [axes], then the point count from their lengths
+        // alone: a grid over the limits is refused before any value is looked at, and
+        // every check on values below is linear in the file (a sweep over 10^5 seeds
+        // is one axis of 10^5 values).
+        let mut lists: Vec<(String, Vec<Ordered>)> = Vec::new();
         if let Some(t) = raw.axes {
             for (k, v) in table(&t, &p, "axes")? {
                 check_key(&p, "axes", &k)?;
-                let field = format!("axes.{k}");
                 let Ordered::Array(items) = v else {
-                    bail!("{p}: {field}: expected a list of values, e.g. [4, 8]");
+                    bail!("{p}: axes.{k}: expected a list of values, e.g. [4, 8]");
                 };
                 if items.is_empty() {
-                    bail!("{p}: {field}: the list is empty");
+                    bail!("{p}: axes.{k}: the list is empty");
                 }
-                let mut values: Vec<AxisValue> = Vec::new();
-                for item in &items {
-                    let v = scalar(item, &p, &field)?;
-                    if values.iter().any(|x| x.canonical() == v.canonical()) {
-                        bail!("{p}: {field}: value {v} is listed twice");
-                    }
-                    values.push(v);
-                }
-                axes.push(Axis { key: k, values });
-            }
-        }
-        let explicit = match raw.points {
-            None => None,
-            Some(list) => Some(explicit_points(&list, &p, &axes)?),
-        };
-        for (k, _) in &set {
-            let on_axis = axes.iter().any(|a| &a.key == k)
-                || explicit.as_ref().is_some_and(|(keys, _)| keys.contains(k));
-            if on_axis {
-                bail!("{p}: set.{k}: also varied by the grid (a key is either fixed or an axis)");
+                lists.push((k, items));
             }
         }
         let count = std::iter::once(workloads.len())
-            .chain(axes.iter().map(|a| a.values.len()))
-            .chain(explicit.as_ref().map(|(_, rows)| rows.len()))
+            .chain(lists.iter().map(|(_, items)| items.len()))
+            .chain(raw.points.as_ref().map(Vec::len))
             .collect::<Vec<_>>();
         let n = match bounds::size::product(&count) {
             None => bail!(
@@ -258,6 +242,31 @@ impl Grid {
             ),
             Some(n) => n,
         };
+        let mut axes: Vec<Axis> = Vec::with_capacity(lists.len());
+        for (k, items) in lists {
+            let field = format!("axes.{k}");
+            let mut values: Vec<AxisValue> = Vec::with_capacity(items.len());
+            let mut seen = std::collections::HashSet::with_capacity(items.len());
+            for item in &items {
+                let v = scalar(item, &p, &field)?;
+                if !seen.insert(v.canonical()) {
+                    bail!("{p}: {field}: value {v} is listed twice");
+                }
+                values.push(v);
+            }
+            axes.push(Axis { key: k, values });
+        }
+        let explicit = match raw.points {
+            None => None,
+            Some(list) => Some(explicit_points(&list, &p, &axes)?),
+        };
+        for (k, _) in &set {
+            let on_axis = axes.iter().any(|a| &a.key == k)
+                || explicit.as_ref().is_some_and(|(keys, _)| keys.contains(k));
+            if on_axis {
+                bail!("{p}: set.{k}: also varied by the grid (a key is either fixed or an axis)");
+            }
+        }
         Ok(Grid {
             points: n,
             path: path.to_path_buf(),
@@ -373,8 +382,9 @@ fn table(t: &Ordered, p: &str, field: &str) -> Result<Vec<(String, Ordered)>> {
         bail!("{p}: {field}: expected a table");
     };
     let leaves = t.flatten();
-    for (i, (k, _)) in leaves.iter().enumerate() {
-        if leaves[..i].iter().any(|(x, _)| x == k) {
+    let mut seen = std::collections::HashSet::with_capacity(leaves.len());
+    for (k, _) in &leaves {
+        if !seen.insert(k.as_str()) {
             bail!("{p}: {field}.{k}: set twice (\"{k}\" and {k} are the same key)");
         }
     }
@@ -413,7 +423,8 @@ fn explicit_points(
         bail!("{p}: points: the list is empty");
     }
     let mut keys: Vec<String> = Vec::new();
-    let mut rows: Vec<Vec<AxisValue>> = Vec::new();
+    let mut rows: Vec<Vec<AxisValue>> = Vec::with_capacity(list.len());
+    let mut seen = std::collections::HashSet::with_capacity(list.len());
     for (i, entry) in list.iter().enumerate() {
         let field = format!("points[{i}]");
         let pairs = table(entry, p, &field)?;
@@ -439,8 +450,7 @@ fn explicit_points(
         if let Some((k, _)) = pairs.iter().find(|(k, _)| !keys.contains(k)) {
             bail!("{p}: {field}.{k}: not set by points[0] (every entry sets the same keys)");
         }
-        let canon = |r: &Vec<AxisValue>| r.iter().map(|v| v.canonical()).collect::<Vec<_>>();
-        if rows.iter().any(|r| canon(r) == canon(&row)) {
+        if !seen.insert(row.iter().map(AxisValue::canonical).collect::<Vec<_>>()) {
             bail!("{p}: {field}: repeats an earlier entry");
         }
         rows.push(row);
@@ -608,6 +618,48 @@ mod tests {
                  [[points]]\n\"ou.cols\" = 8\n[[points]]\n\"ou.cols\" = 16\n[[points]]\n\"ou.cols\" = 4\n";
         assert_eq!(parse(t, 12).unwrap().point_count(), 12);
         assert!(e(t, 11).contains("the grid has 12 points, more than --max-points 11"));
+        // The count comes from the lengths of the lists, before any value is looked at:
+        // a list over the limit is refused as such, whatever it holds (its values were
+        // once compared pairwise first, hours for 10^6 of them).
+        let list = |n: usize| (0..n).map(|v| (v % 7).to_string()).collect::<Vec<_>>();
+        let t = format!(
+            "workloads = [\"lenet5\"]\n[axes]\n\"synth.seed\" = [{}]\n",
+            list(200_000).join(",")
+        );
+        assert!(e(&t, DEFAULT_MAX_POINTS)
+            .contains("the grid has 200000 points, more than --max-points 100000"));
+        let t = format!(
+            "workloads = [\"lenet5\"]\n{}",
+            list(200_000)
+                .iter()
+                .map(|v| format!("[[points]]\n\"synth.seed\" = {v}\n"))
+                .collect::<String>()
+        );
+        assert!(e(&t, DEFAULT_MAX_POINTS)
+            .contains("the grid has 200000 points, more than --max-points 100000"));
+        // A sweep over as many seeds as the default allows, one axis or explicit points.
+        let seeds = (1..=DEFAULT_MAX_POINTS)
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>();
+        let t = format!(
+            "workloads = [\"lenet5\"]\n[axes]\n\"synth.seed\" = [{}]\n",
+            seeds.join(",")
+        );
+        assert_eq!(
+            parse(&t, DEFAULT_MAX_POINTS).unwrap().point_count(),
+            DEFAULT_MAX_POINTS
+        );
+        let t = format!(
+            "workloads = [\"lenet5\"]\n{}",
+            seeds
+                .iter()
+                .map(|v| format!("[[points]]\n\"synth.seed\" = {v}\n"))
+                .collect::<String>()
+        );
+        assert_eq!(
+            parse(&t, DEFAULT_MAX_POINTS).unwrap().point_count(),
+            DEFAULT_MAX_POINTS
+        );
     }
 
     #[test]
