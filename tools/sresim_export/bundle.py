@@ -351,6 +351,17 @@ def recover(out_dir):
 
     if kind != "file" or os.lstat(path).st_size > 1 << 20:
         raise refuse("not a regular file of at most 1 MiB")
+    # Only the user whose command was killed completes its replacement (as sresim's
+    # recovery): the journal and every temporary and old link it moves are that user's.
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+
+    def not_mine(what, owner):
+        return ValueError(f"{path}: refused, nothing changed: {what}owned by user {owner}, not by "
+                          f"this user ({me}); only the user whose command left the journal "
+                          f"completes it: ask them to run it again, or remove it")
+
+    if me is not None and os.lstat(path).st_uid != me:
+        raise not_mine("", os.lstat(path).st_uid)
     with open(path, encoding="utf-8", errors="replace") as f:
         parsed = _parse_journal(f.read())
     if isinstance(parsed, str):
@@ -368,6 +379,10 @@ def recover(out_dir):
             for scratch in (tmp, old):
                 if scratch is not None and _kind(scratch, dir_fd) not in (None, "file"):
                     raise refuse(f"{os.path.join(out_dir, scratch)}: not a regular file")
+                if scratch is not None and me is not None and _kind(scratch, dir_fd):
+                    owner = os.stat(scratch, dir_fd=dir_fd, follow_symlinks=False).st_uid
+                    if owner != me:
+                        raise not_mine(f"{os.path.join(out_dir, scratch)} is ", owner)
             steps.append((tmp if _kind(tmp, dir_fd) else None,
                           old if old and _kind(old, dir_fd) else None, name))
         for tmp, _, name in steps:

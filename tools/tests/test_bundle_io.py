@@ -182,6 +182,30 @@ def test_planted_journals_naming_paths_elsewhere_touch_nothing(tmp_path):
     refused(b, beside, v2("run", "file 0 1 - layers.csv\n"), "written by sresim's 'run'")
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="making a file of another user needs root")
+def test_files_of_another_user_are_never_moved(tmp_path):
+    b, beside = planted(tmp_path)
+    other = 54321
+    # A temporary someone else planted, under a journal its writer could have written.
+    os.chown(b / ".manifest.json.tmp.42.1", other, -1)
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"),
+            f"{b}/.manifest.json.tmp.42.1 is owned by user {other}, not by this user (0)")
+    # A journal of another user.
+    os.chown(b / ".manifest.json.tmp.42.1", 0, -1)
+    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\n"))
+    os.chown(b / JOURNAL, other, -1)
+    from sresim_export.bundle import recover
+    before = snapshot(b, beside)
+    with pytest.raises(ValueError, match=f"refused, nothing changed: owned by user {other}"):
+        recover(str(b))
+    assert snapshot(b, beside) == before
+    # The user's own journal and temporary recover.
+    os.chown(b / JOURNAL, 0, -1)
+    recover(str(b))
+    assert (b / "manifest.json").read_text() == "planted" and not (b / JOURNAL).exists()
+
+
 def test_recovery_checks_destinations_like_a_first_write(tmp_path):
     b, beside = planted(tmp_path)
     os.unlink(b / "manifest.json")

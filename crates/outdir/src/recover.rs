@@ -74,6 +74,17 @@ pub fn recover(dir: &Path) -> Result<()> {
     if !m.is_file() || m.len() > MAX_JOURNAL_BYTES {
         return Err(refuse("not a regular file of at most 1 MiB".into()));
     }
+    // Only the user whose command was killed completes its replacement: the journal and
+    // every temporary it renames are that user's files (a writer makes them itself), so
+    // files someone else planted, in this directory or in one a journal records, are
+    // never moved over another user's (docs/errors.md, "What recovery may touch").
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() != me() {
+            return Err(not_mine(&path, format!("owned by user {}", m.uid()), me()));
+        }
+    }
     let text = std::fs::read_to_string(&path).map_err(|e| refuse(e.to_string()))?;
     let journal = parse(&text).map_err(refuse)?;
     let home = Dir::open(dir, false).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
@@ -100,7 +111,10 @@ pub fn recover(dir: &Path) -> Result<()> {
         destination_kind(&d.path.join(&f.name), dst_kind).map_err(&refuse)?;
         let tmp_there = match d.kind(&tmp).map_err(&refuse)? {
             None => false,
-            Some(Kind::File) => true,
+            Some(Kind::File) => {
+                d.check_owner(&tmp).map_err(|o| not_mine(&path, o, me()))?;
+                true
+            }
             Some(_) => {
                 return Err(refuse(format!(
                     "{}: not a regular file",
@@ -112,7 +126,10 @@ pub fn recover(dir: &Path) -> Result<()> {
             None => false,
             Some(o) => match d.kind(o).map_err(&refuse)? {
                 None => false,
-                Some(Kind::File) => true,
+                Some(Kind::File) => {
+                    d.check_owner(o).map_err(|w| not_mine(&path, w, me()))?;
+                    true
+                }
                 Some(_) => {
                     return Err(refuse(format!(
                         "{}: not a regular file",
@@ -147,6 +164,23 @@ pub fn recover(dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
     dirs[0].sync();
     Ok(())
+}
+
+/// The refusal of the journal at `path` for a file of it that is not the running user's
+/// (`owner`: which file, owned by whom).
+fn not_mine(path: &Path, owner: String, me: u32) -> anyhow::Error {
+    anyhow!(
+        "{}: refused, nothing changed: {owner}, not by this user ({me}); only the user whose command left the journal completes it: ask them to run it again, or remove it",
+        path.display()
+    )
+}
+
+/// The running process's effective user id (0 where there are none).
+fn me() -> u32 {
+    #[cfg(unix)]
+    return rustix::process::geteuid().as_raw();
+    #[cfg(not(unix))]
+    0
 }
 
 /// The journal `text`, checked line by line: its format, a writer of the list, its pid,
@@ -328,6 +362,23 @@ impl Dir {
         }
     }
 
+    /// Refuses `name` unless the running user owns it: which file, owned by whom.
+    fn check_owner(&self, name: &str) -> Result<(), String> {
+        let path = self.path.join(name);
+        let st = rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| {
+                format!(
+                    "{}: cannot read: {}",
+                    path.display(),
+                    std::io::Error::from(e)
+                )
+            })?;
+        match st.st_uid == me() {
+            true => Ok(()),
+            false => Err(format!("{} is owned by user {}", path.display(), st.st_uid)),
+        }
+    }
+
     fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
         Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
     }
@@ -363,6 +414,10 @@ impl Dir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("{}: cannot read: {e}", p.display())),
         }
+    }
+
+    fn check_owner(&self, _name: &str) -> Result<(), String> {
+        Ok(())
     }
 
     fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {

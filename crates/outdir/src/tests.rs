@@ -571,3 +571,74 @@ fn a_valid_journal_touches_only_its_files() {
         "nothing beside the directory touched"
     );
 }
+
+/// Files someone else made are never moved by recovery: a journal, a temporary or an old
+/// link of another user is refused, nothing touched, even when the journal is one its
+/// writer could have written (a `memory` journal recording the directory beside, with a
+/// temporary planted there). Making a file of another user needs root; elsewhere the
+/// test has nothing to plant and checks only that the user's own journal recovers.
+#[cfg(unix)]
+#[test]
+fn files_of_another_user_are_never_moved() {
+    use std::os::unix::fs::chown;
+    let root_user = rustix::process::geteuid().is_root();
+    let other = 54_321;
+    let p = planted();
+    let beside = p.beside.display().to_string();
+    let memory = v2(
+        "memory",
+        &format!("dir {beside}\nfile 1 1 - access_list.csv\n"),
+    );
+    if !root_user {
+        eprintln!("not root: no file of another user can be made; own journal only");
+        std::fs::write(p.home.join(JOURNAL), &memory).unwrap();
+        drop(OutputDir::open(&p.home).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(p.beside.join("access_list.csv")).unwrap(),
+            "planted"
+        );
+        return;
+    }
+    // The temporary beside is another user's.
+    chown(
+        p.beside.join(".access_list.csv.tmp.42.1"),
+        Some(other),
+        None,
+    )
+    .unwrap();
+    p.refused(
+        &memory,
+        &format!(
+            "{beside}/.access_list.csv.tmp.42.1 is owned by user {other}, not by this user (0)"
+        ),
+    );
+    // The journal is another user's (its temporary in the directory itself).
+    let run = v2("run", "file 0 1 - layers.csv\n");
+    std::fs::write(p.home.join(JOURNAL), &run).unwrap();
+    chown(p.home.join(JOURNAL), Some(other), None).unwrap();
+    let before = p.snapshot();
+    let e = OutputDir::open(&p.home).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            ".sresim-commit: refused, nothing changed: owned by user 54321, not by this user (0)"
+        ),
+        "{e}"
+    );
+    assert_eq!(p.snapshot(), before);
+    // An old link of another user is not removed.
+    std::fs::remove_file(p.home.join(JOURNAL)).unwrap();
+    std::fs::write(p.home.join(".layers.csv.old.42.3"), "theirs").unwrap();
+    chown(p.home.join(".layers.csv.old.42.3"), Some(other), None).unwrap();
+    p.refused(
+        &v2("run", "file 0 1 3 layers.csv\n"),
+        ".layers.csv.old.42.3 is owned by user 54321",
+    );
+    // The same journal with the user's own files recovers.
+    chown(p.home.join(".layers.csv.old.42.3"), Some(0), None).unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(p.home.join("layers.csv")).unwrap(),
+        "planted"
+    );
+    assert!(!p.home.join(".layers.csv.old.42.3").exists());
+}
