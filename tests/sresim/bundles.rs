@@ -174,6 +174,12 @@ fn every_bundle_opens_and_its_geometry_matches_manifest_tensors_and_loader() {
             for (f, q) in wf.iter().zip(&q.weights) {
                 assert!(*f != 0.0 || *q == 0, "{at}: a zero weight quantized to {q}");
             }
+            // A projection over tokens is stored [N, T, in] and loaded [N, in, T] (channels,
+            // then positions, as a conv's input): compare in the loader's order.
+            let xf = match xshape.len() {
+                2 => xf.view().permuted_axes(vec![0, 2, 1]),
+                _ => xf.view(),
+            };
             for (f, q) in xf.iter().zip(&q.input) {
                 assert!(*f != 0.0 || *q == 0, "{at}: a zero input quantized to {q}");
             }
