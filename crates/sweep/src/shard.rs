@@ -20,9 +20,34 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawShard")]
 pub struct Shard {
     pub index: usize,
     pub count: usize,
+}
+
+/// A shard as a file states it, before the check every shard passes (a sweep.json that
+/// says 5/2 or 0/0 describes no shard: refused where it is read, not at its use).
+#[derive(Deserialize)]
+struct RawShard {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<RawShard> for Shard {
+    type Error = String;
+    fn try_from(r: RawShard) -> Result<Shard, String> {
+        match r.count > 0 && r.index < r.count {
+            true => Ok(Shard {
+                index: r.index,
+                count: r.count,
+            }),
+            false => Err(format!(
+                "shard {}/{} is not I/N with 0 <= I < N",
+                r.index, r.count
+            )),
+        }
+    }
 }
 
 impl FromStr for Shard {
@@ -262,6 +287,19 @@ fn kway<W: Write + Send>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_shard_read_from_a_file_is_checked_as_a_flag_is() {
+        let read = |t: &str| serde_json::from_str::<super::Shard>(t);
+        assert_eq!(
+            read(r#"{"index": 1, "count": 2}"#).unwrap(),
+            super::Shard { index: 1, count: 2 }
+        );
+        for bad in [r#"{"index": 5, "count": 2}"#, r#"{"index": 0, "count": 0}"#] {
+            let e = read(bad).unwrap_err().to_string();
+            assert!(e.contains("is not I/N with 0 <= I < N"), "{e}");
+        }
+    }
+
     use super::*;
     use sim::format::Format::Csv;
 
