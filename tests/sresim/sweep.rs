@@ -360,11 +360,11 @@ fn a_resume_reads_the_whole_sweep_json_and_names_another_grid() {
     );
     claims(
         &|m| m["values"][0][1] = serde_json::json!(32),
-        "values: it describes 4 points, the grid 4",
+        "values: not the grid's values",
     );
     claims(
         &|m| m["workloads"][0]["rows"] = serde_json::json!(7),
-        "workloads: it describes 4 points",
+        "workloads: not the grid's workloads",
     );
     std::fs::write(&path, serde_json::to_vec_pretty(&good).unwrap()).unwrap();
     let said = ok(&resume());

@@ -513,10 +513,13 @@ pub fn prepare(
             another(e.strip_prefix(&prefix).unwrap_or(&e).to_string())
         })?;
         if let Some(field) = described.differs(&meta) {
-            return Err(another(format!(
-                "{field}: it describes {} points, the grid {}",
-                described.point_count, meta.point_count
-            )));
+            return Err(another(match field {
+                "point_count" => format!(
+                    "point_count: it describes {} points, the grid {}",
+                    described.point_count, meta.point_count
+                ),
+                _ => format!("{field}: not the grid's {field}"),
+            }));
         }
     }
     if pq_path.exists() {
