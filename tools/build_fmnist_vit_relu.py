@@ -42,6 +42,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 import build_fmnist_cnn as fm  # noqa: E402
+from build_fmnist_vit import evaluate  # noqa: E402
 from sresim_export import prune as prune_mod  # noqa: E402
 from sresim_export import ssl_train as st  # noqa: E402
 
@@ -88,15 +89,6 @@ def pruned_weights(net):
                         ("linear1.weight", layer.linear1.weight), ("linear2.weight", layer.linear2.weight)]:
             out.append((f"encoder.layers.{i}.{name}", p))
     return out
-
-
-def evaluate(net, x, y, batch=500):
-    net.eval()
-    right = 0
-    with torch.no_grad():
-        for i in range(0, len(x), batch):
-            right += int((net(torch.from_numpy(x[i:i + batch])).argmax(1).numpy() == y[i:i + batch]).sum())
-    return right / len(x)
 
 
 def train(run, net, x, y, rng, epochs, lr, what, masks=()):

@@ -360,8 +360,9 @@ def recover(out_dir):
                           f"this user ({me}); only the user whose command left the journal "
                           f"completes it: ask them to run it again, or remove it")
 
-    if me is not None and os.lstat(path).st_uid != me:
-        raise not_mine("", os.lstat(path).st_uid)
+    owner = os.lstat(path).st_uid
+    if me is not None and owner != me:
+        raise not_mine("", owner)
     with open(path, encoding="utf-8", errors="replace") as f:
         parsed = _parse_journal(f.read())
     if isinstance(parsed, str):
