@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bert;
+mod bundle;
 mod cnn;
 mod crossbar;
 mod props;
