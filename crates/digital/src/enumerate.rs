@@ -300,3 +300,12 @@ pub fn enumerate(graph: &Graph, placement: Placement) -> Vec<DigitalOp> {
     }
     out
 }
+
+/// Whether `ops` hold a transformer's operations (an attention product, a softmax or a
+/// LayerNorm; a recurrent network with attention has them too). A CNN's ops (pooling, ReLU, batch norms, residual adds) do not: a driver
+/// that adds the unit's figures only when this holds (or when asked for them) keeps every
+/// CNN output as it was (docs/digital.md, "What the unit runs").
+pub fn has_transformer_ops(ops: &[DigitalOp]) -> bool {
+    ops.iter()
+        .any(|o| matches!(o.class, Class::Attention | Class::Softmax) || o.kind == "layernorm")
+}

@@ -36,7 +36,7 @@ pub mod table;
 pub mod unit;
 
 pub use attention::{crossbar_attention, AttentionWrite, AttentionWrites, CrossbarGeom};
-pub use enumerate::{enumerate, Class, DigitalOp, Placement};
+pub use enumerate::{enumerate, has_transformer_ops, Class, DigitalOp, Placement};
 pub use ops::{OpCounts, Prim};
 pub use table::{CellWrite, DigitalTable, Energy, TableError};
 pub use unit::{Cost, DigitalUnit, Occupancy, UnitError};

@@ -1,7 +1,9 @@
 //! CNN graphs: the unit runs their pooling, ReLU-family activations, batch norms, LRN and
 //! residual adds, and nothing of a transformer's; with either placement the same.
 
-use digital::{crossbar_attention, enumerate, CellWrite, Class, CrossbarGeom, Placement};
+use digital::{
+    crossbar_attention, enumerate, has_transformer_ops, CellWrite, Class, CrossbarGeom, Placement,
+};
 use network::zoo::{build, ZooOptions};
 use network::Op;
 
@@ -30,6 +32,7 @@ fn a_cnn_gives_only_pooling_activations_norms_and_residual_adds() {
         let g = build(name, 1, ZooOptions::default()).unwrap();
         let ops = enumerate(&g, Placement::Digital);
         assert!(!ops.is_empty(), "{name}");
+        assert!(!has_transformer_ops(&ops), "{name}");
         for o in &ops {
             assert!(
                 CNN_KINDS.contains(&o.kind),
@@ -80,4 +83,19 @@ fn resnet18_pool_and_adds_by_hand() {
         assert_eq!(o.counts.add16, out, "{}", o.name);
     }
     assert_eq!(ops.iter().filter(|o| o.kind == "add").count(), 8);
+}
+
+/// Networks with attention are told apart from the CNNs: BERT, and GNMT, whose decoder
+/// attends over the encoder's outputs (a softmax and two products a step) beside its
+/// LSTM gates.
+#[test]
+fn transformers_are_told_apart() {
+    let bert = build("bert", 1, ZooOptions { seq_len: Some(16) }).unwrap();
+    assert!(has_transformer_ops(&enumerate(&bert, Placement::Digital)));
+    assert!(has_transformer_ops(&enumerate(&bert, Placement::Crossbar)));
+    let gnmt = build("gnmt", 1, ZooOptions { seq_len: Some(4) }).unwrap();
+    let ops = enumerate(&gnmt, Placement::Digital);
+    assert!(ops.iter().any(|o| o.class == Class::Recurrent));
+    assert!(ops.iter().any(|o| o.class == Class::Softmax));
+    assert!(has_transformer_ops(&ops));
 }
