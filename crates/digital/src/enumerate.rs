@@ -4,11 +4,11 @@
 use crate::ops::{self, OpCounts, VALUE_BYTES};
 use network::graph::{ActKind, LrnRegion, PoolKind};
 use network::{Graph, Op};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where the attention products (activation x activation MatMuls) run
 /// (`attention.placement`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Placement {
     /// On the digital unit, as MACs, K^T and V read from the K/V store.

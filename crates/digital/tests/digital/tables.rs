@@ -86,3 +86,36 @@ fn bad_units_name_the_key() {
         })
     ));
 }
+
+/// A unit as a config section would give it: the occupancies may be left out; an unknown
+/// key is refused by name.
+#[test]
+fn a_unit_reads_from_toml() {
+    let u: DigitalUnit = toml::from_str(
+        "lanes = 8\nclock_ghz = 1.0\nbuffer_bytes_per_cycle = 16\nkv_bytes_per_cycle = 8\n",
+    )
+    .unwrap();
+    assert_eq!(u.lanes, 8);
+    assert_eq!(u.occupancy, digital::Occupancy::default());
+    let u: DigitalUnit = toml::from_str(
+        "lanes = 8\nclock_ghz = 1.0\nbuffer_bytes_per_cycle = 16\nkv_bytes_per_cycle = 8\n[occupancy]\nadd16 = 1\nadd32 = 1\nmul16 = 2\nmac16 = 2\ncompare16 = 1\nexp = 8\nreciprocal = 8\nrsqrt = 12\n",
+    )
+    .unwrap();
+    assert_eq!((u.occupancy.mul16, u.occupancy.rsqrt), (2, 12));
+    let e = toml::from_str::<DigitalUnit>(
+        "lanes = 8\nclock_ghz = 1.0\nbuffer_bytes_per_cycle = 16\nkv_bytes_per_cycle = 8\nwidth = 3\n",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("width"), "{e}");
+    #[derive(serde::Deserialize)]
+    struct Attention {
+        placement: digital::Placement,
+    }
+    let a: Attention = toml::from_str("placement = \"crossbar\"").unwrap();
+    assert_eq!(a.placement, digital::Placement::Crossbar);
+    assert!(toml::from_str::<Attention>("placement = \"sram\"").is_err());
+    assert_eq!(
+        digital::Placement::parse("digital"),
+        Some(digital::Placement::Digital)
+    );
+}
