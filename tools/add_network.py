@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from sresim_export.bundle import add_network, read_bundle, rewrite_bundle  # noqa: E402
+from sresim_export.bundle import add_network, read_bundle, rewrite_bundle, write_onnx  # noqa: E402
 from sresim_export.export import export, network  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -158,14 +158,13 @@ def add_ppocr(path):
 
 def add_mobilenet(path, pruned):
     import build_mobilenetv2_nsfwjs as b
-    import onnx
 
     manifest, tensors = read_bundle(path)
     with tempfile.TemporaryDirectory() as tmp:
         shipped, weights, _ = b.fetch_model(tmp)
         topology = b.at_size(shipped, b.DEFAULT_SIZE)
         model_path = os.path.join(tmp, "mobilenetv2_nsfwjs.onnx")
-        onnx.save(b.to_onnx(topology, weights), model_path)
+        write_onnx(model_path, b.to_onnx(topology, weights))
         photos = b.load_photos(b.PHOTOS, b.DEFAULT_SIZE)
         res = export(model_path, photos[:1], {}, "magnitude" if pruned else None, 0.3 if pruned else 0.0,
                      {"Conv1", "dense_3"}, log=lambda *a: None, prune_depthwise=False)

@@ -26,14 +26,19 @@ top-1.
 """
 import argparse
 import csv
+import io
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sresim_export.bundle import write_text_file  # noqa: E402
 
 TIMES = [("1 s", 1.0), ("1 hour", 3600.0), ("1 day", 86400.0), ("1 year", 365 * 86400.0)]
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
@@ -208,10 +213,11 @@ def main():
         rows += aihwkit_rows(a.bundle, a.samples, a.draws)
     if a.only != "aihwkit":
         rows += sresim_rows(a.sresim, a.bundle, a.samples, a.sresim_draws)
-    with open(a.out, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["simulator", "time", "compensation", "layer", "top1_mean", "top1_ci_half", "rel_error"])
-        w.writerows(rows)
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(["simulator", "time", "compensation", "layer", "top1_mean", "top1_ci_half", "rel_error"])
+    w.writerows(rows)
+    write_text_file(a.out, text.getvalue(), "--out")
 
 
 if __name__ == "__main__":

@@ -28,17 +28,16 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
 
 from build_mobilenetv2_nsfwjs import CLASSES, VERSION, fetch_model, resize_bilinear_align_corners, top  # noqa: E402
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.bundle import write_onnx, write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export.tfjs_keras import to_onnx  # noqa: E402
 
@@ -132,9 +131,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped, weights, pkg = fetch_model(tmp, "inception_v3")
         path = os.path.join(tmp, "inceptionv3_nsfwjs.onnx")
-        onnx.save(to_onnx(at_size(shipped, args.size), weights), path)
+        model = to_onnx(at_size(shipped, args.size), weights)
+        write_onnx(path, model)
         if args.save_onnx:
-            shutil.copyfile(path, args.save_onnx)
+            write_onnx(args.save_onnx, model, "--save-onnx")
         desc = {"files": ["china.jpg"],
                 "origin": "scikit-learn sample images (sklearn.datasets.load_sample_image)",
                 "preprocess": f"RGB / 255, bilinear resize to {args.size}x{args.size} with align_corners "
@@ -173,8 +173,7 @@ Layer traces: china.jpg whole. Network graph: {len(probs)} views (the two photos
 then random square crops, mirrored at random; seed 0), labelled Neutral; the float network
 calls {top1:.1%} of them Neutral. china.jpg: {top(probs[0])}; flower.jpg: {top(probs[1])}.
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    write_text_file(os.path.join(out, "README.md"), text)
 
 
 if __name__ == "__main__":

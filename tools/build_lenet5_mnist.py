@@ -36,6 +36,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.bundle import write_onnx, write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export import numpy_nn as nn  # noqa: E402
 from sresim_export.prune import magnitude  # noqa: E402
@@ -147,7 +148,7 @@ def to_onnx(p, path):
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    onnx.save(model, path)
+    write_onnx(path, model)
 
 
 def main():
@@ -244,8 +245,7 @@ conv outputs (signed); fc2 gets the ReLU output.
 |---|---|---|---|---|
 {rows}
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    write_text_file(os.path.join(out, "README.md"), text)
 
 
 if __name__ == "__main__":

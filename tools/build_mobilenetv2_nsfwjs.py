@@ -40,9 +40,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.bundle import write_onnx, write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 from sresim_export.tfjs_keras import dequantize, to_onnx  # noqa: E402
@@ -259,7 +259,7 @@ def main():
         shipped, weights, pkg = fetch_model(tmp)
         topology = at_size(shipped, args.size)
         path = os.path.join(tmp, "mobilenetv2_nsfwjs.onnx")
-        onnx.save(to_onnx(topology, weights), path)
+        write_onnx(path, to_onnx(topology, weights))
         photos = load_photos(args.images, args.size)
         desc = {"files": [f"{n}.jpg" for n in args.images],
                 "origin": "scikit-learn sample images (sklearn.datasets.load_sample_image)",
@@ -277,7 +277,7 @@ def main():
         native = None
         if args.size != NATIVE_SIZE:
             nat_path = os.path.join(tmp, "mobilenetv2_nsfwjs_native.onnx")
-            onnx.save(to_onnx(shipped, weights), nat_path)
+            write_onnx(nat_path, to_onnx(shipped, weights))
             native = prediction_table(nat_path, NATIVE_SIZE, None, [0.0], exclude, args.prune_all)[0][2]
     probs = next(iter(res.outputs.values()))
     res.provenance["package"] = pkg
@@ -399,8 +399,7 @@ residual sum for the 1x1 expansions), captured in onnxruntime.
 |---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    write_text_file(os.path.join(out, "README.md"), text)
 
 
 PRUNE_NOTE = """Pruning without fine-tuning degrades this network quickly: as the level rises the outputs

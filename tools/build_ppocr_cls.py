@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
+from sresim_export.bundle import write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 
@@ -168,8 +169,7 @@ entering it, captured in onnxruntime. The classifier gets them right:
 |---|---|---|---|---|---|
 {rows}
 """
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(text)
+    write_text_file(os.path.join(out, "README.md"), text)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 
 from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
+from sresim_export.bundle import check_file_destination, check_out_dir  # noqa: E402
 from sresim_export.files import load_npy, load_onnx  # noqa: E402
 from sresim_export.inputs import load_inputs  # noqa: E402
 
@@ -92,8 +93,21 @@ def _image_size(args, inp, sample_shape):
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its refusals in one line `error: ...` and exit status 2 (argparse
+    prints its usage text first, several lines): `--help` shows the usage."""
+
+    def error(self, message):
+        message = " ".join(message.split())
+        flag = message.split()[1] if message.startswith("argument --") else None
+        if flag and "expected one argument" in message:
+            message += (f" (a value that starts with '-', such as a negative number, is written "
+                        f"with '=': {flag}=-VALUE)")
+        self.exit(2, f"error: {message}; see --help\n")
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap = _Parser(description=__doc__.split("\n")[1])
     ap.add_argument("model", help="ONNX model file")
     ap.add_argument("--input", action="append", required=True, help="image or .npy file (repeatable)")
     ap.add_argument("--out", required=True, help="bundle directory to write")
@@ -119,6 +133,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     try:
+        # the destinations first: a refusal costs no export
+        check_out_dir(args.out, "--out")
+        if args.save_model:
+            check_file_destination(args.save_model, "--save-model")
         model = load_onnx(args.model)
         feeds = _load_feeds(args.feed, model)
         inp = data_input(model, feeds, where=args.model)
@@ -141,8 +159,12 @@ def main(argv=None):
             prune_exclude={s for s in args.prune_exclude.split(",") if s},
             prune_depthwise=not args.prune_keep_depthwise, fold_bn=not args.no_fold_bn,
             graph=not args.no_graph, feeds=feeds, save_model=args.save_model)
+    except OSError as e:  # Python's "[Errno 27] File too large" names no file: name it
+        where = e.filename or args.out
+        print(f"error: {where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except Exception as e:  # one line for the user, no traceback
-        print(f"error: {e}".splitlines()[0], file=sys.stderr)
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     print(written)
     return 0

@@ -251,11 +251,112 @@ def _destination_problem(shown, kind):
     return None
 
 
-def _check_destination(path):
+def _check_destination(path, shown=None):
     """A destination must be absent or a regular file (not a link, FIFO, device or dir)."""
-    problem = _destination_problem(path, _kind(path))
+    problem = _destination_problem(shown or path, _kind(path))
     if problem:
         raise ValueError(problem)
+
+
+def _cannot_write(shown, e):
+    """One line for an OSError met writing `shown` (EFBIG under `ulimit -f`, ENOSPC, EACCES):
+    Python's own `[Errno 27] File too large` names no file."""
+    return ValueError(f"{shown}: cannot write: {e.strerror or e}")
+
+
+# One file named on its own (--save-model, from_torch's save_onnx, a builder's README or
+# training log). THE RULE: every file the exporter writes goes through `commit` (a
+# bundle's two files) or `stage_file`/`write_file` (any other one file); no other code
+# under tools/ calls open(..., "w"), onnx.save, np.save or os.replace on a destination the
+# user names. The steps are sresim's for one file (docs/errors.md, "One file named on its
+# own"): the destination must be absent or a regular file (a FIFO would block the write
+# forever, a symbolic link would have its target replaced, a directory or device cannot
+# be), the content goes to a temporary `.NAME.tmp.PID.N` beside it, synced, then one
+# rename replaces the file; a failure leaves the old file and removes the temporary.
+class Staged:
+    """A file written to its temporary beside `path`, not yet renamed over it: `commit()`
+    renames it into place, `discard()` removes it (both once; either may be called
+    again harmlessly)."""
+
+    def __init__(self, path, tmp, shown):
+        self.path, self.tmp, self.shown = path, tmp, shown
+
+    def commit(self):
+        if self.tmp is None:
+            return
+        try:
+            _check_destination(self.path, self.shown)
+            os.replace(self.tmp, self.path)
+        except OSError as e:
+            self.discard()
+            raise _cannot_write(self.shown, e) from None
+        except BaseException:
+            self.discard()
+            raise
+        self.tmp = None
+        _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+
+    def discard(self):
+        if self.tmp is not None and os.path.lexists(self.tmp):
+            os.unlink(self.tmp)
+        self.tmp = None
+
+
+def check_file_destination(path, what=None):
+    """Refuses (ValueError, one line naming `what` and `path`) a destination `stage_file`
+    would refuse: a directory, a symbolic link, a FIFO, socket or device in its place, or a
+    directory to hold it that does not exist. For a check before the work that produces
+    the file."""
+    shown = f"{what}: {path}" if what else os.fspath(path)
+    _check_destination(path, shown)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"{shown}: cannot write: the directory {os.path.dirname(path) or '.'} "
+                         f"does not exist")
+    return shown
+
+
+def stage_file(path, write, what=None):
+    """Writes one file through `write(f)` (f a binary file) to its temporary beside `path`,
+    after the destination checks; returns the Staged file (call `.commit()`). `what` (a
+    flag such as "--save-model") is named in every message with the path."""
+    path = os.fspath(path)
+    shown = check_file_destination(path, what)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)),
+                       _scratch(os.path.basename(path), "tmp", os.getpid(), next(_serial)))
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:
+        raise _cannot_write(shown, e) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise _cannot_write(shown, e) from None
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    return Staged(path, tmp, shown)
+
+
+def write_file(path, write, what=None):
+    """`stage_file` and commit: one file replaced whole or not at all."""
+    stage_file(path, write, what).commit()
+
+
+def write_text_file(path, text, what=None):
+    write_file(path, lambda f: f.write(text.encode()), what)
+
+
+def write_onnx(path, model, what=None):
+    """An ONNX model (ModelProto) saved through the one writer (not onnx.save, which opens
+    the path as given: a FIFO blocks it, a symbolic link has its target overwritten)."""
+    write_file(path, lambda f: f.write(model.SerializeToString()), what)
 
 
 def _lock(out_dir):
@@ -399,6 +500,15 @@ def recover(out_dir):
         os.close(dir_fd)
 
 
+def check_out_dir(out_dir, what=None):
+    """Refuses (one line naming `what` and the path) a bundle directory that exists and is
+    not a directory (a file, a FIFO, a link to one): checked before the export runs."""
+    shown = f"{what}: {out_dir}" if what else os.fspath(out_dir)
+    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"{shown}: exists and is not a directory (a bundle is a directory "
+                         f"holding manifest.json and tensors.npz)")
+
+
 def commit(out_dir, files):
     """Writes `files` ((name, write(f)) pairs, names of FILES) into `out_dir` all together
     or not at all, holding the directory's lock as sresim's writers do: a journal a killed
@@ -410,7 +520,11 @@ def commit(out_dir, files):
     for name, _ in files:
         if name not in FILES:
             raise ValueError(f"{name}: not a file of a bundle ({', '.join(FILES)})")
-    os.makedirs(out_dir, exist_ok=True)
+    check_out_dir(out_dir)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"{out_dir}: cannot create the bundle directory: {e.strerror or e}") from None
     out_dir = os.path.abspath(out_dir)
     lock = _lock(out_dir)
     try:
@@ -434,10 +548,13 @@ def _commit_locked(out_dir, files):
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             temps.append(tmp)
             serials.append(n)
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    write(f)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise _cannot_write(os.path.join(out_dir, name), e) from None
         dsts = [os.path.join(out_dir, name) for name, _ in files]
         journal = None
         if len(files) > 1:
@@ -446,10 +563,13 @@ def _commit_locked(out_dir, files):
             jtmp = os.path.join(out_dir, _scratch(JOURNAL[1:], "tmp", pid, next(_serial)))
             fd = os.open(jtmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             temps.append(jtmp)
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise _cannot_write(os.path.join(out_dir, JOURNAL), e) from None
             journal = os.path.join(out_dir, JOURNAL)
             os.replace(jtmp, journal)
             temps.pop()

@@ -15,10 +15,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 
 from . import prune as prune_mod
-from .bundle import write_bundle
+from .bundle import check_file_destination, check_out_dir, stage_file, write_bundle
 from .export import describe, export, network, pruning_cost, top1
 
 
@@ -65,18 +64,22 @@ def check_labels(labels, n, what="labels"):
                          f"{arr.dtype} {list(arr.shape)}")
     if len(arr) != n:
         raise ValueError(f"{what}: {len(arr)} labels for {n} inputs")
+    if arr.size and arr.min() < 0:
+        i = int(np.argmax(arr < 0))
+        raise ValueError(f"{what}: label {i} is {int(arr[i])}: a class index is 0 or more")
     return arr.astype(np.int64)
 
 
 def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=None,
                   sparsity=0.0, prune_exclude=(), prune_depthwise=True, fold_bn=True,
                   graph=True, feeds=None, model_info=None, exporter="tools/export_onnx.py",
-                  save_model=None, graph_batch=None, log=_stderr):
+                  save_model=None, save_model_flag="--save-model", graph_batch=None, log=_stderr):
     """Exports `model` (an ONNX file, or its bytes with `model_info`, see export.load_model)
     run on `batch` ([N, ...] float32) as the bundle `out` named `name`; returns Written.
     `labels`: N class indices or None; `prune`: None, "magnitude" or "ssl" to `sparsity`
     per layer (in (0, 1)), or "N:M" (e.g. "2:4", sparsity left 0: it is 1 - N/M); `graph=False` writes the layer traces only; `save_model` saves
-    the (folded, pruned) ONNX model that was run. `graph_batch` ([M, ...], float or uint8
+    the (folded, pruned) ONNX model that was run (through bundle.stage_file; `save_model_flag`
+    names it in messages). `graph_batch` ([M, ...], float or uint8
     pixels, stored as given) is the graph input instead of `batch`, which then gives the
     layer traces only; `labels` are then M labels of it, `top1` is measured on it and no
     pruning cost is printed. Notes go to `log` (stderr by default).
@@ -88,13 +91,18 @@ def export_bundle(model, batch, out, name, input_desc, *, labels=None, prune=Non
                               sparsity=sparsity, prune_exclude=prune_exclude,
                               prune_depthwise=prune_depthwise, fold_bn=fold_bn, graph=graph,
                               feeds=feeds, model_info=model_info, exporter=exporter,
-                              save_model=save_model, graph_batch=graph_batch, log=log)
+                              save_model=save_model, save_model_flag=save_model_flag,
+                              graph_batch=graph_batch, log=log)
 
 
 def _export_bundle(model, batch, out, name, input_desc, *, labels, prune, sparsity,
                    prune_exclude, prune_depthwise, fold_bn, graph, feeds, model_info, exporter,
-                   save_model, graph_batch, log):
+                   save_model, save_model_flag, graph_batch, log):
     out = os.fspath(out)
+    # Destinations are checked before anything runs: a refusal costs no export.
+    check_out_dir(out)
+    if save_model:
+        check_file_destination(save_model, save_model_flag)
     nm = prune_mod.parse_nm(prune)
     if prune not in (None, "magnitude", "ssl") and nm is None:
         raise ValueError(f"prune {prune!r}: expected none, magnitude, ssl or N:M such as 2:4")
@@ -131,9 +139,19 @@ def _export_bundle(model, batch, out, name, input_desc, *, labels, prune, sparsi
                 raise ValueError(f"{e}; the labels need the network graph: without --labels "
                                  f"(from_torch: labels=None) the layer traces are written alone") from None
             log(f"no network graph written (layer traces only): {e}")
-    manifest, checked = _publish(out, name, res, net)
-    if save_model:
-        onnx.save(res.model, save_model)
+    # The model is written to its temporary first, so that a write that fails (a full disk,
+    # `ulimit -f`) leaves the bundle as it was too; it is renamed after the bundle.
+    staged = (stage_file(save_model, lambda f: f.write(res.model.SerializeToString()),
+                         save_model_flag)
+              if save_model else None)
+    try:
+        manifest, checked = _publish(out, name, res, net)
+    except BaseException:
+        if staged:
+            staged.discard()
+        raise
+    if staged:
+        staged.commit()
     if checked:
         log(f"sresim check: {checked}")
     else:

@@ -127,16 +127,22 @@ def publish_bundle(out_dir, write, binary=None):
     files replace those of `out_dir` together (bundle.commit). Returns (what `write` returned, the `ok: ...` line
     or None without a binary). A refusal raises ValueError naming `out_dir` and leaves
     `out_dir` as it was."""
+    from .bundle import check_out_dir, commit  # bundle imports this module
+
+    check_out_dir(out_dir)
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
-    stage = tempfile.mkdtemp(prefix=".sresim-bundle.", dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        stage = tempfile.mkdtemp(prefix=".sresim-bundle.", dir=parent)
+    except OSError as e:
+        raise ValueError(f"{out_dir}: cannot create the bundle directory's staging folder in "
+                         f"{parent}: {e.strerror or e}") from None
     try:
         try:
             result = write(stage)
             line = check_bundle(stage, binary)
         except ValueError as e:
             raise ValueError(str(e).replace(stage, out_dir.rstrip("/"))) from None
-        from .bundle import commit  # bundle imports this module
 
         def copy(name):
             def write(f):

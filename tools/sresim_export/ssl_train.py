@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import torch
+
+from .bundle import write_onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -253,7 +255,7 @@ def to_onnx(spec, params, in_shape, path, input_scale=1.0):
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    onnx.save(model, path)
+    write_onnx(path, model)
 
 
 class Run:

@@ -26,6 +26,7 @@ import warnings
 
 import numpy as np
 
+from .bundle import check_file_destination, write_file
 from .pipeline import export_bundle
 
 INPUT_NAME = "input"
@@ -198,13 +199,14 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
     import torch
 
     x = _as_array(inputs, torch)
+    if save_onnx:  # before torch.onnx runs: a destination refused costs no export
+        check_file_destination(save_onnx, "save_onnx")
     pruned_heads = None
     if prune_heads:
         module, pruned_heads = prune_attention_heads(module, prune_heads, torch)
     onnx_bytes = to_onnx(module, x[:2], opset, dynamo)
     if save_onnx:
-        with open(save_onnx, "wb") as f:
-            f.write(onnx_bytes)
+        write_file(save_onnx, lambda f: f.write(onnx_bytes), "save_onnx")
     name = name or type(module).__name__
     info = {"name": f"torch module {type(module).__name__} exported by torch.onnx at opset {opset}",
             "torch": torch.__version__, "opset": opset}
@@ -238,4 +240,4 @@ def from_torch(module, inputs, out, *, labels=None, name=None, prune=None, spars
                          sparsity=sparsity, prune_exclude=prune_exclude,
                          prune_depthwise=not prune_keep_depthwise, fold_bn=fold_bn, graph=graph,
                          model_info=info, exporter="sresim_export.from_torch",
-                         save_model=save_model, **kwargs)
+                         save_model=save_model, save_model_flag="save_model", **kwargs)

@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 
+from .bundle import write_text_file
 from .export import export, network
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -151,7 +152,7 @@ def layers_table(res):
 
 
 def write_text(out, name, text):
-    with open(os.path.join(out, name), "w") as f:
-        f.write(text)
+    """A text file of a bundle directory (README.md, train.log), through the one writer."""
+    write_text_file(os.path.join(out, name), text)
 
 
