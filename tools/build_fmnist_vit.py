@@ -31,6 +31,7 @@ from torch import nn  # noqa: E402
 
 import build_fmnist_cnn as fm  # noqa: E402
 from sresim_export import ssl_train as st  # noqa: E402
+from sresim_export.bundle import write_file  # noqa: E402
 
 SEED = 20261202
 TRAIN = 30000
@@ -147,7 +148,8 @@ def trained_model(cache=None):
         acc = evaluate(net, xt, yte)
         lines = run.lines
         if cache:
-            torch.save({"state": net.state_dict(), "log": lines, "acc": acc}, cache)
+            state = {"state": net.state_dict(), "log": lines, "acc": acc}
+            write_file(cache, lambda f: torch.save(state, f))
     with torch.no_grad():
         net.patch.weight /= 255.0
     return net.eval(), lines, acc, (xte, yte, digests)

@@ -45,6 +45,7 @@ import build_fmnist_cnn as fm  # noqa: E402
 from build_fmnist_vit import evaluate  # noqa: E402
 from sresim_export import prune as prune_mod  # noqa: E402
 from sresim_export import ssl_train as st  # noqa: E402
+from sresim_export.bundle import write_file  # noqa: E402
 
 SEED = 20261206
 TRAIN = 30000
@@ -164,8 +165,9 @@ def trained_models(cache=None):
         accs = (evaluate(dense, xt, yte), evaluate(pruned, xt, yte))
         lines = run.lines
         if cache:
-            torch.save({"dense": dense.state_dict(), "pruned": pruned.state_dict(), "log": lines,
-                        "accs": accs}, cache)
+            state = {"dense": dense.state_dict(), "pruned": pruned.state_dict(), "log": lines,
+                     "accs": accs}
+            write_file(cache, lambda f: torch.save(state, f))
     for net in (dense, pruned):
         with torch.no_grad():
             net.patch.weight /= 255.0

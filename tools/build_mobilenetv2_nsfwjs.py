@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
-from sresim_export.bundle import write_onnx, write_text_file  # noqa: E402
+from sresim_export.bundle import write_file, write_onnx, write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 from sresim_export.tfjs_keras import dequantize, to_onnx  # noqa: E402
@@ -126,11 +126,11 @@ def check_against_tfjs(tmp, topology, photos, res):
     work = os.path.join(tmp, "check")
     os.makedirs(work)
     nhwc = photos.transpose(0, 2, 3, 1)
-    nhwc.astype(np.float32).tofile(os.path.join(work, "x.f32"))
-    with open(os.path.join(work, "spec.json"), "w") as f:
-        json.dump({"shape": list(nhwc.shape), "tensors": sorted(set(feeds.values())), "output": output}, f)
-    with open(os.path.join(work, "topology.json"), "w") as f:
-        json.dump(topology, f)
+    data = nhwc.astype(np.float32).tobytes()
+    write_file(os.path.join(work, "x.f32"), lambda f: f.write(data))
+    write_text_file(os.path.join(work, "spec.json"), json.dumps(
+        {"shape": list(nhwc.shape), "tensors": sorted(set(feeds.values())), "output": output}))
+    write_text_file(os.path.join(work, "topology.json"), json.dumps(topology))
     mdir = os.path.join(tmp, "package", "dist", "models", "mobilenet_v2")
     subprocess.run(["node", "-e", CHECK_JS, pkg, mdir, work], check=True)
     worst, zero_mismatch = 0.0, 0

@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from sresim_export import export, write_bundle  # noqa: E402
-from sresim_export.bundle import write_text_file  # noqa: E402
+from sresim_export.bundle import write_file, write_text_file  # noqa: E402
 from sresim_export.export import network  # noqa: E402
 from sresim_export.export import sha256_file  # noqa: E402
 
@@ -102,7 +102,8 @@ def main():
     if args.save_lines:
         os.makedirs(args.save_lines, exist_ok=True)
         for i, img in enumerate(images):
-            img.save(os.path.join(args.save_lines, f"line{i}.png"))
+            write_file(os.path.join(args.save_lines, f"line{i}.png"),
+                       lambda f, img=img: img.save(f, format="PNG"), "--save-lines")
     batch = np.stack([preprocess(img) for img in images])
     with tempfile.TemporaryDirectory() as tmp:
         model_path, wheel, wheel_sha = fetch_model(tmp)

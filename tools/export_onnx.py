@@ -99,7 +99,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         message = " ".join(message.split())
-        flag = message.split()[1] if message.startswith("argument --") else None
+        flag = message.split()[1].rstrip(":") if message.startswith("argument --") else None
         if flag and "expected one argument" in message:
             message += (f" (a value that starts with '-', such as a negative number, is written "
                         f"with '=': {flag}=-VALUE)")

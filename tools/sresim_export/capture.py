@@ -86,13 +86,20 @@ def as_input(x, value_info, what="inputs"):
                      f"can take the samples")
 
 
-def session(model):
+def session(model, where="model"):
+    """An onnxruntime session of `model`; a model onnxruntime refuses is one line naming
+    `where` (the model file) and the node (structure.ort_message)."""
+    from .structure import ort_message
+
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 4   # errors are reported by the exporter, in one line
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime's Fail/InvalidGraph/...: several lines, no file
+        raise ValueError(f"{where}: {ort_message(e, model)}") from None
 
 
 def _ort_message(e):
@@ -112,10 +119,11 @@ def _hint(inp, sample):
     return ""
 
 
-def run_capture(model, batch, tensor_names, feeds=None, types=None):
+def run_capture(model, batch, tensor_names, feeds=None, types=None, where="model"):
     """Runs `model` on each sample of `batch`; returns ({name: [N, ...]} for the requested
     tensors, {graph output: [N, ...]}). `feeds` gives fixed arrays to the other inputs;
-    `types` the ONNX element type of captured tensors that are not float."""
+    `types` the ONNX element type of captured tensors that are not float; `where` (the
+    model file) is named in onnxruntime's refusals."""
     feeds = dict(feeds or {})
     types = types or {}
     model = copy.deepcopy(model)
@@ -127,7 +135,7 @@ def run_capture(model, batch, tensor_names, feeds=None, types=None):
             elem = types.get(name, onnx.TensorProto.FLOAT)
             model.graph.output.append(helper.make_tensor_value_info(name, elem, None))
             existing.add(name)
-    sess = session(model)
+    sess = session(model, where)
     out_names = [o.name for o in sess.get_outputs()]
     collected = {n: [] for n in out_names}
     batch = as_input(batch, inp)
@@ -135,7 +143,7 @@ def run_capture(model, batch, tensor_names, feeds=None, types=None):
         try:
             values = sess.run(out_names, {inp.name: sample[None], **feeds})
         except Exception as e:  # onnxruntime's own errors: say which sample and what to try
-            raise ValueError(f"onnxruntime could not run the model on sample {i} (input {inp.name} "
+            raise ValueError(f"{where}: onnxruntime could not run the model on sample {i} (input {inp.name} "
                              f"{list(sample[None].shape)}): {_ort_message(e)}{_hint(inp, sample)}") from None
         for n, v in zip(out_names, values):
             collected[n].append(np.asarray(v))

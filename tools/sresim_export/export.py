@@ -32,7 +32,7 @@ import onnx
 import onnxruntime as ort
 from onnx import helper, numpy_helper
 
-from . import capture, graph, prune as prune_mod, tconv, values
+from . import capture, graph, prune as prune_mod, structure, tconv, values
 from .bundle import conv_layer, fc_layer, safe_name
 from .files import load_onnx
 from .files import check_file
@@ -99,6 +99,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     feeds = dict(feeds or {})
     capture.data_input(model, feeds, where=where)
     # Checked on the model as written (its node numbers), before anything runs.
+    structure.check_structure(model, where)
     labels = values.node_labels(model)
     values.check_values(model, where)
     for name, arr in [("the input batch", batch)] + [(f"--feed {n}", v) for n, v in feeds.items()]:
@@ -125,7 +126,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
 
     if prune_method:
         # the unpruned (folded) model's outputs, for the top-1 that pruning cost
-        _, res.outputs_before_pruning = capture.run_capture(model, batch, [], feeds)
+        _, res.outputs_before_pruning = capture.run_capture(model, batch, [], feeds, where=where)
         values.check_run(model, batch, feeds, res.outputs_before_pruning, where, labels)
         prov["pruning"] = _prune(model, layers, prune_method, sparsity, prune_exclude, prune_depthwise)
     else:
@@ -134,7 +135,7 @@ def export(model_path, batch, input_desc, prune_method=None, sparsity=0.0,
     names = [l.input_tensor for l in layers] + [l.output_tensor for l in layers if l.output_tensor]
     types = {l.input_tensor: helper.np_dtype_to_tensor_dtype(l.input_quant[2])
              for l in layers if l.input_quant}
-    captured, res.outputs = capture.run_capture(model, batch, names, feeds, types)
+    captured, res.outputs = capture.run_capture(model, batch, names, feeds, types, where=where)
     # where the batch is in each tensor (layout.py): a projection over [T*N, D] or
     # [T, N, D] is captured as T tokens of each of the N samples
     from .netgraph import batch_axes
@@ -230,7 +231,7 @@ def network(res, x, labels=None, input_name="graph.input"):
     for node in nodes:
         if "inputs" in node:
             node["inputs"] = [input_name if i == inp else i for i in node["inputs"]]
-    _, outputs = capture.run_capture(res.model, x, [], res.feeds)
+    _, outputs = capture.run_capture(res.model, x, [], res.feeds, where=res.where)
     values.check_run(res.model, x, res.feeds, outputs, res.where, res.labels)
     reference = next(iter(outputs.values())).astype(np.float32)
     arrays = {input_name: x, REFERENCE: reference}

@@ -73,7 +73,8 @@ def test_size_the_model_cannot_run_is_one_line(fpn, tmp_path):
     np.save(tmp_path / "odd.npy", np.zeros((3, 13, 21), np.float32))
     r = run_cli(fpn, "--input", str(tmp_path / "odd.npy"), "--out", str(tmp_path / "b"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert r.stderr.startswith("error: onnxruntime could not run the model on sample 0 (input x [1, 3, 13, 21])")
+    assert r.stderr.startswith(f"error: {fpn}: onnxruntime could not run the model on sample 0 "
+                               f"(input x [1, 3, 13, 21])")
     assert "pass --size H W" in r.stderr
     assert not os.path.exists(tmp_path / "b")
 
