@@ -14,6 +14,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))] // tests make their fixtures with std::fs
 
 pub mod accuracy;
+pub mod accuracy_report;
 pub mod accuracy_shard;
 pub mod check;
 pub mod chip;
