@@ -59,12 +59,20 @@ pub struct Manifest {
     pub config_values: serde_json::Value,
     /// The samples [start, end) of this shard.
     pub range: [usize; 2],
+    /// The network's outputs a sample (its classes): every prediction and label lies
+    /// below it. 0 (absent) in a shard written before it was recorded: not checked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub classes: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Manifest {
     /// The fields every shard of one run shares, named, in the order a merge compares them.
     fn shared(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut f = vec![
             ("format", self.format.clone()),
             ("sresim", self.sresim.clone()),
             ("network", self.network.clone()),
@@ -84,7 +92,12 @@ impl Manifest {
                 "draw_seeds",
                 format!("{:?}", self.draw_seeds).replace(' ', ""),
             ),
-        ]
+        ];
+        // Absent from shards written before it was recorded, whose fingerprints hold.
+        if self.classes > 0 {
+            f.push(("classes", self.classes.to_string()));
+        }
+        f
     }
 
     fn hash(&self) -> String {
@@ -166,6 +179,7 @@ impl ShardRun<'_> {
                 .collect(),
             config_values,
             range: [self.range.start, self.range.end],
+            classes: net.output_len(),
         };
         m.fingerprint = m.hash();
         Ok(m)
@@ -465,6 +479,8 @@ struct RecordReader {
     paths: Vec<String>,
     layers: usize,
     labels: bool,
+    /// Predictions and labels lie below it (0: not recorded, not checked).
+    classes: usize,
     line: u64,
 }
 
@@ -491,6 +507,7 @@ impl RecordReader {
             paths: m.paths(),
             layers: m.layer_names.len(),
             labels: m.labels,
+            classes: m.classes,
             line: 1,
         })
     }
@@ -531,7 +548,18 @@ impl RecordReader {
             (false, "") => None,
             (false, l) => bail!("{at}: label: '{l}' in a run without labels"),
         };
+        let classes = self.classes;
+        let class = |what: &str, v: i64| -> Result<()> {
+            if classes > 0 && (v < 0 || v as u64 >= classes as u64) {
+                bail!("{at}: {what}: {v} is not a class of the network (0..{classes})");
+            }
+            Ok(())
+        };
+        if let Some(l) = label {
+            class("label", l)?;
+        }
         let float_prediction = c.int()? as usize;
+        class("prediction", float_prediction.min(i64::MAX as usize) as i64)?;
         let float_sq = c.float()?;
         let mut out = Vec::with_capacity(paths.len() - 1);
         for p in &paths[1..] {
@@ -544,6 +572,12 @@ impl RecordReader {
                 i: 4,
             };
             let prediction = c.int()? as usize;
+            if self.classes > 0 && prediction >= self.classes {
+                bail!(
+                    "{at}: prediction: {prediction} is not a class of the network (0..{})",
+                    self.classes
+                );
+            }
             let output_sq_err = c.float()?;
             let mut layers = Vec::with_capacity(self.layers);
             for _ in 0..self.layers {
@@ -666,7 +700,7 @@ impl<'a> Cells<'a> {
         };
         if !(v.is_finite() && v >= 0.0) {
             bail!(
-                "{at}: cell {} ({}): '{t}' is {v}, not a finite sum of squares (>= 0)",
+                "{at}: cell {} ({}): '{t}' is {v:?}, not a finite sum of squares (>= 0)",
                 self.i,
                 self.name()
             );

@@ -22,6 +22,8 @@ pub struct Recheck<'a> {
     kinds: Vec<Kind>,
     /// The axis columns, after `point` and `workload`.
     axes: usize,
+    /// Columns every row a run writes fills (`sim::report::never_empty`).
+    filled: Vec<bool>,
 }
 
 impl<'a> Recheck<'a> {
@@ -33,6 +35,11 @@ impl<'a> Recheck<'a> {
             names: cols.iter().map(|c| c.name.clone()).collect(),
             kinds: cols.iter().map(|c| c.kind).collect(),
             axes: meta.axes.len(),
+            filled: cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| i >= 2 + meta.axes.len() && sim::report::never_empty(&c.name))
+                .collect(),
         }
     }
 
@@ -75,13 +82,23 @@ impl<'a> Recheck<'a> {
                 let bytes = &row[i];
                 // The cells a sweep writes pass at a glance (a merge of 4 GB reads some
                 // 3e8 of them); anything else is parsed and told.
+                if bytes.is_empty() && self.filled[i] {
+                    bail!(
+                        "{}: {}: empty, but every row a sweep writes fills it",
+                        at(),
+                        self.names[i]
+                    );
+                }
                 if bytes.is_empty() || plain(self.kinds[i], bytes) {
                     continue;
                 }
                 let cell = text(i);
                 let col = &self.names[i];
                 let typed = match self.kinds[i] {
-                    Kind::Text => Ok(()),
+                    Kind::Text => Err(format!(
+                        "{col}: {:?} holds a control character or is not UTF-8",
+                        String::from_utf8_lossy(bytes)
+                    )),
                     Kind::Count => match number::<u64>(cell) {
                         Some(u64::MAX) => Err(bounds::finite::NotFinite {
                             index: i,
@@ -129,21 +146,23 @@ impl<'a> Recheck<'a> {
     }
 }
 
-/// A cell that is of its kind at a glance: text; a count of at most 19 digits (below
-/// 10^19, so below 2^64 - 1); an integer of at most 18 digits after an optional `-`; a
+/// A cell that is of its kind at a glance: text of printable UTF-8 (no control
+/// character: a NUL or an escape is not a name a sweep writes); a count of at most 19
+/// digits (below 10^19, so below 2^64 - 1) without a leading zero; an integer of at most
+/// 18 digits after an optional `-`, without a leading zero; a
 /// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
 /// float) of at most 300 characters (below 10^300, so finite); true or false. Every cell
 /// it accepts parses as its kind and passes the finite gate; a cell it does not accept
 /// is parsed in full.
 fn plain(kind: Kind, cell: &[u8]) -> bool {
     fn digits(b: &[u8]) -> bool {
-        !b.is_empty() && b.iter().all(u8::is_ascii_digit)
+        !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b[0] != b'0')
     }
     fn unsigned(b: &[u8]) -> &[u8] {
         b.strip_prefix(b"-").unwrap_or(b)
     }
     match kind {
-        Kind::Text => true,
+        Kind::Text => std::str::from_utf8(cell).is_ok_and(|t| !t.chars().any(char::is_control)),
         Kind::Count => cell.len() <= 19 && digits(cell),
         Kind::Int => unsigned(cell).len() <= 18 && digits(unsigned(cell)),
         Kind::Float => {
@@ -164,10 +183,14 @@ fn plain(kind: Kind, cell: &[u8]) -> bool {
     }
 }
 
-/// An integer as a writer prints one: an optional `-` (for signed types), then digits.
+/// An integer as a writer prints one: an optional `-` (for signed types), then digits,
+/// without a leading zero (`0` itself, never `-0` or `007`).
 fn number<T: std::str::FromStr>(cell: &str) -> Option<T> {
     let digits = cell.strip_prefix('-').unwrap_or(cell);
-    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let plain = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'))
+        && cell != "-0";
     plain.then(|| cell.parse().ok()).flatten()
 }
 
@@ -202,12 +225,20 @@ mod tests {
             (Kind::Float, "."),
             (Kind::Float, "-"),
             (Kind::Bool, "yes"),
+            (Kind::Count, "007"),
+            (Kind::Int, "-01"),
+            (Kind::Text, "evil\0"),
+            (Kind::Text, "a\u{1b}[31m"),
         ];
         for (k, c) in not {
             assert!(!plain(k, c.as_bytes()), "{c}");
         }
         assert!(!plain(Kind::Float, "9".repeat(301).as_bytes()));
         assert!(plain(Kind::Float, "9".repeat(300).as_bytes()));
+        assert_eq!(number::<u64>("007"), None);
+        assert_eq!(number::<i64>("-0"), None);
+        assert_eq!(number::<u64>("0"), Some(0));
+        assert!(plain(Kind::Text, "t56".as_bytes()) && plain(Kind::Text, "conv µ".as_bytes()));
         assert!("9".repeat(300).parse::<f64>().unwrap().is_finite());
     }
 }

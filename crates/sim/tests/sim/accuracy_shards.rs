@@ -266,7 +266,31 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
     assert!(e.contains("is inf, not a finite sum"), "{e}");
     let e = tamper(&[(4, col(".func_sq_err"), "bff0000000000000")]);
     assert!(
-        e.contains("func_sq_err): 'bff0000000000000' is -1, not a finite sum"),
+        e.contains("func_sq_err): 'bff0000000000000' is -1.0, not a finite sum"),
+        "{e}"
+    );
+    // The smallest negative double is named in a few characters, not 330 digits.
+    let e = tamper(&[(2, sq, "8000000000000001")]);
+    assert!(
+        e.ends_with("'8000000000000001' is -5e-324, not a finite sum of squares (>= 0)"),
+        "{e}"
+    );
+    // Predictions and labels are classes of the network (lenet5: 10 outputs).
+    let label = header.iter().position(|c| c == "label").unwrap();
+    let prediction = header.iter().position(|c| c == "prediction").unwrap();
+    let e = tamper(&[(2, prediction, "10")]);
+    assert!(
+        e.ends_with("line 2: prediction: 10 is not a class of the network (0..10)"),
+        "{e}"
+    );
+    let e = tamper(&[(3, prediction, "4000")]);
+    assert!(
+        e.ends_with("line 3: prediction: 4000 is not a class of the network (0..10)"),
+        "{e}"
+    );
+    let e = tamper(&[(2, label, "-3")]);
+    assert!(
+        e.ends_with("line 2: label: -3 is not a class of the network (0..10)"),
         "{e}"
     );
     let outputs = col(".func_outputs");
