@@ -63,6 +63,46 @@ pub struct Manifest {
     /// below it. 0 (absent) in a shard written before it was recorded: not checked.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub classes: usize,
+    /// A hash of records.csv's bytes (16 hex digits): a record edited after the shard was
+    /// written is refused by the merge, whose range checks cannot see a count or a sum of
+    /// squares changed within its range. Empty (absent) in a shard written before it was
+    /// recorded: not checked. Not part of the fingerprint (every shard's records differ).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub records: String,
+}
+
+/// A reader or writer that hashes the bytes through it (records.csv's `records` hash).
+struct Hashing<T> {
+    inner: T,
+    hash: Fnv,
+}
+
+impl<T> Hashing<T> {
+    fn new(inner: T) -> Hashing<T> {
+        Hashing {
+            inner,
+            hash: Fnv::default(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.feed(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.feed(&buf[..n]);
+        Ok(n)
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -180,6 +220,7 @@ impl ShardRun<'_> {
             config_values,
             range: [self.range.start, self.range.end],
             classes: net.output_len(),
+            records: String::new(),
         };
         m.fingerprint = m.hash();
         Ok(m)
@@ -191,8 +232,8 @@ impl ShardRun<'_> {
         dir: &outdir::OutputDir,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Manifest> {
-        let m = self.manifest()?;
-        let mut w = csv::Writer::from_writer(dir.stage(RECORDS)?);
+        let mut m = self.manifest()?;
+        let mut w = csv::Writer::from_writer(Hashing::new(dir.stage(RECORDS)?));
         w.write_record(header(&m))?;
         let labels = self.net.labels.as_deref();
         draw_records(
@@ -212,7 +253,9 @@ impl ShardRun<'_> {
             },
         )?;
         // A write error names the file with its directory (outdir::Staged).
-        let records = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
+        let hashed = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
+        m.records = hashed.hash.hex();
+        let records = hashed.inner;
         let mut json = dir.stage(MANIFEST)?;
         serde_json::to_writer_pretty(&mut json, &m)?;
         dir.replace_staged(vec![records, json])?;
@@ -474,7 +517,9 @@ struct RecordReader {
     /// The columns (the header).
     names: Vec<String>,
     label: String,
-    rows: csv::StringRecordsIntoIter<std::fs::File>,
+    rows: csv::StringRecordsIntoIter<Hashing<std::fs::File>>,
+    /// shard.json's hash of records.csv (empty: not recorded).
+    records: String,
     range: Range<usize>,
     paths: Vec<String>,
     layers: usize,
@@ -489,7 +534,9 @@ impl RecordReader {
         let path = dir.join(RECORDS);
         let label = path.display().to_string();
         let f = workload::files::open(&path, &label).map_err(|e| anyhow!(e))?;
-        let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(Hashing::new(f));
         let got: Vec<String> = r
             .headers()
             .map_err(|e| anyhow!("{label}: {e}"))?
@@ -508,6 +555,7 @@ impl RecordReader {
             layers: m.layer_names.len(),
             labels: m.labels,
             classes: m.classes,
+            records: m.records.clone(),
             line: 1,
         })
     }
@@ -643,6 +691,14 @@ impl RecordReader {
                 "{}: line {}: rows beyond the last sample of the shard",
                 self.label,
                 self.line + 1
+            );
+        }
+        let read = self.rows.reader().get_ref().hash.hex();
+        if !self.records.is_empty() && read != self.records {
+            bail!(
+                "{}: its bytes hash to {read}, not to {} as shard.json's records says: the records were edited after the shard was written",
+                self.label,
+                self.records
             );
         }
         Ok(())

@@ -250,7 +250,7 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
         }
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
-        assert!(e.starts_with(&format!("{}: line ", path.display())), "{e}");
+        assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
         assert_eq!(e.lines().count(), 1);
         e
     };
@@ -308,6 +308,12 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
         e.contains("line 7: ") && e.contains(".func_outputs of path dense: the sum over the samples up to sample 1 (draw 0) does not fit a 64-bit count"),
         "{e}"
     );
+    // In range but not what the shard computed: the largest double as a sum of squares
+    // (it wrote an output_rel_rmse of 3.8e154), a count raised within its range. The
+    // records' hash in shard.json refuses both.
+    let edited = |e: &str| e.contains("the records were edited after the shard was written");
+    assert!(edited(&tamper(&[(2, sq, "7fefffffffffffff")])));
+    assert!(edited(&tamper(&[(4, outputs, "99999999999")])));
     std::fs::write(&path, &clean).unwrap();
     assert!(merge(std::slice::from_ref(&dir)).is_ok());
 }
