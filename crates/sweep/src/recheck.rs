@@ -24,6 +24,9 @@ pub struct Recheck<'a> {
     axes: usize,
     /// Columns every row a run writes fills (`sim::report::never_empty`).
     filled: Vec<bool>,
+    /// Float columns of quantities that cannot be negative (energies, times, cycles:
+    /// [`super::names`]' domain `NonNegative`).
+    nonnegative: Vec<bool>,
 }
 
 impl<'a> Recheck<'a> {
@@ -39,6 +42,16 @@ impl<'a> Recheck<'a> {
                 .iter()
                 .enumerate()
                 .map(|(i, c)| i >= 2 + meta.axes.len() && sim::report::never_empty(&c.name))
+                .collect(),
+            nonnegative: cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    i >= 2 + meta.axes.len()
+                        && c.kind == Kind::Float
+                        && super::names::known(&c.name)
+                            .is_some_and(|n| n.domain == super::names::Domain::NonNegative)
+                })
                 .collect(),
         }
     }
@@ -89,7 +102,9 @@ impl<'a> Recheck<'a> {
                         self.names[i]
                     );
                 }
-                if bytes.is_empty() || plain(self.kinds[i], bytes) {
+                if bytes.is_empty()
+                    || (plain(self.kinds[i], bytes) && !(self.nonnegative[i] && bytes[0] == b'-'))
+                {
                     continue;
                 }
                 let cell = text(i);
@@ -118,8 +133,8 @@ impl<'a> Recheck<'a> {
                     },
                     Kind::Float => match cell.parse::<f64>() {
                         Ok(v) => bounds::finite::check(|| format!("{col} of {}", layer()), v)
-                            .map(|_| ())
-                            .map_err(|e| e.to_string()),
+                            .map_err(|e| e.to_string())
+                            .and_then(|v| self.in_domain(i, cell, v)),
                         Err(_) => Err(format!("{col}: '{cell}' is not a number")),
                     },
                     Kind::Bool => match cell {
@@ -131,6 +146,18 @@ impl<'a> Recheck<'a> {
                     bail!("{}: {e}", at());
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A float of column `i` inside its quantity's domain: an energy, a time or a count of
+    /// cycles is never negative (not even `-0`).
+    fn in_domain(&self, i: usize, cell: &str, v: f64) -> Result<(), String> {
+        if self.nonnegative[i] && v.is_sign_negative() {
+            return Err(format!(
+                "{}: '{cell}' is negative, outside the quantity's domain [0, inf)",
+                self.names[i]
+            ));
         }
         Ok(())
     }

@@ -381,6 +381,10 @@ mod tests {
             .ends_with("cycles: empty, but every row a sweep writes fills it"));
         assert!(tamper(col("mode"), "evil\u{0}")
             .ends_with("mode: \"evil\\0\" holds a control character or is not UTF-8"));
+        assert!(tamper(col("energy_pj"), "-1e308")
+            .ends_with("energy_pj: '-1e308' is negative, outside the quantity's domain [0, inf)"));
+        assert!(tamper(col("time_ns"), "-0")
+            .ends_with("time_ns: '-0' is negative, outside the quantity's domain [0, inf)"));
         assert!(tamper(col("cycles"), "007")
             .ends_with("cycles: '007' is not a count (an unsigned 64-bit integer)"));
         let e = tamper(col("ou.cols"), "7");
