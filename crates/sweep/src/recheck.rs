@@ -173,6 +173,37 @@ impl<'a> Recheck<'a> {
     }
 }
 
+/// Checks again, as merge does, every row of the complete points a resumed sweep keeps
+/// in `dir` (points.csv; a points.parquet is written only once every point is done): a
+/// points table is data, and a tampered `cycles` of -5 survived a resume and was refused
+/// only by merge.
+pub fn kept(dir: &Path, meta: &Meta) -> Result<()> {
+    let path = dir.join("points.csv");
+    if !path.exists() {
+        return Ok(());
+    }
+    let ids = meta.ids();
+    let ix = super::index::index(&path, &meta.columns(), &ids)?;
+    let check = Recheck::new(meta, &ids);
+    let mut reader = super::index::RunReader::open(&path)?;
+    let (mut rows, mut current) = (Vec::new(), None);
+    let whole = |t: &super::index::Total| meta.rows(t.point as usize) == t.rows as usize;
+    for r in ix.grouped(whole, false) {
+        if current != Some(r.point) {
+            if let Some(p) = current {
+                check.rows(&path, p, &rows)?;
+            }
+            rows.clear();
+            current = Some(r.point);
+        }
+        reader.read(&r, &mut rows)?;
+    }
+    if let Some(p) = current {
+        check.rows(&path, p, &rows)?;
+    }
+    Ok(())
+}
+
 /// A cell that is of its kind at a glance: text of printable UTF-8 (no control
 /// character: a NUL or an escape is not a name a sweep writes); a count of at most 19
 /// digits (below 10^19, so below 2^64 - 1) without a leading zero; an integer of at most

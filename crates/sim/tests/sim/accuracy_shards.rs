@@ -317,3 +317,33 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
     std::fs::write(&path, &clean).unwrap();
     assert!(merge(std::slice::from_ref(&dir)).is_ok());
 }
+
+/// A bundle's labels are classes of its network: a label of 10 or -1 on the 10-class
+/// lenet5-mnist was accepted by `check`, `run` and `accuracy`, every prediction then
+/// wrong without a word.
+#[test]
+fn labels_outside_the_networks_classes_are_refused() {
+    let s = setup(&[], &[Mode::Dense], None, 1);
+    let n = &s.net;
+    let with = |labels: Vec<i64>| {
+        accuracy::Network::new(
+            &n.name,
+            n.graph.clone(),
+            n.layers.clone(),
+            n.input.clone(),
+            Some(labels),
+        )
+    };
+    let mut labels = n.labels.clone().unwrap();
+    assert!(with(labels.clone()).is_ok());
+    for bad in [10, -1, 1 << 40] {
+        labels[3] = bad;
+        let e = with(labels.clone()).unwrap_err().to_string();
+        assert!(
+            e.ends_with(&format!(
+                "graph.labels: sample 3's label {bad} is not a class of the network (0..10, its outputs a sample)"
+            )),
+            "{e}"
+        );
+    }
+}
