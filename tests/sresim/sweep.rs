@@ -264,6 +264,46 @@ fn resume_drops_torn_lines_and_incomplete_points() {
     );
 }
 
+/// A kept point's rows are data: a `cycles` of -5 written into a complete point survived
+/// a resume (and was refused only by merge); resume now checks them as merge does and
+/// changes nothing.
+#[test]
+fn resume_refuses_a_tampered_kept_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let full = dir.path().join("full");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&full), "-q"]));
+    let text = std::fs::read_to_string(full.join("points.csv")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let cycles = header.iter().position(|c| *c == "cycles").unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut cells: Vec<String> = lines[1].split(',').map(String::from).collect();
+    cells[cycles] = "-5".into();
+    lines[1] = cells.join(",");
+    // Only the first point complete: the resume has points to run.
+    let tampered: String = lines[..11].iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(full.join("points.csv"), &tampered).unwrap();
+    let e = fails(&sresim(&[
+        "sweep",
+        "-g",
+        s(&grid),
+        "-o",
+        s(&full),
+        "--resume",
+        "-q",
+    ]));
+    assert!(
+        e.contains("points.csv: point ")
+            && e.trim_end()
+                .ends_with("cycles: '-5' is not a count (an unsigned 64-bit integer)"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(full.join("points.csv")).unwrap(),
+        tampered
+    );
+}
+
 #[test]
 fn an_existing_sweep_is_neither_overwritten_nor_mixed_with_another_grid() {
     let dir = tempfile::tempdir().unwrap();

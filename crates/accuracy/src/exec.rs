@@ -91,6 +91,20 @@ impl Network {
                 return Err(bad(format!("{} labels for {samples} samples", l.len())));
             }
         }
+        // A label is a class: an index into the network's outputs a sample (a label of
+        // 10 on a 10-class network, or -1, made every prediction wrong without a word).
+        if let Some(l) = &labels {
+            let classes: usize = graph.tensors[output_tensor].shape.iter().product();
+            if let Some((s, &v)) = l
+                .iter()
+                .enumerate()
+                .find(|(_, &v)| v < 0 || v as u64 >= classes as u64)
+            {
+                return Err(bad(format!(
+                    "graph.labels: sample {s}'s label {v} is not a class of the network (0..{classes}, its outputs a sample)"
+                )));
+            }
+        }
         let mut last_use = vec![usize::MAX; graph.tensors.len()];
         for (i, n) in graph.nodes.iter().enumerate() {
             for &t in &n.inputs {

@@ -99,6 +99,44 @@ pub enum Error {
     RowGroup { group: usize, problem: String },
     #[error("{0}")]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// The parquet crate gave up on a file by panicking (a footer or page header that
+    /// contradicts itself: a negative column start, a dictionary-encoded page without its
+    /// dictionary). Caught in [`guard`] and told as a corrupt file.
+    #[error("a corrupt file ({0})")]
+    Corrupt(String),
+}
+
+thread_local! {
+    /// Whether this thread is inside [`guard`]: its panics are told as errors, silently.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a call into the parquet crate's reader, turning a panic of that crate on a
+/// corrupt file into [`Error::Corrupt`]: a file is data, and a user's damaged file gets
+/// one line, never a backtrace (docs/errors.md). The panic hook installed the first time
+/// stays silent for panics inside a guard and hands every other panic to the hook that
+/// was there before.
+fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !GUARDED.with(|g| g.get()) {
+                previous(info);
+            }
+        }));
+    });
+    let was = GUARDED.with(|g| g.replace(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(was));
+    out.unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the Parquet reader failed".into());
+        Err(Error::Corrupt(why))
+    })
 }
 
 /// Most cells (rows x columns read) of one row group a reader holds: 2^26, about 1 GB of
@@ -339,6 +377,10 @@ pub struct Reader<R: ChunkReader + 'static> {
 impl<R: ChunkReader + 'static> Reader<R> {
     /// Opens a Parquet file; its columns must be of the kinds [`Writer`] writes.
     pub fn new(input: R) -> Result<Reader<R>> {
+        guard(|| Self::open(input))
+    }
+
+    fn open(input: R) -> Result<Reader<R>> {
         let file = SerializedFileReader::new(input)?;
         let schema = file.metadata().file_metadata().schema_descr_ptr();
         let cols = schema
@@ -386,6 +428,10 @@ impl<R: ChunkReader + 'static> Reader<R> {
 
     /// Reads the next row group's columns; false when there is none.
     fn load(&mut self) -> Result<bool> {
+        guard(|| self.load_group())
+    }
+
+    fn load_group(&mut self) -> Result<bool> {
         while self.group < self.file.num_row_groups() {
             let rg = self.file.get_row_group(self.group)?;
             self.group += 1;
@@ -644,6 +690,40 @@ mod tests {
             e,
             "row group 0: declares 1099511627776 rows x 5 columns = 5497558138880 cells, more than the limit of 67108864 a row group"
         );
+    }
+
+    /// The parquet crate panics on some corrupt footers and pages (a negative column
+    /// start; a dictionary-encoded page without its dictionary): every byte of a small
+    /// file flipped to each of a few values reads as a table or fails as an error, and
+    /// some flips are told as a corrupt file.
+    #[test]
+    fn every_single_byte_corruption_is_an_error_or_a_table_never_a_panic() {
+        let rows: Vec<Vec<&str>> = (0..40)
+            .map(|i| {
+                if i % 3 == 0 {
+                    vec!["x", "7", "-2", "", "true"]
+                } else {
+                    vec!["yy", "1", "3", "0.5", "false"]
+                }
+            })
+            .collect();
+        let clean = write(&rows);
+        let mut corrupt = 0;
+        for at in 0..clean.len() {
+            for v in [0xff_u8, 0xd0, 0x00, 0x80] {
+                let mut b = clean.clone();
+                b[at] = v;
+                let read = Reader::new(bytes::Bytes::from(b)).and_then(|mut r| {
+                    let mut row = Vec::new();
+                    while r.next_row(&mut row)? {}
+                    Ok(())
+                });
+                if let Err(Error::Corrupt(_)) = read {
+                    corrupt += 1;
+                }
+            }
+        }
+        assert!(corrupt > 0, "no flip reached the parquet crate's panics");
     }
 
     #[test]

@@ -59,12 +59,60 @@ pub struct Manifest {
     pub config_values: serde_json::Value,
     /// The samples [start, end) of this shard.
     pub range: [usize; 2],
+    /// The network's outputs a sample (its classes): every prediction and label lies
+    /// below it. 0 (absent) in a shard written before it was recorded: not checked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub classes: usize,
+    /// A hash of records.csv's bytes (16 hex digits): a record edited after the shard was
+    /// written is refused by the merge, whose range checks cannot see a count or a sum of
+    /// squares changed within its range. Empty (absent) in a shard written before it was
+    /// recorded: not checked. Not part of the fingerprint (every shard's records differ).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub records: String,
+}
+
+/// A reader or writer that hashes the bytes through it (records.csv's `records` hash).
+struct Hashing<T> {
+    inner: T,
+    hash: Fnv,
+}
+
+impl<T> Hashing<T> {
+    fn new(inner: T) -> Hashing<T> {
+        Hashing {
+            inner,
+            hash: Fnv::default(),
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.feed(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.feed(&buf[..n]);
+        Ok(n)
+    }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Manifest {
     /// The fields every shard of one run shares, named, in the order a merge compares them.
     fn shared(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut f = vec![
             ("format", self.format.clone()),
             ("sresim", self.sresim.clone()),
             ("network", self.network.clone()),
@@ -84,7 +132,12 @@ impl Manifest {
                 "draw_seeds",
                 format!("{:?}", self.draw_seeds).replace(' ', ""),
             ),
-        ]
+        ];
+        // Absent from shards written before it was recorded, whose fingerprints hold.
+        if self.classes > 0 {
+            f.push(("classes", self.classes.to_string()));
+        }
+        f
     }
 
     fn hash(&self) -> String {
@@ -166,6 +219,8 @@ impl ShardRun<'_> {
                 .collect(),
             config_values,
             range: [self.range.start, self.range.end],
+            classes: net.output_len(),
+            records: String::new(),
         };
         m.fingerprint = m.hash();
         Ok(m)
@@ -177,8 +232,8 @@ impl ShardRun<'_> {
         dir: &outdir::OutputDir,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Manifest> {
-        let m = self.manifest()?;
-        let mut w = csv::Writer::from_writer(dir.stage(RECORDS)?);
+        let mut m = self.manifest()?;
+        let mut w = csv::Writer::from_writer(Hashing::new(dir.stage(RECORDS)?));
         w.write_record(header(&m))?;
         let labels = self.net.labels.as_deref();
         draw_records(
@@ -198,7 +253,9 @@ impl ShardRun<'_> {
             },
         )?;
         // A write error names the file with its directory (outdir::Staged).
-        let records = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
+        let hashed = w.into_inner().map_err(|e| anyhow!("{}", e.error()))?;
+        m.records = hashed.hash.hex();
+        let records = hashed.inner;
         let mut json = dir.stage(MANIFEST)?;
         serde_json::to_writer_pretty(&mut json, &m)?;
         dir.replace_staged(vec![records, json])?;
@@ -460,11 +517,15 @@ struct RecordReader {
     /// The columns (the header).
     names: Vec<String>,
     label: String,
-    rows: csv::StringRecordsIntoIter<std::fs::File>,
+    rows: csv::StringRecordsIntoIter<Hashing<std::fs::File>>,
+    /// shard.json's hash of records.csv (empty: not recorded).
+    records: String,
     range: Range<usize>,
     paths: Vec<String>,
     layers: usize,
     labels: bool,
+    /// Predictions and labels lie below it (0: not recorded, not checked).
+    classes: usize,
     line: u64,
 }
 
@@ -473,7 +534,9 @@ impl RecordReader {
         let path = dir.join(RECORDS);
         let label = path.display().to_string();
         let f = workload::files::open(&path, &label).map_err(|e| anyhow!(e))?;
-        let mut r = csv::ReaderBuilder::new().has_headers(true).from_reader(f);
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(Hashing::new(f));
         let got: Vec<String> = r
             .headers()
             .map_err(|e| anyhow!("{label}: {e}"))?
@@ -491,6 +554,8 @@ impl RecordReader {
             paths: m.paths(),
             layers: m.layer_names.len(),
             labels: m.labels,
+            classes: m.classes,
+            records: m.records.clone(),
             line: 1,
         })
     }
@@ -531,7 +596,18 @@ impl RecordReader {
             (false, "") => None,
             (false, l) => bail!("{at}: label: '{l}' in a run without labels"),
         };
+        let classes = self.classes;
+        let class = |what: &str, v: i64| -> Result<()> {
+            if classes > 0 && (v < 0 || v as u64 >= classes as u64) {
+                bail!("{at}: {what}: {v} is not a class of the network (0..{classes})");
+            }
+            Ok(())
+        };
+        if let Some(l) = label {
+            class("label", l)?;
+        }
         let float_prediction = c.int()? as usize;
+        class("prediction", float_prediction.min(i64::MAX as usize) as i64)?;
         let float_sq = c.float()?;
         let mut out = Vec::with_capacity(paths.len() - 1);
         for p in &paths[1..] {
@@ -544,6 +620,12 @@ impl RecordReader {
                 i: 4,
             };
             let prediction = c.int()? as usize;
+            if self.classes > 0 && prediction >= self.classes {
+                bail!(
+                    "{at}: prediction: {prediction} is not a class of the network (0..{})",
+                    self.classes
+                );
+            }
             let output_sq_err = c.float()?;
             let mut layers = Vec::with_capacity(self.layers);
             for _ in 0..self.layers {
@@ -611,6 +693,14 @@ impl RecordReader {
                 self.line + 1
             );
         }
+        let read = self.rows.reader().get_ref().hash.hex();
+        if !self.records.is_empty() && read != self.records {
+            bail!(
+                "{}: its bytes hash to {read}, not to {} as shard.json's records says: the records were edited after the shard was written",
+                self.label,
+                self.records
+            );
+        }
         Ok(())
     }
 }
@@ -666,7 +756,7 @@ impl<'a> Cells<'a> {
         };
         if !(v.is_finite() && v >= 0.0) {
             bail!(
-                "{at}: cell {} ({}): '{t}' is {v}, not a finite sum of squares (>= 0)",
+                "{at}: cell {} ({}): '{t}' is {v:?}, not a finite sum of squares (>= 0)",
                 self.i,
                 self.name()
             );

@@ -48,6 +48,27 @@ pub const EXTRA_COLUMNS: [&str; 12] = [
     "samples",
 ];
 
+/// Whether every row a run writes fills column `col` of layers.csv (and of points.csv):
+/// the names and counts of the contract except `kind` (empty on TOTAL rows) and the two
+/// ratios (empty when dense was not run), the energy breakdown, and the extra columns
+/// that TOTAL rows fill too. `merge` refuses an empty cell in one of them.
+pub fn never_empty(col: &str) -> bool {
+    const SOMETIMES: [&str; 3] = ["kind", "speedup_vs_dense", "energy_saving_vs_dense"];
+    const EXTRA_ON_TOTAL: [&str; 8] = [
+        "busy_cycles",
+        "ir_bits",
+        "or_bits",
+        "edram_bits",
+        "index_bits_read",
+        "weight_storage_bits",
+        "index_storage_bits",
+        "samples",
+    ];
+    (CONTRACT_COLUMNS.contains(&col) && !SOMETIMES.contains(&col))
+        || Breakdown::COLUMNS.contains(&col)
+        || EXTRA_ON_TOTAL.contains(&col)
+}
+
 /// Columns of the cycle engine (empty for the other engines), after [`EXTRA_COLUMNS`]:
 /// the queue depth in effect, stall and barrier-wait crossbar-cycles, the partial-sum
 /// buffer peak, then busy and stall cycles per stage in [`Stage::ALL`] order (empty for
@@ -657,5 +678,24 @@ mod tests {
         assert!(s["modes"]["sre"]["pipeline"]["stages"]["index_decode"].is_object());
         assert!(s["modes"]["dense"]["pipeline"]["stages"]["index_decode"].is_null());
         assert!(summary_json(&fast, &cfg)["modes"]["sre"]["pipeline"].is_null());
+    }
+
+    /// The columns `merge` holds to be always filled are filled on every row a run writes,
+    /// TOTAL rows and every mode included, and the others are not all of them.
+    #[test]
+    fn the_never_empty_columns_are_filled_on_every_row() {
+        let (res, _) = lenet5(EngineKind::Cycle, &[]);
+        let h = header();
+        let rows = layers_rows(&res);
+        assert!(rows.iter().any(|r| r[1] == "TOTAL"));
+        for r in &rows {
+            for (i, c) in h.iter().enumerate() {
+                if never_empty(c) {
+                    assert_ne!(r[i], "", "{c} of {} ({})", r[1], r[3]);
+                }
+            }
+        }
+        assert!(never_empty("cycles") && never_empty("e_adc_pj") && never_empty("samples"));
+        assert!(!never_empty("kind") && !never_empty("passes") && !never_empty("queue_depth"));
     }
 }

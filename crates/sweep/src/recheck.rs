@@ -22,6 +22,11 @@ pub struct Recheck<'a> {
     kinds: Vec<Kind>,
     /// The axis columns, after `point` and `workload`.
     axes: usize,
+    /// Columns every row a run writes fills (`sim::report::never_empty`).
+    filled: Vec<bool>,
+    /// Float columns of quantities that cannot be negative (energies, times, cycles:
+    /// [`super::names`]' domain `NonNegative`).
+    nonnegative: Vec<bool>,
 }
 
 impl<'a> Recheck<'a> {
@@ -33,6 +38,21 @@ impl<'a> Recheck<'a> {
             names: cols.iter().map(|c| c.name.clone()).collect(),
             kinds: cols.iter().map(|c| c.kind).collect(),
             axes: meta.axes.len(),
+            filled: cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| i >= 2 + meta.axes.len() && sim::report::never_empty(&c.name))
+                .collect(),
+            nonnegative: cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    i >= 2 + meta.axes.len()
+                        && c.kind == Kind::Float
+                        && super::names::known(&c.name)
+                            .is_some_and(|n| n.domain == super::names::Domain::NonNegative)
+                })
+                .collect(),
         }
     }
 
@@ -75,13 +95,25 @@ impl<'a> Recheck<'a> {
                 let bytes = &row[i];
                 // The cells a sweep writes pass at a glance (a merge of 4 GB reads some
                 // 3e8 of them); anything else is parsed and told.
-                if bytes.is_empty() || plain(self.kinds[i], bytes) {
+                if bytes.is_empty() && self.filled[i] {
+                    bail!(
+                        "{}: {}: empty, but every row a sweep writes fills it",
+                        at(),
+                        self.names[i]
+                    );
+                }
+                if bytes.is_empty()
+                    || (plain(self.kinds[i], bytes) && !(self.nonnegative[i] && bytes[0] == b'-'))
+                {
                     continue;
                 }
                 let cell = text(i);
                 let col = &self.names[i];
                 let typed = match self.kinds[i] {
-                    Kind::Text => Ok(()),
+                    Kind::Text => Err(format!(
+                        "{col}: {:?} holds a control character or is not UTF-8",
+                        String::from_utf8_lossy(bytes)
+                    )),
                     Kind::Count => match number::<u64>(cell) {
                         Some(u64::MAX) => Err(bounds::finite::NotFinite {
                             index: i,
@@ -101,8 +133,8 @@ impl<'a> Recheck<'a> {
                     },
                     Kind::Float => match cell.parse::<f64>() {
                         Ok(v) => bounds::finite::check(|| format!("{col} of {}", layer()), v)
-                            .map(|_| ())
-                            .map_err(|e| e.to_string()),
+                            .map_err(|e| e.to_string())
+                            .and_then(|v| self.in_domain(i, cell, v)),
                         Err(_) => Err(format!("{col}: '{cell}' is not a number")),
                     },
                     Kind::Bool => match cell {
@@ -118,6 +150,18 @@ impl<'a> Recheck<'a> {
         Ok(())
     }
 
+    /// A float of column `i` inside its quantity's domain: an energy, a time or a count of
+    /// cycles is never negative (not even `-0`).
+    fn in_domain(&self, i: usize, cell: &str, v: f64) -> Result<(), String> {
+        if self.nonnegative[i] && v.is_sign_negative() {
+            return Err(format!(
+                "{}: '{cell}' is negative, outside the quantity's domain [0, inf)",
+                self.names[i]
+            ));
+        }
+        Ok(())
+    }
+
     /// The text of column `name` of `row` (empty when the table has no such column).
     fn cell<'r>(&self, row: &'r ByteRecord, name: &str) -> &'r str {
         self.names
@@ -129,21 +173,54 @@ impl<'a> Recheck<'a> {
     }
 }
 
-/// A cell that is of its kind at a glance: text; a count of at most 19 digits (below
-/// 10^19, so below 2^64 - 1); an integer of at most 18 digits after an optional `-`; a
+/// Checks again, as merge does, every row of the complete points a resumed sweep keeps
+/// in `dir` (points.csv; a points.parquet is written only once every point is done): a
+/// points table is data, and a tampered `cycles` of -5 survived a resume and was refused
+/// only by merge.
+pub fn kept(dir: &Path, meta: &Meta) -> Result<()> {
+    let path = dir.join("points.csv");
+    if !path.exists() {
+        return Ok(());
+    }
+    let ids = meta.ids();
+    let ix = super::index::index(&path, &meta.columns(), &ids)?;
+    let check = Recheck::new(meta, &ids);
+    let mut reader = super::index::RunReader::open(&path)?;
+    let (mut rows, mut current) = (Vec::new(), None);
+    let whole = |t: &super::index::Total| meta.rows(t.point as usize) == t.rows as usize;
+    for r in ix.grouped(whole, false) {
+        if current != Some(r.point) {
+            if let Some(p) = current {
+                check.rows(&path, p, &rows)?;
+            }
+            rows.clear();
+            current = Some(r.point);
+        }
+        reader.read(&r, &mut rows)?;
+    }
+    if let Some(p) = current {
+        check.rows(&path, p, &rows)?;
+    }
+    Ok(())
+}
+
+/// A cell that is of its kind at a glance: text of printable UTF-8 (no control
+/// character: a NUL or an escape is not a name a sweep writes); a count of at most 19
+/// digits (below 10^19, so below 2^64 - 1) without a leading zero; an integer of at most
+/// 18 digits after an optional `-`, without a leading zero; a
 /// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
 /// float) of at most 300 characters (below 10^300, so finite); true or false. Every cell
 /// it accepts parses as its kind and passes the finite gate; a cell it does not accept
 /// is parsed in full.
 fn plain(kind: Kind, cell: &[u8]) -> bool {
     fn digits(b: &[u8]) -> bool {
-        !b.is_empty() && b.iter().all(u8::is_ascii_digit)
+        !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b[0] != b'0')
     }
     fn unsigned(b: &[u8]) -> &[u8] {
         b.strip_prefix(b"-").unwrap_or(b)
     }
     match kind {
-        Kind::Text => true,
+        Kind::Text => std::str::from_utf8(cell).is_ok_and(|t| !t.chars().any(char::is_control)),
         Kind::Count => cell.len() <= 19 && digits(cell),
         Kind::Int => unsigned(cell).len() <= 18 && digits(unsigned(cell)),
         Kind::Float => {
@@ -164,10 +241,14 @@ fn plain(kind: Kind, cell: &[u8]) -> bool {
     }
 }
 
-/// An integer as a writer prints one: an optional `-` (for signed types), then digits.
+/// An integer as a writer prints one: an optional `-` (for signed types), then digits,
+/// without a leading zero (`0` itself, never `-0` or `007`).
 fn number<T: std::str::FromStr>(cell: &str) -> Option<T> {
     let digits = cell.strip_prefix('-').unwrap_or(cell);
-    let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let plain = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits.len() == 1 || !digits.starts_with('0'))
+        && cell != "-0";
     plain.then(|| cell.parse().ok()).flatten()
 }
 
@@ -202,12 +283,20 @@ mod tests {
             (Kind::Float, "."),
             (Kind::Float, "-"),
             (Kind::Bool, "yes"),
+            (Kind::Count, "007"),
+            (Kind::Int, "-01"),
+            (Kind::Text, "evil\0"),
+            (Kind::Text, "a\u{1b}[31m"),
         ];
         for (k, c) in not {
             assert!(!plain(k, c.as_bytes()), "{c}");
         }
         assert!(!plain(Kind::Float, "9".repeat(301).as_bytes()));
         assert!(plain(Kind::Float, "9".repeat(300).as_bytes()));
+        assert_eq!(number::<u64>("007"), None);
+        assert_eq!(number::<i64>("-0"), None);
+        assert_eq!(number::<u64>("0"), Some(0));
+        assert!(plain(Kind::Text, "t56".as_bytes()) && plain(Kind::Text, "conv µ".as_bytes()));
         assert!("9".repeat(300).parse::<f64>().unwrap().is_finite());
     }
 }

@@ -375,6 +375,18 @@ mod tests {
         assert!(tamper(col("cycles"), "18446744073709551615")
             .ends_with("would be 18446744073709551615, a count saturated at 2^64 - 1"));
         assert!(tamper(col("energy_pj"), "x").ends_with("energy_pj: 'x' is not a number"));
+        // An empty cell of a column every row fills, a text cell with a control
+        // character, a count written with a leading zero: none is what a sweep writes.
+        assert!(tamper(col("cycles"), "")
+            .ends_with("cycles: empty, but every row a sweep writes fills it"));
+        assert!(tamper(col("mode"), "evil\u{0}")
+            .ends_with("mode: \"evil\\0\" holds a control character or is not UTF-8"));
+        assert!(tamper(col("energy_pj"), "-1e308")
+            .ends_with("energy_pj: '-1e308' is negative, outside the quantity's domain [0, inf)"));
+        assert!(tamper(col("time_ns"), "-0")
+            .ends_with("time_ns: '-0' is negative, outside the quantity's domain [0, inf)"));
+        assert!(tamper(col("cycles"), "007")
+            .ends_with("cycles: '007' is not a count (an unsigned 64-bit integer)"));
         let e = tamper(col("ou.cols"), "7");
         assert!(
             e.contains("ou.cols: '7' contradicts the point's id (its value is"),

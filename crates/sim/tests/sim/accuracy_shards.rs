@@ -250,7 +250,7 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
         }
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
-        assert!(e.starts_with(&format!("{}: line ", path.display())), "{e}");
+        assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
         assert_eq!(e.lines().count(), 1);
         e
     };
@@ -266,7 +266,31 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
     assert!(e.contains("is inf, not a finite sum"), "{e}");
     let e = tamper(&[(4, col(".func_sq_err"), "bff0000000000000")]);
     assert!(
-        e.contains("func_sq_err): 'bff0000000000000' is -1, not a finite sum"),
+        e.contains("func_sq_err): 'bff0000000000000' is -1.0, not a finite sum"),
+        "{e}"
+    );
+    // The smallest negative double is named in a few characters, not 330 digits.
+    let e = tamper(&[(2, sq, "8000000000000001")]);
+    assert!(
+        e.ends_with("'8000000000000001' is -5e-324, not a finite sum of squares (>= 0)"),
+        "{e}"
+    );
+    // Predictions and labels are classes of the network (lenet5: 10 outputs).
+    let label = header.iter().position(|c| c == "label").unwrap();
+    let prediction = header.iter().position(|c| c == "prediction").unwrap();
+    let e = tamper(&[(2, prediction, "10")]);
+    assert!(
+        e.ends_with("line 2: prediction: 10 is not a class of the network (0..10)"),
+        "{e}"
+    );
+    let e = tamper(&[(3, prediction, "4000")]);
+    assert!(
+        e.ends_with("line 3: prediction: 4000 is not a class of the network (0..10)"),
+        "{e}"
+    );
+    let e = tamper(&[(2, label, "-3")]);
+    assert!(
+        e.ends_with("line 2: label: -3 is not a class of the network (0..10)"),
         "{e}"
     );
     let outputs = col(".func_outputs");
@@ -284,6 +308,42 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
         e.contains("line 7: ") && e.contains(".func_outputs of path dense: the sum over the samples up to sample 1 (draw 0) does not fit a 64-bit count"),
         "{e}"
     );
+    // In range but not what the shard computed: the largest double as a sum of squares
+    // (it wrote an output_rel_rmse of 3.8e154), a count raised within its range. The
+    // records' hash in shard.json refuses both.
+    let edited = |e: &str| e.contains("the records were edited after the shard was written");
+    assert!(edited(&tamper(&[(2, sq, "7fefffffffffffff")])));
+    assert!(edited(&tamper(&[(4, outputs, "99999999999")])));
     std::fs::write(&path, &clean).unwrap();
     assert!(merge(std::slice::from_ref(&dir)).is_ok());
+}
+
+/// A bundle's labels are classes of its network: a label of 10 or -1 on the 10-class
+/// lenet5-mnist was accepted by `check`, `run` and `accuracy`, every prediction then
+/// wrong without a word.
+#[test]
+fn labels_outside_the_networks_classes_are_refused() {
+    let s = setup(&[], &[Mode::Dense], None, 1);
+    let n = &s.net;
+    let with = |labels: Vec<i64>| {
+        accuracy::Network::new(
+            &n.name,
+            n.graph.clone(),
+            n.layers.clone(),
+            n.input.clone(),
+            Some(labels),
+        )
+    };
+    let mut labels = n.labels.clone().unwrap();
+    assert!(with(labels.clone()).is_ok());
+    for bad in [10, -1, 1 << 40] {
+        labels[3] = bad;
+        let e = with(labels.clone()).unwrap_err().to_string();
+        assert!(
+            e.ends_with(&format!(
+                "graph.labels: sample 3's label {bad} is not a class of the network (0..10, its outputs a sample)"
+            )),
+            "{e}"
+        );
+    }
 }

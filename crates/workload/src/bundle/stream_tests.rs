@@ -345,3 +345,26 @@ fn a_bundle_changed_after_open_is_an_error_not_other_values() {
         "{e}"
     );
 }
+
+/// An array held by two entries (`w` beside `w.npy`) was read from whichever the lookup
+/// found first; the archive is now refused, naming the array.
+#[test]
+fn an_array_held_by_two_entries_is_refused() {
+    let a = npy("<f4", &[2], &[1.0f32, 2.0], false, false);
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for name in ["w.npy", "w"] {
+        z.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        z.write_all(&a).unwrap();
+    }
+    let bytes = z.finish().unwrap().into_inner();
+    let e = tensors::Npz::new(std::io::Cursor::new(bytes))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        "array w: held by two entries of the archive (one entry an array)"
+    );
+    let one = npz(&[("w", a)], false);
+    assert!(tensors::Npz::new(std::io::Cursor::new(one)).is_ok());
+}

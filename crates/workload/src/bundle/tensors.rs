@@ -181,9 +181,24 @@ impl<R: Read + Seek> Npz<R> {
     /// An archive whose arrays are read whole only when their data, as its header
     /// declares it, takes at most `max_bytes` (checked before anything is allocated).
     pub fn with_limit(reader: R, max_bytes: u64) -> Result<Self, String> {
-        ZipArchive::new(reader)
-            .map(|zip| Npz { zip, max_bytes })
-            .map_err(|e| format!("not a readable npz archive: {e}"))
+        let zip =
+            ZipArchive::new(reader).map_err(|e| format!("not a readable npz archive: {e}"))?;
+        // One entry an array: `w` beside `w.npy` (or `w.npy` twice) names one array twice,
+        // and which of them was read depended on the lookup order (a manifest key named
+        // twice is refused for the same reason).
+        let mut seen = HashSet::with_capacity(zip.len());
+        for n in zip.file_names() {
+            let array = n.strip_suffix(".npy").unwrap_or(n);
+            if !seen.insert(array) {
+                return Err(format!(
+                    "array {array}: held by two entries of the archive (one entry an array)"
+                ));
+            }
+        }
+        if zip.file_names().count() != zip.len() {
+            return Err("two entries of the archive have one name (one entry an array)".into());
+        }
+        Ok(Npz { zip, max_bytes })
     }
 
     /// Checks that the data `h` declares fits `max_bytes` before it is allocated.
