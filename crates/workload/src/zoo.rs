@@ -9,19 +9,14 @@
 use std::sync::OnceLock;
 
 use crate::geometry::LayerSpec;
+use crate::synth::{LayerRole, Role};
 
 /// Networks of the zoo that `sresim run` cannot replay, with the reason (`sresim memory`
 /// models their whole graph). Every other network of the zoo runs.
-pub const NOT_REPLAYED: [(&str, &str); 2] = [
-    (
-        "bert",
-        "its attention products (Q.K^T, P.V) multiply two activations, and its projections run over a sequence of tokens; run replays conv and fc layers with static weights (`sresim memory --workload bert` models it)",
-    ),
-    (
-        "gnmt",
-        "its LSTM cells are recurrent gate products, not conv or fc layers (`sresim memory --workload gnmt` models it)",
-    ),
-];
+pub const NOT_REPLAYED: [(&str, &str); 1] = [(
+    "gnmt",
+    "its LSTM cells are recurrent gate products, not conv or fc layers (`sresim memory --workload gnmt` models it)",
+)];
 
 /// Why the zoo network `name` cannot be replayed by `sresim run`, if it cannot.
 pub fn not_replayed(name: &str) -> Option<&'static str> {
@@ -32,26 +27,57 @@ pub fn not_replayed(name: &str) -> Option<&'static str> {
 }
 
 /// The built-in network names `sresim run` replays, in the order `sresim workloads`
-/// lists them (the zoo's order).
+/// lists them (the zoo's order, then its transformers).
 pub fn names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        network::zoo::NAMES
-            .iter()
-            .copied()
+        network::zoo::all_names()
             .filter(|n| not_replayed(n).is_none())
             .collect()
+    })
+}
+
+/// What `run` replays of a built-in network: its crossbar layers (geometry per sample),
+/// each layer's transformer role, and the ops no crossbar computes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZooNetwork {
+    pub layers: Vec<LayerSpec>,
+    /// Per layer: its role and heads (a transformer's projections), as a shape file's
+    /// `role` and `heads` give them.
+    pub roles: Vec<Option<LayerRole>>,
+    /// The products of two activations (attention's Q.K^T and P.V), as (node,
+    /// multiply-accumulates a sample), in execution order.
+    pub off_crossbar: Vec<(String, u64)>,
+}
+
+/// The built-in network `name` (batch 1), or None for a name not in [`names`].
+pub fn network(name: &str) -> Option<ZooNetwork> {
+    if !names().contains(&name) {
+        return None;
+    }
+    let (graph, annots) =
+        network::zoo::build_annotated(name, 1, network::zoo::ZooOptions::default())?;
+    let layers = graph.crossbar_layers();
+    let mut roles = vec![None; layers.len()];
+    for a in annots {
+        let i = layers.iter().position(|l| l.name == a.layer)?;
+        let role = a.role.parse::<Role>().ok()?;
+        roles[i] = Some(LayerRole {
+            role,
+            heads: a.heads,
+        });
+    }
+    Some(ZooNetwork {
+        layers,
+        roles,
+        off_crossbar: crate::bundle::off_crossbar_ops(&graph),
     })
 }
 
 /// The crossbar layers of a built-in network (geometry per sample), or None for a name
 /// not in [`names`].
 pub fn layers(name: &str) -> Option<Vec<LayerSpec>> {
-    if !names().contains(&name) {
-        return None;
-    }
-    let graph = network::zoo::build(name, 1, network::zoo::ZooOptions::default())?;
-    Some(graph.crossbar_layers())
+    network(name).map(|n| n.layers)
 }
 
 #[cfg(test)]
