@@ -60,7 +60,13 @@ pub fn bert_base(name: &str, batch: usize, seq: usize) -> (Graph, Vec<LayerAnnot
             dh,
             vec![tokens, HIDDEN],
         );
-        let o = b.fc_tokens(&format!("{p}.attention.output.dense"), ctx, HIDDEN, true, seq);
+        let o = b.fc_tokens(
+            &format!("{p}.attention.output.dense"),
+            ctx,
+            HIDDEN,
+            true,
+            seq,
+        );
         b.annotate("attn_out", Some(HEADS));
         let o = b.add(&format!("{p}.attention.output.add"), &[o, x]);
         let a = b.layernorm(&format!("{p}.attention.output.LayerNorm"), o);

@@ -88,9 +88,7 @@ pub fn build_annotated(
     let prefill = Phase::Prefill {
         tokens: PREFILL_TOKENS,
     };
-    let decode = Phase::Decode {
-        past: DECODE_CACHE,
-    };
+    let decode = Phase::Decode { past: DECODE_CACHE };
     let plain = |g: Graph| (g, Vec::new());
     Some(match name {
         "bert" => bert::bert_base(name, batch, opts.seq_len.unwrap_or(128)),

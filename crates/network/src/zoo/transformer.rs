@@ -471,7 +471,11 @@ mod tests {
         let (mut x, mut a) = (Vec::new(), Vec::new());
         for l in 0..12 {
             let p = format!("encoder.layer.{l}");
-            for n in ["attention.self.query", "attention.self.key", "attention.self.value"] {
+            for n in [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+            ] {
                 x.push((format!("{p}.{n}"), t * d * d));
             }
             // Q.K^T: 12 heads of [T, 64] x [64, T]; P.V: 12 heads of [T, T] x [T, 64].
@@ -556,7 +560,10 @@ mod tests {
             if s < 3 {
                 // 2 x 2 neighbours merged: (side / 2)^2 tokens of 4d -> 2d.
                 let t2 = (side / 2) * (side / 2);
-                x.push((format!("layers.{s}.downsample.reduction"), t2 * 4 * d * 2 * d));
+                x.push((
+                    format!("layers.{s}.downsample.reduction"),
+                    t2 * 4 * d * 2 * d,
+                ));
             }
         }
         x.push(("head".into(), 768 * 1000));
@@ -588,7 +595,12 @@ mod tests {
     fn llama3_8b_prefill_and_decode() {
         let (d, kv, ffn) = (4096u64, 1024u64, 14_336u64);
         for (name, t, keys, totals) in [
-            ("llama3-8b-prefill", 128u64, 128u64, (893_878_534_144, 4_294_967_296)),
+            (
+                "llama3-8b-prefill",
+                128u64,
+                128u64,
+                (893_878_534_144, 4_294_967_296),
+            ),
             ("llama3-8b-decode", 1, 1025, (7_504_658_432, 268_697_600)),
         ] {
             let (mut x, mut a) = (Vec::new(), Vec::new());
@@ -633,7 +645,7 @@ mod tests {
         let k = kinds("swin-t");
         assert_eq!(count(&k, "softmax"), 12);
         assert_eq!(count(&k, "layernorm"), 12 * 2 + 3 + 2); // blocks, merges, embed, final
-        // The decode step's cache: 1024 past keys read, 1025 written back, [1, L, d_kv].
+                                                            // The decode step's cache: 1024 past keys read, 1025 written back, [1, L, d_kv].
         let g = build("llama3-8b-decode", 1, ZooOptions::default()).unwrap();
         let cache = g
             .nodes
@@ -656,7 +668,9 @@ mod tests {
         // The roles: every projection of a block, with its heads.
         let (_, roles) = build_annotated("llama3-8b-prefill", 1, ZooOptions::default()).unwrap();
         assert_eq!(roles.len(), 32 * 7);
-        let k = roles.iter().find(|r| r.layer == "model.layers.3.self_attn.k_proj");
+        let k = roles
+            .iter()
+            .find(|r| r.layer == "model.layers.3.self_attn.k_proj");
         assert_eq!(k.map(|r| (r.role, r.heads)), Some(("k", Some(8))));
     }
 }

@@ -200,9 +200,9 @@ impl ZooWorkload {
                 zoo::names().join(", ")
             )
         })?;
-        let mut w = Self::from_layers(name, net.layers, params)?.with_roles(net.roles)?;
-        w.off_crossbar = net.off_crossbar;
-        Ok(w)
+        Ok(Self::from_layers(name, net.layers, params)?
+            .with_roles(net.roles)?
+            .with_off_crossbar(net.off_crossbar))
     }
 
     /// Any list of layers (tests, custom geometry).
@@ -286,6 +286,12 @@ impl ZooWorkload {
             Some(_) => InputKind::Dense,
             None => InputKind::for_layer(index),
         }
+    }
+
+    /// Sets the network's products of two activations ([`Workload::off_crossbar`]).
+    pub fn with_off_crossbar(mut self, ops: Vec<(String, u64)>) -> Self {
+        self.off_crossbar = ops;
+        self
     }
 
     /// Adds a line for [`Workload::notes`].
