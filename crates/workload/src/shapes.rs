@@ -353,4 +353,50 @@ out_features = 10
             );
         }
     }
+
+    /// One attention block over 8 tokens of width 16 (4 heads), its attn_out layer
+    /// carrying `extra`.
+    fn block(extra: &str) -> String {
+        let fc = |name: &str, role: &str, more: &str| {
+            format!("[[layers]]\nname = \"a.{name}\"\nkind = \"fc\"\nin_features = 16\nout_features = 16\ntokens = 8\nrole = \"{role}\"\nheads = 4\n{more}")
+        };
+        [
+            fc("q", "q", ""),
+            fc("k", "k", ""),
+            fc("v", "v", ""),
+            fc("o", "attn_out", extra),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn attention_blocks_give_their_products_by_hand() {
+        let ops = |extra: &str| parse(&block(extra), "s").unwrap().off_crossbar;
+        // 8 queries of width 16 against 8 keys: 8 x 16 x 8 = 1,024 each.
+        assert_eq!(
+            ops(""),
+            vec![("a.scores".into(), 1024), ("a.context".into(), 1024)]
+        );
+        // A decode-like block: the 8 queries against 40 keys (32 cached): 8 x 16 x 40.
+        assert_eq!(ops("kv_len = 40\n")[0].1, 5120);
+        // Windows of 4 tokens: 8 x 16 x 4.
+        assert_eq!(ops("window = 4\n")[1].1, 512);
+        // Layers without roles have no products.
+        assert!(parse(TWO, "s").unwrap().off_crossbar.is_empty());
+        let e = |extra: &str| parse(&block(extra), "s").unwrap_err();
+        assert_eq!(
+            e("window = 3\n"),
+            "layers[3].window: 3 does not divide the layer's tokens 8"
+        );
+        assert_eq!(
+            e("kv_len = 0\n"),
+            "layers[3].kv_len: expected a positive integer"
+        );
+        assert!(e("window = 4\nkv_len = 8\n").starts_with("layers[3].kv_len: a windowed block"));
+        let on_q = block("").replacen("heads = 4\n", "heads = 4\nkv_len = 9\n", 1);
+        assert_eq!(
+            parse(&on_q, "s").unwrap_err(),
+            "layers[0].kv_len: only an attn_out layer says what its block attends to"
+        );
+    }
 }
