@@ -45,8 +45,8 @@ pub const NAMES: &[&str] = &[
     "yolov4-tiny",
 ];
 
-/// The full-size transformers, beside [`NAMES`] (the networks the memory model's tests
-/// sweep): BERT-base at 128 and 512 tokens, ViT-B/16, Swin-T, and GPT-2 small and
+/// The full-size transformers, listed after [`NAMES`] (by `sresim workloads` too):
+/// BERT-base at 128 and 512 tokens, ViT-B/16, Swin-T, and GPT-2 small and
 /// Llama-3-8B in their two phases (prefill of 128 tokens; decode of one token against a
 /// K/V cache of 1024). `build` takes them as it takes [`NAMES`]; their `seq_len` is fixed
 /// by the name.
