@@ -212,7 +212,13 @@ fn workloads_lists_shape_files_and_says_why_a_network_cannot_run() {
     // resnet50, yolov4-tiny, bert and the full-size transformers run; gnmt is listed with
     // the reason.
     let built_in = out.split("Networks by shape").next().unwrap();
-    for n in ["resnet50", "yolov4-tiny", "bert", "bert-base-512", "llama3-8b-decode"] {
+    for n in [
+        "resnet50",
+        "yolov4-tiny",
+        "bert",
+        "bert-base-512",
+        "llama3-8b-decode",
+    ] {
         assert!(
             built_in
                 .lines()

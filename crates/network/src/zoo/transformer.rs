@@ -466,7 +466,10 @@ mod tests {
         assert!(g2.validate().is_ok());
     }
 
-    fn bert(t: u64) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+    /// (name, MACs a sample) of each layer or product, in order.
+    type Counts = Vec<(String, u64)>;
+
+    fn bert(t: u64) -> (Counts, Counts) {
         let (d, ffn) = (768u64, 3072u64);
         let (mut x, mut a) = (Vec::new(), Vec::new());
         for l in 0..12 {
