@@ -243,3 +243,53 @@ fn the_memory_model_prices_the_vit_fixture_in_training_and_inference() {
         }
     }
 }
+
+#[test]
+fn a_built_in_decoder_runs_in_five_modes_with_its_attention_reported() {
+    // gpt2-decode, its first block only: c_attn 768 x 2304, c_proj 768 x 768, c_fc and
+    // mlp.c_proj 768 x 3072 each, one token: 12 x 768^2 = 7,077,888 on the crossbars. The
+    // attention of the whole network: 12 layers x 2 x 1025 keys x 768 = 18,892,800.
+    let dir = tempfile::tempdir().unwrap();
+    ok(&sresim(&[
+        "run",
+        "--workload",
+        "gpt2-decode",
+        "--layers",
+        "transformer.h.0.*",
+        "--out",
+        s(dir.path()),
+        "-q",
+    ]));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["macs_per_sample"]["crossbar"], 7_077_888);
+    assert_eq!(summary["macs_per_sample"]["off_crossbar"], 18_892_800);
+    let ops = summary["off_crossbar"]["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 24);
+    assert_eq!(ops[0]["node"], "transformer.h.0.attn.scores");
+    assert_eq!(ops[0]["macs_per_sample"], 768 * 1025);
+    let (head, rows) = read_csv(&dir.path().join("layers.csv"));
+    let totals: Vec<&str> = rows
+        .iter()
+        .filter(|r| r[col(&head, "layer")] == "TOTAL")
+        .map(|r| r[col(&head, "mode")].as_str())
+        .collect();
+    assert_eq!(totals, ["dense", "weight", "activation", "sre", "ideal"]);
+    // The shape file of the same network gives the same layers.csv.
+    let file = tempfile::tempdir().unwrap();
+    ok(&sresim(&[
+        "run",
+        "--workload",
+        "workloads/transformers/gpt2-decode.toml",
+        "--layers",
+        "transformer.h.0.*",
+        "--out",
+        s(file.path()),
+        "-q",
+    ]));
+    assert_eq!(
+        std::fs::read(dir.path().join("layers.csv")).unwrap(),
+        std::fs::read(file.path().join("layers.csv")).unwrap()
+    );
+}
