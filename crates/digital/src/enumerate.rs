@@ -202,6 +202,15 @@ fn node_counts(
             let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
             (Class::Norm, ops::layernorm(x / d, d))
         }
+        Op::RmsNorm { axis, .. } => {
+            let shape = first_shape(0);
+            let d = shape
+                .get(*axis..)
+                .map_or(1, |s| s.iter().map(|&v| v as u64).product::<u64>())
+                .max(1);
+            let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
+            (Class::Norm, ops::rmsnorm(x / d, d))
+        }
         Op::Activation(a) => {
             let c = match a {
                 ActKind::Relu => ops::clamp_like(out, 1, 0, 0),
@@ -210,6 +219,7 @@ fn node_counts(
                 ActKind::HardSigmoid { .. } => ops::clamp_like(out, 2, 1, 1),
                 ActKind::HardSwish => ops::clamp_like(out, 2, 2, 1),
                 ActKind::Gelu => ops::gelu(out),
+                ActKind::Silu => ops::silu(out),
                 ActKind::Sigmoid => ops::sigmoid(out),
                 ActKind::Tanh => ops::tanh(out),
                 ActKind::Erf => ops::erf(out),
@@ -301,11 +311,14 @@ pub fn enumerate(graph: &Graph, placement: Placement) -> Vec<DigitalOp> {
     out
 }
 
-/// Whether `ops` hold a transformer's operations (an attention product, a softmax or a
-/// LayerNorm; a recurrent network with attention has them too). A CNN's ops (pooling, ReLU, batch norms, residual adds) do not: a driver
-/// that adds the unit's figures only when this holds (or when asked for them) keeps every
-/// CNN output as it was (docs/digital.md, "What the unit runs").
+/// Whether `ops` hold a transformer's operations: an attention product (a recurrent
+/// network with attention has them too), a LayerNorm or an RMSNorm. A CNN's ops (pooling,
+/// ReLU, batch norms, residual adds, and a classifier's final softmax) do not: a driver
+/// that adds the unit's figures only when this holds keeps every CNN output as it was
+/// (docs/digital.md, "What the unit runs"). A softmax alone does not make a transformer
+/// (exported CNN classifiers end with one); with `Placement::Crossbar` the products are
+/// not in `ops`, so judge on the ops of `Placement::Digital`.
 pub fn has_transformer_ops(ops: &[DigitalOp]) -> bool {
     ops.iter()
-        .any(|o| matches!(o.class, Class::Attention | Class::Softmax) || o.kind == "layernorm")
+        .any(|o| o.class == Class::Attention || matches!(o.kind, "layernorm" | "rmsnorm"))
 }
