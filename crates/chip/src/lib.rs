@@ -75,7 +75,6 @@ fn check_finite(spec: &ChipSpec, m: &ModeChip) -> Result<(), ChipError> {
     Ok(())
 }
 
-
 /// Chip figures of one mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModeChip {
