@@ -8,6 +8,7 @@
 //! Units: conductances in cell levels (a cell at level c conducts c + g_off), the top
 //! level's `g_top = L + g_off` playing the source's g_max; x = G_target / g_top.
 
+use crate::math::{phi, poly};
 use crate::rng::{hash, normal};
 
 /// Kind words of the draws of this module (after those of [`crate::device`]).
@@ -61,11 +62,6 @@ fn increasing(key: &str, what: &str, firsts: impl Iterator<Item = f64>) -> Resul
         prev = x;
     }
     Ok(())
-}
-
-/// sum_i c_i x^i (Horner).
-pub fn poly(c: &[f64], x: f64) -> f64 {
-    c.iter().rev().fold(0.0, |a, &ci| a * x + ci)
 }
 
 impl Aging {
@@ -150,8 +146,7 @@ impl Aging {
             return (-l * m.abs()).exp();
         }
         let v = 0.5 * l * l * s * s;
-        (v - l * m).exp() * crate::skip::phi(m / s - l * s)
-            + (v + l * m).exp() * crate::skip::phi(-m / s - l * s)
+        (v - l * m).exp() * phi(m / s - l * s) + (v + l * m).exp() * phi(-m / s - l * s)
     }
 
     /// (nu_mean, nu_sd) at x, linearly in ln x between the table's rows.

@@ -15,7 +15,11 @@
 
 use crate::adc::Adc;
 use crate::device::Device;
-use crate::skip::{phi, phi_upper, MAX_CLASSES};
+use crate::math::{phi, phi_upper};
+
+/// Most classes a mode keeps a law for (each thread keeps a few words of state per class):
+/// a read of a class beyond draws its own noise.
+pub(crate) const MAX_CLASSES: usize = 1 << 15;
 
 /// Most buckets of a class's table: a law spread wider (very loud noise) keeps gaps.
 const MAX_BUCKETS: usize = 64;

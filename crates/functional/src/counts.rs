@@ -13,7 +13,6 @@
 //! a read adds them in. A read is then one row of bytes added to the codes.
 
 use crate::adc::Adc;
-use crate::datapath::Convert;
 use crate::device::Device;
 use crate::program::Program;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,12 +69,7 @@ impl CountTables {
         let worth = (1..=MAX_TABLE_ROWS).contains(&ou) && reads >= 1 << ou;
         let fits = adc.max_count <= u8::MAX as u64 && adc.step.is_power_of_two();
         let cached = program.tiles.iter().all(|t| !t.g.is_empty());
-        if !(worth
-            && fits
-            && dac_bits == 1
-            && cached
-            && crate::datapath::reads_in_blocks(device, &adc))
-        {
+        if !(worth && fits && dac_bits == 1 && cached && reads_in_blocks(device, &adc)) {
             return None;
         }
         let masks = |m: usize| 1usize << m;
@@ -160,5 +154,41 @@ impl CountTables {
     /// Bytes the tables hold on the heap.
     pub fn heap_bytes(&self) -> usize {
         self.tiles.len() * 8 + self.ous.len() * 16 + self.counts.len() + self.clips.len() * 4
+    }
+}
+
+/// Whether a per-cell read of cached conductances goes through
+/// [`Datapath::read_cached`](crate::datapath): it draws nothing (no read noise, no converter errors or DAC
+/// noise) and the ADC's counts fit 31 bits.
+pub(crate) fn reads_in_blocks(dev: &Device, adc: &Adc) -> bool {
+    dev.per_cell() && dev.read_noise == 0.0 && dev.converter.is_ideal() && adc.max_count < 1 << 31
+}
+
+/// What turns a column's current into its code in [`Datapath::read_cached`](crate::datapath).
+#[derive(Clone, Copy)]
+pub(crate) struct Convert {
+    /// max_count < 2^31.
+    pub adc: Adc,
+    pub att: f64,
+    pub off: f64,
+    /// The read's weight (`Reads::weight` of the datapath) as 2^shift, negated when `negate` is all
+    /// ones (0 otherwise).
+    pub shift: u32,
+    pub negate: u64,
+}
+
+impl Convert {
+    /// (ADC(att * I - off), whether it clips): [`Adc::convert_real`] of S' (UNIT: a
+    /// step of 1), its count truncated through 32 bits.
+    #[inline(always)]
+    pub(crate) fn code<const UNIT: bool>(&self, current: f64) -> (u64, bool) {
+        let s = self.att * current - self.off;
+        let clip = self.adc.clips_real(s);
+        if UNIT {
+            (self.adc.count_below_2_31(s), clip)
+        } else {
+            let step = self.adc.step;
+            (self.adc.count_below_2_31(s / step as f64) * step, clip)
+        }
     }
 }

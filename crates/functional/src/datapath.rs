@@ -12,7 +12,7 @@ mod alias_reads;
 
 use crate::adc::Adc;
 use crate::alias::{Lookup, Row, CLIP};
-use crate::counts::CountTables;
+use crate::counts::{reads_in_blocks, Convert, CountTables};
 use crate::device::Device;
 use crate::program::{Program, Route, Tile};
 use crate::rng::{mix, normal_with, wymix, ziggurat, Ziggurat, WY_STEP};
@@ -1118,42 +1118,6 @@ fn weight_shift(w: u64) -> (u32, u64) {
     let negative = !w.is_power_of_two();
     let k = if negative { w.wrapping_neg() } else { w }.trailing_zeros();
     (k, if negative { !0 } else { 0 })
-}
-
-/// Whether a per-cell read of cached conductances goes through
-/// [`Datapath::read_cached`]: it draws nothing (no read noise, no converter errors or DAC
-/// noise) and the ADC's counts fit 31 bits.
-pub(crate) fn reads_in_blocks(dev: &Device, adc: &Adc) -> bool {
-    dev.per_cell() && dev.read_noise == 0.0 && dev.converter.is_ideal() && adc.max_count < 1 << 31
-}
-
-/// What turns a column's current into its code in [`Datapath::read_cached`].
-#[derive(Clone, Copy)]
-pub(crate) struct Convert {
-    /// max_count < 2^31.
-    pub adc: Adc,
-    pub att: f64,
-    pub off: f64,
-    /// The read's weight ([`Reads::weight`]) as 2^shift, negated when `negate` is all
-    /// ones (0 otherwise).
-    pub shift: u32,
-    pub negate: u64,
-}
-
-impl Convert {
-    /// (ADC(att * I - off), whether it clips): [`Adc::convert_real`] of S' (UNIT: a
-    /// step of 1), its count truncated through 32 bits.
-    #[inline(always)]
-    pub(crate) fn code<const UNIT: bool>(&self, current: f64) -> (u64, bool) {
-        let s = self.att * current - self.off;
-        let clip = self.adc.clips_real(s);
-        if UNIT {
-            (self.adc.count_below_2_31(s), clip)
-        } else {
-            let step = self.adc.step;
-            (self.adc.count_below_2_31(s / step as f64) * step, clip)
-        }
-    }
 }
 
 /// Every column's code of a [`Datapath::read_cached`] read added to its sum (`rows`: the

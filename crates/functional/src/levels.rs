@@ -154,7 +154,7 @@ impl Levels {
             let spread = if sigma.is_empty() {
                 r[1]
             } else {
-                crate::aging::poly(&sigma, centre).max(0.0)
+                crate::math::poly(&sigma, centre).max(0.0)
             };
             if spread < 0.0 {
                 return Err(format!("{at}: sd {spread} is below 0"));
@@ -255,7 +255,7 @@ impl Levels {
             let spread = if self.sigma.is_empty() {
                 self.interpolated(e)
             } else {
-                crate::aging::poly(&self.sigma, e).max(0.0)
+                crate::math::poly(&self.sigma, e).max(0.0)
             };
             (e, spread)
         };

@@ -15,8 +15,9 @@
 //! sampler does.
 
 use crate::adc::Adc;
-use crate::alias::Lookup;
+use crate::alias::{Lookup, MAX_CLASSES};
 use crate::device::Device;
+use crate::math::{phi, phi_upper};
 use crate::rng::{hash, mix, uniform};
 use std::sync::OnceLock;
 
@@ -27,10 +28,6 @@ pub(crate) const DIRECT_P: f64 = 0.1;
 /// A mode whose loudest class changes its code with probability at least this draws
 /// every read from alias tables ([`crate::alias`]): one hash and a lookup per read.
 pub(crate) const LOOKUP_P: f64 = 0.01;
-
-/// Most classes a mode keeps a law for (each thread keeps a few words of state per class):
-/// a read of a class beyond draws its own noise.
-pub(crate) const MAX_CLASSES: usize = 1 << 15;
 
 /// Most codes a law keeps besides its base: a class whose law needs more (very strong
 /// noise) draws per read.
@@ -66,16 +63,6 @@ const TRUNC: f64 = 1e-17;
 
 /// Key word of the skip sampler's streams.
 const SKIP: u64 = 4;
-
-/// P(Z < t) for a standard normal Z, accurate in the lower tail.
-pub(crate) fn phi(t: f64) -> f64 {
-    0.5 * libm::erfc(-t / std::f64::consts::SQRT_2)
-}
-
-/// P(Z >= t), accurate in the upper tail.
-pub(crate) fn phi_upper(t: f64) -> f64 {
-    0.5 * libm::erfc(t / std::f64::consts::SQRT_2)
-}
 
 /// The law of the code of a read of ideal sum `sum` with `open` wordlines open.
 #[derive(Debug)]

@@ -19,41 +19,11 @@
 //! hit on that data).
 
 use crate::access::{AccessList, Scope, NEVER};
+/// The eviction policy is a key of `[memory]`: it lives with the config ([`crate::config`]).
+pub use crate::config::Policy;
 use crate::units::Capacity;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BinaryHeap;
-
-/// Which resident data the buffer evicts when it needs room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    /// The data read farthest in the future (the compiler knows the whole access list).
-    #[default]
-    Belady,
-    /// The least recently used data; dead data first.
-    Lru,
-    /// The data that came on chip first; dead data first.
-    Fifo,
-}
-
-impl Policy {
-    pub const ALL: [Policy; 3] = [Policy::Belady, Policy::Lru, Policy::Fifo];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Belady => "belady",
-            Policy::Lru => "lru",
-            Policy::Fifo => "fifo",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Policy, String> {
-        Policy::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s.trim().to_ascii_lowercase())
-            .ok_or_else(|| format!("'{s}' is not a buffer policy (belady, lru or fifo)"))
-    }
-}
 
 /// One off-chip transfer: `bytes` of tile `tile` from byte `offset` on, read or written,
 /// charged to step `step`. Their sum per step is the step's [`StepTraffic`].

@@ -1,7 +1,6 @@
 //! The `[memory]` table of a config file: compute throughput, element widths, optimizer,
 //! mode, prefetching and the tile size of the access list.
 
-use crate::buffer::Policy;
 use serde::{Deserialize, Serialize};
 
 /// Optimizer of the training step; decides how many state tensors each weight carries.
@@ -142,6 +141,38 @@ impl MemoryConfig {
             return Err("memory.tile_bytes: must be positive".into());
         }
         Ok(())
+    }
+}
+
+/// Which resident data the buffer evicts when it needs room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// The data read farthest in the future (the compiler knows the whole access list).
+    #[default]
+    Belady,
+    /// The least recently used data; dead data first.
+    Lru,
+    /// The data that came on chip first; dead data first.
+    Fifo,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 3] = [Policy::Belady, Policy::Lru, Policy::Fifo];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Belady => "belady",
+            Policy::Lru => "lru",
+            Policy::Fifo => "fifo",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Policy, String> {
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("'{s}' is not a buffer policy (belady, lru or fifo)"))
     }
 }
 

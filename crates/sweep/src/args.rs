@@ -126,10 +126,10 @@ pub struct PlotArgs {
     pub y_lines: Vec<String>,
     /// With --pareto: which end of x is better (default lower).
     #[arg(long, value_enum)]
-    pub x_better: Option<crate::pareto::Better>,
+    pub x_better: Option<Better>,
     /// With --pareto: which end of y is better (default higher).
     #[arg(long, value_enum)]
-    pub y_better: Option<crate::pareto::Better>,
+    pub y_better: Option<Better>,
     /// Print nothing on stdout (errors and notes still go to stderr; the exit status
     /// is unchanged).
     #[arg(long, short = 'q')]
@@ -151,4 +151,21 @@ pub struct CompareArgs {
     /// Print nothing on stdout: the exit status alone says whether the tables differ.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// Which end of an axis is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+impl Better {
+    /// `v` turned so that lower is better.
+    pub(crate) fn cost(self, v: f64) -> f64 {
+        match self {
+            Better::Lower => v,
+            Better::Higher => -v,
+        }
+    }
 }

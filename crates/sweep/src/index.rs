@@ -3,7 +3,7 @@
 //! then copied run by run, in whatever order the output needs, a few rows at a time.
 //! Memory grows with the points of a file, never with its rows or bytes.
 
-use super::store::Ids;
+use super::meta::Ids;
 use anyhow::{anyhow, bail, Result};
 use csv::ByteRecord;
 use std::fs::File;

@@ -7,32 +7,17 @@
 //! front is every point no other point dominates (equal points are all on it).
 //! Dominance is judged on the plotted y: with `--y top1_mean`, on the mean over device
 //! draws. Each point's 95% interval, when the table has one
-//! ([`super::plot::interval_columns`]), is drawn as a whisker, and every front point is
+//! ([`super::plot_table::interval_columns`]), is drawn as a whisker, and every front point is
 //! ringed (so a front of one point shows).
 
 use super::args::PlotArgs;
 use super::names;
-use super::plot::{interval_columns, label, legend, series_columns, Keep, Place, Source};
+use super::plot_table::{interval_columns, label, legend, series_columns, Keep, Place, Source};
 use super::table::Table;
 use anyhow::{anyhow, Result};
 use chart::Chart;
 
-/// Which end of an axis is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Better {
-    Lower,
-    Higher,
-}
-
-impl Better {
-    /// `v` turned so that lower is better.
-    fn cost(self, v: f64) -> f64 {
-        match self {
-            Better::Lower => v,
-            Better::Higher => -v,
-        }
-    }
-}
+pub use super::args::Better;
 
 /// Whether `a` dominates `b`: at least as good on both axes and better on one.
 pub fn dominates(a: (f64, f64), b: (f64, f64), bx: Better, by: Better) -> bool {
@@ -121,8 +106,8 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
             }
         }
         let pt = (
-            super::plot::number_at(src, r, at, xi, "--x")?,
-            super::plot::number_at(src, r, at, yi, "--y")?,
+            super::plot_table::number_at(src, r, at, xi, "--x")?,
+            super::plot_table::number_at(src, r, at, yi, "--y")?,
         );
         all.push(pt);
         places.push(at);
@@ -149,7 +134,7 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
             }
         };
         series[k].1.push(pt);
-        if let Some((lo, hi)) = super::plot::interval_at(src, r, at, ci)? {
+        if let Some((lo, hi)) = super::plot_table::interval_at(src, r, at, ci)? {
             intervals[k].push((pt.0, lo, hi));
         }
         Ok(())
@@ -221,8 +206,8 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
         y_domain: names::column(&a.y).domain.range(),
         ..Chart::default()
     };
-    let c = super::plot::with_limits(c, a)?;
-    let mut c = super::plot::fit_units(c, &a.x, &a.y);
+    let c = super::plot_table::with_limits(c, a)?;
+    let mut c = super::plot_table::fit_units(c, &a.x, &a.y);
     c.x_label = format!("{}; {}", c.x_label, dir(bx));
     c.y_label = format!("{}; {}", c.y_label, dir(by));
     Ok(c)

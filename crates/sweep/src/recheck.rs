@@ -8,7 +8,7 @@
 //! 2^64 - 1). The one check of merged cells; the writer of a sweep's own rows goes
 //! through the gate of `sim::report` instead.
 
-use super::store::{Ids, Meta};
+use super::meta::{Ids, Meta};
 use anyhow::{bail, Result};
 use columnar::Kind;
 use csv::ByteRecord;

@@ -9,83 +9,15 @@
 //! leaves a directory with fewer points than it had.
 
 use super::index::{index, index_parquet, RowWriter, Run, RunReader};
-use super::store::{Ids, Meta, TableFormat};
+use super::meta::{Ids, Meta, TableFormat};
 use anyhow::{anyhow, bail, Result};
 use outdir::OutputDir;
-use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "RawShard")]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-/// A shard as a file states it, before the check every shard passes (a sweep.json that
-/// says 5/2 or 0/0 describes no shard: refused where it is read, not at its use).
-#[derive(Deserialize)]
-struct RawShard {
-    index: usize,
-    count: usize,
-}
-
-impl TryFrom<RawShard> for Shard {
-    type Error = String;
-    fn try_from(r: RawShard) -> Result<Shard, String> {
-        match r.count > 0 && r.index < r.count {
-            true => Ok(Shard {
-                index: r.index,
-                count: r.count,
-            }),
-            false => Err(format!(
-                "shard {}/{} is not I/N with 0 <= I < N",
-                r.index, r.count
-            )),
-        }
-    }
-}
-
-impl FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("'{s}' is not I/N with 0 <= I < N (e.g. 0/4)");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: usize = i.trim().parse().map_err(|_| bad())?;
-        let count: usize = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl Shard {
-    pub fn describe(s: Option<Shard>) -> String {
-        match s {
-            None => "all points (no --shard)".into(),
-            Some(s) => format!("shard {}/{}", s.index, s.count),
-        }
-    }
-}
-
-/// The indices (in grid order) of the points `shard` owns. `ids` are the point ids, as
-/// text or as the numbers of their hex digits (one order either way).
-pub fn select<T: Ord + Copy + std::hash::Hash>(ids: &[T], shard: Option<Shard>) -> Vec<usize> {
-    let Some(s) = shard else {
-        return (0..ids.len()).collect();
-    };
-    let mut sorted: Vec<T> = ids.to_vec();
-    sorted.sort_unstable();
-    let rank: HashMap<T, usize> = sorted.iter().enumerate().map(|(r, id)| (*id, r)).collect();
-    (0..ids.len())
-        .filter(|&i| rank[&ids[i]] % s.count == s.index)
-        .collect()
-}
+pub use super::meta::{select, Shard};
 
 /// `sresim merge DIR... --out OUT`. Every input must be a finished sweep directory of the
 /// same grid; together with the points OUT already holds of it they must cover every
@@ -128,7 +60,7 @@ pub fn merge(
     let mut covered = vec![false; ids.len()];
     for &dir in &sources {
         let head = Meta::read_head(dir)?;
-        if head.format != super::store::FORMAT {
+        if head.format != super::meta::FORMAT {
             // Its description is needed to know the points: Meta::read says how to get it.
             Meta::read(dir)?;
         }
@@ -422,7 +354,7 @@ mod tests {
             workloads: g
                 .workloads
                 .iter()
-                .map(|w| super::super::store::WorkloadMeta {
+                .map(|w| super::super::meta::WorkloadMeta {
                     name: w.clone(),
                     rows: 1,
                 })

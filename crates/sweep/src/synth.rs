@@ -4,8 +4,8 @@
 //! as real ones).
 //! Written as a stream: generating 10^5 points of 66 rows holds one row at a time.
 
-use super::shard::{select, Shard};
-use super::store::{Meta, WorkloadMeta, FORMAT};
+use super::meta::{select, Shard};
+use super::meta::{Meta, WorkloadMeta, FORMAT};
 use super::value::AxisValue;
 use anyhow::{anyhow, Result};
 use columnar::Kind;
