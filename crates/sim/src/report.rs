@@ -54,19 +54,11 @@ pub const EXTRA_COLUMNS: [&str; 12] = [
 /// that TOTAL rows fill too. `merge` refuses an empty cell in one of them.
 pub fn never_empty(col: &str) -> bool {
     const SOMETIMES: [&str; 3] = ["kind", "speedup_vs_dense", "energy_saving_vs_dense"];
-    const EXTRA_ON_TOTAL: [&str; 8] = [
-        "busy_cycles",
-        "ir_bits",
-        "or_bits",
-        "edram_bits",
-        "index_bits_read",
-        "weight_storage_bits",
-        "index_storage_bits",
-        "samples",
-    ];
+    // The extra columns TOTAL rows leave empty ([`EXTRA_COLUMNS`]' own list).
+    const EMPTY_ON_TOTAL: [&str; 4] = ["passes", "input_cycles", "adc_bits", "signed"];
     (CONTRACT_COLUMNS.contains(&col) && !SOMETIMES.contains(&col))
         || Breakdown::COLUMNS.contains(&col)
-        || EXTRA_ON_TOTAL.contains(&col)
+        || (EXTRA_COLUMNS.contains(&col) && !EMPTY_ON_TOTAL.contains(&col))
 }
 
 /// Columns of the cycle engine (empty for the other engines), after [`EXTRA_COLUMNS`]:
