@@ -378,23 +378,10 @@ mod tests {
             adc_clip: true,
         };
         cols.extend(extras.columns());
-        // accuracy.csv (the binary's accuracy_command::COLUMNS), search's points.csv
+        // accuracy.csv (sim::accuracy_report::COLUMNS), search's points.csv
         // (search::answer) and memory_layers.csv (memory::report::LayerRow).
+        cols.extend(sim::accuracy_report::COLUMNS.iter().map(|c| c.to_string()));
         for c in [
-            "network",
-            "layer",
-            "mode",
-            "samples",
-            "top1",
-            "top1_float",
-            "agreement",
-            "top1_quantized",
-            "agreement_quantized",
-            "output_rel_rmse",
-            "func_exact_frac",
-            "func_rel_rmse",
-            "func_max_abs_err",
-            "float_rel_rmse",
             "draws",
             "drop",
             "drop_ci_low",
