@@ -1,22 +1,16 @@
-//! The `sresim` binary: parses the command line, runs, and turns every failure into one
+//! The `sresim` binary: parses the command line, calls the one driver function of the
+//! command (crates `commands`, `sweep`, `search`), and turns every failure into one
 //! `error: ...` line and a non-zero exit status.
 
-mod accuracy_command;
-mod accuracy_merge;
 mod cli;
-mod commands;
 
 use clap::Parser;
 use cli::{Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Most characters of an error message (its inputs are quoted cut short already; this
-/// bounds whatever a library quotes whole).
-const MAX_MESSAGE_CHARS: usize = 2000;
-
 fn main() -> ExitCode {
-    ignore_file_size_signal();
+    commands::ignore_file_size_signal();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -39,16 +33,16 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => commands::run(&args),
-        Command::Workloads(args) => commands::workloads(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Workloads(args) => commands::workloads::run(&args),
         Command::Sweep(args) => sweep::sweep_command(&args),
         Command::Merge(args) => sweep::merge_command(&args),
         Command::Plot(args) => sweep::plot_command(&args),
         Command::Compare(args) => sweep::compare_command(&args),
-        Command::Memory(cmd) => commands::memory(&cmd),
-        Command::Accuracy(args) => accuracy_command::run(&args),
-        Command::AccuracyMerge(args) => accuracy_merge::run(&args),
-        Command::Check(args) => commands::check(&args),
+        Command::Memory(cmd) => commands::memory::run(&cmd),
+        Command::Accuracy(args) => commands::accuracy::run(&args),
+        Command::AccuracyMerge(args) => commands::accuracy_merge::run(&args),
+        Command::Check(args) => commands::check::run(&args),
         Command::Search(args) => search::search_command(&args),
     };
     match result {
@@ -58,22 +52,9 @@ fn main() -> ExitCode {
         Err(e) if broken_pipe(&e) => ExitCode::from(128 + 13),
         Err(e) => {
             // One line, and never a page: a message that quotes a long input is cut.
-            let msg = workload::text::clip_to(&format!("{e:#}"), MAX_MESSAGE_CHARS);
-            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            let _ = writeln!(std::io::stderr(), "error: {}", commands::error_message(&e));
             ExitCode::FAILURE
         }
-    }
-}
-
-/// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the
-/// process by default, leaving its temporaries behind. Ignored, the write fails with
-/// EFBIG instead: an ordinary error, one line, after the temporaries are removed.
-fn ignore_file_size_signal() {
-    #[cfg(unix)]
-    // SAFETY: setting the disposition of SIGXFSZ to SIG_IGN, before any thread starts;
-    // no handler runs, so nothing async-signal-unsafe can happen.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

@@ -2,7 +2,7 @@
 //! together (crate outdir), and the summary table printed on stdout.
 
 use crate::config::Resolved;
-use crate::run::{LayerResult, ModeTotal, RunResult};
+use crate::result::{LayerResult, ModeTotal, RunResult};
 use anyhow::{Context, Result};
 use crossbar::Mode;
 use energy::{Breakdown, Events};
@@ -495,7 +495,7 @@ pub fn write_outputs(
     let table = match format {
         crate::format::Format::Csv => layers_csv(res)?,
         crate::format::Format::Parquet => {
-            crate::format::parquet_of_csv(&name, &layers_csv(res)?, crate::format::layers_kind)?
+            crate::format::parquet_of_csv(&name, &layers_csv(res)?, crate::columns::layers_kind)?
         }
     };
     let json = serde_json::to_vec_pretty(&summary_json(res, cfg))?;

@@ -2,9 +2,9 @@
 //! `sresim accuracy --sample-range` into the accuracy.csv and summary.json of the
 //! unsharded run.
 
-use crate::accuracy_command::Outputs;
 use anyhow::Result;
 use clap::Args;
+use sim::accuracy_report::Outputs;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]

@@ -1,0 +1,47 @@
+//! The drivers of the commands over `crates/sim` (docs/ARCHITECTURE.md, "Where a new
+//! command goes"): for each of `run`, `workloads`, `check`, `memory`, `accuracy` and
+//! `accuracy-merge`, its flags (a `clap::Args` struct) and the one function the binary
+//! calls with them, which checks the flags, calls the library, writes the outputs and
+//! prints what the command prints. `sweep`, `merge`, `plot` and `compare` have theirs in
+//! `crates/sweep`, `search` in `crates/search`. The process-wide pieces of the binary
+//! live here too, so that it needs nothing but the driver crates and clap.
+
+pub mod accuracy;
+pub mod accuracy_merge;
+pub mod check;
+pub mod memory;
+pub mod run;
+pub mod workloads;
+
+use anyhow::{anyhow, Result};
+
+/// Most characters of an error message (its inputs are quoted cut short already; this
+/// bounds whatever a library quotes whole).
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// The text of the one `error: ...` line of a failed command: the error's chain, cut
+/// short so that a message that quotes a long input is one line, never a page.
+pub fn error_message(e: &anyhow::Error) -> String {
+    workload::text::clip_to(&format!("{e:#}"), MAX_MESSAGE_CHARS)
+}
+
+/// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the
+/// process by default, leaving its temporaries behind. Ignored, the write fails with
+/// EFBIG instead: an ordinary error, one line, after the temporaries are removed.
+pub fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting the disposition of SIGXFSZ to SIG_IGN, before any thread starts;
+    // no handler runs, so nothing async-signal-unsafe can happen.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// The worker pool of `--threads` (default: all cores).
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    sim::run::check_workers("--threads", threads)?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow!("--threads: {e}"))
+}

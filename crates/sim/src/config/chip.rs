@@ -1,0 +1,99 @@
+//! `[chip]` of the configuration (docs/chip.md): its keys, and its resolution into a chip
+//! description and area table at the config's technology node.
+
+use anyhow::{anyhow, bail, Result};
+use chip::{AreaTable, ChipSpec};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use toml::Table;
+
+/// `[chip]`: a preset (a built-in name or a file relative to the config) and any of its
+/// keys overridden.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChipCfg {
+    #[serde(default)]
+    pub preset: String,
+    #[serde(flatten)]
+    pub overrides: Table,
+}
+
+/// A validated `[chip]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedChip {
+    pub spec: ChipSpec,
+    pub area: AreaTable,
+}
+
+/// Is `key` a key of `[chip]`?
+pub fn is_key(key: &str) -> bool {
+    key == "preset" || ChipSpec::keys().iter().any(|k| k == key)
+}
+
+/// Reads the preset and the area table (relative to the config file, or to the current
+/// directory for the default config), checks every key, and carries the area table and
+/// the router energy from the area table's node to `node_nm` (docs/technology.md; a
+/// `chip.router_pj_per_bit` set by the user is the figure used at that node).
+pub fn resolve(
+    cfg: &ChipCfg,
+    node_nm: u32,
+    origin: &str,
+    base_dir: Option<&Path>,
+) -> Result<ResolvedChip> {
+    let at = |rel: &str| -> PathBuf {
+        match base_dir {
+            Some(d) => d.join(rel),
+            None => PathBuf::from(rel),
+        }
+    };
+    if cfg.preset.is_empty() {
+        bail!("{origin}: chip.preset: missing (expected \"isaac\", \"pp_sim\" or a preset file)");
+    }
+    let (text, preset_dir) = match chip::builtin_preset(&cfg.preset) {
+        Some(t) => (t.to_string(), None),
+        None => {
+            let path = at(&cfg.preset);
+            let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
+                .map_err(|e| {
+                    if std::fs::symlink_metadata(&path).is_ok() {
+                        anyhow!("{origin}: chip.preset: {}: cannot read: {e}", path.display())
+                    } else {
+                        anyhow!(
+                            "{origin}: chip.preset: '{}' is neither \"isaac\", \"pp_sim\" nor a readable file ({e}){}",
+                            cfg.preset,
+                            workload::text::did_you_mean(&cfg.preset, ["isaac", "pp_sim"])
+                        )
+                    }
+                })?;
+            (text, path.parent().map(Path::to_path_buf))
+        }
+    };
+    let spec =
+        ChipSpec::from_preset(&text, &cfg.overrides).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let rel = Path::new(&spec.area_table);
+    let path = match &preset_dir {
+        Some(d) => d.join(rel),
+        None => at(&spec.area_table),
+    };
+    let area = if std::fs::symlink_metadata(&path).is_ok() {
+        let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
+            .map_err(|e| anyhow!("{origin}: chip.area_table: {}: {e}", path.display()))?;
+        AreaTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
+    } else if rel.file_name().is_some_and(|f| f == "area-isaac-32nm.toml") {
+        AreaTable::isaac_32nm()
+    } else {
+        bail!(
+            "{origin}: chip.area_table: {} does not exist",
+            path.display()
+        );
+    };
+    let mut spec = spec;
+    if node_nm != area.node_nm && !cfg.overrides.contains_key("router_pj_per_bit") {
+        let f = energy::tech::between(area.node_nm, node_nm)
+            .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
+        spec.router_pj_per_bit *= f.cmos_energy;
+    }
+    let area = area
+        .at_node(node_nm)
+        .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
+    Ok(ResolvedChip { spec, area })
+}
