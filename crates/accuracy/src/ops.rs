@@ -14,6 +14,7 @@ pub fn activation(kind: ActKind, x: &mut ArrayD<f64>) -> Result<(), String> {
             x.mapv_inplace(move |v: f64| if v < 0.0 { a * v } else { v })
         }
         ActKind::Sigmoid => x.mapv_inplace(|v: f64| 1.0 / (1.0 + (-v).exp())),
+        ActKind::Silu => x.mapv_inplace(|v: f64| v / (1.0 + (-v).exp())),
         ActKind::Tanh => x.mapv_inplace(f64::tanh),
         ActKind::Clip { min, max } => {
             let (lo, hi) = (min as f64, max as f64);

@@ -375,7 +375,7 @@ impl<'a> Builder<'a> {
                     self.push(i, Phase::BackwardData, m, 0.0, pats);
                 }
             }
-            Op::BatchNorm | Op::LayerNorm { .. } => {
+            Op::BatchNorm | Op::LayerNorm { .. } | Op::RmsNorm { .. } => {
                 let Some(dy) = dy else { return };
                 let x = n.inputs[0];
                 let w = n.weights[0];

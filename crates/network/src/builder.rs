@@ -13,6 +13,18 @@ use crate::graph::{
 pub struct GraphBuilder {
     g: Graph,
     block: Option<usize>,
+    roles: Vec<LayerAnnot>,
+}
+
+/// What a transformer's fc layer is for, as the zoo writes it beside the graph: the layer
+/// (its crossbar-layer name), its role (`q`, `k`, `v`, `qkv`, `attn_out`, `ffn_up`,
+/// `ffn_gate`, `ffn_down`, the values of a shape file's `role`) and, for an attention
+/// layer, its heads (query heads; K/V heads for `k` and `v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerAnnot {
+    pub layer: String,
+    pub role: &'static str,
+    pub heads: Option<usize>,
 }
 
 impl GraphBuilder {
@@ -20,6 +32,7 @@ impl GraphBuilder {
         GraphBuilder {
             g: Graph::empty(name, batch),
             block: None,
+            roles: Vec::new(),
         }
     }
 
@@ -288,6 +301,114 @@ impl GraphBuilder {
         self.node(name, op, vec![x], weights, vec![shape])[0]
     }
 
+    /// Fully connected over the last dimension of a `[.., T, in]` input whose `tokens` T
+    /// vectors of a sample each cross the layer (a transformer's projection).
+    pub fn fc_tokens(
+        &mut self,
+        name: &str,
+        x: TensorId,
+        out: usize,
+        bias: bool,
+        tokens: usize,
+    ) -> TensorId {
+        let y = self.fc(name, x, out, bias);
+        if let Some(Node {
+            op: Op::Fc { tokens: t, .. },
+            ..
+        }) = self.g.nodes.last_mut()
+        {
+            *t = tokens;
+        }
+        y
+    }
+
+    /// Annotates the last node (an fc layer) with its transformer role and heads.
+    pub fn annotate(&mut self, role: &'static str, heads: Option<usize>) {
+        if let Some(n) = self.g.nodes.last() {
+            let layer = n.layer_name.clone().unwrap_or_else(|| n.name.clone());
+            self.roles.push(LayerAnnot { layer, role, heads });
+        }
+    }
+
+    /// RMS normalization over the last dimension (a [d] scale, no bias).
+    pub fn rmsnorm(&mut self, name: &str, x: TensorId) -> TensorId {
+        let rank = self.shape(x).len();
+        let d = self.shape(x).last().copied().unwrap_or(0);
+        let w = self.weight(&format!("{name}.weight"), vec![d]);
+        let op = Op::RmsNorm {
+            axis: rank.saturating_sub(1),
+            epsilon: 1e-5,
+        };
+        self.one(name, op, vec![x], vec![w])
+    }
+
+    /// Element-wise product of tensors of one shape (a gated feed-forward's gate x up).
+    pub fn mul(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
+        let s = self.shape(xs[0]).to_vec();
+        for &x in xs {
+            assert_eq!(self.shape(x), &s[..], "mul {name}: shapes differ");
+        }
+        self.node(name, Op::Mul, xs.to_vec(), vec![], vec![s])[0]
+    }
+
+    /// Concatenation along `axis` (a K/V cache along the sequence, a class token); the
+    /// other dimensions are the last input's (a [1, 1, d] class token before [B, T, d]).
+    pub fn concat_axis(&mut self, name: &str, xs: &[TensorId], axis: usize) -> TensorId {
+        let mut s = self.shape(xs[xs.len() - 1]).to_vec();
+        s[axis] = xs.iter().map(|&x| self.shape(x)[axis]).sum();
+        self.node(name, Op::Concat { axis }, xs.to_vec(), vec![], vec![s])[0]
+    }
+
+    /// `x` plus a weight of one sample's shape (a learned position embedding), broadcast
+    /// over the batch.
+    pub fn add_weight(&mut self, name: &str, x: TensorId, w: TensorId) -> TensorId {
+        let s = self.shape(x).to_vec();
+        assert_eq!(self.shape(w)[1..], s[1..], "add {name}: shapes differ");
+        self.node(name, Op::Add, vec![x, w], vec![], vec![s])[0]
+    }
+
+    /// A slice of `width` elements of the last dimension (Q, K or V of a packed
+    /// projection).
+    pub fn slice_last(&mut self, name: &str, x: TensorId, width: usize) -> TensorId {
+        let mut s = self.shape(x).to_vec();
+        if let Some(l) = s.last_mut() {
+            assert!(width <= *l, "slice {name}: wider than its input");
+            *l = width;
+        }
+        self.node(name, Op::Slice, vec![x], vec![], vec![s])[0]
+    }
+
+    /// ONNX Reshape of `x` to `shape` (same element count).
+    pub fn reshape(&mut self, name: &str, x: TensorId, shape: Vec<usize>) -> TensorId {
+        assert_eq!(
+            self.g.tensors[x].elements(),
+            shape.iter().map(|&d| d as u64).product::<u64>(),
+            "reshape {name}: element count"
+        );
+        let op = Op::Reshape {
+            shape: shape.iter().map(|&d| d as i64).collect(),
+        };
+        self.node(name, op, vec![x], vec![], vec![shape])[0]
+    }
+
+    /// ONNX Transpose: output dimension i is input dimension `perm[i]`.
+    pub fn transpose(&mut self, name: &str, x: TensorId, perm: Vec<usize>) -> TensorId {
+        let s: Vec<usize> = perm.iter().map(|&p| self.shape(x)[p]).collect();
+        self.node(name, Op::Transpose { perm }, vec![x], vec![], vec![s])[0]
+    }
+
+    /// Element `index` of `axis` (removed): a sequence's class token or last token.
+    pub fn gather(&mut self, name: &str, x: TensorId, axis: usize, index: usize) -> TensorId {
+        let mut s = self.shape(x).to_vec();
+        s.remove(axis);
+        let op = Op::Gather {
+            axis,
+            indices: vec![index],
+            keep_axis: false,
+        };
+        self.node(name, op, vec![x], vec![], vec![s])[0]
+    }
+
     pub fn add(&mut self, name: &str, xs: &[TensorId]) -> TensorId {
         let s = self.shape(xs[0]).to_vec();
         for &x in xs {
@@ -439,9 +560,14 @@ impl GraphBuilder {
 
     /// The finished graph, checked.
     pub fn finish(self) -> Graph {
+        self.finish_annotated().0
+    }
+
+    /// The finished graph, checked, and the roles of its annotated layers.
+    pub fn finish_annotated(self) -> (Graph, Vec<LayerAnnot>) {
         if let Err(e) = self.g.validate() {
             panic!("graph {}: {e}", self.g.name);
         }
-        self.g
+        (self.g, self.roles)
     }
 }

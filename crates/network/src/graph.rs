@@ -66,6 +66,8 @@ pub enum ActKind {
     },
     /// x * max(0, min(1, x / 6 + 1 / 2)).
     HardSwish,
+    /// x * sigmoid(x) (SiLU, or swish: a Llama feed-forward's gate).
+    Silu,
     /// The error function (ONNX Erf; torch.onnx writes GELU as x * (1 + erf(x / sqrt 2)) / 2).
     Erf,
     /// The square root (ONNX Sqrt).
@@ -84,6 +86,7 @@ impl ActKind {
             ActKind::Clip { .. } => "clip",
             ActKind::HardSigmoid { .. } => "hardsigmoid",
             ActKind::HardSwish => "hardswish",
+            ActKind::Silu => "silu",
             ActKind::Erf => "erf",
             ActKind::Sqrt => "sqrt",
         }
@@ -93,7 +96,7 @@ impl ActKind {
     /// clips, sigmoids and tanh differentiate from their output, GELU and hard-swish from
     /// their input.
     pub fn backward_reads_output(self) -> bool {
-        !matches!(self, ActKind::Gelu | ActKind::HardSwish)
+        !matches!(self, ActKind::Gelu | ActKind::HardSwish | ActKind::Silu)
     }
 
     /// Assumed element-wise operations per element, forward: a clip costs what ReLU6
@@ -104,6 +107,8 @@ impl ActKind {
             ActKind::Relu6 | ActKind::LeakyRelu { .. } | ActKind::Clip { .. } => 2.0,
             ActKind::HardSigmoid { .. } => 3.0,
             ActKind::Sigmoid | ActKind::Tanh | ActKind::HardSwish | ActKind::Erf => 4.0,
+            // A sigmoid and a multiply.
+            ActKind::Silu => 5.0,
             ActKind::Gelu => 8.0,
         }
     }
@@ -211,6 +216,12 @@ pub enum Op {
         axis: usize,
         epsilon: f32,
     },
+    /// Root-mean-square normalization over the dimensions from `axis` on (Llama's RMSNorm:
+    /// x / sqrt(mean(x^2) + epsilon), then a scale, its weight; no mean, no bias).
+    RmsNorm {
+        axis: usize,
+        epsilon: f32,
+    },
     Activation(ActKind),
     /// MaxPool / AveragePool over the last two dimensions of an NCHW tensor.
     Pool {
@@ -300,6 +311,7 @@ impl Op {
             Op::MatMul { .. } => "matmul",
             Op::BatchNorm => "batchnorm",
             Op::LayerNorm { .. } => "layernorm",
+            Op::RmsNorm { .. } => "rmsnorm",
             Op::Activation(a) => a.as_str(),
             Op::Pool {
                 kind: PoolKind::Max,
@@ -466,6 +478,8 @@ impl Graph {
             }
             Op::BatchNorm => 5.0 * out,
             Op::LayerNorm { .. } => 7.0 * out,
+            // A square and a sum per element, a scale and a multiply (no mean, no shift).
+            Op::RmsNorm { .. } => 4.0 * out,
             Op::Activation(a) => a.ops() * out,
             Op::Pool { window, .. } => (window.kernel[0] * window.kernel[1]) as f64 * out,
             Op::GlobalPool => inp,

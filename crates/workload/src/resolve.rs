@@ -167,9 +167,8 @@ impl Entry {
 /// their reason), then the bundles and the shape files under [`bundle_roots`] (each
 /// sorted by name). A bundle or shape file named as a built-in network is hidden by it.
 pub fn catalog() -> Vec<Entry> {
-    let mut out: Vec<Entry> = network::zoo::NAMES
-        .iter()
-        .map(|&n| Entry {
+    let mut out: Vec<Entry> = network::zoo::all_names()
+        .map(|n| Entry {
             name: n.to_string(),
             origin: zoo::not_replayed(n).map_or(Origin::BuiltIn, Origin::NotReplayed),
         })
@@ -202,7 +201,7 @@ pub fn shape_file(name_or_path: &str) -> Option<PathBuf> {
     if crate::shapes::is_shape_path(path) {
         return Some(path.to_path_buf());
     }
-    if network::zoo::NAMES.contains(&name_or_path) || bundle_dir(name_or_path).is_some() {
+    if network::zoo::all_names().any(|n| n == name_or_path) || bundle_dir(name_or_path).is_some() {
         return None;
     }
     list_shape_files()

@@ -28,6 +28,10 @@ pub struct ShapeFile {
     pub layers: Vec<LayerSpec>,
     /// Per layer: its transformer role (`role`, `heads`), if annotated.
     pub roles: Vec<Option<LayerRole>>,
+    /// The attention products of its attention blocks (Q.K^T and P.V of each block, by
+    /// the attn_out layer's `tokens`, `heads`, `kv_len` and `window`), as (name,
+    /// multiply-accumulates a sample): what no crossbar computes.
+    pub off_crossbar: Vec<(String, u64)>,
 }
 
 /// Whether `path` names a shape file: it ends in `.toml`.
@@ -46,47 +50,117 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
     unknown_top_key(o, &TOP_KEYS, "a key of a shape file")?;
     let name = optional_name(o, "name")?.unwrap_or_else(|| stem.to_string());
     let source = optional_name(o, "source")?;
-    let (stripped, roles) = take_roles(o.get("layers"))?;
+    let (stripped, roles, spans) = take_roles(o.get("layers"))?;
     let layers: Vec<LayerSpec> = parse_layers(stripped.as_ref(), LayerKeys::Shapes)?
         .into_iter()
         .map(|l| l.spec)
         .collect();
-    crate::synth::roles::blocks(&layers, &roles)?;
+    let blocks = crate::synth::roles::blocks(&layers, &roles)?;
+    let off_crossbar = attention_products(&layers, &roles, &spans, &blocks)?;
     Ok(ShapeFile {
         name,
         source,
         layers,
         roles,
+        off_crossbar,
     })
 }
 
-/// The shape-file keys a manifest's layer has not: `role` and `heads` (a transformer's
-/// fc layers), taken out of each layer before the manifest's parser reads the rest.
-pub const ROLE_KEYS: [&str; 2] = ["role", "heads"];
+/// What the queries of an attention block attend to, as its attn_out layer says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Span {
+    /// `kv_len`: keys (and values) each query attends to, a K/V cache's included.
+    kv_len: Option<usize>,
+    /// `window`: tokens per attention window (Swin's 7 x 7 = 49).
+    window: Option<usize>,
+}
 
-/// `layers` without the [`ROLE_KEYS`], and each layer's role.
-fn take_roles(
-    layers: Option<&serde_json::Value>,
-) -> Result<(Option<serde_json::Value>, Vec<Option<LayerRole>>), String> {
+/// Q.K^T and P.V of every block, named after the attn_out layer's module (`a.b.proj`
+/// gives `a.b.scores` and `a.b.context`): T queries (the attn_out layer's `tokens`) of
+/// width d (its `in_features`) each against `kv_len` keys (default: the `window`, else
+/// T), T x d x keys multiply-accumulates each, whatever the heads.
+fn attention_products(
+    layers: &[LayerSpec],
+    roles: &[Option<LayerRole>],
+    spans: &[Span],
+    blocks: &[crate::synth::roles::Block],
+) -> Result<Vec<(String, u64)>, String> {
+    for (i, s) in spans.iter().enumerate() {
+        let key = if s.kv_len.is_some() {
+            "kv_len"
+        } else {
+            "window"
+        };
+        if *s != Span::default() && roles[i].map(|r| r.role) != Some(Role::AttnOut) {
+            return Err(format!(
+                "layers[{i}].{key}: only an attn_out layer says what its block attends to"
+            ));
+        }
+        if s.kv_len.is_some() && s.window.is_some() {
+            return Err(format!(
+                "layers[{i}].kv_len: a windowed block's queries attend to their window (give kv_len or window, not both)"
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for b in blocks {
+        let Some(&o) = b.layers.last() else { continue };
+        let g = &layers[o].geom;
+        let tokens = g.vectors_per_sample();
+        let span = spans[o];
+        if let Some(w) = span.window {
+            if !tokens.is_multiple_of(w) {
+                return Err(format!(
+                    "layers[{o}].window: {w} does not divide the layer's tokens {tokens}"
+                ));
+            }
+        }
+        let keys = span.kv_len.or(span.window).unwrap_or(tokens);
+        let macs = [tokens, g.in_channels, keys]
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64));
+        let name = &layers[o].name;
+        let module = name.rsplit_once('.').map_or(name.as_str(), |(m, _)| m);
+        out.push((format!("{module}.scores"), macs));
+        out.push((format!("{module}.context"), macs));
+    }
+    Ok(out)
+}
+
+/// The shape-file keys a manifest's layer has not: `role` and `heads` (a transformer's
+/// fc layers), `kv_len` and `window` (what an attn_out layer's block attends to), taken
+/// out of each layer before the manifest's parser reads the rest.
+pub const ROLE_KEYS: [&str; 4] = ["role", "heads", "kv_len", "window"];
+
+type Taken = (Option<serde_json::Value>, Vec<Option<LayerRole>>, Vec<Span>);
+
+/// `layers` without the [`ROLE_KEYS`], each layer's role and what it attends to.
+fn take_roles(layers: Option<&serde_json::Value>) -> Result<Taken, String> {
     let Some(serde_json::Value::Array(list)) = layers else {
-        return Ok((layers.cloned(), Vec::new()));
+        return Ok((layers.cloned(), Vec::new(), Vec::new()));
     };
     let mut list = list.clone();
     let mut roles = Vec::with_capacity(list.len());
+    let mut spans = Vec::with_capacity(list.len());
     for (i, l) in list.iter_mut().enumerate() {
         let Some(obj) = l.as_object_mut() else {
             roles.push(None);
+            spans.push(Span::default());
             continue;
         };
-        let role = obj.remove("role");
-        let heads = obj.remove("heads");
-        let heads = match heads {
-            None => None,
+        let mut positive = |key: &str| match obj.remove(key) {
+            None => Ok(None),
             Some(h) => match h.as_u64() {
-                Some(v) if (1..=i32::MAX as u64).contains(&v) => Some(v as usize),
-                _ => return Err(format!("layers[{i}].heads: expected a positive integer")),
+                Some(v) if (1..=i32::MAX as u64).contains(&v) => Ok(Some(v as usize)),
+                _ => Err(format!("layers[{i}].{key}: expected a positive integer")),
             },
         };
+        let heads = positive("heads")?;
+        spans.push(Span {
+            kv_len: positive("kv_len")?,
+            window: positive("window")?,
+        });
+        let role = obj.remove("role");
         match role {
             None if heads.is_some() => {
                 return Err(format!(
@@ -104,7 +178,7 @@ fn take_roles(
             }
         }
     }
-    Ok((Some(serde_json::Value::Array(list)), roles))
+    Ok((Some(serde_json::Value::Array(list)), roles, spans))
 }
 
 /// Reads and checks the shape file at `path`: every layer's geometry, and the memory one
@@ -136,8 +210,9 @@ pub fn read(path: &Path, opts: &OpenOptions) -> anyhow::Result<ShapeFile> {
 /// The network of the shape file at `path` with synthetic weights and inputs.
 pub fn open(path: &Path, opts: &OpenOptions) -> anyhow::Result<ZooWorkload> {
     let file = read(path, opts)?;
-    let w =
-        ZooWorkload::from_layers(&file.name, file.layers, opts.synth)?.with_roles(file.roles)?;
+    let w = ZooWorkload::from_layers(&file.name, file.layers, opts.synth)?
+        .with_roles(file.roles)?
+        .with_off_crossbar(file.off_crossbar);
     Ok(w.with_samples(opts.samples))
 }
 
@@ -277,5 +352,51 @@ out_features = 10
                 "{sparsity}: {s:?}"
             );
         }
+    }
+
+    /// One attention block over 8 tokens of width 16 (4 heads), its attn_out layer
+    /// carrying `extra`.
+    fn block(extra: &str) -> String {
+        let fc = |name: &str, role: &str, more: &str| {
+            format!("[[layers]]\nname = \"a.{name}\"\nkind = \"fc\"\nin_features = 16\nout_features = 16\ntokens = 8\nrole = \"{role}\"\nheads = 4\n{more}")
+        };
+        [
+            fc("q", "q", ""),
+            fc("k", "k", ""),
+            fc("v", "v", ""),
+            fc("o", "attn_out", extra),
+        ]
+        .concat()
+    }
+
+    #[test]
+    fn attention_blocks_give_their_products_by_hand() {
+        let ops = |extra: &str| parse(&block(extra), "s").unwrap().off_crossbar;
+        // 8 queries of width 16 against 8 keys: 8 x 16 x 8 = 1,024 each.
+        assert_eq!(
+            ops(""),
+            vec![("a.scores".into(), 1024), ("a.context".into(), 1024)]
+        );
+        // A decode-like block: the 8 queries against 40 keys (32 cached): 8 x 16 x 40.
+        assert_eq!(ops("kv_len = 40\n")[0].1, 5120);
+        // Windows of 4 tokens: 8 x 16 x 4.
+        assert_eq!(ops("window = 4\n")[1].1, 512);
+        // Layers without roles have no products.
+        assert!(parse(TWO, "s").unwrap().off_crossbar.is_empty());
+        let e = |extra: &str| parse(&block(extra), "s").unwrap_err();
+        assert_eq!(
+            e("window = 3\n"),
+            "layers[3].window: 3 does not divide the layer's tokens 8"
+        );
+        assert_eq!(
+            e("kv_len = 0\n"),
+            "layers[3].kv_len: expected a positive integer"
+        );
+        assert!(e("window = 4\nkv_len = 8\n").starts_with("layers[3].kv_len: a windowed block"));
+        let on_q = block("").replacen("heads = 4\n", "heads = 4\nkv_len = 9\n", 1);
+        assert_eq!(
+            parse(&on_q, "s").unwrap_err(),
+            "layers[0].kv_len: only an attn_out layer says what its block attends to"
+        );
     }
 }

@@ -9,19 +9,14 @@
 use std::sync::OnceLock;
 
 use crate::geometry::LayerSpec;
+use crate::synth::{LayerRole, Role};
 
 /// Networks of the zoo that `sresim run` cannot replay, with the reason (`sresim memory`
 /// models their whole graph). Every other network of the zoo runs.
-pub const NOT_REPLAYED: [(&str, &str); 2] = [
-    (
-        "bert",
-        "its attention products (Q.K^T, P.V) multiply two activations, and its projections run over a sequence of tokens; run replays conv and fc layers with static weights (`sresim memory --workload bert` models it)",
-    ),
-    (
-        "gnmt",
-        "its LSTM cells are recurrent gate products, not conv or fc layers (`sresim memory --workload gnmt` models it)",
-    ),
-];
+pub const NOT_REPLAYED: [(&str, &str); 1] = [(
+    "gnmt",
+    "its LSTM cells are recurrent gate products, not conv or fc layers (`sresim memory --workload gnmt` models it)",
+)];
 
 /// Why the zoo network `name` cannot be replayed by `sresim run`, if it cannot.
 pub fn not_replayed(name: &str) -> Option<&'static str> {
@@ -32,27 +27,62 @@ pub fn not_replayed(name: &str) -> Option<&'static str> {
 }
 
 /// The built-in network names `sresim run` replays, in the order `sresim workloads`
-/// lists them (the zoo's order).
+/// lists them (the zoo's order, then its transformers).
 pub fn names() -> &'static [&'static str] {
     static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
     NAMES.get_or_init(|| {
-        network::zoo::NAMES
-            .iter()
-            .copied()
+        network::zoo::all_names()
             .filter(|n| not_replayed(n).is_none())
             .collect()
+    })
+}
+
+/// What `run` replays of a built-in network: its crossbar layers (geometry per sample),
+/// each layer's transformer role, and the ops no crossbar computes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZooNetwork {
+    pub layers: Vec<LayerSpec>,
+    /// Per layer: its role and heads (a transformer's projections), as a shape file's
+    /// `role` and `heads` give them.
+    pub roles: Vec<Option<LayerRole>>,
+    /// The products of two activations (attention's Q.K^T and P.V), as (node,
+    /// multiply-accumulates a sample), in execution order.
+    pub off_crossbar: Vec<(String, u64)>,
+}
+
+/// The built-in network `name` (batch 1), or None for a name not in [`names`].
+pub fn network(name: &str) -> Option<ZooNetwork> {
+    if !names().contains(&name) {
+        return None;
+    }
+    let (graph, annots) =
+        network::zoo::build_annotated(name, 1, network::zoo::ZooOptions::default())?;
+    let layers = graph.crossbar_layers();
+    let mut roles = vec![None; layers.len()];
+    for a in annots {
+        let i = layers.iter().position(|l| l.name == a.layer)?;
+        let role = a.role.parse::<Role>().ok()?;
+        roles[i] = Some(LayerRole {
+            role,
+            heads: a.heads,
+        });
+    }
+    Some(ZooNetwork {
+        layers,
+        roles,
+        off_crossbar: crate::bundle::off_crossbar_ops(&graph),
     })
 }
 
 /// The crossbar layers of a built-in network (geometry per sample), or None for a name
 /// not in [`names`].
 pub fn layers(name: &str) -> Option<Vec<LayerSpec>> {
-    if !names().contains(&name) {
-        return None;
-    }
-    let graph = network::zoo::build(name, 1, network::zoo::ZooOptions::default())?;
-    Some(graph.crossbar_layers())
+    network(name).map(|n| n.layers)
 }
+
+/// The built-in transformers (`network::zoo::TRANSFORMERS`), each also described by a
+/// shape file of the repository: `workloads/transformers/NAME.toml`.
+pub const TRANSFORMER_SHAPES: &str = "workloads/transformers";
 
 #[cfg(test)]
 mod tests {
@@ -211,5 +241,107 @@ mod tests {
         );
         assert_eq!(find(&m, "features.18.0").geom.input_hw, [7, 7]);
         assert_eq!(m.last().unwrap().geom.in_channels, 1280);
+    }
+
+    /// A shape file of the network: its layers, roles and what each attention block
+    /// attends to (rendered from the built-in, so that the committed file is checked to
+    /// be the built-in by the shape-file parser, a path of its own).
+    fn render_toml(name: &str) -> String {
+        use std::fmt::Write;
+        let net = network(name).unwrap();
+        let mut s = format!(
+            "# {name} by its layer shapes alone: the crossbar layers of the built-in network\n\
+             # `{name}`, with each projection's role and heads, and what each attention block\n\
+             # attends to (kv_len: a decode step's cached keys and its own; window: Swin's 7 x 7\n\
+             # windows). docs/workloads.md, \"Transformers\". Rendered from the built-in by\n\
+             # UPDATE_EXPECT=1 cargo test -p workload --lib zoo::tests::transformer_shape_files\n\
+             name = \"{name}\"\nsource = \"the built-in network {name} (docs/workloads.md)\"\n"
+        );
+        let mut products = net.off_crossbar.iter();
+        for (l, r) in net.layers.iter().zip(&net.roles) {
+            let g = &l.geom;
+            let _ = write!(
+                s,
+                "\n[[layers]]\nname = \"{}\"\nkind = \"{}\"\n",
+                l.name,
+                l.kind.as_str()
+            );
+            if l.kind == crate::geometry::LayerKind::Conv {
+                let _ = writeln!(
+                    s,
+                    "in_channels = {}\nout_channels = {}\nkernel = {}\nstride = {}\ninput_shape = [{}, {}, {}]",
+                    g.in_channels, g.out_channels, g.kernel[0], g.stride[0], g.in_channels, g.input_hw[0], g.input_hw[1]
+                );
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "in_features = {}\nout_features = {}",
+                g.in_channels, g.out_channels
+            );
+            let t = g.vectors_per_sample();
+            if t > 1 {
+                let _ = writeln!(s, "tokens = {t}");
+            }
+            let Some(r) = r else { continue };
+            let _ = writeln!(s, "role = \"{}\"", r.role);
+            if let Some(h) = r.heads {
+                let _ = writeln!(s, "heads = {h}");
+            }
+            if r.role == Role::AttnOut {
+                let (_, macs) = products.next().unwrap();
+                products.next();
+                let keys = *macs as usize / (t * g.in_channels);
+                if keys < t {
+                    let _ = writeln!(s, "window = {keys}");
+                } else if keys > t {
+                    let _ = writeln!(s, "kv_len = {keys}");
+                }
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn transformer_shape_files_are_the_built_in_networks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for name in network::zoo::TRANSFORMERS {
+            let path = root.join(TRANSFORMER_SHAPES).join(format!("{name}.toml"));
+            if std::env::var_os("UPDATE_EXPECT").is_some() {
+                std::fs::write(&path, render_toml(name)).unwrap();
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file = crate::shapes::parse(&text, "x").unwrap();
+            let net = network(name).unwrap();
+            assert_eq!(file.name, *name);
+            assert_eq!(file.layers, net.layers, "{name}");
+            assert_eq!(file.roles, net.roles, "{name}");
+            let macs = |v: &[(String, u64)]| v.iter().map(|(_, m)| *m).collect::<Vec<u64>>();
+            assert_eq!(macs(&file.off_crossbar), macs(&net.off_crossbar), "{name}");
+            assert!(!net.off_crossbar.is_empty());
+        }
+    }
+
+    #[test]
+    fn built_in_transformers_run_with_their_roles() {
+        let w = crate::ZooWorkload::new("bert-base-512", crate::SynthParams::default()).unwrap();
+        assert_eq!(w.layers().len(), 12 * 6 + 1);
+        assert_eq!(w.layers()[0].geom.vectors_per_sample(), 512);
+        let blocks = crate::synth::roles::blocks(w.layers(), w.roles()).unwrap();
+        assert_eq!(blocks.len(), 12);
+        use crate::source::Workload;
+        let off: u64 = w.off_crossbar().iter().map(|(_, m)| m).sum();
+        assert_eq!(off, 12 * 2 * 512 * 512 * 768);
+        // Llama's grouped-query blocks: 32 query heads, 8 key/value heads.
+        let l = network("llama3-8b-decode").unwrap();
+        let b = crate::synth::roles::blocks(&l.layers, &l.roles).unwrap();
+        assert_eq!((b.len(), b[0].heads, b[0].kv_heads), (32, 32, 8));
+        // --head-sparsity prunes a built-in transformer's heads (no shape file needed).
+        let p = crate::SynthParams {
+            head_sparsity: 0.5,
+            ..Default::default()
+        };
+        assert!(crate::ZooWorkload::new("gpt2-decode", p).is_ok());
+        assert!(not_replayed("bert").is_none() && names().contains(&"bert"));
     }
 }

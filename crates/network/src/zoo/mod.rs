@@ -10,10 +10,13 @@ mod gnmt;
 mod mobilenetv2;
 mod pp_sim;
 mod resnet;
+mod transformer;
 mod vgg;
 mod yolov4_tiny;
 
+use crate::builder::LayerAnnot;
 use crate::graph::Graph;
+pub use transformer::Phase;
 
 /// Knobs of the sequence models; `None` takes the network's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,11 +45,66 @@ pub const NAMES: &[&str] = &[
     "yolov4-tiny",
 ];
 
+/// The full-size transformers, beside [`NAMES`] (the networks the memory model's tests
+/// sweep): BERT-base at 128 and 512 tokens, ViT-B/16, Swin-T, and GPT-2 small and
+/// Llama-3-8B in their two phases (prefill of 128 tokens; decode of one token against a
+/// K/V cache of 1024). `build` takes them as it takes [`NAMES`]; their `seq_len` is fixed
+/// by the name.
+pub const TRANSFORMERS: &[&str] = &[
+    "bert-base-128",
+    "bert-base-512",
+    "vit-b16",
+    "swin-t",
+    "gpt2-prefill",
+    "gpt2-decode",
+    "llama3-8b-prefill",
+    "llama3-8b-decode",
+];
+
+/// Tokens of a decoder's prefill.
+pub const PREFILL_TOKENS: usize = 128;
+/// Cached keys and values a decoder's decode step reads.
+pub const DECODE_CACHE: usize = 1024;
+
+/// Every name `build` accepts: [`NAMES`] then [`TRANSFORMERS`].
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().chain(TRANSFORMERS).copied()
+}
+
 /// The graph of network `name` for a batch; `None` for an unknown name or a zero size.
 pub fn build(name: &str, batch: usize, opts: ZooOptions) -> Option<Graph> {
+    build_annotated(name, batch, opts).map(|(g, _)| g)
+}
+
+/// [`build`], with the roles of a transformer's fc layers (empty for other networks).
+pub fn build_annotated(
+    name: &str,
+    batch: usize,
+    opts: ZooOptions,
+) -> Option<(Graph, Vec<LayerAnnot>)> {
     if batch == 0 || opts.seq_len == Some(0) {
         return None;
     }
+    let prefill = Phase::Prefill {
+        tokens: PREFILL_TOKENS,
+    };
+    let decode = Phase::Decode { past: DECODE_CACHE };
+    let plain = |g: Graph| (g, Vec::new());
+    Some(match name {
+        "bert" => bert::bert_base(name, batch, opts.seq_len.unwrap_or(128)),
+        "bert-base-128" => bert::bert_base(name, batch, 128),
+        "bert-base-512" => bert::bert_base(name, batch, 512),
+        "vit-b16" => transformer::vit_b16(batch),
+        "swin-t" => transformer::swin_t(batch),
+        "gpt2-prefill" => transformer::gpt2(name, batch, prefill),
+        "gpt2-decode" => transformer::gpt2(name, batch, decode),
+        "llama3-8b-prefill" => transformer::llama3_8b(name, batch, prefill),
+        "llama3-8b-decode" => transformer::llama3_8b(name, batch, decode),
+        _ => plain(build_plain(name, batch, opts)?),
+    })
+}
+
+fn build_plain(name: &str, batch: usize, opts: ZooOptions) -> Option<Graph> {
     Some(match name {
         "lenet5" => caffe::lenet5(batch),
         "cifar10" => caffe::cifar10(batch),
@@ -61,7 +119,6 @@ pub fn build(name: &str, batch: usize, opts: ZooOptions) -> Option<Graph> {
         "resnet50" => resnet::resnet50(batch),
         "vgg16" => vgg::vgg16(batch),
         "mobilenetv2" => mobilenetv2::mobilenetv2(batch),
-        "bert" => bert::bert_base(batch, opts.seq_len.unwrap_or(128)),
         "gnmt" => gnmt::gnmt(batch, opts.seq_len.unwrap_or(32)),
         "yolov4-tiny" => yolov4_tiny::yolov4_tiny(batch),
         _ => return None,
@@ -203,16 +260,16 @@ mod tests {
 
     #[test]
     fn every_network_builds_and_has_explicit_non_matrix_layers() {
-        for name in NAMES {
+        for name in all_names() {
             let g = build(name, 2, ZooOptions::default()).unwrap();
             assert!(g.validate().is_ok(), "{name}");
             let non_matrix = g.nodes.iter().filter(|n| !n.op.is_matrix()).count();
             assert!(non_matrix > 0, "{name} has only matrix layers");
         }
         assert!(build("alexnet", 1, ZooOptions::default()).is_none());
-        for name in NAMES {
+        for name in all_names() {
             let g = build(name, 1, ZooOptions::default()).unwrap();
-            assert_eq!(g.name, *name);
+            assert_eq!(g.name, name);
             assert!(!g.crossbar_layers().is_empty(), "{name}");
         }
         assert!(build("resnet50", 0, ZooOptions::default()).is_none());

@@ -663,7 +663,7 @@ impl BundleWorkload {
 /// and context), with their multiply-accumulates a sample: they have no weights to program,
 /// so no crossbar computes them and no cycle, count or energy of `run` includes them; the
 /// accuracy path computes them in float.
-fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
+pub(crate) fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
     g.nodes
         .iter()
         .filter_map(|n| match n.op {

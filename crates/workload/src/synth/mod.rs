@@ -187,19 +187,22 @@ pub struct ZooWorkload {
     roles: Vec<Option<LayerRole>>,
     /// Per layer: the rows and columns of pruned heads (empty without head pruning).
     zero_lines: Vec<ZeroLines>,
+    /// The network's products of two activations (a built-in transformer's attention).
+    off_crossbar: Vec<(String, u64)>,
 }
 
 impl ZooWorkload {
     /// A zoo network by name (see [`zoo::names`]).
     pub fn new(name: &str, params: SynthParams) -> anyhow::Result<Self> {
-        let layers = zoo::layers(name).with_context(|| {
+        let net = zoo::network(name).with_context(|| {
             format!(
                 "unknown network '{name}' (built-in: {})",
                 zoo::names().join(", ")
             )
         })?;
-        let n = layers.len();
-        Self::from_layers(name, layers, params)?.with_roles(vec![None; n])
+        Ok(Self::from_layers(name, net.layers, params)?
+            .with_roles(net.roles)?
+            .with_off_crossbar(net.off_crossbar))
     }
 
     /// Any list of layers (tests, custom geometry).
@@ -224,6 +227,7 @@ impl ZooWorkload {
             notes: Vec::new(),
             roles: vec![None; n],
             zero_lines: vec![ZeroLines::default(); n],
+            off_crossbar: Vec::new(),
         })
     }
 
@@ -284,6 +288,12 @@ impl ZooWorkload {
         }
     }
 
+    /// Sets the network's products of two activations ([`Workload::off_crossbar`]).
+    pub fn with_off_crossbar(mut self, ops: Vec<(String, u64)>) -> Self {
+        self.off_crossbar = ops;
+        self
+    }
+
     /// Adds a line for [`Workload::notes`].
     pub fn with_note(mut self, note: String) -> Self {
         self.notes.push(note);
@@ -329,6 +339,9 @@ impl Workload for ZooWorkload {
 
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
+    }
+    fn off_crossbar(&self) -> Vec<(String, u64)> {
+        self.off_crossbar.clone()
     }
     fn source(&self) -> &str {
         &self.source
