@@ -202,6 +202,15 @@ fn node_counts(
             let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
             (Class::Norm, ops::layernorm(x / d, d))
         }
+        Op::RmsNorm { axis, .. } => {
+            let shape = first_shape(0);
+            let d = shape
+                .get(*axis..)
+                .map_or(1, |s| s.iter().map(|&v| v as u64).product::<u64>())
+                .max(1);
+            let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
+            (Class::Norm, ops::rmsnorm(x / d, d))
+        }
         Op::Activation(a) => {
             let c = match a {
                 ActKind::Relu => ops::clamp_like(out, 1, 0, 0),
@@ -210,6 +219,7 @@ fn node_counts(
                 ActKind::HardSigmoid { .. } => ops::clamp_like(out, 2, 1, 1),
                 ActKind::HardSwish => ops::clamp_like(out, 2, 2, 1),
                 ActKind::Gelu => ops::gelu(out),
+                ActKind::Silu => ops::silu(out),
                 ActKind::Sigmoid => ops::sigmoid(out),
                 ActKind::Tanh => ops::tanh(out),
                 ActKind::Erf => ops::erf(out),
