@@ -181,9 +181,17 @@ pub fn is_float(col: &str) -> bool {
 }
 
 /// The [`COLUMNS`] of a row whose crossbar figures are `cycles` and `energy_pj`, with the
-/// unit's work `l` after it.
-pub fn values(l: &LayerDigital, cycles: u64, energy_pj: f64, cycle_ns: f64) -> Vec<String> {
-    let combined = cycles.saturating_add(l.crossbar_cycles(cycle_ns));
+/// unit's work `l` after it, which adds `extra` crossbar cycles (a layer's
+/// [`LayerDigital::crossbar_cycles`]; on a TOTAL row their sum,
+/// [`DigitalResult::crossbar_cycles`]).
+pub fn values(
+    l: &LayerDigital,
+    cycles: u64,
+    energy_pj: f64,
+    extra: u64,
+    cycle_ns: f64,
+) -> Vec<String> {
+    let combined = cycles.saturating_add(extra);
     let e = &l.cost.energy;
     vec![
         l.ops.to_string(),

@@ -463,6 +463,7 @@ fn digital_values(res: &RunResult, i: usize) -> Option<Vec<String>> {
             &l,
             r.events.cycles,
             r.energy.total(),
+            l.crossbar_cycles(cycle_ns),
             cycle_ns,
         ));
     }
@@ -471,6 +472,7 @@ fn digital_values(res: &RunResult, i: usize) -> Option<Vec<String>> {
         &d.total(),
         t.events.cycles,
         t.energy.total(),
+        d.crossbar_cycles(cycle_ns),
         cycle_ns,
     ))
 }

@@ -71,7 +71,10 @@ fn a_transformers_digital_figures_are_the_crates_cost_of_its_graph() {
         digital::Class::Norm,
     ] {
         let (_, l) = d.by_class.iter().find(|(c, _)| *c == class).unwrap();
-        assert!(l.cost.cycles > 0 && l.cost.energy.total_pj() > 0.0, "{class:?}");
+        assert!(
+            l.cost.cycles > 0 && l.cost.energy.total_pj() > 0.0,
+            "{class:?}"
+        );
     }
     assert!(d.writes.is_none());
 
@@ -82,7 +85,12 @@ fn a_transformers_digital_figures_are_the_crates_cost_of_its_graph() {
     for m in MODES {
         let o = &s["modes"][m.as_str()];
         assert_eq!(o["digital"]["cycles"], want.cycles);
-        assert!(rel(o["digital"]["energy_pj"].as_f64().unwrap(), want.energy.total_pj()) < 1e-12);
+        assert!(
+            rel(
+                o["digital"]["energy_pj"].as_f64().unwrap(),
+                want.energy.total_pj()
+            ) < 1e-12
+        );
         let xbar = o["cycles"].as_u64().unwrap();
         let combined = o["combined_cycles"].as_u64().unwrap();
         assert_eq!(combined, xbar + d.crossbar_cycles(c.cycle_ns));
@@ -105,7 +113,10 @@ fn a_transformers_digital_figures_are_the_crates_cost_of_its_graph() {
         let (total, layers) = mine.split_last().unwrap();
         assert_eq!(total[1], "TOTAL");
         for name in ["digital_ops", "digital_cycles", "combined_cycles"] {
-            let sum: u64 = layers.iter().map(|r| r[col(name)].parse::<u64>().unwrap()).sum();
+            let sum: u64 = layers
+                .iter()
+                .map(|r| r[col(name)].parse::<u64>().unwrap())
+                .sum();
             assert_eq!(total[col(name)].parse::<u64>().unwrap(), sum, "{name}");
         }
         let sum: f64 = layers
@@ -134,8 +145,14 @@ fn crossbar_placement_writes_k_and_v_into_crossbars() {
     assert!(rel(t.writes.energy_pj, per_sample.energy_pj * SAMPLES as f64) < 1e-12);
     assert!(t.writes.latency_ns > 0.0);
     // The products left the unit; softmax and norms stayed.
-    assert!(d.by_class.iter().all(|(c, _)| *c != digital::Class::Attention));
-    assert!(d.by_class.iter().any(|(c, _)| *c == digital::Class::Softmax));
+    assert!(d
+        .by_class
+        .iter()
+        .all(|(c, _)| *c != digital::Class::Attention));
+    assert!(d
+        .by_class
+        .iter()
+        .any(|(c, _)| *c == digital::Class::Softmax));
     let s = sim::report::summary_json(&res, &c);
     let aw = &s["modes"]["sre"]["attention_writes"];
     assert_eq!(aw["cells_written"], t.writes.cells);
@@ -189,7 +206,10 @@ fn bad_digital_keys_are_named() {
     let e = err(&["digital.clock_ghz=-1"]);
     assert!(e.contains("digital.clock_ghz"), "{e}");
     let e = err(&["digital.table=energy/none.toml"]);
-    assert!(e.contains("digital.table") && e.contains("none.toml"), "{e}");
+    assert!(
+        e.contains("digital.table") && e.contains("none.toml"),
+        "{e}"
+    );
     let e = err(&["attention.write_table=energy/none.toml"]);
     assert!(e.contains("attention.write_table"), "{e}");
     // A table that is not a digital table names the file and the key.
