@@ -297,8 +297,9 @@ pub fn unit_json(d: &DigitalResult, cfg: &Resolved) -> serde_json::Value {
 }
 
 /// The lines the run's printed table gains: the unit's work (the same in every mode) and
-/// the combined totals of each mode.
-pub fn table(d: &DigitalResult, totals: &[crate::result::ModeTotal]) -> String {
+/// the combined totals of each mode, whose crossbar totals are `totals` (mode, cycles,
+/// energy in pJ).
+pub fn table(d: &DigitalResult, totals: &[(String, u64, f64)]) -> String {
     use memory::units::{Column, NANOSECONDS, PICOJOULES};
     use std::fmt::Write as _;
     let t = d.total();
@@ -328,13 +329,13 @@ pub fn table(d: &DigitalResult, totals: &[crate::result::ModeTotal]) -> String {
     let extra = d.crossbar_cycles(d.cycle_ns);
     let rows: Vec<(String, u64, f64, f64)> = totals
         .iter()
-        .map(|m| {
-            let c = m.events.cycles.saturating_add(extra);
+        .map(|(mode, cycles, energy_pj)| {
+            let c = cycles.saturating_add(extra);
             (
-                m.mode.to_string(),
+                mode.clone(),
                 c,
                 c as f64 * d.cycle_ns,
-                m.energy.total() + t.energy_pj(),
+                energy_pj + t.energy_pj(),
             )
         })
         .collect();

@@ -656,7 +656,12 @@ pub fn summary_table(res: &RunResult) -> String {
         s.push_str(&crate::chip::table(chip));
     }
     if let Some(d) = &res.digital {
-        s.push_str(&crate::digital::table(d, &res.totals));
+        let totals: Vec<(String, u64, f64)> = res
+            .totals
+            .iter()
+            .map(|t| (t.mode.to_string(), t.events.cycles, t.energy.total()))
+            .collect();
+        s.push_str(&crate::digital::table(d, &totals));
     }
     s
 }
