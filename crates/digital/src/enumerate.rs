@@ -311,11 +311,14 @@ pub fn enumerate(graph: &Graph, placement: Placement) -> Vec<DigitalOp> {
     out
 }
 
-/// Whether `ops` hold a transformer's operations (an attention product, a softmax or a
-/// LayerNorm; a recurrent network with attention has them too). A CNN's ops (pooling, ReLU, batch norms, residual adds) do not: a driver
-/// that adds the unit's figures only when this holds (or when asked for them) keeps every
-/// CNN output as it was (docs/digital.md, "What the unit runs").
+/// Whether `ops` hold a transformer's operations: an attention product (a recurrent
+/// network with attention has them too), a LayerNorm or an RMSNorm. A CNN's ops (pooling,
+/// ReLU, batch norms, residual adds, and a classifier's final softmax) do not: a driver
+/// that adds the unit's figures only when this holds keeps every CNN output as it was
+/// (docs/digital.md, "What the unit runs"). A softmax alone does not make a transformer
+/// (exported CNN classifiers end with one); with `Placement::Crossbar` the products are
+/// not in `ops`, so judge on the ops of `Placement::Digital`.
 pub fn has_transformer_ops(ops: &[DigitalOp]) -> bool {
     ops.iter()
-        .any(|o| matches!(o.class, Class::Attention | Class::Softmax) || o.kind == "layernorm")
+        .any(|o| o.class == Class::Attention || matches!(o.kind, "layernorm" | "rmsnorm"))
 }

@@ -1,7 +1,7 @@
 //! The digital unit in a run (docs/digital.md, "In a run"): the ops of the workload's
 //! graph that no crossbar computes, costed by crate `digital` over the samples replayed and
 //! placed after the crossbar layer each follows; with `attention.placement = "crossbar"`
-//! the run-time writes of K^T and V. Only a graph with attention, softmax or LayerNorm
+//! the run-time writes of K^T and V. Only a graph with attention, LayerNorm or RMSNorm
 //! ([`digital::has_transformer_ops`]) gets figures: every other run's outputs stay as
 //! they were.
 

@@ -191,6 +191,26 @@ fn a_cnn_gains_no_digital_figure() {
     assert!(s["modes"]["sre"].get("digital").is_none());
     assert!(s["config"].get("digital").is_none() && s["config"].get("attention").is_none());
     assert!(!sim::report::summary_table(&res).contains("digital unit"));
+    // An exported CNN classifier ends with a softmax: still a CNN.
+    let nsfw = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../workloads/mobilenetv2-nsfwjs"
+    );
+    let w = sim::workloads::open(Some(nsfw), &Default::default(), Some(1), &c).unwrap();
+    let g = w.graph().unwrap().unwrap();
+    let ops = digital::enumerate(&g, digital::Placement::Digital);
+    assert!(ops.iter().any(|o| o.class == digital::Class::Softmax));
+    assert!(!digital::has_transformer_ops(&ops));
+    let res = run(&RunSpec {
+        workload: w.as_ref(),
+        cfg: &c,
+        modes: &[Mode::Sre],
+        engine: EngineKind::Fast,
+        samples: 1,
+        progress: false,
+    })
+    .unwrap();
+    assert!(res.digital.is_none());
 }
 
 #[test]
