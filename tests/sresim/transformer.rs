@@ -143,14 +143,17 @@ fn the_vit_fixture_runs_with_its_attention_reported_off_the_crossbar() {
         err.contains("graph: 2 activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`, in no cycle, count or energy of `run`): 3200 multiply-accumulates a sample, beside 22944 on the crossbar layers"),
         "{err}"
     );
-    // summary.json lists them, uncounted; a network without them has no such key.
+    // summary.json lists them, counted by the digital unit (the graph has LayerNorms,
+    // docs/digital.md, "In a run"); a network without them has no such key.
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
             .unwrap();
     let off = &summary["off_crossbar"];
     assert_eq!(off["macs_per_sample"], 3200);
     assert_eq!(summary["macs_per_sample"]["off_crossbar"], 3200);
-    assert_eq!(off["counted"], false);
+    assert_eq!(off["counted"], true);
+    let digital = &summary["modes"]["sre"]["digital"]["by_class"]["attention"];
+    assert!(digital["cycles"].as_u64().unwrap() > 0);
     let ops = off["ops"].as_array().unwrap();
     assert_eq!(ops.len(), 2);
     assert_eq!(ops[0]["node"], "/blocks/blocks.0/attn/MatMul_output_0");

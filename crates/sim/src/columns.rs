@@ -15,6 +15,8 @@ pub fn layers_kind(col: &str) -> Kind {
         "queue_depth" => Kind::Text,
         "time_ns" | "energy_pj" | "speedup_vs_dense" | "energy_saving_vs_dense" => Kind::Float,
         c if c.starts_with("e_") && c.ends_with("_pj") => Kind::Float,
+        // The digital unit's times and energies (transformer runs).
+        c if crate::digital::is_float(c) => Kind::Float,
         c if crate::functional::COLUMNS.contains(&c) => Kind::Float,
         crate::functional::CLIP_COLUMN => Kind::Float,
         c if c.starts_with("chip_") => crate::chip::kind(c),

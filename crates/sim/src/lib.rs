@@ -20,6 +20,7 @@ pub mod check;
 pub mod chip;
 pub mod columns;
 pub mod config;
+pub mod digital;
 pub mod draws;
 pub mod format;
 pub mod functional;

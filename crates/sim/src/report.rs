@@ -343,6 +343,7 @@ fn column_key(col: &str, row: &[String], cfg: &Resolved) -> Option<(String, f64)
 /// finite numbers. The message names the config key that scales the figure. Every row
 /// passes the one finite gate, `bounds::finite::check_row`.
 pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
+    check_digital(res, cfg)?;
     let head = header();
     for row in layers_rows(res) {
         let name = || format!("{} ({})", row[1], row[3]);
@@ -361,6 +362,31 @@ pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
             ),
             None => anyhow::anyhow!("{}: {e}", cfg.origin),
         });
+    }
+    Ok(())
+}
+
+/// The finite gate of the digital unit's columns (a huge `[digital]` value or table entry
+/// can overflow f64).
+fn check_digital(res: &RunResult, cfg: &Resolved) -> Result<()> {
+    if res.digital.is_none() {
+        return Ok(());
+    }
+    let rows = res.layers.len() + res.totals.len();
+    for i in 0..rows {
+        let Some(row) = digital_values(res, i) else {
+            continue;
+        };
+        let name = || match res.layers.get(i) {
+            Some(r) => format!("{} ({})", r.layer, r.mode),
+            None => "TOTAL".to_string(),
+        };
+        bounds::finite::check_row(&crate::digital::COLUMNS, &row, is_text, name).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: digital: {e} (check the [digital] keys and digital.table)",
+                cfg.origin
+            )
+        })?;
     }
     Ok(())
 }
@@ -407,19 +433,19 @@ pub fn check_chip(res: &RunResult, cfg: &Resolved) -> Result<()> {
     Ok(())
 }
 
-/// layers.csv as bytes: [`header`], then [`layers_rows`].
+/// layers.csv as bytes: [`header`], then [`layers_rows`]; with a `[chip]` table its
+/// columns, then for a run with the digital unit its columns ([`crate::digital::COLUMNS`]).
 pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let Some(chip) = &res.chip else {
-        w.write_record(header_for(res))?;
-        for row in layers_rows(res) {
-            w.write_record(row)?;
-        }
-        return w.into_inner().context("csv buffer");
-    };
-    // With a [chip] table, its columns follow all others.
     let mut h = header_for(res);
-    h.extend(crate::chip::CHIP_COLUMNS);
+    if res.chip.is_some() {
+        // With a [chip] table, its columns follow all others.
+        h.extend(crate::chip::CHIP_COLUMNS);
+    }
+    if res.digital.is_some() {
+        // Then the digital unit's (a transformer's run only).
+        h.extend(crate::digital::COLUMNS);
+    }
     w.write_record(h)?;
     let per_mode = res.modes.len().max(1);
     for (i, mut row) in layers_rows(res).into_iter().enumerate() {
@@ -428,10 +454,40 @@ pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
         } else {
             (None, i - res.layers.len())
         };
-        row.extend(crate::chip::values(&chip[m], layer));
+        if let Some(chip) = &res.chip {
+            row.extend(crate::chip::values(&chip[m], layer));
+        }
+        if let Some(d) = digital_values(res, i) {
+            row.extend(d);
+        }
         w.write_record(row)?;
     }
     w.into_inner().context("csv buffer")
+}
+
+/// The digital unit's columns of record `i` of [`layers_rows`] (None without the unit).
+fn digital_values(res: &RunResult, i: usize) -> Option<Vec<String>> {
+    let d = res.digital.as_ref()?;
+    let per_mode = res.modes.len().max(1);
+    let cycle_ns = d.cycle_ns;
+    if let Some(r) = res.layers.get(i) {
+        let l = d.per_layer.get(i / per_mode).copied().unwrap_or_default();
+        return Some(crate::digital::values(
+            &l,
+            r.events.cycles,
+            r.energy.total(),
+            l.crossbar_cycles(cycle_ns),
+            cycle_ns,
+        ));
+    }
+    let t = res.totals.get(i - res.layers.len())?;
+    Some(crate::digital::values(
+        &d.total(),
+        t.events.cycles,
+        t.energy.total(),
+        d.crossbar_cycles(cycle_ns),
+        cycle_ns,
+    ))
 }
 
 /// summary.json: the network, the effective config and per-mode totals.
@@ -464,6 +520,14 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
             )
         })
         .collect();
+    let mut modes = modes;
+    if let Some(d) = &res.digital {
+        for t in &res.totals {
+            if let Some(Value::Object(o)) = modes.get_mut(t.mode.as_str()) {
+                crate::digital::extend_mode_json(o, d, t.events.cycles, t.energy.total());
+            }
+        }
+    }
     let mut s = json!({
         "sresim_version": env!("CARGO_PKG_VERSION"),
         "network": res.network,
@@ -489,8 +553,15 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
             .collect();
         o.insert(
             "off_crossbar".into(),
-            json!({"macs_per_sample": res.off_crossbar_macs(), "ops": ops, "counted": false}),
+            json!({
+                "macs_per_sample": res.off_crossbar_macs(),
+                "ops": ops,
+                "counted": res.digital.as_ref().is_some_and(|d| d.placement == digital::Placement::Digital),
+            }),
         );
+    }
+    if let (Some(d), Some(o)) = (&res.digital, s.as_object_mut()) {
+        o.insert("digital_unit".into(), crate::digital::unit_json(d, cfg));
     }
     s
 }
@@ -596,6 +667,14 @@ pub fn summary_table(res: &RunResult) -> String {
     }
     if let Some(chip) = &res.chip {
         s.push_str(&crate::chip::table(chip));
+    }
+    if let Some(d) = &res.digital {
+        let totals: Vec<(String, u64, f64)> = res
+            .totals
+            .iter()
+            .map(|t| (t.mode.to_string(), t.events.cycles, t.energy.total()))
+            .collect();
+        s.push_str(&crate::digital::table(d, &totals));
     }
     s
 }

@@ -74,6 +74,9 @@ pub struct RunResult {
     /// Multiply-accumulates a sample of the simulated crossbar layers (their weights times
     /// their input vectors).
     pub crossbar_macs: u64,
+    /// The digital unit's figures (only for a graph with attention, LayerNorm or RMSNorm:
+    /// docs/digital.md).
+    pub digital: Option<crate::digital::DigitalResult>,
 }
 
 impl RunResult {

@@ -393,7 +393,12 @@ fn run_inner(
             .iter()
             .map(|l| l.geom.macs_per_sample() as u64)
             .fold(0u64, u64::saturating_add),
+        digital: None,
     };
+    // The digital unit after the layers: the same work in every mode.
+    if let Some(g) = w.graph()? {
+        res.digital = crate::digital::evaluate(&g, w.layers().len(), spec.samples as u64, cfg);
+    }
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {
         res.chip = Some(crate::chip::evaluate(

@@ -65,6 +65,15 @@ pub trait Workload: Send + Sync {
         Vec::new()
     }
 
+    /// The workload's whole network as a graph of one sample (batch 1), when it has one:
+    /// a built-in network's, or a bundle's `graph`. The run driver enumerates from it the
+    /// ops of the digital unit (crate `digital`, docs/digital.md). None for shape files
+    /// (which describe crossbar layers only) and layer selections (whose layers are not
+    /// the graph's).
+    fn graph(&self) -> anyhow::Result<Option<network::Graph>> {
+        Ok(None)
+    }
+
     /// Layer `index`'s quantized weights and the signedness of its whole input tensor
     /// (all held samples, section 2): what a run needs before the first input vector.
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights>;

@@ -16,6 +16,7 @@ pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../../../configs/default.
 
 pub mod chip;
 pub mod device;
+pub mod digital;
 mod schema;
 pub use schema::*;
 
@@ -37,6 +38,8 @@ pub struct Resolved {
     pub chip: Option<chip::ResolvedChip>,
     /// `[device]`, validated (the ideal device by default).
     pub device: functional::Device,
+    /// `[digital]` and `[attention]`, validated, with their tables.
+    pub digital: digital::ResolvedDigital,
 }
 
 impl Resolved {
@@ -371,9 +374,17 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         .converter
         .validate()
         .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let digital = digital::resolve(
+        &config.digital,
+        &config.attention,
+        node_nm,
+        &origin,
+        base_dir.as_deref(),
+    )?;
     Ok(Resolved {
         chip,
         device,
+        digital,
         opts: SimOptions {
             sync: config.timing.sync,
             granularity: config.activation.granularity,

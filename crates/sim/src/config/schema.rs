@@ -43,6 +43,89 @@ pub struct Config {
     /// of the serialized config at 32 nm, so configs without it keep their fingerprints.
     #[serde(default, skip_serializing_if = "TechCfg::is_base")]
     pub tech: TechCfg,
+    /// The digital vector unit (docs/digital.md). Left out of the serialized config at its
+    /// defaults, so configs without it keep their fingerprints and summaries.
+    #[serde(default, skip_serializing_if = "DigitalCfg::is_default")]
+    pub digital: DigitalCfg,
+    /// Where attention products run (docs/digital.md). Likewise left out at its defaults.
+    #[serde(default, skip_serializing_if = "AttentionCfg::is_default")]
+    pub attention: AttentionCfg,
+}
+
+/// `[digital]`: the digital unit's energy table and its [`digital::DigitalUnit`] keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigitalCfg {
+    /// Energy table (TOML), relative to the config file.
+    pub table: String,
+    pub lanes: u32,
+    pub clock_ghz: f64,
+    pub buffer_bytes_per_cycle: u32,
+    pub kv_bytes_per_cycle: u32,
+    #[serde(default)]
+    pub occupancy: digital::Occupancy,
+}
+
+/// The shipped digital energy table, relative to configs/.
+pub const DIGITAL_TABLE: &str = "energy/digital-45nm.toml";
+/// The shipped cell-write table, relative to configs/.
+pub const WRITE_TABLE: &str = "energy/cell-write-pipelayer.toml";
+
+impl Default for DigitalCfg {
+    fn default() -> Self {
+        let u = digital::DigitalUnit::default();
+        DigitalCfg {
+            table: DIGITAL_TABLE.to_string(),
+            lanes: u.lanes,
+            clock_ghz: u.clock_ghz,
+            buffer_bytes_per_cycle: u.buffer_bytes_per_cycle,
+            kv_bytes_per_cycle: u.kv_bytes_per_cycle,
+            occupancy: u.occupancy,
+        }
+    }
+}
+
+impl DigitalCfg {
+    fn is_default(&self) -> bool {
+        *self == DigitalCfg::default()
+    }
+
+    /// The unit these keys describe (not yet validated).
+    pub fn unit(&self) -> digital::DigitalUnit {
+        digital::DigitalUnit {
+            lanes: self.lanes,
+            clock_ghz: self.clock_ghz,
+            buffer_bytes_per_cycle: self.buffer_bytes_per_cycle,
+            kv_bytes_per_cycle: self.kv_bytes_per_cycle,
+            occupancy: self.occupancy,
+        }
+    }
+}
+
+/// `[attention]`: where attention products run, and the cell-write table of
+/// `placement = "crossbar"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttentionCfg {
+    /// "digital" or "crossbar".
+    pub placement: String,
+    /// Cell-write table (TOML), relative to the config file.
+    pub write_table: String,
+}
+
+impl Default for AttentionCfg {
+    fn default() -> Self {
+        AttentionCfg {
+            placement: "digital".to_string(),
+            write_table: WRITE_TABLE.to_string(),
+        }
+    }
+}
+
+impl AttentionCfg {
+    fn is_default(&self) -> bool {
+        *self == AttentionCfg::default()
+    }
 }
 
 /// `[tech]`: the technology node, nm (one of `energy::tech::NODES`).

@@ -9,5 +9,6 @@ mod accuracy_batches;
 mod accuracy_shards;
 mod device_presets;
 mod device_sources;
+mod digital_run;
 mod drawn_records;
 mod memory_run;

@@ -514,6 +514,9 @@ impl Workload for BundleWorkload {
     fn off_crossbar(&self) -> Vec<(String, u64)> {
         self.off_crossbar.clone()
     }
+    fn graph(&self) -> anyhow::Result<Option<network::Graph>> {
+        BundleWorkload::graph(self, 1)
+    }
     fn source(&self) -> &str {
         &self.manifest.source
     }

@@ -189,6 +189,9 @@ pub struct ZooWorkload {
     zero_lines: Vec<ZeroLines>,
     /// The network's products of two activations (a built-in transformer's attention).
     off_crossbar: Vec<(String, u64)>,
+    /// Whether this is the built-in network of its name (its graph is the zoo's); false
+    /// for shape files and custom layer lists.
+    built_in: bool,
 }
 
 impl ZooWorkload {
@@ -200,9 +203,11 @@ impl ZooWorkload {
                 zoo::names().join(", ")
             )
         })?;
-        Ok(Self::from_layers(name, net.layers, params)?
+        let mut w = Self::from_layers(name, net.layers, params)?
             .with_roles(net.roles)?
-            .with_off_crossbar(net.off_crossbar))
+            .with_off_crossbar(net.off_crossbar);
+        w.built_in = true;
+        Ok(w)
     }
 
     /// Any list of layers (tests, custom geometry).
@@ -228,6 +233,7 @@ impl ZooWorkload {
             roles: vec![None; n],
             zero_lines: vec![ZeroLines::default(); n],
             off_crossbar: Vec::new(),
+            built_in: false,
         })
     }
 
@@ -342,6 +348,12 @@ impl Workload for ZooWorkload {
     }
     fn off_crossbar(&self) -> Vec<(String, u64)> {
         self.off_crossbar.clone()
+    }
+    fn graph(&self) -> anyhow::Result<Option<network::Graph>> {
+        Ok(self
+            .built_in
+            .then(|| network::zoo::build(&self.name, 1, network::zoo::ZooOptions::default()))
+            .flatten())
     }
     fn source(&self) -> &str {
         &self.source
