@@ -2,7 +2,7 @@
 //! the guarded reader and carried to `tech.node`, the attention placement and its
 //! cell-write table (docs/digital.md).
 
-use super::{AttentionCfg, DigitalCfg, DIGITAL_TABLE, WRITE_TABLE};
+use super::schema::{AttentionCfg, DigitalCfg, DIGITAL_TABLE, WRITE_TABLE};
 use anyhow::{anyhow, bail, Result};
 use digital::{CellWrite, DigitalTable, DigitalUnit, Placement};
 use std::path::Path;
