@@ -81,7 +81,7 @@ pub fn layers(name: &str) -> Option<Vec<LayerSpec>> {
 }
 
 /// The built-in transformers (`network::zoo::TRANSFORMERS`), each also described by a
-/// shape file of the repository: `workloads/transformers/NAME.toml`.
+/// shape file of the repository: `workloads/transformers/` (`bert-base-128.toml` for `bert-base-128`).
 pub const TRANSFORMER_SHAPES: &str = "workloads/transformers";
 
 #[cfg(test)]
