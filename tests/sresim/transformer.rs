@@ -140,7 +140,7 @@ fn the_vit_fixture_runs_with_its_attention_reported_off_the_crossbar() {
     // crossbar layers: patch conv 9 x 256, 4 projections 10 x 256, fc1 and fc2 10 x 512,
     // head 160.
     assert!(
-        err.contains("graph: 2 activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`, in no cycle, count or energy of `run`): 3200 multiply-accumulates a sample, beside 22944 on the crossbar layers"),
+        err.contains("graph: 2 activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`; `run` costs them on the digital unit when the graph has attention or a norm, docs/digital.md, not on crossbars): 3200 multiply-accumulates a sample, beside 22944 on the crossbar layers"),
         "{err}"
     );
     // summary.json lists them, counted by the digital unit (the graph has LayerNorms,

@@ -193,23 +193,19 @@ fn node_counts(
             let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
             (Class::Softmax, ops::softmax(x / n, n))
         }
-        Op::LayerNorm { axis, .. } => {
+        Op::LayerNorm { axis, .. } | Op::RmsNorm { axis, .. } => {
+            // Normalised over the axes from `axis` on: x / d rows of d.
             let shape = first_shape(0);
             let d = shape
                 .get(*axis..)
                 .map_or(1, |s| s.iter().map(|&v| v as u64).product::<u64>())
                 .max(1);
             let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
-            (Class::Norm, ops::layernorm(x / d, d))
-        }
-        Op::RmsNorm { axis, .. } => {
-            let shape = first_shape(0);
-            let d = shape
-                .get(*axis..)
-                .map_or(1, |s| s.iter().map(|&v| v as u64).product::<u64>())
-                .max(1);
-            let x = elements(graph, node.inputs.first().copied().unwrap_or(usize::MAX));
-            (Class::Norm, ops::rmsnorm(x / d, d))
+            let norm = match &node.op {
+                Op::RmsNorm { .. } => ops::rmsnorm(x / d, d),
+                _ => ops::layernorm(x / d, d),
+            };
+            (Class::Norm, norm)
         }
         Op::Activation(a) => {
             let c = match a {

@@ -699,7 +699,7 @@ fn off_crossbar_note(ops: &[(String, u64)], layers: &[LayerSpec]) -> Option<Stri
         .map(|(n, m)| format!("{} {m}", crate::text::clip(n)))
         .collect();
     Some(format!(
-        "graph: {} activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`, in no cycle, count or energy of `run`): {total} multiply-accumulates a sample, beside {crossbar} on the crossbar layers ({})",
+        "graph: {} activation-by-activation MatMul ops run off the crossbar (computed in float by `accuracy`; `run` costs them on the digital unit when the graph has attention or a norm, docs/digital.md, not on crossbars): {total} multiply-accumulates a sample, beside {crossbar} on the crossbar layers ({})",
         ops.len(),
         crate::text::clip_to(&each.join(", "), 600)
     ))
