@@ -52,9 +52,6 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
     let dir = outdir::OutputDir::open(&args.out)?;
     let done = store::prepare(&dir, &plan, shard, args.resume, args.format)?;
-    if !done.is_empty() {
-        super::recheck::kept(dir.path(), &store::Meta::of(&plan, shard, args.format))?;
-    }
     let pending: Vec<usize> = owned
         .iter()
         .copied()

@@ -162,8 +162,7 @@ impl Grid {
                 bail!("{p}: workloads: '{w}' is listed twice");
             }
         }
-        drop(seen);
-        let workloads: Vec<String> = raw.workloads;
+        let workloads = raw.workloads;
         let modes = match raw.modes {
             None => Mode::ALL.to_vec(),
             Some(list) => sim::run::parse_modes(&list).map_err(|e| anyhow!("{p}: {e:#}"))?,

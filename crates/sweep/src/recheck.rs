@@ -8,6 +8,7 @@
 //! 2^64 - 1). The one check of merged cells; the writer of a sweep's own rows goes
 //! through the gate of `sim::report` instead.
 
+use super::index::{Run, RunReader};
 use super::meta::{Ids, Meta};
 use anyhow::{bail, Result};
 use columnar::Kind;
@@ -173,33 +174,26 @@ impl<'a> Recheck<'a> {
     }
 }
 
-/// Checks again, as merge does, every row of the complete points a resumed sweep keeps
-/// in `dir` (points.csv; a points.parquet is written only once every point is done): a
-/// points table is data, and a tampered `cycles` of -5 survived a resume and was refused
-/// only by merge.
-pub fn kept(dir: &Path, meta: &Meta) -> Result<()> {
-    let path = dir.join("points.csv");
-    if !path.exists() {
-        return Ok(());
-    }
-    let ids = meta.ids();
-    let ix = super::index::index(&path, &meta.columns(), &ids)?;
-    let check = Recheck::new(meta, &ids);
-    let mut reader = super::index::RunReader::open(&path)?;
+/// Checks again, as merge does, the rows of `runs` (the complete points a resumed sweep
+/// keeps, grouped by point) of the points table at `path`, which a resume has already
+/// indexed: a points table is data, and a tampered `cycles` of -5 survived a resume and
+/// was refused only by merge.
+pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run]) -> Result<()> {
+    let check = Recheck::new(meta, ids);
+    let mut reader = RunReader::open(path)?;
     let (mut rows, mut current) = (Vec::new(), None);
-    let whole = |t: &super::index::Total| meta.rows(t.point as usize) == t.rows as usize;
-    for r in ix.grouped(whole, false) {
+    for r in runs {
         if current != Some(r.point) {
             if let Some(p) = current {
-                check.rows(&path, p, &rows)?;
+                check.rows(path, p, &rows)?;
             }
             rows.clear();
             current = Some(r.point);
         }
-        reader.read(&r, &mut rows)?;
+        reader.read(r, &mut rows)?;
     }
     if let Some(p) = current {
-        check.rows(&path, p, &rows)?;
+        check.rows(path, p, &rows)?;
     }
     Ok(())
 }

@@ -130,13 +130,16 @@ pub fn prepare(
     let ix = index(&csv_path, &meta.columns(), &ids)?;
     let totals = ix.totals();
     let whole = |t: &Total| meta.rows(t.point as usize) == t.rows as usize;
+    // The points kept are checked as merge checks a shard's, before anything is rewritten.
+    let kept = ix.grouped(whole, false);
+    super::recheck::kept(&csv_path, &meta, &ids, &kept)?;
     let complete = totals
         .iter()
         .filter(|t| whole(t))
         .map(|t| ids.text(t.point as usize))
         .collect();
     if ix.torn || ix.headless || !totals.iter().all(whole) {
-        rewrite(dir, &meta.columns(), &ix, &ix.grouped(whole, false))?;
+        rewrite(dir, &meta.columns(), &ix, &kept)?;
     }
     Ok(complete)
 }
