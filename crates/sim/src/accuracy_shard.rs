@@ -596,18 +596,11 @@ impl RecordReader {
             (false, "") => None,
             (false, l) => bail!("{at}: label: '{l}' in a run without labels"),
         };
-        let classes = self.classes;
-        let class = |what: &str, v: i64| -> Result<()> {
-            if classes > 0 && (v < 0 || v as u64 >= classes as u64) {
-                bail!("{at}: {what}: {v} is not a class of the network (0..{classes})");
-            }
-            Ok(())
-        };
         if let Some(l) = label {
-            class("label", l)?;
+            in_classes(&at, "label", l.into(), self.classes)?;
         }
         let float_prediction = c.int()? as usize;
-        class("prediction", float_prediction.min(i64::MAX as usize) as i64)?;
+        in_classes(&at, "prediction", float_prediction as i128, self.classes)?;
         let float_sq = c.float()?;
         let mut out = Vec::with_capacity(paths.len() - 1);
         for p in &paths[1..] {
@@ -620,12 +613,7 @@ impl RecordReader {
                 i: 4,
             };
             let prediction = c.int()? as usize;
-            if self.classes > 0 && prediction >= self.classes {
-                bail!(
-                    "{at}: prediction: {prediction} is not a class of the network (0..{})",
-                    self.classes
-                );
-            }
+            in_classes(&at, "prediction", prediction as i128, self.classes)?;
             let output_sq_err = c.float()?;
             let mut layers = Vec::with_capacity(self.layers);
             for _ in 0..self.layers {
@@ -703,6 +691,15 @@ impl RecordReader {
         }
         Ok(())
     }
+}
+
+/// Refuses a `what` (a label or a prediction) of record line `at` that is not a class of a
+/// network of `classes` outputs (0: not recorded, not checked).
+fn in_classes(at: &str, what: &str, v: i128, classes: usize) -> Result<()> {
+    if classes > 0 && !(0..classes as i128).contains(&v) {
+        bail!("{at}: {what}: {v} is not a class of the network (0..{classes})");
+    }
+    Ok(())
 }
 
 /// The cells of a row, read left to right, each in its range (the one check of a
