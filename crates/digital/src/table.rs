@@ -46,6 +46,16 @@ pub enum TableError {
     Node(TechError),
 }
 
+/// A table read from TOML text, then checked by `validate`.
+fn parse<T: serde::de::DeserializeOwned>(
+    text: &str,
+    validate: fn(&T) -> Result<(), TableError>,
+) -> Result<T, TableError> {
+    let t: T = toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
+    validate(&t)?;
+    Ok(t)
+}
+
 /// Energy of a costed operation by where it is spent, pJ.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Energy {
@@ -74,10 +84,7 @@ impl Energy {
 
 impl DigitalTable {
     pub fn from_toml(text: &str) -> Result<Self, TableError> {
-        let t: DigitalTable =
-            toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
-        t.validate()?;
-        Ok(t)
+        parse(text, Self::validate)
     }
 
     /// The shipped table at its own node (45 nm).
@@ -190,10 +197,7 @@ pub struct CellWrite {
 
 impl CellWrite {
     pub fn from_toml(text: &str) -> Result<Self, TableError> {
-        let t: CellWrite =
-            toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
-        t.validate()?;
-        Ok(t)
+        parse(text, Self::validate)
     }
 
     /// The shipped PipeLayer figures.
