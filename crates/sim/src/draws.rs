@@ -545,6 +545,36 @@ mod tests {
         assert!(i.low > 0.5 && i.low < 0.95 && i.high == 1.0, "{i:?}");
     }
 
+    /// A 2-draw, 3-sample table by hand: per-sample means 1, 1/2, 1/2 (variance 1/12),
+    /// per-draw means 2/3, 2/3 (variance 0, floored to one sample of one draw:
+    /// (1 / (3 sqrt 2))^2). The paired interval: variances 1/36 and 1/36, Satterthwaite's
+    /// df (1/18)^2 / ((1/36)^2 / 2 + (1/36)^2) = 2.67, so t(0.975, 2); clipped at 1.
+    #[test]
+    fn crossed_spread_and_paired_interval_by_hand() {
+        let y = vec![vec![1.0, 0.0, 1.0], vec![1.0, 1.0, 0.0]];
+        let c = Crossed::of(&y).unwrap();
+        assert!((c.mean - 2.0 / 3.0).abs() < 1e-15);
+        assert!(
+            (c.images - 1.0 / 12.0).abs() < 1e-15 && c.draws == 0.0,
+            "{c:?}"
+        );
+        let d = Interval::paired(&y, true).unwrap();
+        let se = (1.0f64 / 18.0).sqrt();
+        assert!((d.std - se).abs() < 1e-15);
+        assert!(
+            (d.low - (2.0 / 3.0 - t975(2) * se)).abs() < 1e-12 && d.high == 1.0,
+            "{d:?}"
+        );
+        // Rows of unequal length, one sample, a NaN: no interval.
+        assert_eq!(Crossed::of(&[vec![1.0, 0.0], vec![1.0]]), None);
+        assert_eq!(Crossed::of(&[vec![1.0]]), None);
+        assert_eq!(Crossed::of(&[vec![1.0, f64::NAN]]), None);
+        // The samples' interval of the same table: a score interval around 2/3, inside
+        // [0, 1], wider than the draws alone would make it.
+        let i = Interval::over_samples(&y, true).unwrap();
+        assert!(0.0 < i.low && i.low < 2.0 / 3.0 && 2.0 / 3.0 < i.high && i.high <= 1.0);
+    }
+
     #[test]
     fn draw_zero_is_the_seed_and_the_others_differ() {
         assert_eq!(seed(7, 0), 7);
