@@ -63,7 +63,7 @@ fn every_interval_brackets_its_mean_over_five_draws() {
                 );
                 // The half-width is t(0.975, 4) standard errors of the 5 draws. The
                 // committed data predates intervals kept in their domain (docs/accuracy.md,
-                // "What the interval is"): no floor, no clipping. A rerun of
+                // "What each interval covers"): no floor, no clipping. A rerun of
                 // scripts/ou-size-study writes the bounded ones, which are accepted too:
                 // s at least 1 / (M sqrt 5) for a proportion of M images (unless the draws
                 // are one computation: std 0 and a zero width), [0, 1] for a proportion,

@@ -497,6 +497,83 @@ impl Draws {
     }
 }
 
+impl Draws {
+    /// The per-sample table of path `path` over the draws (one row when the device draws
+    /// nothing): `f(path's prediction, sample)` in every draw.
+    fn table(&self, path: usize, f: impl Fn(usize, &Evaluation, usize) -> f64) -> Vec<Vec<f64>> {
+        self.evals
+            .iter()
+            .map(|ev| {
+                let p = if path == 0 {
+                    &ev.quantized
+                } else {
+                    &ev.modes[path - 1]
+                };
+                p.predictions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &pred)| f(pred, ev, i))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Path `path`'s intervals over the samples and the draws: top-1's and agreement's
+    /// ([`crate::draws::Interval::over_samples`]), then the paired top-1 drop against the
+    /// quantized network ([`crate::draws::Interval::paired`]; None for the quantized
+    /// network itself, and the top-1 ones without labels).
+    pub fn sample_intervals(
+        &self,
+        net: &NetInfo,
+        path: usize,
+    ) -> [Option<crate::draws::Interval>; 3] {
+        use crate::draws::Interval;
+        let random = !self.identical();
+        let labels = net.labels.as_ref();
+        let right = |pred: usize, i: usize| {
+            labels.map_or(0.0, |l| f64::from(u8::from(pred as i64 == l[i])))
+        };
+        let top1 = labels
+            .and_then(|_| Interval::over_samples(&self.table(path, |p, _, i| right(p, i)), random));
+        let agree =
+            |p: usize, ev: &Evaluation, i: usize| f64::from(u8::from(p == ev.float_predictions[i]));
+        let agreement = Interval::over_samples(&self.table(path, agree), random);
+        let drop = match (path, labels) {
+            (0, _) | (_, None) => None,
+            _ => Interval::paired(
+                &self.table(path, |p, ev, i| {
+                    right(ev.quantized.predictions[i], i) - right(p, i)
+                }),
+                random,
+            ),
+        };
+        [top1, agreement, drop]
+    }
+
+    /// The interval cells of path `path` ([`crate::draws::columns`]): per figure of
+    /// [`DRAW_FIGURES`] its mean, std and interval over the device draws at fixed samples,
+    /// then [`Draws::sample_intervals`]: top-1's and agreement's low and high, the drop's
+    /// mean, low and high.
+    pub fn interval_cells(&self, net: &NetInfo, path: usize) -> Vec<String> {
+        let mut v = Vec::new();
+        for f in DRAW_FIGURES {
+            v.extend(crate::draws::Interval::cells(self.figure(net, path, f)));
+        }
+        let [top1, agreement, drop] = self.sample_intervals(net, path);
+        for i in [top1, agreement] {
+            v.extend(match i {
+                Some(i) => [cell(Some(i.low)), cell(Some(i.high))],
+                None => Default::default(),
+            });
+        }
+        v.extend(match drop {
+            Some(d) => [cell(Some(d.mean)), cell(Some(d.low)), cell(Some(d.high))],
+            None => Default::default(),
+        });
+        v
+    }
+}
+
 /// The indices in [`FIGURES`] of the figures an interval is reported for
 /// ([`crate::draws::FIGURES`]).
 pub const DRAW_FIGURES: [usize; 3] = [0, 2, 5];

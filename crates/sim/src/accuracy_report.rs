@@ -200,9 +200,7 @@ fn summary_row(net: &NetInfo, draws: &Draws, pi: usize, clip: bool) -> Vec<Strin
     row.extend(means);
     row.extend(std::iter::repeat_n(String::new(), 4 + clip as usize));
     row.push("all".into());
-    for f in crate::accuracy::DRAW_FIGURES {
-        row.extend(crate::draws::Interval::cells(draws.figure(net, pi, f)));
-    }
+    row.extend(draws.interval_cells(net, pi));
     row
 }
 
@@ -237,6 +235,24 @@ fn add_draws_json(summary: &mut serde_json::Value, net: &NetInfo, draws: &Draws)
                 }),
             );
         }
+        // Over the samples and the draws: top-1's and agreement's interval, and the
+        // paired top-1 drop against the quantized network.
+        let [top1, agreement, drop] = draws.sample_intervals(net, pi);
+        for (name, i) in [("top1", top1), ("agreement", agreement)] {
+            if let Some(serde_json::Value::Object(f)) = o.get_mut(name) {
+                f.insert("samples_ci_low".into(), i.map(|i| i.low).into());
+                f.insert("samples_ci_high".into(), i.map(|i| i.high).into());
+            }
+        }
+        if pi > 0 {
+            o.insert(
+                "top1_drop".into(),
+                serde_json::json!({
+                    "mean": drop.map(|i| i.mean),
+                    "ci_low": drop.map(|i| i.low), "ci_high": drop.map(|i| i.high),
+                }),
+            );
+        }
         serde_json::Value::Object(o)
     };
     summary["draws"] = draws.k.into();
@@ -251,7 +267,7 @@ fn add_draws_json(summary: &mut serde_json::Value, net: &NetInfo, draws: &Draws)
 /// The printed figures over the draws: mean and 95% interval of each path.
 fn draws_table(net: &NetInfo, draws: &Draws) -> String {
     let mut s = format!(
-        "over {} device draws{} (mean [95% interval]):\n{:<12}{:>26}{:>26}{:>32}\n",
+        "over {} device draws{} (mean [95% device-draw interval, at these samples]):\n{:<12}{:>26}{:>26}{:>32}\n",
         draws.k,
         if draws.identical() {
             ", all identical: the device draws nothing"
@@ -286,6 +302,38 @@ fn draws_table(net: &NetInfo, draws: &Draws) -> String {
             cell(0, true),
             cell(2, true),
             cell(5, false)
+        ));
+    }
+    s.push_str(&format!(
+        "over the samples and the draws (95% interval; the drop is paired, against the quantized network):\n{:<12}{:>26}{:>26}{:>32}\n",
+        "path", "top-1", "agreement", "top-1 drop"
+    ));
+    for pi in 0..1 + ev.modes.len() {
+        let p = if pi == 0 {
+            &ev.quantized
+        } else {
+            &ev.modes[pi - 1]
+        };
+        let [top1, agreement, drop] = draws.sample_intervals(net, pi);
+        let range = |i: Option<crate::draws::Interval>| match i {
+            None => "-".to_string(),
+            Some(i) => format!("[{:.2}, {:.2}]", 100.0 * i.low, 100.0 * i.high),
+        };
+        let drop = match drop {
+            None => "-".to_string(),
+            Some(i) => format!(
+                "{:.2}% [{:.2}, {:.2}]",
+                100.0 * i.mean,
+                100.0 * i.low,
+                100.0 * i.high
+            ),
+        };
+        s.push_str(&format!(
+            "{:<12}{:>26}{:>26}{:>32}\n",
+            mode_name(p),
+            range(top1),
+            range(agreement),
+            drop
         ));
     }
     s

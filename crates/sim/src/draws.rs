@@ -194,6 +194,162 @@ impl Interval {
     }
 }
 
+/// The spread of a table `y[d][i]` of per-sample figures (1 or 0: the sample right or
+/// not; a paired difference in {-1, 0, 1}) over K device draws d and M samples i, both
+/// sampled from their populations (a crossed design): the mean, the sample variance of the
+/// M per-sample means (over the draws) and of the K per-draw means (over the samples).
+/// The variance of the mean is then about `images / M + draws / K`: each term holds the
+/// interaction's share once, so the sum counts it twice, var(interaction) / (M K) too much
+/// (a little wide, never narrow). None with fewer than 2 samples, rows of unequal length
+/// or a value that is not finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crossed {
+    pub mean: f64,
+    /// Sample variance (M - 1) of the per-sample means over the draws.
+    pub images: f64,
+    /// Sample variance (K - 1) of the per-draw means over the samples (0 for K = 1).
+    pub draws: f64,
+    pub k: usize,
+    pub m: usize,
+}
+
+impl Crossed {
+    /// The spread of `y` (K rows of M values), summed in row order: the same bits for the
+    /// same table.
+    pub fn of(y: &[Vec<f64>]) -> Option<Crossed> {
+        let k = y.len();
+        let m = y.first()?.len();
+        if m < 2
+            || y.iter()
+                .any(|r| r.len() != m || r.iter().any(|v| !v.is_finite()))
+        {
+            return None;
+        }
+        let total: f64 = y.iter().flat_map(|r| r.iter()).sum();
+        let mean = total / (k * m) as f64;
+        let images = (0..m)
+            .map(|i| {
+                let r = y.iter().map(|row| row[i]).sum::<f64>() / k as f64;
+                (r - mean) * (r - mean)
+            })
+            .sum::<f64>()
+            / (m - 1) as f64;
+        let draws = if k > 1 {
+            y.iter()
+                .map(|row| {
+                    let c = row.iter().sum::<f64>() / m as f64;
+                    (c - mean) * (c - mean)
+                })
+                .sum::<f64>()
+                / (k - 1) as f64
+        } else {
+            0.0
+        };
+        Some(Crossed {
+            mean,
+            images,
+            draws,
+            k,
+            m,
+        })
+    }
+
+    /// The draws' variance of the mean, s^2 / K, with s at least 1 / (M sqrt K) (one
+    /// sample of one draw changed) when the K > 1 draws are drawn (`random`); 0 when the
+    /// draws are one computation.
+    fn draw_term(&self, random: bool) -> f64 {
+        if !random || self.k < 2 {
+            return 0.0;
+        }
+        let k = self.k as f64;
+        let floor = 1.0 / (self.m as f64 * k.sqrt());
+        let s2 = self.draws.max(floor * floor);
+        s2 / k
+    }
+
+    /// The Student quantile for a sum of the two variance terms, with Welch and
+    /// Satterthwaite's degrees of freedom (v1 + v2)^2 / (v1^2 / (M - 1) + v2^2 / (K - 1)),
+    /// rounded down (a little wide).
+    fn t(&self, v_images: f64, v_draws: f64) -> f64 {
+        let mut den = v_images * v_images / (self.m - 1) as f64;
+        if self.k > 1 {
+            den += v_draws * v_draws / (self.k - 1) as f64;
+        }
+        let sum = v_images + v_draws;
+        let df = if den > 0.0 {
+            (sum * sum / den).floor()
+        } else {
+            (self.m - 1) as f64
+        };
+        t975(df.clamp(1.0, u32::MAX as f64) as u32)
+    }
+}
+
+impl Interval {
+    /// The 95% interval of a proportion (top-1, agreement) over **the samples and the
+    /// device draws**: what a fresh set of samples from the same population, read on fresh
+    /// draws of the device, would average. `y[d][i]` is 1 when sample i is right in draw
+    /// d, else 0; `random` says the device draws anything (else `y` is one draw, the same
+    /// in all). The p with (mean - p)^2 <= t^2 (a p (1 - p) + b) ([`score`]), inside [0, 1]
+    /// by construction and never of zero width:
+    ///
+    /// - a p (1 - p), the samples' term: the variance of the per-sample means over the
+    ///   draws is written as rho p (1 - p), a = rho / M; rho = images / (mean (1 - mean)),
+    ///   at least 1 / K (the samples alike and the draws independent), and 1 when every
+    ///   sample is right in every draw or wrong in every draw (nothing tells then how the
+    ///   draws would split: Wilson's interval over M samples);
+    /// - b, the draws' term: the variance of the per-draw means over K, floored as
+    ///   [`Interval::proportion`] floors it (0 for a device that draws nothing);
+    /// - t: Student's quantile with Satterthwaite's degrees of freedom of the two terms,
+    ///   the samples' term taken at (mean M + 1) / (M + 2) rather than the mean, so that
+    ///   samples all right (a term of 0) do not leave the draws' K - 1 degrees alone.
+    ///
+    /// `std` is the standard error sqrt(a mean (1 - mean) + b).
+    pub fn over_samples(y: &[Vec<f64>], random: bool) -> Option<Interval> {
+        let c = Crossed::of(y)?;
+        let (p, m) = (c.mean, c.m as f64);
+        let inside = p > 0.0 && p < 1.0;
+        let rho = if inside {
+            (c.images / (p * (1.0 - p))).max(1.0 / c.k as f64)
+        } else {
+            1.0
+        };
+        let a = rho / m;
+        let b = c.draw_term(random);
+        let shrunk = (p * m + 1.0) / (m + 2.0);
+        let t = c.t(a * shrunk * (1.0 - shrunk), b);
+        let (low, high) = score(p, a, b, t);
+        // The roots hold the mean (at 1 or 0 one of them is it, up to rounding).
+        Some(Interval {
+            mean: p,
+            std: (a * p * (1.0 - p) + b).sqrt(),
+            low: low.clamp(0.0, p),
+            high: high.clamp(p, 1.0),
+        })
+    }
+
+    /// The 95% interval of a paired difference between two paths on the same samples
+    /// (`y[d][i]` in {-1, 0, 1}: the quantized network right on sample i minus the mode
+    /// right on it in draw d; its mean is the top-1 drop), over the samples and the draws:
+    /// mean +- t sqrt(images / M + draws / K), t as in [`Interval::over_samples`], each
+    /// variance at least that of one sample of one draw changed (images 1 / (K^2 M), draws
+    /// as [`Interval::proportion`]), clipped to [-1, 1]. Never of zero width.
+    pub fn paired(y: &[Vec<f64>], random: bool) -> Option<Interval> {
+        let c = Crossed::of(y)?;
+        let (k, m) = (c.k as f64, c.m as f64);
+        let v_images = c.images.max(1.0 / (k * k * m)) / m;
+        let v_draws = c.draw_term(random);
+        let t = c.t(v_images, v_draws);
+        let se = (v_images + v_draws).sqrt();
+        Some(Interval {
+            mean: c.mean,
+            std: se,
+            low: (c.mean - t * se).max(-1.0),
+            high: (c.mean + t * se).min(1.0),
+        })
+    }
+}
+
 /// The p with (mean - p)^2 <= t^2 (a p (1 - p) + b): the roots of
 /// (1 + t^2 a) p^2 - (2 mean + t^2 a) p + mean^2 - t^2 b, i.e.
 /// (mean + t^2 a / 2 +- t sqrt(a mean (1 - mean) + t^2 a^2 / 4 + b (1 + t^2 a))) / (1 + t^2 a).
@@ -206,16 +362,31 @@ pub fn score(mean: f64, a: f64, b: f64, t: f64) -> (f64, f64) {
     ((center - half) / (1.0 + t2a), (center + half) / (1.0 + t2a))
 }
 
+/// The columns of the intervals over the samples and the draws
+/// ([`Interval::over_samples`]) and of the paired top-1 drop against the quantized
+/// network ([`Interval::paired`]), after those of [`FIGURES`] in [`columns`].
+pub const SAMPLE_COLUMNS: [&str; 7] = [
+    "top1_samples_ci_low",
+    "top1_samples_ci_high",
+    "agreement_samples_ci_low",
+    "agreement_samples_ci_high",
+    "top1_drop_mean",
+    "top1_drop_ci_low",
+    "top1_drop_ci_high",
+];
+
 /// The figures an interval is reported for, and the suffixes of its columns.
 pub const FIGURES: [&str; 3] = ["top1", "agreement", "output_rel_rmse"];
 pub const SUFFIXES: [&str; 4] = ["mean", "std", "ci_low", "ci_high"];
 
 /// The interval columns: `top1_mean`, `top1_std`, `top1_ci_low`, `top1_ci_high`, then
-/// `agreement_*` and `output_rel_rmse_*`.
+/// `agreement_*` and `output_rel_rmse_*` (the device draws at fixed samples), then
+/// [`SAMPLE_COLUMNS`].
 pub fn columns() -> Vec<String> {
     FIGURES
         .iter()
         .flat_map(|f| SUFFIXES.iter().map(move |s| format!("{f}_{s}")))
+        .chain(SAMPLE_COLUMNS.iter().map(|c| c.to_string()))
         .collect()
 }
 
@@ -372,6 +543,39 @@ mod tests {
         assert_eq!(score(0.3, 0.0, 0.04, 2.0), (0.3 - 0.4, 0.3 + 0.4));
         let i = Interval::proportion_with(&[1.0, 1.0, 1.0], 20, 1.0 / 20.0).unwrap();
         assert!(i.low > 0.5 && i.low < 0.95 && i.high == 1.0, "{i:?}");
+    }
+
+    /// A 2-draw, 3-sample table by hand: per-sample means 1, 1/2, 1/2 (variance 1/12),
+    /// per-draw means 2/3, 2/3 (variance 0, floored to one sample of one draw:
+    /// (1 / (3 sqrt 2))^2). The paired interval: variances 1/36 and 1/36, Satterthwaite's
+    /// df (1/18)^2 / ((1/36)^2 / 2 + (1/36)^2) = 2.67, so t(0.975, 2); clipped at 1.
+    #[test]
+    fn crossed_spread_and_paired_interval_by_hand() {
+        let y = vec![vec![1.0, 0.0, 1.0], vec![1.0, 1.0, 0.0]];
+        let c = Crossed::of(&y).unwrap();
+        assert!((c.mean - 2.0 / 3.0).abs() < 1e-15);
+        assert!(
+            (c.images - 1.0 / 12.0).abs() < 1e-15 && c.draws == 0.0,
+            "{c:?}"
+        );
+        let d = Interval::paired(&y, true).unwrap();
+        let se = (1.0f64 / 18.0).sqrt();
+        assert!((d.std - se).abs() < 1e-15);
+        assert!(
+            (d.low - (2.0 / 3.0 - t975(2) * se)).abs() < 1e-12 && d.high == 1.0,
+            "{d:?}"
+        );
+        // Rows of unequal length, one sample, a NaN: no interval.
+        assert_eq!(Crossed::of(&[vec![1.0, 0.0], vec![1.0]]), None);
+        assert_eq!(Crossed::of(&[vec![1.0]]), None);
+        assert_eq!(Crossed::of(&[vec![1.0, f64::NAN]]), None);
+        // The samples' interval of the same table: a score interval around 2/3, inside
+        // [0, 1] (3 samples and t(0.975, 2): its low end reaches 0).
+        let i = Interval::over_samples(&y, true).unwrap();
+        assert!(
+            0.0 <= i.low && i.low < 2.0 / 3.0 && 2.0 / 3.0 < i.high && i.high <= 1.0,
+            "{i:?}"
+        );
     }
 
     #[test]

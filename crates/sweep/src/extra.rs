@@ -125,9 +125,7 @@ pub fn accuracy(
             v.extend(sim::accuracy::figures(&net, ev, path).map(sim::accuracy::cell));
             if draws.k > 1 {
                 v.push(draws.k.to_string());
-                for f in sim::accuracy::DRAW_FIGURES {
-                    v.extend(sim::draws::Interval::cells(draws.figure(&net, i + 1, f)));
-                }
+                v.extend(draws.interval_cells(&net, i + 1));
             }
             v
         })

@@ -11,4 +11,5 @@ mod device_presets;
 mod device_sources;
 mod digital_run;
 mod drawn_records;
+mod interval_coverage;
 mod memory_run;
