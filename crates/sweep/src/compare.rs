@@ -242,4 +242,20 @@ mod tests {
         assert_eq!((r.compared, r.changed, r.missing, r.added), (1, 1, 0, 0));
         assert!(r.lines[0].contains("digital_cycles 7 -> 9"), "{:?}", r.lines);
     }
+
+    /// A column named twice was read by its first copy only: `a,a,b` tables that differ
+    /// in the second `a` compared equal. The header check refuses it for compare and plot.
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("d.csv");
+        std::fs::write(&p, "layer,cycles,cycles\nx,1,2\n").unwrap();
+        let e = Table::read(&p).unwrap_err().to_string();
+        assert!(
+            e.ends_with("d.csv: header: column 3 is named \"cycles\" again (a table names each column once)"),
+            "{e}"
+        );
+        let e = super::super::plot_table::Source::open(&p).err().unwrap().to_string();
+        assert!(e.contains("column 3 is named \"cycles\" again"), "{e}");
+    }
 }
