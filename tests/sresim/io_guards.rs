@@ -369,7 +369,12 @@ fn a_killed_memory_export_directory_is_refused_until_completed() {
     };
     assert!(memory("1", "md", "mdx", &[]).status.success());
     let old_prefetch = std::fs::read(d.join("mdx/prefetch_list.csv")).unwrap();
-    let killed = memory("2", "md", "mdx", &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "3")]);
+    let killed = memory(
+        "2",
+        "md",
+        "mdx",
+        &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "3")],
+    );
     assert!(killed.status.code().is_none(), "killed: {killed:?}");
     assert!(d.join("md/.sresim-commit").exists());
     assert!(d.join("mdx/.sresim-commit-export").exists());
@@ -385,14 +390,28 @@ fn a_killed_memory_export_directory_is_refused_until_completed() {
     assert!(!p.status.success());
     assert!(e.contains("mdx holds an unfinished replacement"), "{e}");
     // A writer of it is sent to the directory of the journal, and changes nothing.
-    let r = within(d, &with(RUN, &["--out", "mdx"]), &[], Duration::from_secs(60)).unwrap();
+    let r = within(
+        d,
+        &with(RUN, &["--out", "mdx"]),
+        &[],
+        Duration::from_secs(60),
+    )
+    .unwrap();
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success());
-    assert!(e.contains("unfinished replacement whose journal is in"), "{e}");
+    assert!(
+        e.contains("unfinished replacement whose journal is in"),
+        "{e}"
+    );
     assert!(e.contains("/md:") || e.contains("/md "), "{e}");
     assert!(!d.join("mdx/layers.csv").exists());
     // The next writer of md completes both directories and removes the mark.
-    let md = within(d, &with(RUN, &["--out", "md"]), &[], Duration::from_secs(60));
+    let md = within(
+        d,
+        &with(RUN, &["--out", "md"]),
+        &[],
+        Duration::from_secs(60),
+    );
     assert!(md.unwrap().status.success());
     assert!(!d.join("md/.sresim-commit").exists());
     assert!(!d.join("mdx/.sresim-commit-export").exists());
@@ -404,7 +423,11 @@ fn a_killed_memory_export_directory_is_refused_until_completed() {
             "{f}"
         );
     }
-    assert!(dot_files(&d.join("mdx")).is_empty(), "{:?}", dot_files(&d.join("mdx")));
+    assert!(
+        dot_files(&d.join("mdx")).is_empty(),
+        "{:?}",
+        dot_files(&d.join("mdx"))
+    );
 }
 
 /// A journal planted in a shared output directory is data: one that names a file beside

@@ -108,7 +108,8 @@ mod tests {
     #[test]
     fn every_long_word_of_a_message_is_cut() {
         let big = format!("`1{}`", "0".repeat(300));
-        let msg = format!("--set digital.lanes=1e300: invalid type: floating point {big}, expected u32");
+        let msg =
+            format!("--set digital.lanes=1e300: invalid type: floating point {big}, expected u32");
         let c = clip_words(&msg, MAX_QUOTED_CHARS);
         assert!(c.len() < 200, "{c}");
         assert!(c.starts_with("--set digital.lanes=1e300: invalid type: floating point `1000"));

@@ -183,9 +183,8 @@ mod commit;
 pub mod names;
 mod recover;
 pub use commit::{
-    EXPORT_MARK,
-    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, JOURNAL,
-    JOURNAL_FORMAT,
+    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, EXPORT_MARK,
+    JOURNAL, JOURNAL_FORMAT,
 };
 pub use recover::recover;
 

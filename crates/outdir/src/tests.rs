@@ -342,10 +342,16 @@ fn exports_in_other_directories_are_rolled_forward() {
     for d in [&lists, &traces] {
         assert!(interrupted(d), "{}", d.display());
         let mark = std::fs::read_to_string(d.join(EXPORT_MARK)).unwrap();
-        assert_eq!(mark, format!("sresim-commit-export 1\njournal {}\n", real(&out)));
+        assert_eq!(
+            mark,
+            format!("sresim-commit-export 1\njournal {}\n", real(&out))
+        );
         let e = OutputDir::open(d).unwrap_err().to_string();
         assert!(
-            e.contains(&format!("unfinished replacement whose journal is in {}", real(&out))),
+            e.contains(&format!(
+                "unfinished replacement whose journal is in {}",
+                real(&out)
+            )),
             "{e}"
         );
     }

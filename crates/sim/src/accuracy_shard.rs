@@ -390,7 +390,11 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
         // range (a label, a count) would be merged as what the shard computed.
         if m.records.len() != 16 || !m.records.bytes().all(|b| b.is_ascii_hexdigit()) {
             let shown: String = m.records.chars().take(24).collect();
-            let more = if m.records.chars().count() > 24 { "..." } else { "" };
+            let more = if m.records.chars().count() > 24 {
+                "..."
+            } else {
+                ""
+            };
             bail!(
                 "{label}: records: {:?} is not the 16-hex-digit hash of records.csv: a shard must carry it (one written before sresim recorded it: compute it again)",
                 shown + more

@@ -43,8 +43,7 @@ impl Report {
 /// Whether `col` identifies a row (a key column) rather than holding a result: a column of
 /// [`KEYS`], or one that no report writes as a result (a sweep's axes).
 pub fn is_key_column(col: &str) -> bool {
-    KEYS.contains(&col)
-        || !(report::is_result_column(col) || super::extra::is_extra_column(col))
+    KEYS.contains(&col) || !(report::is_result_column(col) || super::extra::is_extra_column(col))
 }
 
 /// Equal within relative tolerance `tol` (numbers), or identical (anything else).
@@ -114,16 +113,8 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
             .collect()
     };
     let (oc, nc) = (cols(old), cols(new));
-    let keys: Vec<String> = oc
-        .iter()
-        .filter(|c| is_key_column(c))
-        .cloned()
-        .collect();
-    let new_keys: Vec<String> = nc
-        .iter()
-        .filter(|c| is_key_column(c))
-        .cloned()
-        .collect();
+    let keys: Vec<String> = oc.iter().filter(|c| is_key_column(c)).cloned().collect();
+    let new_keys: Vec<String> = nc.iter().filter(|c| is_key_column(c)).cloned().collect();
     if keys.is_empty() {
         bail!(
             "--ignore: no key column is left to match rows by (the keys are {} and any axis column)",
@@ -231,16 +222,27 @@ mod tests {
         assert!(is_key_column("ou.rows"));
         let table = |digital: &str| Table {
             path: "t.csv".into(),
-            header: ["network", "layer", "mode", "cycles", "digital_cycles", "combined_cycles"]
-                .map(String::from)
-                .to_vec(),
+            header: [
+                "network",
+                "layer",
+                "mode",
+                "cycles",
+                "digital_cycles",
+                "combined_cycles",
+            ]
+            .map(String::from)
+            .to_vec(),
             rows: vec![["vit", "TOTAL", "dense", "100", digital, digital]
                 .map(String::from)
                 .to_vec()],
         };
         let r = compare(&table("7"), &table("9"), 0.0, &[]).unwrap();
         assert_eq!((r.compared, r.changed, r.missing, r.added), (1, 1, 0, 0));
-        assert!(r.lines[0].contains("digital_cycles 7 -> 9"), "{:?}", r.lines);
+        assert!(
+            r.lines[0].contains("digital_cycles 7 -> 9"),
+            "{:?}",
+            r.lines
+        );
     }
 
     /// A column named twice was read by its first copy only: `a,a,b` tables that differ
@@ -255,7 +257,10 @@ mod tests {
             e.ends_with("d.csv: header: column 3 is named \"cycles\" again (a table names each column once)"),
             "{e}"
         );
-        let e = super::super::plot_table::Source::open(&p).err().unwrap().to_string();
+        let e = super::super::plot_table::Source::open(&p)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("column 3 is named \"cycles\" again"), "{e}");
     }
 }

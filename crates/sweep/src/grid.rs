@@ -383,7 +383,10 @@ fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
             .join(".");
         k.chars().filter(|c| !c.is_control()).take(60).collect()
     };
-    let key = head.split_once('=').map(|(k, _)| clean(k)).filter(|k| !k.is_empty());
+    let key = head
+        .split_once('=')
+        .map(|(k, _)| clean(k))
+        .filter(|k| !k.is_empty());
     let table = text
         .get(..start)
         .unwrap_or("")
@@ -533,9 +536,13 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.lines().count(), 1);
-        let e = Grid::parse("workloads = [\"lenet5\"]\nsamples = 99999999999999999999\n", Path::new("g.toml"), 9)
-            .unwrap_err()
-            .to_string();
+        let e = Grid::parse(
+            "workloads = [\"lenet5\"]\nsamples = 99999999999999999999\n",
+            Path::new("g.toml"),
+            9,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("g.toml: line 2: samples: "), "{e}");
     }
 

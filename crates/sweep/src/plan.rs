@@ -103,14 +103,22 @@ impl Plan {
         // The generator parameters a workload's opening can refuse (a structure a layer
         // cannot take, head pruning of a network without attention blocks), by workload:
         // each distinct one is opened below, before anything is written.
-        let open_key = |s: &Synth| (s.structure.clone(), s.head_sparsity > 0.0, s.synthetic_inputs);
+        let open_key = |s: &Synth| {
+            (
+                s.structure.clone(),
+                s.head_sparsity > 0.0,
+                s.synthetic_inputs,
+            )
+        };
         let mut to_open: Vec<(&str, (String, bool, bool), usize)> = Vec::new();
         for (i, pt) in points.iter().enumerate() {
             let (cfg, synth) = setup(&grid, &grid.assignments(pt))
                 .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
             let key = open_key(&synth);
             if key != open_key(&base_synth)
-                && !to_open.iter().any(|(w, k, _)| *w == pt.workload && *k == key)
+                && !to_open
+                    .iter()
+                    .any(|(w, k, _)| *w == pt.workload && *k == key)
             {
                 to_open.push((pt.workload.as_str(), key, i));
             }
@@ -139,9 +147,8 @@ impl Plan {
             for &(_, _, i) in to_open.iter().filter(|(pw, _, _)| *pw == w.as_str()) {
                 let pt = &points[i];
                 let (cfg, synth) = setup(&grid, &grid.assignments(pt))?;
-                open(&grid, &name, &cfg, &synth).map_err(|e| {
-                    anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt))
-                })?;
+                open(&grid, &name, &cfg, &synth)
+                    .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
             }
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
@@ -411,16 +418,16 @@ mod tests {
     /// such parameter set of its points.
     #[test]
     fn a_point_its_workload_refuses_is_refused_by_the_plan() {
-        let grid = |text: &str| {
-            super::super::grid::Grid::parse(text, Path::new("g.toml"), 1000).unwrap()
-        };
+        let grid =
+            |text: &str| super::super::grid::Grid::parse(text, Path::new("g.toml"), 1000).unwrap();
         let bad = grid("workloads = [\"lenet5\"]\n[axes]\n\"synth.head_sparsity\" = [0, 0.5]\n");
         let e = format!("{:#}", Plan::new(bad).err().unwrap());
         assert!(e.starts_with("g.toml: point "), "{e}");
         assert!(e.contains("synth.head_sparsity=0.5"), "{e}");
         assert!(e.contains("lenet5 has no attention block"), "{e}");
         assert_eq!(e.lines().count(), 1);
-        let good = grid("workloads = [\"lenet5\"]\n[axes]\n\"synth.weight_sparsity\" = [0.5, 0.9]\n");
+        let good =
+            grid("workloads = [\"lenet5\"]\n[axes]\n\"synth.weight_sparsity\" = [0.5, 0.9]\n");
         assert!(Plan::new(good).is_ok());
     }
 

@@ -410,7 +410,13 @@ mod tests {
         }
         let v: serde_json::Value = serde_json::from_str(&clean).unwrap();
         let mut other: Vec<String> = crossbar::Mode::ALL.map(|m| m.to_string()).to_vec();
-        other.retain(|m| v["modes"].as_array().unwrap().iter().all(|x| x != m.as_str()));
+        other.retain(|m| {
+            v["modes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|x| x != m.as_str())
+        });
         edit(serde_json::json!([other[0]]));
         for order in [&shards[..], &reversed[..]] {
             refused(order, "modes: differs from");

@@ -332,11 +332,25 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
         }
         std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
         let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
-        assert!(e.starts_with(&format!("{}: records: ", json.display())), "{e}");
-        assert!(e.contains("is not the 16-hex-digit hash of records.csv"), "{e}");
+        assert!(
+            e.starts_with(&format!("{}: records: ", json.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("is not the 16-hex-digit hash of records.csv"),
+            "{e}"
+        );
         assert!(e.len() < 300, "{e}");
     };
-    let was: u32 = clean.lines().nth(1).unwrap().split(',').nth(label).unwrap().parse().unwrap();
+    let was: u32 = clean
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(label)
+        .unwrap()
+        .parse()
+        .unwrap();
     let other = ((was + 1) % 10).to_string();
     tamper(&[(2, label, &other)]);
     refused(Some(""));
