@@ -113,7 +113,7 @@ mod tests {
         let c = clip_words(&msg, MAX_QUOTED_CHARS);
         assert!(c.len() < 200, "{c}");
         assert!(c.starts_with("--set digital.lanes=1e300: invalid type: floating point `1000"));
-        assert!(c.ends_with("... (223 more characters) expected u32"), "{c}");
+        assert!(c.ends_with("... (224 more characters) expected u32"), "{c}");
         assert_eq!(clip_words("a b  c", 80), "a b  c");
     }
 }
