@@ -344,6 +344,92 @@ fn memory_reports_and_trace_are_one_replacement() {
     assert!(dot_files(d).is_empty() && dot_files(&d.join("o")).is_empty());
 }
 
+/// `memory --dump-access-list` puts files in a second directory: killed between the
+/// renames, that directory holds a new access_list.csv beside an old prefetch_list.csv.
+/// It carries the mark of the replacement until it is complete, so its readers refuse
+/// it and a writer of it is sent to the directory holding the journal; the next writer
+/// of --out completes both directories.
+#[test]
+fn a_killed_memory_export_directory_is_refused_until_completed() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let memory = |batch: &str, out: &str, dump: &str, envs: &[(&str, &str)]| {
+        let args = [
+            "memory",
+            "--workload",
+            "resnet18",
+            "--batch",
+            batch,
+            "--out",
+            out,
+            "--dump-access-list",
+            dump,
+        ];
+        within(d, &args, envs, Duration::from_secs(120)).expect("ends")
+    };
+    assert!(memory("1", "md", "mdx", &[]).status.success());
+    let old_prefetch = std::fs::read(d.join("mdx/prefetch_list.csv")).unwrap();
+    let killed = memory(
+        "2",
+        "md",
+        "mdx",
+        &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "3")],
+    );
+    assert!(killed.status.code().is_none(), "killed: {killed:?}");
+    assert!(d.join("md/.sresim-commit").exists());
+    assert!(d.join("mdx/.sresim-commit-export").exists());
+    // Mixed: the first export renamed, the second not yet.
+    assert_eq!(
+        std::fs::read(d.join("mdx/prefetch_list.csv")).unwrap(),
+        old_prefetch
+    );
+    // A reader of the export directory refuses it.
+    let plot = ["plot", "mdx/access_list.csv", "--x", "step", "--y", "bytes"];
+    let p = within(d, &plot, &[], Duration::from_secs(60)).unwrap();
+    let e = String::from_utf8_lossy(&p.stderr);
+    assert!(!p.status.success());
+    assert!(e.contains("mdx holds an unfinished replacement"), "{e}");
+    // A writer of it is sent to the directory of the journal, and changes nothing.
+    let r = within(
+        d,
+        &with(RUN, &["--out", "mdx"]),
+        &[],
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success());
+    assert!(
+        e.contains("unfinished replacement whose journal is in"),
+        "{e}"
+    );
+    assert!(e.contains("/md:") || e.contains("/md "), "{e}");
+    assert!(!d.join("mdx/layers.csv").exists());
+    // The next writer of md completes both directories and removes the mark.
+    let md = within(
+        d,
+        &with(RUN, &["--out", "md"]),
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(md.unwrap().status.success());
+    assert!(!d.join("md/.sresim-commit").exists());
+    assert!(!d.join("mdx/.sresim-commit-export").exists());
+    assert!(memory("2", "clean", "cleanx", &[]).status.success());
+    for f in ["access_list.csv", "prefetch_list.csv"] {
+        assert_eq!(
+            std::fs::read(d.join("mdx").join(f)).unwrap(),
+            std::fs::read(d.join("cleanx").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert!(
+        dot_files(&d.join("mdx")).is_empty(),
+        "{:?}",
+        dot_files(&d.join("mdx"))
+    );
+}
+
 /// A journal planted in a shared output directory is data: one that names a file beside
 /// the directory (the format sresim wrote before: absolute paths), or a dot file elsewhere
 /// as an old link, used to make the next `run -o` replace or delete it. Now the run is

@@ -19,10 +19,13 @@ use anyhow::{anyhow, Result};
 /// bounds whatever a library quotes whole).
 const MAX_MESSAGE_CHARS: usize = 2000;
 
-/// The text of the one `error: ...` line of a failed command: the error's chain, cut
-/// short so that a message that quotes a long input is one line, never a page.
+/// The text of the one `error: ...` line of a failed command: the error's chain, every
+/// word of it cut to 80 characters (an input quoted whole by a library: serde's float in
+/// full digits, a long hash) and the whole cut short, so that a message that quotes a
+/// long input is one line, never a page.
 pub fn error_message(e: &anyhow::Error) -> String {
-    workload::text::clip_to(&format!("{e:#}"), MAX_MESSAGE_CHARS)
+    let words = workload::text::clip_words(&format!("{e:#}"), workload::text::MAX_QUOTED_CHARS);
+    workload::text::clip_to(&words, MAX_MESSAGE_CHARS)
 }
 
 /// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the

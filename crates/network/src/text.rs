@@ -24,6 +24,24 @@ pub fn clip_to(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` with every word (a run without spaces) longer than `max` characters cut to `max`
+/// (see [`clip_to`]): the one error line of a command passes through it, so an input a
+/// library quotes whole (serde's `floating point `1000...0``, a float printed in full
+/// digits, a 100,000-character hash) is never a page, whichever message quoted it.
+pub fn clip_words(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(4 * max + 64));
+    for (i, word) in s.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match word.char_indices().nth(max) {
+            None => out.push_str(word),
+            Some(_) => out.push_str(&clip_to(word, max)),
+        }
+    }
+    out
+}
+
 /// ` (did you mean "X"?)` for the known name `X` closest to the unknown `input`, or ""
 /// when none is close. Close: at most one edit (insertion, deletion, substitution or
 /// swap of neighbours, case ignored) per three characters of `input`, and at least one;
@@ -85,5 +103,17 @@ mod tests {
         let c = clip(&long);
         assert_eq!(c, format!("{}... (20 more characters)", "é".repeat(80)));
         assert_eq!(clip_to("abcdef", 3), "abc... (3 more characters)");
+    }
+
+    #[test]
+    fn every_long_word_of_a_message_is_cut() {
+        let big = format!("`1{}`", "0".repeat(300));
+        let msg =
+            format!("--set digital.lanes=1e300: invalid type: floating point {big}, expected u32");
+        let c = clip_words(&msg, MAX_QUOTED_CHARS);
+        assert!(c.len() < 200, "{c}");
+        assert!(c.starts_with("--set digital.lanes=1e300: invalid type: floating point `1000"));
+        assert!(c.ends_with("... (224 more characters) expected u32"), "{c}");
+        assert_eq!(clip_words("a b  c", 80), "a b  c");
     }
 }

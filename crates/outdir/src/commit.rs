@@ -20,6 +20,16 @@ pub const JOURNAL: &str = ".sresim-commit";
 /// The first line of a journal: its format.
 pub const JOURNAL_FORMAT: &str = "sresim-commit 2";
 
+/// The mark a replacement leaves in each other directory its files lie in (the exports of
+/// `sresim memory`), from just after its journal is written until just before it is
+/// removed: while it is there the files of that directory may be new beside old ones, so
+/// readers refuse them there too ([`interrupted`]). It names the journal's directory:
+/// `sresim-commit-export 1`, then `journal DIR` (absolute, resolved).
+pub const EXPORT_MARK: &str = ".sresim-commit-export";
+
+/// The first line of an export mark.
+pub const EXPORT_MARK_FORMAT: &str = "sresim-commit-export 1";
+
 /// Most directories besides the journal's that one replacement's files may lie in.
 const MAX_EXPORT_DIRS: usize = 2;
 
@@ -238,7 +248,20 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
                     _ => None,
                 })
                 .collect();
-            Some(write_journal(dir, &plan, &entries, &saved)?)
+            let journal = write_journal(dir, &plan, &entries, &saved)?;
+            // Each other directory is marked before any of its files is renamed.
+            let mut marks = Scratch::default();
+            for d in &plan.dirs {
+                match write_mark(Path::new(d), &plan.home) {
+                    Ok(m) => marks.0.push(m),
+                    Err(e) => {
+                        drop(marks);
+                        let _ = std::fs::remove_file(&journal);
+                        return Err(e);
+                    }
+                }
+            }
+            Some((journal, marks))
         }
         None => None,
     };
@@ -253,6 +276,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             // The unit tests' kill: everything left as it is.
             std::mem::forget(temps);
             std::mem::forget(links);
+            std::mem::forget(journal);
             return Ok(());
         }
         if let Err(err) = std::fs::rename(&temps.0[i], &e.dst) {
@@ -267,7 +291,8 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
                     Old::Unsaved => {}
                 }
             }
-            if let Some(j) = &journal {
+            if let Some((j, marks)) = journal {
+                drop(marks);
                 let _ = std::fs::remove_file(j);
             }
             bail!("{}: cannot replace: {err}", e.dst.display());
@@ -277,7 +302,16 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
     for d in parents(&entries, dir) {
         sync_dir(&d);
     }
-    if let Some(j) = journal {
+    if let Some((j, marks)) = journal {
+        // The marks go first: a kill between leaves the journal, whose recovery removes
+        // what is left of them.
+        for m in &marks.0 {
+            let _ = std::fs::remove_file(m);
+            if let Some(d) = m.parent() {
+                sync_dir(d);
+            }
+        }
+        drop(marks);
         let _ = std::fs::remove_file(j);
         sync_dir(dir);
     }
@@ -319,6 +353,8 @@ fn parents(entries: &[Entry], dir: &Path) -> Vec<PathBuf> {
 /// resolved), and each file's directory (0: the journal's, i: `dirs[i - 1]`).
 pub(crate) struct Plan {
     pub(crate) writer: &'static names::Writer,
+    /// The journal's directory, resolved (what the export marks name).
+    pub(crate) home: String,
     pub(crate) dirs: Vec<String>,
     pub(crate) index: Vec<usize>,
 }
@@ -374,8 +410,14 @@ pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
                 .ok_or_else(|| anyhow!("{}: not a path sresim can write", d.display()))
         })
         .collect::<Result<Vec<_>>>()?;
+    let home = home
+        .to_str()
+        .filter(|s| !s.contains('\n'))
+        .map(String::from)
+        .ok_or_else(|| anyhow!("{}: not a path sresim can write", home.display()))?;
     Ok(Plan {
         writer,
+        home,
         dirs,
         index,
     })
@@ -425,9 +467,38 @@ pub(crate) fn write_journal(
     Ok(path)
 }
 
-/// `dir` holds the journal of an unfinished replacement.
+/// The text of the export mark naming the journal's directory `home`.
+pub(crate) fn mark_text(home: &str) -> String {
+    format!("{EXPORT_MARK_FORMAT}\njournal {home}\n")
+}
+
+/// Writes the export mark naming `home` into `dir` (a temporary, synced, renamed into
+/// place); returns its path.
+fn write_mark(dir: &Path, home: &str) -> Result<PathBuf> {
+    let path = dir.join(EXPORT_MARK);
+    let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
+    let mut tmp = Scratch(vec![
+        scratch(dir, EXPORT_MARK.trim_start_matches('.'), "tmp").0,
+    ]);
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&tmp.0[0])
+        .map_err(cannot)?;
+    f.write_all(mark_text(home).as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(cannot)?;
+    std::fs::rename(&tmp.0[0], &path).map_err(cannot)?;
+    tmp.0.clear();
+    sync_dir(dir);
+    Ok(path)
+}
+
+/// `dir` holds the journal of an unfinished replacement, or the mark of one whose journal
+/// is in another directory ([`EXPORT_MARK`]): some of its files may be new beside old ones.
 pub fn interrupted(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join(JOURNAL)).is_ok()
+        || std::fs::symlink_metadata(dir.join(EXPORT_MARK)).is_ok()
 }
 
 /// A destination must be absent or a regular file. A directory, a FIFO, a device or a

@@ -17,16 +17,18 @@
 //! 4. for more than one file, the journal [`JOURNAL`] (`.sresim-commit`: the writer, its
 //!    process id, and each file's name with the N of its temporary and old link; see
 //!    [`recover`] for the format) is written, synced and renamed into the directory — the
-//!    commit point;
+//!    commit point; each other directory the files lie in (`memory`'s exports) then gets
+//!    the mark [`EXPORT_MARK`], naming the journal's directory;
 //! 5. the temporaries are renamed over the destinations, the directories synced, the old
-//!    links and the journal removed.
+//!    links, the marks and then the journal removed.
 //!
 //! A failure in steps 1-4 leaves every destination as it was and removes the files the
 //! call made. A rename that fails in step 5 puts back the files already renamed (from
 //! the hard links; where the file system has no hard links, a destination that existed
 //! before stays new). A process killed during step 5 leaves the journal: while it is
 //! there, the one reader of user files (`workload::files`) refuses every file of the
-//! directory, and the next [`OutputDir::open`] of it completes the renames ([`recover`]),
+//! directory (and, through its mark, of every other directory of the replacement), and
+//! the next [`OutputDir::open`] of it completes the renames ([`recover`]),
 //! touching nothing but the files, temporaries and links its writer could have made
 //! (`names.rs` lists each writer's files).
 //! A process killed before step 4 leaves at most a temporary behind; its name starts with
@@ -181,8 +183,8 @@ mod commit;
 pub mod names;
 mod recover;
 pub use commit::{
-    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, JOURNAL,
-    JOURNAL_FORMAT,
+    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, EXPORT_MARK,
+    JOURNAL, JOURNAL_FORMAT,
 };
 pub use recover::recover;
 

@@ -25,10 +25,15 @@
 //! destination passes the check of a first write (absent or a regular file: never a
 //! link, directory, FIFO or device), and every temporary and link that is there must be
 //! a regular file. On Unix every step works on the directories opened once, so a name
-//! swapped for a link in between cannot redirect it.
+//! swapped for a link in between cannot redirect it. After the renames, the mark
+//! `.sresim-commit-export` of a recorded directory is removed when it names the journal's
+//! directory; a directory holding a mark is refused by [`recover`] itself (only the
+//! journal's directory can complete it), its mark left as it is.
 #![allow(clippy::disallowed_methods)] // this crate is the one allowed writer
 
-use crate::commit::{destination_kind, Kind, JOURNAL, JOURNAL_FORMAT};
+use crate::commit::{
+    destination_kind, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
+};
 use crate::names::{self, scratch_name, Writer};
 use anyhow::{anyhow, bail, Result};
 use std::path::{Component, Path, PathBuf};
@@ -59,6 +64,7 @@ struct File {
 /// journal; a journal that names anything its writer could not have made is refused,
 /// nothing touched. Call it holding the directory's lock.
 pub fn recover(dir: &Path) -> Result<()> {
+    marked(dir)?;
     let path = dir.join(JOURNAL);
     let m = match std::fs::symlink_metadata(&path) {
         Ok(m) => m,
@@ -159,11 +165,53 @@ pub fn recover(dir: &Path) -> Result<()> {
             let _ = d.unlink(o);
         }
     }
+    // The marks of the recorded directories, each only if it names this journal's
+    // directory (a mark naming another is another replacement's).
+    if let Ok(home) = std::fs::canonicalize(dir) {
+        for d in &dirs[1..] {
+            if d.read_mark().as_deref() == Some(home.as_path()) {
+                let _ = d.unlink(EXPORT_MARK);
+                d.sync();
+            }
+        }
+    }
     dirs[0]
         .unlink(JOURNAL)
         .map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
     dirs[0].sync();
     Ok(())
+}
+
+/// Refuses to open `dir` while it holds the mark of an unfinished replacement whose journal
+/// is in another directory ([`EXPORT_MARK`]): only a recovery of that directory completes
+/// it, and writing here first would mix this directory's files further.
+fn marked(dir: &Path) -> Result<()> {
+    let path = dir.join(EXPORT_MARK);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(());
+    }
+    let home = Dir::open(dir, false)
+        .ok()
+        .and_then(|d| d.read_mark())
+        .filter(|h| resolved(h).is_ok());
+    match home {
+        Some(h) if h.join(JOURNAL).is_file() => bail!(
+            "{}: its files are part of an unfinished replacement whose journal is in {}: run the command that writes {} again (sresim completes it there), then this one",
+            path.display(),
+            h.display(),
+            h.display()
+        ),
+        Some(h) => bail!(
+            "{}: its files are part of a replacement that was not completed, and {} holds no journal of it: check the files of {} and remove the mark",
+            path.display(),
+            h.display(),
+            dir.display()
+        ),
+        None => bail!(
+            "{}: not a mark sresim wrote (expected \"{EXPORT_MARK_FORMAT}\" and \"journal DIR\"): check the directory's files and remove it",
+            path.display()
+        ),
+    }
 }
 
 /// The refusal of the journal at `path` for a file of it that is not the running user's
@@ -317,6 +365,30 @@ fn resolved(p: &Path) -> Result<(), String> {
             c.display()
         )),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Largest export mark read (two short lines).
+const MAX_MARK_BYTES: usize = 4096;
+
+impl Dir {
+    /// The directory an export mark in it names, if it holds a regular file of the mark's
+    /// format (a link or anything else is not a mark).
+    fn read_mark(&self) -> Option<PathBuf> {
+        if self.kind(EXPORT_MARK).ok()? != Some(Kind::File) {
+            return None;
+        }
+        let text = std::fs::read(self.path.join(EXPORT_MARK)).ok()?;
+        if text.len() > MAX_MARK_BYTES {
+            return None;
+        }
+        let text = String::from_utf8(text).ok()?;
+        let mut lines = text.split_terminator('\n');
+        if lines.next()? != EXPORT_MARK_FORMAT {
+            return None;
+        }
+        let home = lines.next()?.strip_prefix("journal ")?;
+        lines.next().is_none().then(|| PathBuf::from(home))
     }
 }
 

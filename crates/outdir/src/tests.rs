@@ -337,10 +337,60 @@ fn exports_in_other_directories_are_rolled_forward() {
         "{journal}"
     );
     assert!(journal.contains(" my trace.txt\n"), "{journal}");
+    // The other directories are marked: readers refuse them as they refuse the
+    // journal's, and a writer of one is sent to the journal's directory.
+    for d in [&lists, &traces] {
+        assert!(interrupted(d), "{}", d.display());
+        let mark = std::fs::read_to_string(d.join(EXPORT_MARK)).unwrap();
+        assert_eq!(
+            mark,
+            format!("sresim-commit-export 1\njournal {}\n", real(&out))
+        );
+        let e = OutputDir::open(d).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "unfinished replacement whose journal is in {}",
+                real(&out)
+            )),
+            "{e}"
+        );
+    }
     drop(OutputDir::open(&out).unwrap());
     assert_eq!(entries(&out), pairs(&[("memory_summary.json", "s")]));
     assert_eq!(entries(&lists), pairs(&[("access_list.csv", "a")]));
     assert_eq!(entries(&traces), pairs(&[("my trace.txt", "tr")]));
+}
+
+/// A mark whose journal is gone, or that is not a mark sresim writes, is refused in one
+/// line and left alone; a mark naming another directory is not removed by a recovery.
+#[cfg(unix)]
+#[test]
+fn a_stale_or_foreign_export_mark_is_refused_and_left_alone() {
+    let t = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(t.path()).unwrap();
+    let (home, x) = (root.join("home"), root.join("x"));
+    for d in [&home, &x] {
+        std::fs::create_dir(d).unwrap();
+    }
+    for (text, want) in [
+        (
+            format!("sresim-commit-export 1\njournal {}\n", home.display()),
+            "holds no journal of it",
+        ),
+        ("rm -rf /\n".to_string(), "not a mark sresim wrote"),
+        (
+            "sresim-commit-export 1\njournal ../home\n".to_string(),
+            "not a mark sresim wrote",
+        ),
+    ] {
+        std::fs::write(x.join(EXPORT_MARK), &text).unwrap();
+        let e = OutputDir::open(&x).unwrap_err().to_string();
+        assert!(e.contains(want), "{e}");
+        assert_eq!(e.lines().count(), 1);
+        assert_eq!(std::fs::read_to_string(x.join(EXPORT_MARK)).unwrap(), text);
+        // Readers refuse the directory meanwhile.
+        assert!(interrupted(&x));
+    }
 }
 
 /// A tree to plant journals in: `home` (the output directory, holding `victim`, a

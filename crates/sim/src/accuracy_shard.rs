@@ -65,8 +65,8 @@ pub struct Manifest {
     pub classes: usize,
     /// A hash of records.csv's bytes (16 hex digits): a record edited after the shard was
     /// written is refused by the merge, whose range checks cannot see a count or a sum of
-    /// squares changed within its range. Empty (absent) in a shard written before it was
-    /// recorded: not checked. Not part of the fingerprint (every shard's records differ).
+    /// squares changed within its range. Required: a shard without it (or with it empty)
+    /// is refused. Not part of the fingerprint (every shard's records differ).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub records: String,
 }
@@ -386,6 +386,20 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
         if m.fingerprint != m.hash() {
             bail!("{label}: fingerprint: {} is not the hash of the shard's fields (was shard.json edited?)", m.fingerprint);
         }
+        // The hash of records.csv is required: without it a record edited within its
+        // range (a label, a count) would be merged as what the shard computed.
+        if m.records.len() != 16 || !m.records.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let shown: String = m.records.chars().take(24).collect();
+            let more = if m.records.chars().count() > 24 {
+                "..."
+            } else {
+                ""
+            };
+            bail!(
+                "{label}: records: {:?} is not the 16-hex-digit hash of records.csv: a shard must carry it (one written before sresim recorded it: compute it again)",
+                shown + more
+            );
+        }
         if m.range[0] >= m.range[1] || m.range[1] > m.samples {
             bail!(
                 "{label}: range: {}..{} is not a range of the run's {} samples",
@@ -518,7 +532,7 @@ struct RecordReader {
     names: Vec<String>,
     label: String,
     rows: csv::StringRecordsIntoIter<Hashing<std::fs::File>>,
-    /// shard.json's hash of records.csv (empty: not recorded).
+    /// shard.json's hash of records.csv (16 hex digits, checked when shard.json is read).
     records: String,
     range: Range<usize>,
     paths: Vec<String>,
@@ -682,7 +696,7 @@ impl RecordReader {
             );
         }
         let read = self.rows.reader().get_ref().hash.hex();
-        if !self.records.is_empty() && read != self.records {
+        if read != self.records {
             bail!(
                 "{}: its bytes hash to {read}, not to {} as shard.json's records says: the records were edited after the shard was written",
                 self.label,

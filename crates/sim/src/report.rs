@@ -96,6 +96,18 @@ pub fn header() -> Vec<&'static str> {
         .collect()
 }
 
+/// Whether `col` is a result column of layers.csv, of any run: [`header`], the functional
+/// columns, the clip column, the chip's and the digital unit's. What is not one identifies
+/// a row (`compare` matches rows by such columns: a sweep's axes). A new column of
+/// layers.csv is a result here through its list, or compare would key rows on it.
+pub fn is_result_column(col: &str) -> bool {
+    header().contains(&col)
+        || crate::functional::COLUMNS.contains(&col)
+        || col == crate::functional::CLIP_COLUMN
+        || crate::chip::CHIP_COLUMNS.contains(&col)
+        || crate::digital::COLUMNS.contains(&col)
+}
+
 /// The header of `res`'s layers.csv: [`header`], then, in a functional run only, the
 /// functional columns.
 pub fn header_for(res: &RunResult) -> Vec<&'static str> {

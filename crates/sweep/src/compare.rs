@@ -40,13 +40,10 @@ impl Report {
     }
 }
 
-fn is_key(col: &str, layer_cols: &[&str]) -> bool {
-    KEYS.contains(&col) || !(layer_cols.contains(&col) || super::extra::is_extra_column(col))
-}
-
-/// Whether `col` identifies a row (a key column) rather than holding a result.
+/// Whether `col` identifies a row (a key column) rather than holding a result: a column of
+/// [`KEYS`], or one that no report writes as a result (a sweep's axes).
 pub fn is_key_column(col: &str) -> bool {
-    is_key(col, &report::header())
+    KEYS.contains(&col) || !(report::is_result_column(col) || super::extra::is_extra_column(col))
 }
 
 /// Equal within relative tolerance `tol` (numbers), or identical (anything else).
@@ -108,7 +105,6 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
     if !(tol.is_finite() && tol >= 0.0) {
         bail!("--tolerance: {tol} is not a non-negative number");
     }
-    let layer_cols = report::header();
     let cols = |t: &Table| -> Vec<String> {
         t.header
             .iter()
@@ -117,16 +113,8 @@ pub fn compare(old: &Table, new: &Table, tol: f64, ignore: &[String]) -> Result<
             .collect()
     };
     let (oc, nc) = (cols(old), cols(new));
-    let keys: Vec<String> = oc
-        .iter()
-        .filter(|c| is_key(c, &layer_cols))
-        .cloned()
-        .collect();
-    let new_keys: Vec<String> = nc
-        .iter()
-        .filter(|c| is_key(c, &layer_cols))
-        .cloned()
-        .collect();
+    let keys: Vec<String> = oc.iter().filter(|c| is_key_column(c)).cloned().collect();
+    let new_keys: Vec<String> = nc.iter().filter(|c| is_key_column(c)).cloned().collect();
     if keys.is_empty() {
         bail!(
             "--ignore: no key column is left to match rows by (the keys are {} and any axis column)",
@@ -213,5 +201,66 @@ mod tests {
         assert!(!same("", "0", 0.0));
         assert!(same("conv", "conv", 0.0));
         assert_eq!(change("200", "201"), "200 -> 201 (+0.500%)");
+    }
+
+    /// The digital unit's columns (and every other result column of layers.csv) are
+    /// results: a run with another `digital.lanes` used to match no row ("0 changed, 70
+    /// missing, 70 added"), its digital figures taken for keys.
+    #[test]
+    fn every_result_column_of_a_run_is_compared_not_a_key() {
+        for c in sim::digital::COLUMNS
+            .iter()
+            .chain(&sim::chip::CHIP_COLUMNS)
+            .chain(&sim::functional::COLUMNS)
+            .chain(&sim::report::header())
+        {
+            assert!(
+                !is_key_column(c) || KEYS.contains(c),
+                "{c} would be a key column"
+            );
+        }
+        assert!(is_key_column("ou.rows"));
+        let table = |digital: &str| Table {
+            path: "t.csv".into(),
+            header: [
+                "network",
+                "layer",
+                "mode",
+                "cycles",
+                "digital_cycles",
+                "combined_cycles",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: vec![["vit", "TOTAL", "dense", "100", digital, digital]
+                .map(String::from)
+                .to_vec()],
+        };
+        let r = compare(&table("7"), &table("9"), 0.0, &[]).unwrap();
+        assert_eq!((r.compared, r.changed, r.missing, r.added), (1, 1, 0, 0));
+        assert!(
+            r.lines[0].contains("digital_cycles 7 -> 9"),
+            "{:?}",
+            r.lines
+        );
+    }
+
+    /// A column named twice was read by its first copy only: `a,a,b` tables that differ
+    /// in the second `a` compared equal. The header check refuses it for compare and plot.
+    #[test]
+    fn a_column_named_twice_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("d.csv");
+        std::fs::write(&p, "layer,cycles,cycles\nx,1,2\n").unwrap();
+        let e = Table::read(&p).unwrap_err().to_string();
+        assert!(
+            e.ends_with("d.csv: header: column 3 is named \"cycles\" again (a table names each column once)"),
+            "{e}"
+        );
+        let e = super::super::plot_table::Source::open(&p)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("column 3 is named \"cycles\" again"), "{e}");
     }
 }

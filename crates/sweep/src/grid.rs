@@ -142,8 +142,7 @@ impl Grid {
     /// [`MAX_GRID_POINTS`] here, before any point is listed.
     pub fn parse(text: &str, path: &Path, max_points: u64) -> Result<Grid> {
         let p = path.display().to_string();
-        let raw: RawGrid =
-            toml::from_str(text).map_err(|e| anyhow!("{p}: {}", e.message().replace('\n', " ")))?;
+        let raw: RawGrid = toml::from_str(text).map_err(|e| toml_error(&p, text, &e))?;
         let dir = path.parent().unwrap_or(Path::new(""));
         let base = match raw.base {
             None => None,
@@ -364,6 +363,46 @@ impl Grid {
     }
 }
 
+/// A TOML error of grid file `p` as one line naming where it is: the line and, when the
+/// error lies in a value, its key with the table around it (`line 3: search.first_samples:
+/// number too large to fit in target type`; the parser's own message names no field).
+fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let msg = e.message().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return anyhow!("{p}: {msg}");
+    };
+    let before = text.get(..span.start).unwrap_or("");
+    let line_no = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let head = text.get(start..span.start).unwrap_or("");
+    let clean = |k: &str| -> String {
+        let k: String = k
+            .split('.')
+            .map(|part| part.trim().trim_matches('"').trim_matches('\''))
+            .collect::<Vec<_>>()
+            .join(".");
+        k.chars().filter(|c| !c.is_control()).take(60).collect()
+    };
+    let key = head
+        .split_once('=')
+        .map(|(k, _)| clean(k))
+        .filter(|k| !k.is_empty());
+    let table = text
+        .get(..start)
+        .unwrap_or("")
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| clean(l.trim_start_matches('[').split(']').next().unwrap_or("")))
+        .filter(|t| !t.is_empty());
+    match (table, key) {
+        (Some(t), Some(k)) => anyhow!("{p}: line {line_no}: {t}.{k}: {msg}"),
+        (None, Some(k)) => anyhow!("{p}: line {line_no}: {k}: {msg}"),
+        _ => anyhow!("{p}: line {line_no}: {msg}"),
+    }
+}
+
 /// `rel` next to the grid file, else as given; None when neither exists.
 pub fn near(dir: &Path, rel: &str) -> Option<PathBuf> {
     let r = Path::new(rel);
@@ -479,6 +518,32 @@ mod tests {
 
     fn grid(text: &str) -> Grid {
         Grid::parse(text, Path::new("g.toml"), DEFAULT_MAX_POINTS).unwrap()
+    }
+
+    /// A number the parser cannot hold was told without its field (`s.toml: number too
+    /// large to fit in target type`); the message names line, table and key.
+    #[test]
+    fn a_toml_error_names_its_line_and_field() {
+        let e = Grid::parse(
+            "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\n[search]\nfirst_samples = 18446744073709551615\n",
+            Path::new("s.toml"),
+            DEFAULT_MAX_POINTS,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml: line 5: search.first_samples: "),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+        let e = Grid::parse(
+            "workloads = [\"lenet5\"]\nsamples = 99999999999999999999\n",
+            Path::new("g.toml"),
+            9,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("g.toml: line 2: samples: "), "{e}");
     }
 
     #[test]

@@ -222,6 +222,35 @@ impl Meta {
         Ok(meta)
     }
 
+    /// Refuses a description sresim could not have written: modes that are not mode names
+    /// or named twice, axes named twice or empty workload names (`dir` names the file).
+    pub fn check_valid(&self, dir: &Path) -> Result<()> {
+        let file = dir.join("sweep.json");
+        let f = file.display();
+        if self.modes.is_empty() {
+            bail!("{f}: modes: none (a sweep runs at least one mode)");
+        }
+        for (i, m) in self.modes.iter().enumerate() {
+            if m.parse::<crossbar::Mode>().is_err() {
+                let shown: String = m.chars().take(40).collect();
+                bail!(
+                    "{f}: modes: {shown:?} is not a mode (expected some of {})",
+                    crossbar::Mode::ALL.map(|m| m.to_string()).join(", ")
+                );
+            }
+            if self.modes[..i].contains(m) {
+                bail!("{f}: modes: {m} is named twice");
+            }
+        }
+        for (i, a) in self.axes.iter().enumerate() {
+            if self.axes[..i].contains(a) {
+                let shown: String = a.chars().take(40).collect();
+                bail!("{f}: axes: {shown:?} is named twice");
+            }
+        }
+        Ok(())
+    }
+
     /// The first field of the grid's description (axes, modes, points, workloads, values,
     /// explicit points, extra columns) in which `self` and `other` differ.
     pub fn differs(&self, other: &Meta) -> Option<&'static str> {

@@ -100,9 +100,28 @@ impl Plan {
             draws: grid.accuracy && grid.draws > 1,
             adc_clip: false,
         };
-        for pt in &points {
-            let (cfg, _) = setup(&grid, &grid.assignments(pt))
+        // The generator parameters a workload's opening can refuse (a structure a layer
+        // cannot take, head pruning of a network without attention blocks), by workload:
+        // each distinct one is opened below, before anything is written.
+        let open_key = |s: &Synth| {
+            (
+                s.structure.clone(),
+                s.head_sparsity > 0.0,
+                s.synthetic_inputs,
+            )
+        };
+        let mut to_open: Vec<(&str, (String, bool, bool), usize)> = Vec::new();
+        for (i, pt) in points.iter().enumerate() {
+            let (cfg, synth) = setup(&grid, &grid.assignments(pt))
                 .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+            let key = open_key(&synth);
+            if key != open_key(&base_synth)
+                && !to_open
+                    .iter()
+                    .any(|(w, k, _)| *w == pt.workload && *k == key)
+            {
+                to_open.push((pt.workload.as_str(), key, i));
+            }
             extras.chip |= cfg.chip.is_some();
             extras.adc_clip |=
                 grid.functional && matches!(cfg.hw.adc_bits, crossbar::AdcBits::Fixed(_));
@@ -125,6 +144,12 @@ impl Plan {
             let wl = open(&grid, &name, &base_cfg, &base_synth)
                 .map_err(|e| anyhow!("{p}: workloads: {e:#}"))?;
             let wl = sim::workloads::select(wl, grid.layers.as_ref(), &format!("{p}: layers"))?;
+            for &(_, _, i) in to_open.iter().filter(|(pw, _, _)| *pw == w.as_str()) {
+                let pt = &points[i];
+                let (cfg, synth) = setup(&grid, &grid.assignments(pt))?;
+                open(&grid, &name, &cfg, &synth)
+                    .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
+            }
             if let Some(n) = grid.samples {
                 if n > wl.available_samples() {
                     bail!(
@@ -386,6 +411,25 @@ fn default_synth() -> Synth {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A point whose workload refuses its generator parameters (head pruning of a network
+    /// without attention blocks) failed only when it ran, after sweep.json and the header
+    /// of points.csv were written; the plan now opens each workload with every distinct
+    /// such parameter set of its points.
+    #[test]
+    fn a_point_its_workload_refuses_is_refused_by_the_plan() {
+        let grid =
+            |text: &str| super::super::grid::Grid::parse(text, Path::new("g.toml"), 1000).unwrap();
+        let bad = grid("workloads = [\"lenet5\"]\n[axes]\n\"synth.head_sparsity\" = [0, 0.5]\n");
+        let e = format!("{:#}", Plan::new(bad).err().unwrap());
+        assert!(e.starts_with("g.toml: point "), "{e}");
+        assert!(e.contains("synth.head_sparsity=0.5"), "{e}");
+        assert!(e.contains("lenet5 has no attention block"), "{e}");
+        assert_eq!(e.lines().count(), 1);
+        let good =
+            grid("workloads = [\"lenet5\"]\n[axes]\n\"synth.weight_sparsity\" = [0.5, 0.9]\n");
+        assert!(Plan::new(good).is_ok());
+    }
 
     /// Counts the units a point reports.
     #[derive(Default)]

@@ -290,6 +290,11 @@ fn check_log(src: &Source, a: &PlotArgs, pts: &[(f64, f64, Place)], x_numeric: b
             .find(|q| if get == 0 { q.0 <= 0.0 } else { q.1 <= 0.0 })
         {
             let v = if get == 0 { q.0 } else { q.1 };
+            // Shortest form: -1e308 in full digits is 309 characters.
+            let v = match v == 0.0 || (1e-4..1e16).contains(&v.abs()) {
+                true => v.to_string(),
+                false => format!("{v:e}"),
+            };
             bail!(
                 "{p}: --log-{name}: column {col} holds {v} at {}; a logarithmic axis needs positive values (drop --log-{name}, or filter the row out with --where)",
                 q.2

@@ -54,7 +54,8 @@ impl Source<'static> {
             let file = workload::files::open(&path, &p).map_err(anyhow::Error::msg)?;
             let rd = columnar::Reader::new(file)
                 .map_err(|e| anyhow!("{p}: not a readable Parquet table: {e}"))?;
-            let header = rd.columns().iter().map(|c| c.name.clone()).collect();
+            let header: Vec<String> = rd.columns().iter().map(|c| c.name.clone()).collect();
+            super::table::check_header(&p, &header)?;
             return Ok(Source::Parquet { path, header });
         }
         let mut rd = csv_reader(&path)?;
@@ -64,9 +65,7 @@ impl Source<'static> {
             .iter()
             .map(String::from)
             .collect();
-        if header.is_empty() || header.iter().all(String::is_empty) {
-            bail!("{p}: empty file (no header)");
-        }
+        super::table::check_header(&p, &header)?;
         Ok(Source::Csv { path, header })
     }
 }

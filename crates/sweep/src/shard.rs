@@ -58,6 +58,7 @@ pub fn merge(
     let mut runs: Vec<Vec<Run>> = Vec::with_capacity(sources.len());
     let mut tables: Vec<PathBuf> = Vec::with_capacity(sources.len());
     let mut covered = vec![false; ids.len()];
+    meta.check_valid(first)?;
     for &dir in &sources {
         let head = Meta::read_head(dir)?;
         if head.format != super::meta::FORMAT {
@@ -70,6 +71,18 @@ pub fn merge(
                 dir.display(),
                 head.fingerprint,
                 meta.fingerprint,
+                first.display()
+            );
+        }
+        // The fingerprint cannot be recomputed from sweep.json, so every input's whole
+        // description must be the first's: otherwise a field edited in one of them (its
+        // modes, say) would be copied into the merge or not, as the input order decides.
+        let m = Meta::read(dir)?;
+        m.check_valid(dir)?;
+        if let Some(field) = meta.differs(&m) {
+            bail!(
+                "{}/sweep.json: {field}: differs from {}/sweep.json, though their fingerprints agree: one of them was edited",
+                dir.display(),
                 first.display()
             );
         }
@@ -368,6 +381,50 @@ mod tests {
             let want: Vec<String> = p.values.iter().map(|v| v.csv()).collect();
             assert_eq!(cells, want, "{i}");
         }
+    }
+
+    /// A shard's sweep.json edited outside its fingerprint (its modes) was copied into the
+    /// merge when it came first, the input order deciding: every input's description is
+    /// now checked valid and equal to the first's.
+    #[test]
+    fn an_edited_description_of_any_input_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let shards = super::super::synth::write_shards(t.path(), 12, 2, 2).unwrap();
+        let json = shards[1].join("sweep.json");
+        let clean = std::fs::read_to_string(&json).unwrap();
+        let edit = |modes: serde_json::Value| {
+            let mut v: serde_json::Value = serde_json::from_str(&clean).unwrap();
+            v["modes"] = modes;
+            std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        };
+        let out = t.path().join("m");
+        let refused = |order: &[PathBuf], want: &str| {
+            let e = merge(order, &out, false, Csv).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+            assert!(!out.join("points.csv").exists());
+        };
+        let reversed: Vec<PathBuf> = shards.iter().rev().cloned().collect();
+        edit(serde_json::json!(["gpu"]));
+        for order in [&shards[..], &reversed[..]] {
+            refused(order, "sweep.json: modes: \"gpu\" is not a mode");
+        }
+        let v: serde_json::Value = serde_json::from_str(&clean).unwrap();
+        let mut other: Vec<String> = crossbar::Mode::ALL.map(|m| m.to_string()).to_vec();
+        other.retain(|m| {
+            v["modes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|x| x != m.as_str())
+        });
+        edit(serde_json::json!([other[0]]));
+        for order in [&shards[..], &reversed[..]] {
+            refused(order, "modes: differs from");
+        }
+        edit(serde_json::json!(["dense", "dense"]));
+        refused(&shards, "modes: dense is named twice");
+        std::fs::write(&json, &clean).unwrap();
+        merge(&shards, &out, false, Csv).unwrap();
     }
 
     #[test]

@@ -32,6 +32,27 @@ pub fn find(dir: &Path) -> Result<PathBuf> {
     )
 }
 
+/// The one check of a result table's header, CSV or Parquet, for every reader of one
+/// (`compare`, `plot`, the Pareto view): not empty, and every column named once. A
+/// repeated name would be matched by its first column only, the other one never read
+/// (two tables `a,a,b` with different second columns compared equal).
+pub fn check_header(p: &str, header: &[String]) -> Result<()> {
+    if header.is_empty() || header.iter().all(String::is_empty) {
+        bail!("{p}: empty file (no header)");
+    }
+    let mut seen = std::collections::HashSet::with_capacity(header.len());
+    for (i, h) in header.iter().enumerate() {
+        if !seen.insert(h.as_str()) {
+            let shown: String = h.chars().take(60).collect();
+            bail!(
+                "{p}: header: column {} is named {shown:?} again (a table names each column once)",
+                i + 1
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Table {
     /// Reads `path`, CSV or Parquet (told by its first bytes); a directory stands for its
     /// points table (points.csv or points.parquet), else its layers table.
@@ -43,6 +64,7 @@ impl Table {
         };
         if sim::format::is_parquet_file(&path) {
             let (header, rows) = sim::format::read_parquet(&path)?;
+            check_header(&path.display().to_string(), &header)?;
             return Ok(Table { path, header, rows });
         }
         let p = path.display().to_string();
@@ -54,9 +76,7 @@ impl Table {
             .iter()
             .map(String::from)
             .collect();
-        if header.is_empty() || header.iter().all(String::is_empty) {
-            bail!("{p}: empty file (no header)");
-        }
+        check_header(&p, &header)?;
         let mut rows = Vec::new();
         for rec in rd.records() {
             let rec = rec.map_err(|e| anyhow!("{p}: {e}"))?;

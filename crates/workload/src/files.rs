@@ -95,7 +95,7 @@ fn open_checked(path: &Path) -> Result<fs::File, String> {
             return Err(format!(
                 "{} holds an unfinished replacement of its files (a writer is replacing \
                  them, or was stopped while it did; sresim completes it the next time it \
-                 writes that directory)",
+                 writes that directory, or the one whose journal its mark names)",
                 dir.display()
             ));
         }

@@ -316,6 +316,50 @@ fn records_out_of_range_and_sums_that_wrap_are_refused() {
     assert!(edited(&tamper(&[(4, outputs, "99999999999")])));
     std::fs::write(&path, &clean).unwrap();
     assert!(merge(std::slice::from_ref(&dir)).is_ok());
+    // The hash cannot be dropped: a label edited with `records` emptied or removed from
+    // shard.json (it is not in the fingerprint) was merged, with a wrong top-1.
+    let json = dir.join("shard.json");
+    let manifest = std::fs::read_to_string(&json).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(v["records"].as_str().unwrap().len(), 16);
+    let refused = |records: Option<&str>| {
+        let mut v = v.clone();
+        match records {
+            Some(r) => v["records"] = serde_json::Value::from(r),
+            None => {
+                v.as_object_mut().unwrap().remove("records");
+            }
+        }
+        std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
+        assert!(
+            e.starts_with(&format!("{}: records: ", json.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("is not the 16-hex-digit hash of records.csv"),
+            "{e}"
+        );
+        assert!(e.len() < 300, "{e}");
+    };
+    let was: u32 = clean
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(label)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let other = ((was + 1) % 10).to_string();
+    tamper(&[(2, label, &other)]);
+    refused(Some(""));
+    refused(None);
+    refused(Some(&"0".repeat(100_000)));
+    refused(Some("zzzzzzzzzzzzzzzz"));
+    std::fs::write(&json, &manifest).unwrap();
+    std::fs::write(&path, &clean).unwrap();
+    assert!(merge(std::slice::from_ref(&dir)).is_ok());
 }
 
 /// A bundle's labels are classes of its network: a label of 10 or -1 on the 10-class

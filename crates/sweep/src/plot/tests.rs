@@ -248,6 +248,9 @@ fn a_log_axis_names_the_column_and_row_of_a_value_it_cannot_draw() {
         e.contains("--log-y: column cycles holds -2 at row 4"),
         "{e}"
     );
+    // A value far from 1 is told in a few characters, not 309 digits.
+    let e = chart(&with(3, 5, "-1e308"), &a).unwrap_err().to_string();
+    assert!(e.contains("column cycles holds -1e308 at row 4"), "{e}");
 }
 
 #[test]
