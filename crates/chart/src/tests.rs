@@ -1,4 +1,6 @@
 use super::*;
+use crate::clip::*;
+use crate::scale::*;
 use proptest::prelude::*;
 
 #[test]

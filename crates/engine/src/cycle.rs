@@ -6,8 +6,10 @@
 //! independent check of the other engines'; its cycles equal the closed form's where
 //! the closed form applies (a queue of depth 1, or unbounded).
 
+use crate::counts::OuCounts;
+use crate::options::SimOptions;
 use crate::ou_stream::{OuSink, OuStream};
-use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
+use crate::prepared::{Prepared, Progress, Samples};
 use crossbar::{Hardware, Mode};
 use pipeline::cycle::{CycleStats, Machine};
 use pipeline::StageModel;

@@ -8,9 +8,11 @@
 //! sum and barriers merge exactly, so the result depends neither on the chunking nor on
 //! the thread count.
 
+use crate::counts::OuCounts;
 use crate::input::{Granularity, Pass};
+use crate::options::SimOptions;
+use crate::prepared::{Prepared, Progress, Samples};
 use crate::statics::Tiling;
-use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
 use crossbar::{div_ceil, Hardware, Mode};
 use pipeline::{Barrier, StageModel};
 use rayon::prelude::*;

@@ -11,180 +11,31 @@
 //! ([`input`], section 5), and the counts that do not depend on OU formation
 //! ([`statics`], section 8: register, eDRAM and storage bits, crossbars).
 //! Before anything runs, [`limits`] bounds every count and the memory of each layer.
+//!
+//! The types every engine reads sit below the engines, in files of their own:
+//! [`SimOptions`] and [`EngineKind`] (`options.rs`), [`Prepared`], [`Samples`] and
+//! [`Progress`] (`prepared.rs`), the OU counts (`counts.rs`). This file only dispatches:
+//! [`simulate`] and [`ModeRun`] pick the engine and sum its counts with [`statics`].
 
 pub mod input;
 pub mod limits;
 pub mod statics;
 
+mod counts;
 mod cycle;
 mod fast;
+mod options;
 mod ou_stream;
+mod prepared;
 mod reference;
 
-use crossbar::{Hardware, LayerMap, Mode};
+use crossbar::{Hardware, Mode};
 use energy::Events;
-use pipeline::cycle::{CycleStats, PipelineOptions, QueueDepth};
-use pipeline::Sync;
-use serde::{Deserialize, Serialize};
-use sparsity::Compression;
-use std::fmt;
-use std::str::FromStr;
-use std::sync::OnceLock;
-use thiserror::Error;
-use workload::{im2col_vector, ConvGeometry, LayerSpec, LayerWeights, QuantLayer};
+use pipeline::cycle::CycleStats;
 
 pub use input::{Granularity, PassPlan, SignedEncoding};
-
-/// Which engine computes the counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    Fast,
-    Reference,
-    Cycle,
-}
-
-impl FromStr for EngineKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "fast" => Ok(EngineKind::Fast),
-            "reference" => Ok(EngineKind::Reference),
-            "cycle" => Ok(EngineKind::Cycle),
-            _ => Err(format!(
-                "unknown engine '{s}' (expected fast, reference or cycle)"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EngineKind::Fast => "fast",
-            EngineKind::Reference => "reference",
-            EngineKind::Cycle => "cycle",
-        })
-    }
-}
-
-/// Run-time choices of sections 5 and 7 that are not hardware geometry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SimOptions {
-    pub sync: Sync,
-    pub granularity: Granularity,
-    pub encoding: SignedEncoding,
-    /// `[pipeline]`: input queue depth (cycle engine) and an optional slow stage (all).
-    pub pipeline: PipelineOptions,
-}
-
-impl Default for SimOptions {
-    fn default() -> Self {
-        SimOptions {
-            sync: Sync::Vector,
-            granularity: Granularity::Value,
-            encoding: SignedEncoding::TwosComplement,
-            pipeline: PipelineOptions::default(),
-        }
-    }
-}
-
-#[derive(Debug, Error, PartialEq)]
-pub enum EngineError {
-    #[error("pipeline.queue_depth: a queue of {0} is modeled only by --engine cycle (the closed form of the fast and reference engines covers a depth of 1 and an unbounded queue)")]
-    QueueNeedsCycle(QueueDepth),
-}
-
-/// A layer mapped once and shared by every mode: the dense column structure and, built
-/// on first use by a compacted mode, the compression of its column groups.
-pub struct Prepared<'a> {
-    pub spec: &'a LayerSpec,
-    /// [Cout, Cin/G, R, S] row-major quantized weights.
-    pub weights: &'a [i32],
-    /// Whether the layer's whole input tensor is signed (decides the passes).
-    pub signed: bool,
-    pub map: LayerMap,
-    pub plan: PassPlan,
-    /// Inputs held with the layer (a [`QuantLayer`]'s), which [`simulate`] feeds.
-    held: Samples<'a>,
-    comp: OnceLock<Compression>,
-}
-
-impl<'a> Prepared<'a> {
-    /// A layer whose inputs are held in memory ([`simulate`] replays them).
-    pub fn new(layer: &'a QuantLayer, hw: &Hardware, opts: &SimOptions) -> Self {
-        let held = Samples::new(&layer.input, layer.samples);
-        Self::build(&layer.spec, &layer.weights, layer.signed, held, hw, opts)
-    }
-
-    /// A layer whose inputs are streamed: feed them to a [`ModeRun`] chunk by chunk.
-    pub fn from_weights(layer: &'a LayerWeights, hw: &Hardware, opts: &SimOptions) -> Self {
-        let held = Samples::new(&[], 0);
-        Self::build(&layer.spec, &layer.weights, layer.signed, held, hw, opts)
-    }
-
-    fn build(
-        spec: &'a LayerSpec,
-        weights: &'a [i32],
-        signed: bool,
-        held: Samples<'a>,
-        hw: &Hardware,
-        opts: &SimOptions,
-    ) -> Self {
-        Prepared {
-            spec,
-            weights,
-            signed,
-            map: LayerMap::new(&spec.geom, hw),
-            plan: PassPlan::new(signed, opts.encoding, hw),
-            held,
-            comp: OnceLock::new(),
-        }
-    }
-
-    pub fn geom(&self) -> &ConvGeometry {
-        &self.spec.geom
-    }
-
-    /// The compression of every column group (section 4), computed once.
-    pub fn comp(&self) -> &Compression {
-        self.comp
-            .get_or_init(|| Compression::new(&self.map, self.weights))
-    }
-
-    /// Index width ceil(log2 K).
-    pub fn index_bits(&self) -> u32 {
-        crossbar::ceil_log2(self.map.k as u64)
-    }
-}
-
-/// Consecutive whole samples of a layer's quantized input, `[samples, C, H, W]` row-major:
-/// what one call of [`ModeRun::feed`] replays.
-#[derive(Debug, Clone, Copy)]
-pub struct Samples<'c> {
-    pub input: &'c [i32],
-    pub samples: usize,
-}
-
-impl<'c> Samples<'c> {
-    pub fn new(input: &'c [i32], samples: usize) -> Self {
-        Samples { input, samples }
-    }
-
-    /// Input vectors of these samples in `geom`: samples * Ho * Wo.
-    pub fn vectors(&self, geom: &ConvGeometry) -> usize {
-        self.samples * geom.vectors_per_sample()
-    }
-
-    /// Fills `out` with input vector `v` of these samples (see [`im2col_vector`]).
-    #[inline]
-    pub fn fill_vector(&self, geom: &ConvGeometry, v: usize, out: &mut [i32]) {
-        im2col_vector(geom, self.input, v, out)
-    }
-}
-
-/// Progress callback: called with a number of input vectors just finished.
-pub type Progress<'p> = Option<&'p (dyn Fn(u64) + std::marker::Sync)>;
+pub use options::{EngineError, EngineKind, SimOptions};
+pub use prepared::{Prepared, Progress, Samples};
 
 /// Counts every event of section 8 and the cycles of section 7 for one mode.
 pub fn simulate(
@@ -306,67 +157,5 @@ impl<'p> ModeRun<'p> {
         ev.busy_cycles = w;
         ev.cycles = pipeline::layer_cycles(w, self.mode);
         (ev, stats)
-    }
-}
-
-/// The OU-dependent counts an engine produces.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct OuCounts {
-    pub ou_ops: u64,
-    pub rows_driven: u64,
-    pub cells_read: u64,
-    pub adc_conversions: u64,
-    pub index_reads: u64,
-    pub ous_formed: u64,
-}
-
-impl OuCounts {
-    /// Records `ops` OUs covering `rows` rows of a column group of width `cols`.
-    #[inline]
-    pub fn record(&mut self, mode: Mode, ops: u64, rows: u64, cols: u64) {
-        self.record_raw(mode, 1, ops, rows, rows * cols, ops * cols);
-    }
-
-    /// Records summed counts of OUs (ops, rows, cells, conversions), `repeat` times.
-    #[inline]
-    pub fn record_raw(
-        &mut self,
-        mode: Mode,
-        repeat: u64,
-        ops: u64,
-        rows: u64,
-        cells: u64,
-        adc: u64,
-    ) {
-        self.ou_ops += repeat * ops;
-        self.rows_driven += repeat * rows;
-        self.cells_read += repeat * cells;
-        self.adc_conversions += repeat * adc;
-        if mode.compacted() {
-            self.index_reads += repeat * rows;
-        }
-        if mode.skips_inputs() {
-            self.ous_formed += repeat * ops;
-        }
-    }
-
-    pub fn scaled(&self, k: u64) -> OuCounts {
-        OuCounts {
-            ou_ops: self.ou_ops * k,
-            rows_driven: self.rows_driven * k,
-            cells_read: self.cells_read * k,
-            adc_conversions: self.adc_conversions * k,
-            index_reads: self.index_reads * k,
-            ous_formed: self.ous_formed * k,
-        }
-    }
-
-    pub fn add(&mut self, o: &OuCounts) {
-        self.ou_ops += o.ou_ops;
-        self.rows_driven += o.rows_driven;
-        self.cells_read += o.cells_read;
-        self.adc_conversions += o.adc_conversions;
-        self.index_reads += o.index_reads;
-        self.ous_formed += o.ous_formed;
     }
 }

@@ -13,7 +13,7 @@
 //!   compressing one layer; a layer above `limits.max_layer_bytes` is refused.
 
 use crate::input::SignedEncoding;
-use crate::SimOptions;
+use crate::options::SimOptions;
 use crossbar::{Hardware, Mode};
 use std::fmt;
 use workload::ConvGeometry;

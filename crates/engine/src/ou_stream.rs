@@ -11,8 +11,9 @@
 //! drive the same rows in every input cycle and are computed once.
 
 use crate::input::Granularity;
+use crate::options::SimOptions;
+use crate::prepared::{Prepared, Samples};
 use crate::statics::Tiling;
-use crate::{Prepared, Samples, SimOptions};
 use crossbar::{Hardware, Mode};
 use sparsity::RowMask;
 

@@ -1,8 +1,10 @@
 //! The reference engine: every OU of every input cycle formed one by one, literally as
 //! sections 4-7 describe it. Slow on purpose; tests hold the fast engine to it.
 
+use crate::counts::OuCounts;
+use crate::options::SimOptions;
+use crate::prepared::{Prepared, Progress, Samples};
 use crate::statics::Tiling;
-use crate::{OuCounts, Prepared, Progress, Samples, SimOptions};
 use crossbar::{Hardware, Mode};
 use pipeline::{Barrier, StageModel};
 use sparsity::form_ous;

@@ -1,7 +1,7 @@
 //! Counts that do not depend on OU formation: crossbars, register, eDRAM and storage
 //! bits (section 8 and the precise readings of section 9).
 
-use crate::Prepared;
+use crate::prepared::Prepared;
 use crossbar::{Hardware, Mode};
 use energy::Events;
 

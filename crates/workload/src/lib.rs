@@ -17,6 +17,7 @@ pub mod files;
 pub mod json;
 pub use network::geometry;
 pub mod layer;
+mod options;
 pub mod quant;
 pub mod resolve;
 pub mod select;
@@ -29,8 +30,9 @@ pub mod zoo;
 pub use bundle::BundleWorkload;
 pub use geometry::{ConvGeometry, LayerKind, LayerSpec};
 pub use layer::{im2col_vector, LayerWeights, QuantLayer};
+pub use options::OpenOptions;
 pub use quant::{Precision, QuantError};
-pub use resolve::{list_bundles, resolve, summary, OpenOptions, WorkloadStats};
+pub use resolve::{list_bundles, resolve, summary, WorkloadStats};
 pub use select::{LayerSelector, Selected};
 pub use source::{
     chunk_samples, FloatLayer, FloatSampleSink, SampleSink, Workload, CHUNK_INPUT_ELEMENTS,

@@ -10,37 +10,10 @@ use anyhow::bail;
 use crate::bundle::BundleWorkload;
 use crate::quant::Precision;
 use crate::source::{chunk_samples, Workload};
-use crate::synth::{SynthParams, ZooWorkload};
+use crate::synth::ZooWorkload;
 use crate::zoo;
 
-/// Everything that decides how a workload is opened.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpenOptions {
-    /// Precision that integer arrays of a bundle are range-checked against at open.
-    pub precision: Precision,
-    /// Generator parameters (zoo networks; bundle layers without `input`).
-    pub synth: SynthParams,
-    /// Samples a zoo network holds, and a bundle whose layers all lack `input` and whose
-    /// manifest has no `samples` key. Default 1.
-    pub samples: usize,
-    /// Allow bundle layers without an `input` array (`--synthetic-inputs`).
-    pub synthetic_inputs: bool,
-    /// A bundle layer whose arrays would need more bytes than this to load is refused at
-    /// open (`limits.max_layer_bytes`; see [`crate::bundle::array_bytes`]).
-    pub max_layer_bytes: u64,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions {
-            precision: Precision::default(),
-            synth: SynthParams::default(),
-            samples: 1,
-            synthetic_inputs: false,
-            max_layer_bytes: crate::bundle::DEFAULT_MAX_LAYER_BYTES,
-        }
-    }
-}
+pub use crate::options::OpenOptions;
 
 /// Folders searched for named bundles: ./workloads, then the repository's workloads/.
 pub fn bundle_roots() -> Vec<PathBuf> {
@@ -327,7 +300,7 @@ pub fn summary(w: &dyn Workload, precision: Precision) -> anyhow::Result<Workloa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::Structure;
+    use crate::synth::{Structure, SynthParams};
 
     fn err(name: &str, opts: &OpenOptions) -> String {
         match resolve(name, opts) {

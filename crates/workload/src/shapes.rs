@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::bundle::{fmt_bytes, optional_name, parse_layers, unknown_top_key, LayerKeys};
 use crate::geometry::LayerSpec;
-use crate::resolve::OpenOptions;
+use crate::options::OpenOptions;
 use crate::synth::{LayerRole, Role, ZooWorkload};
 use anyhow::anyhow;
 

@@ -3,6 +3,10 @@
 //! Layers are loaded one at a time, so that a run holds one layer's weights in memory,
 //! never the whole network's; a layer's inputs are streamed a few samples at a time
 //! ([`Workload::stream_inputs`]), so that memory does not grow with the samples replayed.
+//! Every source checks the arguments of a load with [`check_load`], and lists the
+//! products of two activations its graph holds with [`off_crossbar_ops`].
+
+use anyhow::bail;
 
 use crate::geometry::{ConvGeometry, LayerSpec};
 use crate::layer::{LayerWeights, QuantLayer};
@@ -137,6 +141,56 @@ pub trait Workload: Send + Sync {
             signed: w.signed,
         })
     }
+}
+
+/// Checks the arguments every `load_layer` receives.
+pub(crate) fn check_load(
+    w: &dyn Workload,
+    index: usize,
+    precision: Precision,
+    samples: usize,
+) -> anyhow::Result<()> {
+    if index >= w.layers().len() {
+        bail!(
+            "{}: layer index {index} out of range (the network has {} layers)",
+            w.name(),
+            w.layers().len()
+        );
+    }
+    precision.validate().map_err(anyhow::Error::msg)?;
+    let avail = w.available_samples();
+    if samples == 0 || samples > avail {
+        bail!(
+            "--samples: {samples} is not in 1..={avail} ({} holds {avail})",
+            w.name()
+        );
+    }
+    Ok(())
+}
+
+/// The MatMul nodes of a graph (batch 1) that multiply two activations (attention scores
+/// and context), with their multiply-accumulates a sample: they have no weights to program,
+/// so no crossbar computes them and no cycle, count or energy of `run` includes them; the
+/// accuracy path computes them in float.
+pub(crate) fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
+    g.nodes
+        .iter()
+        .filter_map(|n| match n.op {
+            // Checked to fit 64 bits when the graph was built.
+            network::Op::MatMul {
+                batch,
+                m,
+                k,
+                n: cols,
+            } => Some((
+                n.name.clone(),
+                [batch, m, k, cols]
+                    .iter()
+                    .fold(1u64, |a, &d| a.saturating_mul(d as u64)),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

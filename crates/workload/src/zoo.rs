@@ -70,7 +70,7 @@ pub fn network(name: &str) -> Option<ZooNetwork> {
     Some(ZooNetwork {
         layers,
         roles,
-        off_crossbar: crate::bundle::off_crossbar_ops(&graph),
+        off_crossbar: crate::source::off_crossbar_ops(&graph),
     })
 }
 

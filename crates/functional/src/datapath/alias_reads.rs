@@ -1,17 +1,20 @@
-//! Reads whose codes are drawn from alias tables (docs/functional.md, "Samplers"): a
-//! tile's reads in one input cycle through one function, its loops fixed to the
-//! tile's cell width and the table's size.
+//! Reads whose codes are drawn from alias tables (docs/functional.md, "Samplers"), their
+//! loops fixed to the tile's cell width and the table's size.
 //!
 //! Under loud read noise every live column of a read draws one outcome from its class's
 //! table ([`crate::alias`]), so a read's cost is its columns' draws plus what it does
 //! once: its rows' digits, its live columns, the state of its draws. The walk of a
 //! tile's OUs, those steps and the columns' loop are compiled together, once per cell
 //! width (1 or 2 bits) and table size (8 to 64 buckets, or any): nothing is dispatched
-//! or called per read. A read of other digits or of more than two words of rows takes
-//! the general loop ([`Datapath::read_live`]); both give the same draws.
+//! or called per read (the walk picks those loops once per tile and cycle,
+//! `Datapath::alias_cycle` in datapath.rs). A read of other digits or of more than two
+//! words of rows takes the general loop ([`Datapath::read_live`]); both give the same
+//! draws.
 
-use super::*;
-use crate::alias::Lookup;
+use super::parts::{add_code, plane_sum, Datapath, Kind, Reads, Span};
+use crate::alias::{Lookup, Row, CLIP};
+use crate::program::Tile;
+use crate::rng::{mix, wymix, WY_STEP};
 
 /// Key word of the skip sampler's alias-table draws: an OU read's state is
 /// mix(mix(read base ^ OU index << 33 ^ ALIAS_KEY) ^ the read word of its first live
@@ -62,52 +65,6 @@ impl<'a> Datapath<'a> {
         (kind == Kind::Skip && matches!(self.cell_bits, 1 | 2)).then_some(lookup)
     }
 
-    /// [`Self::tile_cycle`] of a vector whose reads draw from `lookup`
-    /// ([`Self::alias_lookup`]), in the loops of the tile's cell width and the table's
-    /// size.
-    #[inline(always)]
-    pub(super) fn alias_cycle(&self, tc: TileCycle, lookup: &Lookup, r: &mut Reads) {
-        #[cfg(target_arch = "x86_64")]
-        if r.native {
-            // SAFETY: `native` is set only when the CPU has the features.
-            unsafe { self.alias_cycle_native(tc, lookup, r) };
-            return;
-        }
-        self.alias_cycle_any(tc, lookup, r)
-    }
-
-    /// [`Self::alias_cycle`] with the CPU features of [`Self::vector_native`], out of
-    /// line: the loops have the registers to themselves.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,avx2,bmi1,bmi2,lzcnt,sse4.1")]
-    #[inline(never)]
-    unsafe fn alias_cycle_native(&self, tc: TileCycle, lookup: &Lookup, r: &mut Reads) {
-        self.alias_cycle_body(tc, lookup, r)
-    }
-
-    /// [`Self::alias_cycle`] without them.
-    #[inline(never)]
-    fn alias_cycle_any(&self, tc: TileCycle, lookup: &Lookup, r: &mut Reads) {
-        self.alias_cycle_body(tc, lookup, r)
-    }
-
-    #[inline(always)]
-    fn alias_cycle_body(&self, tc: TileCycle, lookup: &Lookup, r: &mut Reads) {
-        let l = Some(lookup);
-        match (self.cell_bits, lookup.kbits()) {
-            (1, 3) => self.tile_cycle::<1, 3>(tc, l, r),
-            (1, 4) => self.tile_cycle::<1, 4>(tc, l, r),
-            (1, 5) => self.tile_cycle::<1, 5>(tc, l, r),
-            (1, 6) => self.tile_cycle::<1, 6>(tc, l, r),
-            (1, _) => self.tile_cycle::<1, 0>(tc, l, r),
-            (_, 3) => self.tile_cycle::<2, 3>(tc, l, r),
-            (_, 4) => self.tile_cycle::<2, 4>(tc, l, r),
-            (_, 5) => self.tile_cycle::<2, 5>(tc, l, r),
-            (_, 6) => self.tile_cycle::<2, 6>(tc, l, r),
-            (_, _) => self.tile_cycle::<2, 0>(tc, l, r),
-        }
-    }
-
     /// One read of a tile of CB-bit cells ([`Self::alias_cycle`]) whose codes are drawn
     /// from `lookup` (2^KB buckets, 0: any): one-bit digits over one word of rows
     /// (WORDS = 1) or two.
@@ -122,13 +79,6 @@ impl<'a> Datapath<'a> {
         let open = self.live(tile, span, r);
         let state = alias_state(tile, span, &r.live[..tile.col_words]);
         self.alias_codes::<CB, WORDS, KB>(tile, span, r, lookup.row(open), state);
-    }
-
-    /// [`Self::read_live`] out of line: the reads of a tile in [`Self::alias_cycle`]
-    /// of other shapes.
-    #[inline(never)]
-    pub(super) fn read_live_apart(&self, tile: &Tile, span: Span, kind: Kind, r: &mut Reads) {
-        self.read_live(tile, span, kind, r)
     }
 
     /// Each live column's code of a read drawn from its class's alias table

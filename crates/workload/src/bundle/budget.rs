@@ -2,8 +2,8 @@
 //! layer too large for the configured cap (`limits.max_layer_bytes`) is refused before
 //! any of its data is read.
 
+use super::header::ArrayHeader;
 use super::npy::BLOCK_BYTES;
-use super::tensors::ArrayHeader;
 use crate::geometry::ConvGeometry;
 
 /// Default of `limits.max_layer_bytes`: 4 GiB.
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn bytes_of_a_streamed_bundle_layer() {
-        use super::super::tensors::Dtype;
+        use super::super::header::Dtype;
         // conv 3 -> 8, 3x3 on 3x32x32: weights 216, one sample 3,072 elements;
         // (216 + 3072) * 12 = 39,456.
         let g = ConvGeometry::conv(3, 8, 3, 1, 1, 1, [32, 32]);

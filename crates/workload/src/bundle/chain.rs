@@ -19,8 +19,7 @@
 //! the rule (a selection of layers, layers of several networks, a channel split, a
 //! space-to-depth or a slice) refuses nothing: the first one found becomes a `note:`.
 
-use super::manifest::ManifestLayer;
-use crate::geometry::LayerKind;
+use crate::geometry::{LayerKind, LayerSpec};
 
 /// Channel counts up to this are checked exactly; larger ones are accepted.
 pub const MAX_CHECKED: usize = 1 << 20;
@@ -82,30 +81,31 @@ impl Reach {
 }
 
 /// In channels of a layer (conv in_channels, fc in_features).
-fn input_count(l: &ManifestLayer) -> usize {
-    l.spec.geom.in_channels
+fn input_count(l: &LayerSpec) -> usize {
+    l.geom.in_channels
 }
 
-/// Checks every layer after the first against the rule above; the first that breaks it is
-/// described in the `Err` (a note for the caller, never a refusal).
-pub fn check(layers: &[ManifestLayer]) -> Result<(), String> {
+/// Checks every layer after the first against the rule above (the layers of a manifest,
+/// in its order); the first that breaks it is described in the `Err` (a note for the
+/// caller, never a refusal).
+pub fn check(layers: &[&LayerSpec]) -> Result<(), String> {
     let Some(first) = layers.first() else {
         return Ok(());
     };
     let cap = layers
         .iter()
-        .map(input_count)
+        .map(|l| input_count(l))
         .max()
         .unwrap_or(0)
         .min(MAX_CHECKED);
     let mut reach = Reach::new(cap);
     reach.set(0);
     reach.add(input_count(first));
-    reach.add(first.spec.geom.out_channels);
+    reach.add(first.geom.out_channels);
     for (i, l) in layers.iter().enumerate().skip(1) {
         let c = input_count(l);
         if c <= MAX_CHECKED {
-            match l.spec.kind {
+            match l.kind {
                 LayerKind::Conv if !reach.get(c) => {
                     return Err(format!(
                         "layers[{i}].in_channels: {c} channels are produced by no earlier layer (expected the network input's or an earlier layer's output channels, or a sum of them: {})",
@@ -121,7 +121,7 @@ pub fn check(layers: &[ManifestLayer]) -> Result<(), String> {
                 _ => {}
             }
         }
-        reach.add(l.spec.geom.out_channels);
+        reach.add(l.geom.out_channels);
     }
     Ok(())
 }
@@ -137,34 +137,27 @@ fn divisors(n: usize) -> impl Iterator<Item = usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::{ConvGeometry, LayerSpec};
+    use crate::geometry::ConvGeometry;
 
-    fn conv(name: &str, cin: usize, cout: usize) -> ManifestLayer {
-        ManifestLayer {
-            spec: LayerSpec {
-                name: name.into(),
-                kind: LayerKind::Conv,
-                geom: ConvGeometry::conv(cin, cout, 1, 1, 0, 1, [4, 4]),
-            },
-            weight: format!("{name}.w"),
-            input: None,
-            input_max: None,
-            input_signed: None,
+    fn conv(name: &str, cin: usize, cout: usize) -> LayerSpec {
+        LayerSpec {
+            name: name.into(),
+            kind: LayerKind::Conv,
+            geom: ConvGeometry::conv(cin, cout, 1, 1, 0, 1, [4, 4]),
         }
     }
 
-    fn fc(name: &str, fin: usize, fout: usize) -> ManifestLayer {
-        ManifestLayer {
-            spec: LayerSpec {
-                name: name.into(),
-                kind: LayerKind::Fc,
-                geom: ConvGeometry::fc(fin, fout),
-            },
-            weight: format!("{name}.w"),
-            input: None,
-            input_max: None,
-            input_signed: None,
+    fn fc(name: &str, fin: usize, fout: usize) -> LayerSpec {
+        LayerSpec {
+            name: name.into(),
+            kind: LayerKind::Fc,
+            geom: ConvGeometry::fc(fin, fout),
         }
+    }
+
+    /// [`check`] of layers held by value.
+    fn check_all(layers: &[LayerSpec]) -> Result<(), String> {
+        check(&layers.iter().collect::<Vec<_>>())
     }
 
     #[test]
@@ -179,7 +172,7 @@ mod tests {
             fc("f1", 160, 10),
             fc("f2", 10, 2),
         ];
-        assert_eq!(check(&l), Ok(()));
+        assert_eq!(check_all(&l), Ok(()));
     }
 
     #[test]
@@ -187,12 +180,12 @@ mod tests {
         // Producible: 3, 16, 24 and sums 19, 27, 40, 43. 20 is none of them.
         let l = [conv("a", 3, 16), conv("b", 16, 24), conv("c", 20, 8)];
         assert_eq!(
-            check(&l).unwrap_err(),
+            check_all(&l).unwrap_err(),
             "layers[2].in_channels: 20 channels are produced by no earlier layer (expected the network input's or an earlier layer's output channels, or a sum of them: 3, 16, 24)"
         );
         // 3 and 16 produced; 35 = 5 x 7 has no producible divisor (3 + 16 = 19 neither).
         let l = [conv("a", 3, 16), fc("f", 35, 2)];
-        assert!(check(&l)
+        assert!(check_all(&l)
             .unwrap_err()
             .starts_with("layers[1].in_features: 35 is not a multiple"));
     }
@@ -201,18 +194,8 @@ mod tests {
     fn every_zoo_network_passes() {
         // The built-in networks have real geometry (residual, depthwise, flatten to fc).
         for name in crate::zoo::names() {
-            let layers: Vec<ManifestLayer> = crate::zoo::layers(name)
-                .unwrap()
-                .into_iter()
-                .map(|spec| ManifestLayer {
-                    weight: format!("{}.w", spec.name),
-                    spec,
-                    input: None,
-                    input_max: None,
-                    input_signed: None,
-                })
-                .collect();
-            assert_eq!(check(&layers), Ok(()), "{name}");
+            let layers = crate::zoo::layers(name).unwrap();
+            assert_eq!(check_all(&layers), Ok(()), "{name}");
         }
     }
 

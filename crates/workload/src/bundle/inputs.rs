@@ -7,8 +7,8 @@
 
 use std::io::Read;
 
+use super::header::{ArrayHeader, Dtype};
 use super::npy::{Element, ElementReader};
-use super::tensors::{ArrayHeader, Dtype};
 use crate::quant::{FloatStats, IntRange, IntStats};
 use crate::source::FloatSampleSink;
 

@@ -391,7 +391,8 @@ impl Manifest {
         };
         // Each layer is simulated on its own: a bundle of layers that do not chain (a
         // selection, several networks, channel splits) is valid, so this is only a note.
-        let notes = super::chain::check(&layers)
+        let specs: Vec<&LayerSpec> = layers.iter().map(|l| &l.spec).collect();
+        let notes = super::chain::check(&specs)
             .err()
             .map(|e| format!("{e}; each layer is simulated on its own"))
             .into_iter()

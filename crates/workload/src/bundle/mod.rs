@@ -13,6 +13,7 @@ mod budget;
 mod chain;
 #[cfg(test)]
 mod graph_tests;
+mod header;
 mod inputs;
 mod manifest;
 mod npy;
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 
 pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
+pub use header::{ArrayHeader, Dtype};
 use inputs::{InputStats, Stream, Values};
 pub(crate) use manifest::{optional_name, parse_layers, unknown_top_key, LayerKeys};
 pub use manifest::{
@@ -37,14 +39,16 @@ pub use manifest::{
     TOP_KEYS,
 };
 use tensors::{fmt_shape, NpzSource};
-pub use tensors::{AnyArray, ArrayHeader, Dtype, Npz, StoredValues};
+pub use tensors::{AnyArray, Npz, StoredValues};
 
 use crate::geometry::{LayerKind, LayerSpec};
 use crate::layer::LayerWeights;
+use crate::options::OpenOptions;
 use crate::quant::Precision;
-use crate::resolve::OpenOptions;
-use crate::source::{FloatLayer, FloatSampleSink, SampleSink, Workload};
-use crate::synth::{check_load, stream_synth_inputs, synth_signed, InputKind, SynthParams};
+use crate::source::{
+    check_load, off_crossbar_ops, FloatLayer, FloatSampleSink, SampleSink, Workload,
+};
+use crate::synth::{stream_synth_inputs, synth_signed, InputKind, SynthParams};
 
 enum NpzStore {
     File(PathBuf),
@@ -182,7 +186,7 @@ impl BundleWorkload {
             let h = npz
                 .header(&name)
                 .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
-            if !matches!(h.dtype, tensors::Dtype::F32 | tensors::Dtype::F64) {
+            if !matches!(h.dtype, Dtype::F32 | Dtype::F64) {
                 bail!(
                     "{}: {name}: {} (a Constant node's array must be float32 or float64)",
                     self.npz_label,
@@ -239,7 +243,7 @@ impl BundleWorkload {
             })?;
         if let Some(labels) = &bg.labels {
             let l = array(&mut npz, labels, "labels")?;
-            let int = !matches!(l.dtype, tensors::Dtype::F32 | tensors::Dtype::F64);
+            let int = !matches!(l.dtype, Dtype::F32 | Dtype::F64);
             if !int || l.shape != [h.shape[0]] {
                 bail!(
                     "{}: {labels}: {} {} (expected integers [{}], one per sample of {})",
@@ -662,32 +666,7 @@ impl BundleWorkload {
     }
 }
 
-/// The MatMul nodes of a graph (batch 1) that multiply two activations (attention scores
-/// and context), with their multiply-accumulates a sample: they have no weights to program,
-/// so no crossbar computes them and no cycle, count or energy of `run` includes them; the
-/// accuracy path computes them in float.
-pub(crate) fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
-    g.nodes
-        .iter()
-        .filter_map(|n| match n.op {
-            // Checked to fit 64 bits when the graph was built.
-            network::Op::MatMul {
-                batch,
-                m,
-                k,
-                n: cols,
-            } => Some((
-                n.name.clone(),
-                [batch, m, k, cols]
-                    .iter()
-                    .fold(1u64, |a, &d| a.saturating_mul(d as u64)),
-            )),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The `note:` of [`off_crossbar_ops`], beside the multiply-accumulates of `layers`.
+/// The `note:` of [`crate::source::off_crossbar_ops`], beside the multiply-accumulates of `layers`.
 fn off_crossbar_note(ops: &[(String, u64)], layers: &[LayerSpec]) -> Option<String> {
     if ops.is_empty() {
         return None;

@@ -10,7 +10,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 
-use super::{tensor_rng, SynthParams, Tensor};
+use super::params::{tensor_rng, SynthParams, Tensor};
 use crate::geometry::ConvGeometry;
 use crate::quant::{quantize_inputs, unsigned_max, FloatStats, QuantInputs};
 use crate::source::SampleSink;

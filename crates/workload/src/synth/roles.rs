@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 use rand::seq::index;
 
-use super::{tensor_rng, Tensor};
+use super::params::{tensor_rng, Tensor};
 use crate::geometry::{LayerKind, LayerSpec};
 
 /// The role of an fc layer in a transformer.

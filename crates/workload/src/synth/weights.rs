@@ -11,7 +11,8 @@ use rand::Rng;
 use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
-use super::{tensor_rng, Structure, SynthParams, Tensor, ZeroLines, CHUNK};
+use super::params::{tensor_rng, Structure, SynthParams, Tensor, CHUNK};
+use super::roles::ZeroLines;
 use crate::geometry::ConvGeometry;
 use crate::quant::signed_max;
 
