@@ -376,6 +376,7 @@ mod tests {
             accuracy: true,
             draws: true,
             adc_clip: true,
+            digital: true,
         };
         cols.extend(extras.columns());
         // accuracy.csv (sim::accuracy_report::COLUMNS), search's points.csv

@@ -99,6 +99,7 @@ impl Plan {
             accuracy: grid.accuracy,
             draws: grid.accuracy && grid.draws > 1,
             adc_clip: false,
+            digital: false,
         };
         for pt in &points {
             let (cfg, _) = setup(&grid, &grid.assignments(pt))
@@ -134,6 +135,7 @@ impl Plan {
                 }
             }
             layers.push(wl.layers().len());
+            extras.digital |= super::extra::has_digital(wl.as_ref())?;
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             } else if workload::resolve::shape_file(&name).is_some() {
