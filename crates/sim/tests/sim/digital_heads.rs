@@ -4,14 +4,15 @@
 
 use digital::{ops, Class, Cost, DigitalUnit, OpCounts};
 use sim::config::Resolved;
-use workload::{SynthParams, Workload};
+use sim::workloads::Synth;
+use workload::Workload;
 
 fn cfg() -> Resolved {
     sim::config::load(None, &[]).unwrap()
 }
 
 fn open(name: &str, head_sparsity: f64, c: &Resolved) -> Box<dyn Workload> {
-    let p = SynthParams {
+    let p = Synth {
         head_sparsity,
         ..Default::default()
     };
