@@ -1,7 +1,8 @@
-//! The columns a sweep adds beyond layers.csv (docs/sweeps.md, "Chip, functional and
-//! accuracy columns"), through the binary: chip figures equal to `sresim run`'s
+//! The columns a sweep adds beyond layers.csv (docs/sweeps.md, "Chip, functional,
+//! accuracy and digital-unit columns"), through the binary: chip figures equal to `sresim run`'s
 //! summary.json, accuracy figures equal to `sresim accuracy`, a grid without them
-//! unchanged, sharding and resume unchanged, the Pareto plot, and bad grids.
+//! unchanged, sharding and resume unchanged, the Pareto plot, bad grids, and the
+//! digital unit's columns of a transformer.
 #![allow(clippy::disallowed_methods)]
 // tests and tools make their fixtures with std::fs
 
@@ -438,4 +439,81 @@ fn bad_extra_keys_are_one_line_errors_before_anything_runs() {
         "higher",
     ]);
     assert!(e.contains("--x-better: needs --pareto"), "{e}");
+}
+
+/// A transformer beside a CNN: points.csv ends with the digital unit's 13 columns
+/// (docs/sweeps.md), the transformer's rows hold what `sresim run` writes in layers.csv,
+/// the CNN's rows leave them empty; a grid of CNNs alone has none of them.
+#[test]
+fn a_transformers_points_carry_the_digital_units_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(
+        dir.path(),
+        "g.toml",
+        "workloads = [\"fmnist-vit\", \"lenet5\"]\nmodes = [\"dense\", \"sre\"]\n[axes]\n\"ou.rows\" = [4, 16]\n",
+    );
+    let out = dir.path().join("out");
+    sweep(&grid, &out, &[]);
+    let (h, rows) = read(&out.join("points.csv"));
+    let digital = [
+        "digital_ops",
+        "digital_cycles",
+        "digital_time_ns",
+        "digital_energy_pj",
+        "digital_compute_pj",
+        "digital_buffer_pj",
+        "digital_kv_pj",
+        "attention_write_cells",
+        "attention_write_pj",
+        "attention_write_ns",
+        "combined_cycles",
+        "combined_time_ns",
+        "combined_energy_pj",
+    ];
+    assert_eq!(h[h.len() - digital.len()..], digital);
+    let run = dir.path().join("run");
+    ok(&[
+        "run",
+        "-w",
+        "fmnist-vit",
+        "--modes",
+        "dense,sre",
+        "--set",
+        "ou.rows=16",
+        "-q",
+        "-o",
+        s(&run),
+    ]);
+    let (rh, run_rows) = read(&run.join("layers.csv"));
+    // The points' columns up to the digital unit's are exactly layers.csv's.
+    assert_eq!(h[3..], rh[..]);
+    let vit: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r["workload"] == "fmnist-vit" && r["ou.rows"] == "16")
+        .collect();
+    assert_eq!(vit.len(), run_rows.len());
+    for (p, r) in vit.iter().zip(&run_rows) {
+        assert_eq!(p["layer"], r["layer"]);
+        for c in digital {
+            assert_eq!(p[c], r[c], "{} {} {c}", r["layer"], r["mode"]);
+        }
+    }
+    let total = vit.iter().find(|r| r["layer"] == "TOTAL").unwrap();
+    assert!(total["digital_cycles"].parse::<u64>().unwrap() > 0);
+    assert!(
+        total["combined_cycles"].parse::<u64>().unwrap() > total["cycles"].parse::<u64>().unwrap()
+    );
+    let cnn: Vec<&Row> = rows.iter().filter(|r| r["workload"] == "lenet5").collect();
+    assert!(!cnn.is_empty());
+    assert!(cnn.iter().all(|r| digital.iter().all(|c| r[*c].is_empty())));
+    // CNNs alone: the columns of layers.csv, nothing of the unit.
+    let cnn_grid = write(
+        dir.path(),
+        "c.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\", \"sre\"]\n[axes]\n\"ou.rows\" = [4]\n",
+    );
+    let cnn_out = dir.path().join("cnn");
+    sweep(&cnn_grid, &cnn_out, &[]);
+    let (ch, _) = read(&cnn_out.join("points.csv"));
+    assert!(ch.iter().all(|c| !digital.contains(&c.as_str())));
 }

@@ -127,6 +127,18 @@ impl OpCounts {
         self
     }
 
+    /// Every count times `part / whole`, rounded up: the share of an operation over
+    /// `whole` equal parts (heads) that `part` of them do. Exact when every count is a
+    /// multiple of `whole`, as a per-head operation's are.
+    pub fn share(mut self, part: u64, whole: u64) -> OpCounts {
+        let whole = whole.max(1) as u128;
+        for f in self.fields() {
+            let v = (*f as u128 * part as u128).div_ceil(whole);
+            *f = u64::try_from(v).unwrap_or(u64::MAX);
+        }
+        self
+    }
+
     /// The sum of two, count by count.
     pub fn plus(mut self, mut o: OpCounts) -> OpCounts {
         for (a, b) in self.fields().into_iter().zip(o.fields()) {

@@ -98,22 +98,31 @@ impl DigitalResult {
     }
 }
 
+/// Whether `graph` gets the digital unit's figures in a run: it has an attention product,
+/// a LayerNorm or an RMSNorm ([`digital::has_transformer_ops`], judged with the products on
+/// the unit whatever the placement).
+pub fn applies(graph: &network::Graph) -> bool {
+    digital::has_transformer_ops(&digital::enumerate(graph, Placement::Digital))
+}
+
 /// The digital unit's figures of `graph` run over `samples` samples in `layers` crossbar
 /// layers, or None when the graph has no transformer op (a CNN: its outputs unchanged).
+/// `kept` lists the attention blocks whose heads are pruned: their attention products
+/// and softmax (the ops placed after one of the block's layers) do the kept heads' share
+/// of the work.
 pub fn evaluate(
     graph: &network::Graph,
     layers: usize,
     samples: u64,
     cfg: &Resolved,
+    kept: &[workload::HeadsKept],
 ) -> Option<DigitalResult> {
     let d = &cfg.digital;
     let ops: Vec<DigitalOp> = digital::enumerate(graph, d.placement);
     // The gate on the ops with the products on the unit: the same for both placements.
     let gate = match d.placement {
         Placement::Digital => digital::has_transformer_ops(&ops),
-        Placement::Crossbar => {
-            digital::has_transformer_ops(&digital::enumerate(graph, Placement::Digital))
-        }
+        Placement::Crossbar => applies(graph),
     };
     if !gate || layers == 0 {
         return None;
@@ -122,9 +131,10 @@ pub fn evaluate(
     let mut per_layer = vec![LayerDigital::default(); layers];
     let mut classes: Vec<(Class, LayerDigital)> = Vec::new();
     for op in &ops {
+        let counts = heads_share(op, kept);
         let one = LayerDigital {
             ops: 1,
-            cost: d.unit.cost(&op.counts.times(samples), &d.table),
+            cost: d.unit.cost(&counts.times(samples), &d.table),
             writes: Writes::default(),
         };
         per_layer[slot(op.after_layer)].add(&one);
@@ -156,6 +166,22 @@ pub fn evaluate(
         writes,
         cycle_ns: cfg.cycle_ns,
     })
+}
+
+/// An op's per-sample counts, cut to the kept heads' share when it is an attention
+/// product or a softmax of a block with pruned heads (a pruned head computes no Q.K^T,
+/// softmax or P.V; every such count is a sum of equal per-head parts).
+fn heads_share(op: &DigitalOp, kept: &[workload::HeadsKept]) -> digital::OpCounts {
+    if !matches!(op.class, Class::Attention | Class::Softmax) {
+        return op.counts;
+    }
+    let block = op
+        .after_layer
+        .and_then(|i| kept.iter().find(|b| b.layers.contains(&i)));
+    match block {
+        Some(b) => op.counts.share(b.kept as u64, b.heads as u64),
+        None => op.counts,
+    }
 }
 
 /// The columns the digital unit adds at the end of layers.csv (transformer runs only).

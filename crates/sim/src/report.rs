@@ -478,7 +478,7 @@ pub fn layers_csv(res: &RunResult) -> Result<Vec<u8>> {
 }
 
 /// The digital unit's columns of record `i` of [`layers_rows`] (None without the unit).
-fn digital_values(res: &RunResult, i: usize) -> Option<Vec<String>> {
+pub fn digital_values(res: &RunResult, i: usize) -> Option<Vec<String>> {
     let d = res.digital.as_ref()?;
     let per_mode = res.modes.len().max(1);
     let cycle_ns = d.cycle_ns;

@@ -397,7 +397,13 @@ fn run_inner(
     };
     // The digital unit after the layers: the same work in every mode.
     if let Some(g) = w.graph()? {
-        res.digital = crate::digital::evaluate(&g, w.layers().len(), spec.samples as u64, cfg);
+        res.digital = crate::digital::evaluate(
+            &g,
+            w.layers().len(),
+            spec.samples as u64,
+            cfg,
+            &w.heads_kept(),
+        );
     }
     crate::report::check_finite(&res, cfg)?;
     if let Some(c) = &cfg.chip {

@@ -12,7 +12,11 @@
 //! - `accuracy = true`: `accuracy_samples` and the network figures of `sresim accuracy`
 //!   ([`sim::accuracy::FIGURES`]) on TOTAL rows, each mode's own;
 //! - `draws = K` > 1 (with accuracy): `accuracy_draws` and the mean, std and 95% interval
-//!   of top1, agreement and output_rel_rmse over the draws ([`sim::draws::columns`]).
+//!   of top1, agreement and output_rel_rmse over the draws ([`sim::draws::columns`]);
+//! - a workload whose network graph has the digital unit's work (a transformer:
+//!   [`sim::digital::applies`]): the digital unit's columns of layers.csv
+//!   ([`sim::digital::COLUMNS`]), after every other column, as `run` writes them; empty
+//!   for the grid's other workloads.
 
 use super::grid::Grid;
 use anyhow::{anyhow, bail, Result};
@@ -30,10 +34,12 @@ pub struct Extras {
     /// `adc_clip_frac` after the functional columns (functional, and a fixed `adc.bits`
     /// at some point).
     pub adc_clip: bool,
+    /// The digital unit's columns, last (a workload of the grid is a transformer).
+    pub digital: bool,
 }
 
 impl Extras {
-    /// The extra columns, in order: functional, chip, accuracy.
+    /// The extra columns, in order: functional, chip, accuracy, digital unit.
     pub fn columns(&self) -> Vec<String> {
         let mut c: Vec<&str> = Vec::new();
         if self.functional {
@@ -55,6 +61,9 @@ impl Extras {
             c.push(ACCURACY_DRAWS.to_string());
             c.extend(sim::draws::columns());
         }
+        if self.digital {
+            c.extend(sim::digital::COLUMNS.iter().map(|s| s.to_string()));
+        }
         c
     }
 }
@@ -73,6 +82,7 @@ pub fn is_extra_column(col: &str) -> bool {
         accuracy: true,
         draws: true,
         adc_clip: true,
+        digital: true,
     }
     .columns()
     .iter()
@@ -239,7 +249,23 @@ pub fn extend(
                 }
             }
         }
+        if extras.digital {
+            match sim::report::digital_values(res, i) {
+                Some(d) => row.extend(d),
+                None => row.extend(vec![String::new(); sim::digital::COLUMNS.len()]),
+            }
+        }
     }
+}
+
+/// Whether the workload `wl` (as the grid opens it, its layers selected) gets the digital
+/// unit's figures in a run: its graph has an attention product, a LayerNorm or an RMSNorm
+/// (the gate of [`sim::digital::evaluate`]).
+pub fn has_digital(wl: &dyn workload::Workload) -> Result<bool> {
+    Ok(match wl.graph()? {
+        Some(g) => !wl.layers().is_empty() && sim::digital::applies(&g),
+        None => false,
+    })
 }
 
 #[cfg(test)]
@@ -256,6 +282,7 @@ mod tests {
             accuracy: true,
             draws: true,
             adc_clip: true,
+            digital: true,
         };
         let meta = crate::store::Meta {
             extra_columns: all.columns(),
@@ -292,6 +319,12 @@ mod tests {
             ("top1_ci_low", Kind::Float),
             ("agreement_std", Kind::Float),
             ("output_rel_rmse_ci_high", Kind::Float),
+            ("digital_ops", Kind::Count),
+            ("digital_cycles", Kind::Count),
+            ("digital_energy_pj", Kind::Float),
+            ("attention_write_cells", Kind::Count),
+            ("combined_cycles", Kind::Count),
+            ("combined_energy_pj", Kind::Float),
         ] {
             assert_eq!(kinds[c], k, "{c}");
         }

@@ -169,6 +169,20 @@ pub fn known(col: &str) -> Option<Column> {
         "cycles" => c("time", "cycles", NonNegative),
         "time_ns" => c("time", "ns", NonNegative),
         "energy_pj" => c("energy", "pJ", NonNegative),
+        // The digital unit's columns (a transformer's points, docs/digital.md).
+        "digital_ops" => c("digital-unit ops", "", NonNegative),
+        "digital_cycles" => c("digital-unit cycles", "unit cycles", NonNegative),
+        "digital_time_ns" => c("digital-unit time", "ns", NonNegative),
+        "digital_energy_pj" => c("digital-unit energy", "pJ", NonNegative),
+        "digital_compute_pj" => c("digital-unit arithmetic energy", "pJ", NonNegative),
+        "digital_buffer_pj" => c("digital-unit buffer energy", "pJ", NonNegative),
+        "digital_kv_pj" => c("K/V-store energy", "pJ", NonNegative),
+        "attention_write_cells" => c("attention cells written", "", NonNegative),
+        "attention_write_pj" => c("attention write energy", "pJ", NonNegative),
+        "attention_write_ns" => c("attention write latency", "ns", NonNegative),
+        "combined_cycles" => c("combined cycles", "", NonNegative),
+        "combined_time_ns" => c("combined time", "ns", NonNegative),
+        "combined_energy_pj" => c("combined energy", "pJ", NonNegative),
         "speedup_vs_dense" => c("speedup over dense", "", NonNegative),
         "energy_saving_vs_dense" => c("energy saved against dense", "fraction", AtMostOne),
         "busy_cycles" => c("busy time", "cycles", NonNegative),
@@ -376,6 +390,7 @@ mod tests {
             accuracy: true,
             draws: true,
             adc_clip: true,
+            digital: true,
         };
         cols.extend(extras.columns());
         // accuracy.csv (sim::accuracy_report::COLUMNS), search's points.csv

@@ -99,6 +99,7 @@ impl Plan {
             accuracy: grid.accuracy,
             draws: grid.accuracy && grid.draws > 1,
             adc_clip: false,
+            digital: false,
         };
         // The generator parameters a workload's opening can refuse (a structure a layer
         // cannot take, head pruning of a network without attention blocks), by workload:
@@ -159,6 +160,7 @@ impl Plan {
                 }
             }
             layers.push(wl.layers().len());
+            extras.digital |= super::extra::has_digital(wl.as_ref())?;
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             } else if workload::resolve::shape_file(&name).is_some() {

@@ -12,6 +12,18 @@ use crate::geometry::{ConvGeometry, LayerSpec};
 use crate::layer::{LayerWeights, QuantLayer};
 use crate::quant::Precision;
 
+/// One attention block of [`Workload::heads_kept`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadsKept {
+    /// The block's crossbar layers (its q/k/v or qkv projections and its attn_out), as
+    /// indices into [`Workload::layers`].
+    pub layers: Vec<usize>,
+    /// Query heads that remain.
+    pub kept: usize,
+    /// Query heads of the block.
+    pub heads: usize,
+}
+
 /// Input elements held at once when a layer's samples stream: a chunk is as many whole
 /// samples as fit in 1 Mi elements (4 MiB quantized), and at least one. Enough vectors
 /// for every thread (a 56 x 56 x 64 input fits 5 samples, 15,680 vectors), few enough
@@ -76,6 +88,13 @@ pub trait Workload: Send + Sync {
     /// the graph's).
     fn graph(&self) -> anyhow::Result<Option<network::Graph>> {
         Ok(None)
+    }
+
+    /// The attention blocks whose heads `--head-sparsity` pruned, in network order: a
+    /// pruned head computes no Q.K^T, softmax or P.V, so the digital unit's attention work
+    /// of such a block is the kept heads' share. Empty when no head is pruned.
+    fn heads_kept(&self) -> Vec<HeadsKept> {
+        Vec::new()
     }
 
     /// Layer `index`'s quantized weights and the signedness of its whole input tensor

@@ -9,6 +9,7 @@ mod accuracy_batches;
 mod accuracy_shards;
 mod device_presets;
 mod device_sources;
+mod digital_heads;
 mod digital_run;
 mod drawn_records;
 mod interval_coverage;

@@ -182,6 +182,25 @@ impl Workload for ZooWorkload {
     fn off_crossbar(&self) -> Vec<(String, u64)> {
         self.off_crossbar.clone()
     }
+    fn heads_kept(&self) -> Vec<crate::source::HeadsKept> {
+        let hs = self.params.head_sparsity;
+        if hs <= 0.0 {
+            return Vec::new();
+        }
+        // The blocks were checked when the roles were set.
+        let blocks = roles::blocks(&self.layers, &self.roles).unwrap_or_default();
+        blocks
+            .into_iter()
+            .map(|b| {
+                let pruned = roles::pruned_heads(&b, hs, self.params.seed);
+                crate::source::HeadsKept {
+                    kept: pruned.iter().filter(|&&p| !p).count(),
+                    heads: b.heads,
+                    layers: b.layers,
+                }
+            })
+            .collect()
+    }
     fn graph(&self) -> anyhow::Result<Option<network::Graph>> {
         Ok(self
             .built_in
