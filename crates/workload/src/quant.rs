@@ -456,7 +456,10 @@ mod tests {
     /// The definitions of section 2 and 9, written out over a whole slice.
     fn reference_float(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> {
         // The first value that is not finite, or past float32's largest (1e300 is).
-        if let Some(index) = x.iter().position(|v| !(v.abs() <= f32::MAX as f64)) {
+        if let Some(index) = x
+            .iter()
+            .position(|v| v.is_nan() || v.abs() > f32::MAX as f64)
+        {
             let value = x[index];
             return Err(match value.is_finite() {
                 true => QuantError::BeyondFloat32 { index, value },
