@@ -46,6 +46,12 @@
 //! | npz_bool | fc1.weight as bool | fc1.weight, dtype |
 //! | npz_nan | a NaN in conv1.input | conv1.input |
 //! | npz_inf | an infinity in fc1.weight | fc1.weight |
+//! | npz_beyond_f32 | a float64 weight of 1e300 (finite, past float32) | fc1.weight, the limit |
+//! | npz_beyond_f32_input | a float64 input of -1e39 | conv1.input, the limit |
+//! | acc_weight_beyond_f32 | accuracy: lenet5-mnist with a conv1 weight of 1e300 (blamed the default config) | conv1.weight, the limit |
+//! | acc_bias_beyond_f32 | accuracy: a conv1 bias of -1e300 | conv1.bias, the limit |
+//! | acc_graph_input_beyond_f32 | accuracy: a graph input value of 1e300 | graph.input, the limit |
+//! | check_bias_beyond_f32 | check: a conv1 bias of -1e300 | conv1.bias, the limit |
 //! | npz_int_range | int16 weight 200 at 8-bit precision | conv2.weight |
 //! | npz_int_input_range | uint8 input 255 at 7-bit precision | conv2.input |
 //! | npz_zero_samples | conv1.input with N = 0 | conv1.input |
@@ -448,6 +454,26 @@ fn cases() -> Vec<Case> {
         }),
         case("npz_inf", &["b/tensors.npz", "fc1.weight: value at flat index 0 is not finite (inf)"], |d| {
             bundle(d, |_, e| set(e, "fc1.weight", npy(&seq(&[5, 36], |i| if i == 0 { f32::INFINITY } else { 1.0 }))))
+        }),
+        case("npz_beyond_f32", &["b/tensors.npz", "fc1.weight: value at flat index 0 is 1e300, beyond the float32 range", "(|x| <= 3.4028235e38)"], |d| {
+            let w = ArrayD::from_shape_fn(IxDyn(&[5, 36]), |i| if i[0] + i[1] == 0 { 1e300 } else { 1.0f64 });
+            bundle(d, |_, e| set(e, "fc1.weight", npy(&w)))
+        }),
+        case("npz_beyond_f32_input", &["b/tensors.npz", "conv1.input: value at flat index 0 is -1e39, beyond the float32 range", "3.4028235e38"], |d| {
+            let x = ArrayD::from_shape_fn(IxDyn(&[2, 2, 6, 6]), |i| if i[0] + i[1] + i[2] + i[3] == 0 { -1e39 } else { 1.0f64 });
+            bundle(d, |_, e| set(e, "conv1.input", npy(&x)))
+        }),
+        case("acc_weight_beyond_f32", &["b/tensors.npz", "conv1.weight: value at flat index 0 is 1e300, beyond the float32 range", "3.4028235e38"], |d| {
+            lenet_values(d, &[("conv1.weight", &[20, 1, 5, 5], 1e300)], "accuracy")
+        }),
+        case("acc_bias_beyond_f32", &["b/tensors.npz", "conv1.bias: value at flat index 0 is -1e300, beyond the float32 range", "3.4028235e38"], |d| {
+            lenet_values(d, &[("conv1.bias", &[20], -1e300)], "accuracy")
+        }),
+        case("acc_graph_input_beyond_f32", &["b/tensors.npz", "graph.input: value at flat index 0 is 1e300, beyond the float32 range", "3.4028235e38"], |d| {
+            lenet_values(d, &[("graph.input", &[500, 1, 28, 28], 1e300)], "accuracy")
+        }),
+        case("check_bias_beyond_f32", &["b/tensors.npz", "conv1.bias: value at flat index 0 is -1e300, beyond the float32 range", "3.4028235e38"], |d| {
+            lenet_values(d, &[("conv1.bias", &[20], -1e300)], "check")
         }),
         case("npz_int_range", &["b/tensors.npz", "conv2.weight: integer 200 at flat index 0 is out of range -127..=127 for 8-bit weight"], |d| {
             let mut a = bundle(d, |_, e| {
@@ -937,6 +963,38 @@ fn lenet(dir: &Path, edit: impl FnOnce(&mut Value), hostile: &[(&str, &str, &str
     }
     std::fs::write(b.join("tensors.npz"), z.finish().unwrap().into_inner()).unwrap();
     args(&["accuracy", "--workload", "b", "--samples", "1"])
+}
+
+/// A copy `b` of the committed lenet5-mnist bundle whose arrays `(name, shape, first)`
+/// are replaced by float64 arrays of that shape holding 0.01, `first` at flat index 0;
+/// returns `COMMAND b` (`accuracy --workload b --samples 1`, or `check b`).
+fn lenet_values(dir: &Path, arrays: &[(&str, &[usize], f64)], command: &str) -> Vec<String> {
+    lenet(dir, |_| {}, &[]);
+    let b = dir.join("b");
+    let old = std::fs::read(b.join("tensors.npz")).unwrap();
+    let mut from = zip::ZipArchive::new(std::io::Cursor::new(old)).unwrap();
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..from.len() {
+        let f = from.by_index(i).unwrap();
+        if !arrays
+            .iter()
+            .any(|(n, _, _)| f.name() == format!("{n}.npy"))
+        {
+            z.raw_copy_file(f).unwrap();
+        }
+    }
+    let opts = zip::write::SimpleFileOptions::default();
+    for (name, shape, first) in arrays {
+        let mut a = ArrayD::from_elem(IxDyn(shape), 0.01f64);
+        a.as_slice_mut().unwrap()[0] = *first;
+        z.start_file(format!("{name}.npy"), opts).unwrap();
+        z.write_all(&npy(&a)).unwrap();
+    }
+    std::fs::write(b.join("tensors.npz"), z.finish().unwrap().into_inner()).unwrap();
+    match command {
+        "check" => args(&["check", "b"]),
+        _ => args(&["accuracy", "--workload", "b", "--samples", "1"]),
+    }
 }
 
 /// `merge in` where in/sweep.json has `axes` axes of `values` values each, declaring

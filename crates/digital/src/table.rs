@@ -87,11 +87,17 @@ impl DigitalTable {
         parse(text, Self::validate)
     }
 
-    /// The shipped table at its own node (45 nm).
+    /// The shipped table at its own node (45 nm), parsed once per process (a sweep
+    /// resolves a config per point).
     pub fn horowitz_45nm() -> Self {
-        // The table is compiled in and checked by the tests: no user data can break it.
-        #[allow(clippy::expect_used)]
-        Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded digital table is valid")
+        static TABLE: std::sync::OnceLock<DigitalTable> = std::sync::OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                // The table is compiled in and checked by the tests: no user data can break it.
+                #[allow(clippy::expect_used)]
+                Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded digital table is valid")
+            })
+            .clone()
     }
 
     pub fn validate(&self) -> Result<(), TableError> {
@@ -200,11 +206,16 @@ impl CellWrite {
         parse(text, Self::validate)
     }
 
-    /// The shipped PipeLayer figures.
+    /// The shipped PipeLayer figures, parsed once per process.
     pub fn pipelayer() -> Self {
-        // Compiled in and checked by the tests.
-        #[allow(clippy::expect_used)]
-        Self::from_toml(DEFAULT_WRITE_TOML).expect("the embedded cell-write table is valid")
+        static TABLE: std::sync::OnceLock<CellWrite> = std::sync::OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                // Compiled in and checked by the tests.
+                #[allow(clippy::expect_used)]
+                Self::from_toml(DEFAULT_WRITE_TOML).expect("the embedded cell-write table is valid")
+            })
+            .clone()
     }
 
     pub fn validate(&self) -> Result<(), TableError> {

@@ -56,10 +56,17 @@ impl EnergyTable {
         Ok(t)
     }
 
+    /// The embedded default table (parsed once per process: every config a sweep plans
+    /// starts from it).
     pub fn isaac_32nm() -> Self {
-        // The table is compiled in and checked by the tests: no user data can break it.
-        #[allow(clippy::expect_used)]
-        Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded default table is valid")
+        static TABLE: std::sync::OnceLock<EnergyTable> = std::sync::OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                // The table is compiled in and checked by the tests: no user data can break it.
+                #[allow(clippy::expect_used)]
+                Self::from_toml(DEFAULT_TABLE_TOML).expect("the embedded default table is valid")
+            })
+            .clone()
     }
 
     pub fn validate(&self) -> Result<(), TableError> {

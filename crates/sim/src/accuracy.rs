@@ -410,8 +410,26 @@ pub fn network_work(
 /// points hold: network figures of each path and error figures of each layer. `origin`
 /// names the config in the error.
 pub fn check_figures(net: &NetInfo, ev: &Evaluation, origin: &str) -> Result<()> {
+    // A sum of squares past the largest double comes from outputs too large for their
+    // squares (each output is finite, gated per sample), that is from the network's own
+    // values: the network is named, not the config.
+    let too_large = |what: &str| {
+        anyhow!(
+            "{}: {what} over {} samples is beyond the float64 range: the graph outputs are too large for output_rel_rmse (scale the bundle's weights or inputs down)",
+            net.name,
+            ev.samples
+        )
+    };
+    if !ev.float_sq.is_finite() {
+        return Err(too_large("the float network's sum of squared outputs"));
+    }
     for p in std::iter::once(&ev.quantized).chain(&ev.modes) {
         let path = p.mode.map_or("quantized".to_string(), |m| m.to_string());
+        if !p.output_sq_err.is_finite() {
+            return Err(too_large(&format!(
+                "the {path} path's sum of squared output errors"
+            )));
+        }
         for (name, v) in FIGURES.iter().zip(figures(net, ev, p)) {
             if let Some(v) = v {
                 bounds::finite::check(|| format!("{name} of {path}"), v)
@@ -765,4 +783,56 @@ pub fn figures(net: &NetInfo, ev: &Evaluation, p: &PathResult) -> [Option<f64>; 
 /// A figure as a CSV cell: shortest round-trip decimal, empty when undefined.
 pub fn cell(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| format!("{v}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Outputs that are each finite but whose squares sum past the largest double (a
+    /// bundle of float32-range weights in every layer) are the network's doing: the
+    /// message names the network and the sum, never the config the figure was made under
+    /// (it used to read `default config: ...: output_rel_rmse of quantized would be NaN`).
+    #[test]
+    fn an_overflowing_sum_of_squares_names_the_network_not_the_config() {
+        let net = NetInfo {
+            name: "lenet5-mnist".into(),
+            layers: vec![],
+            labels: None,
+        };
+        let path = |mode, sq| accuracy::PathResult {
+            mode,
+            predictions: vec![0, 1],
+            output_sq_err: sq,
+            layers: vec![],
+        };
+        let ev = |float_sq, q_sq, m_sq| Evaluation {
+            samples: 2,
+            float_predictions: vec![0, 1],
+            float_sq,
+            quantized: path(None, q_sq),
+            modes: vec![path(Some(Mode::Dense), m_sq)],
+        };
+        assert!(check_figures(&net, &ev(4.0, 1.0, 1.0), "default config").is_ok());
+        let e = check_figures(
+            &net,
+            &ev(f64::INFINITY, f64::INFINITY, 1.0),
+            "default config",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "lenet5-mnist: the float network's sum of squared outputs over 2 samples is beyond the float64 range: the graph outputs are too large for output_rel_rmse (scale the bundle's weights or inputs down)"
+        );
+        let e = check_figures(&net, &ev(4.0, 1.0, f64::INFINITY), "default config")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "lenet5-mnist: the dense path's sum of squared output errors over 2 samples"
+            ),
+            "{e}"
+        );
+    }
 }

@@ -46,7 +46,12 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
             args.grid.display()
         ));
     }
-    let plan = Plan::new(grid)?;
+    let plan = {
+        let bar = PlanBar::new(Plan::checks(&grid), args.quiet);
+        let plan = Plan::new_with(grid, &|n| bar.inc(n));
+        bar.0.finish_and_clear();
+        plan?
+    };
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
@@ -161,6 +166,38 @@ pub fn describe(args: &SweepArgs, o: &Outcome) -> String {
         args.out.display(),
         args.format.file("points")
     )
+}
+
+/// The bar of planning (every point's config checked before anything runs): drawn only
+/// on a terminal, and only once planning has taken a second, so that a small grid shows
+/// nothing.
+struct PlanBar(ProgressBar, Option<std::time::Instant>);
+
+impl PlanBar {
+    fn new(total: u64, quiet: bool) -> PlanBar {
+        let shown = sim::progress::show(quiet) == sim::progress::Show::Bar;
+        let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        // A constant template, valid or not for every run alike (the tests run it).
+        #[allow(clippy::expect_used)]
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% planning: {pos}/{len} point configs checked (eta {eta})",
+            )
+            .expect("valid template"),
+        );
+        PlanBar(pb, shown.then(std::time::Instant::now))
+    }
+
+    fn inc(&self, n: u64) {
+        self.0.inc(n);
+        if let Some(start) = self.1 {
+            if self.0.is_hidden() && start.elapsed() >= std::time::Duration::from_secs(1) {
+                self.0.set_draw_target(ProgressDrawTarget::stderr());
+                self.0
+                    .enable_steady_tick(std::time::Duration::from_millis(200));
+            }
+        }
+    }
 }
 
 /// The sweep's bar (and its lines, without a terminal) as the progress of a point's run.

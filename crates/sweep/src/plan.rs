@@ -55,6 +55,13 @@ impl Plan {
     /// the axis columns in order, the sorted point ids and the content of every bundle
     /// (so a bundle rebuilt under the same name makes another grid).
     pub fn new(grid: Grid) -> Result<Plan> {
+        Plan::new_with(grid, &|_| {})
+    }
+
+    /// [`Plan::new`], calling `checked(n)` as each batch of `n` point configs is checked,
+    /// [`Plan::checks`] in all (planning loads a config per point: a large grid takes
+    /// seconds, and the sweep's bar shows them).
+    pub fn new_with(grid: Grid, checked: &dyn Fn(u64)) -> Result<Plan> {
         let p = grid.path.display().to_string();
         let fixed: Vec<(String, &AxisValue)> =
             grid.set.iter().map(|(k, v)| (k.clone(), v)).collect();
@@ -130,6 +137,7 @@ impl Plan {
                 sim::functional::check_device(&cfg, &grid.modes)
                     .map_err(|e| anyhow!("{p}: point {} ({}): {e:#}", pt.id, grid.describe(pt)))?;
             }
+            checked(1);
         }
         let dir = grid.path.parent().unwrap_or(Path::new(""));
         let mut open_as = Vec::new();
@@ -193,6 +201,7 @@ impl Plan {
             for (pt, w) in points.iter().zip(&mut work) {
                 let (cfg, _) = setup(&grid, &grid.assignments(pt))?;
                 *w = w.saturating_add(shapes[workload_of(pt)].work(&grid, &cfg));
+                checked(1);
             }
         }
         let mut text = format!(
@@ -245,6 +254,17 @@ impl Plan {
             work,
             open_as,
         })
+    }
+
+    /// The point configs [`Plan::new_with`] checks for `grid`: one per point, two with
+    /// accuracy columns (the accuracy path's work depends on each point's config).
+    pub fn checks(grid: &Grid) -> u64 {
+        let n = grid.point_count();
+        if grid.accuracy {
+            n.saturating_mul(2)
+        } else {
+            n
+        }
     }
 
     /// Runs point `i`: its rows, in the order of layers.csv.
@@ -457,8 +477,15 @@ mod tests {
             crate::grid::DEFAULT_MAX_POINTS,
         )
         .unwrap();
-        let plan = Plan::new(grid).unwrap();
+        let checks = Plan::checks(&grid);
+        let seen = AtomicU64::new(0);
+        let plan = Plan::new_with(grid, &|n| {
+            seen.fetch_add(n, Ordering::Relaxed);
+        })
+        .unwrap();
         assert_eq!(plan.points.len(), 4);
+        // With accuracy columns every point's config is checked twice.
+        assert_eq!((checks, seen.into_inner()), (8, 8));
         let cfg = config::load(None, &[]).unwrap();
         let wl =
             sim::workloads::open(Some("lenet5-mnist"), &Synth::default(), Some(1), &cfg).unwrap();
@@ -474,5 +501,28 @@ mod tests {
         // the ideal one, whose modes take the exact fast path.
         let (min, max) = (plan.work.iter().min(), plan.work.iter().max());
         assert!(*max.unwrap() > 10 * *min.unwrap());
+    }
+
+    /// Planning reports each point config it checks, as many as [`Plan::checks`] says (the
+    /// sweep's planning bar runs to its end), and reporting changes nothing in the plan.
+    #[test]
+    fn planning_reports_every_point_it_checks() {
+        let text = "workloads = [\"pp_sim-lenet\", \"lenet5\"]\nmodes = [\"dense\"]\nsamples = 1\n\
+                    [axes]\n\"ou.rows\" = [4, 8, 9]\n\"synth.seed\" = [1, 2]\n\"tech.node\" = [32, 7]\n";
+        let grid =
+            || Grid::parse(text, Path::new("g.toml"), crate::grid::DEFAULT_MAX_POINTS).unwrap();
+        let seen = AtomicU64::new(0);
+        let calls = AtomicU64::new(0);
+        let plan = Plan::new_with(grid(), &|n| {
+            seen.fetch_add(n, Ordering::Relaxed);
+            calls.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(plan.points.len(), 24);
+        assert_eq!(Plan::checks(&grid()), 24);
+        assert_eq!((seen.into_inner(), calls.into_inner()), (24, 24));
+        let quiet = Plan::new(grid()).unwrap();
+        assert_eq!(plan.fingerprint, quiet.fingerprint);
+        assert_eq!((plan.rows, plan.work), (quiet.rows, quiet.work));
     }
 }

@@ -6,6 +6,7 @@
 
 use energy::EnergyTable;
 use sim::config::DEFAULT_CONFIG_TOML;
+use std::sync::OnceLock;
 use toml::{Table, Value};
 
 /// One value of an axis: a TOML scalar.
@@ -121,6 +122,24 @@ pub enum KeyKind {
     Synth,
 }
 
+/// The embedded default config and the default energy table as TOML tables, parsed once
+/// per process: a grid's planning classifies every key of every point (a parse per call
+/// made planning cost about a millisecond a point).
+fn tables() -> Result<&'static (Table, Table), String> {
+    static TABLES: OnceLock<Result<(Table, Table), String>> = OnceLock::new();
+    TABLES
+        .get_or_init(|| {
+            let defaults: Table = DEFAULT_CONFIG_TOML
+                .parse()
+                .map_err(|e| format!("the default config: {e}"))?;
+            let energy = Table::try_from(EnergyTable::isaac_32nm())
+                .map_err(|e| format!("the default energy table: {e}"))?;
+            Ok((defaults, energy))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// Classifies `key`, or explains why it is not one.
 pub fn key_kind(key: &str) -> Result<KeyKind, String> {
     if SYNTH_KEYS.contains(&key) {
@@ -138,9 +157,6 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
             hint()
         ));
     }
-    let defaults: Table = DEFAULT_CONFIG_TOML
-        .parse()
-        .map_err(|e| format!("the default config: {e}"))?;
     let known = match key.split('.').collect::<Vec<_>>().as_slice() {
         ["energy", "table"] => true,
         ["chip", k] if sim::chip::is_key(k) => true,
@@ -150,10 +166,9 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
                 hint()
             ))
         }
-        ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
-            .map_err(|e| format!("the default energy table: {e}"))?
-            .contains_key(*k),
-        [section, k] => defaults
+        ["energy", k] => tables()?.1.contains_key(*k),
+        [section, k] => tables()?
+            .0
             .get(*section)
             .and_then(Value::as_table)
             .is_some_and(|t| t.contains_key(*k)),

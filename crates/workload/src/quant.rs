@@ -46,6 +46,8 @@ impl Precision {
 pub enum QuantError {
     #[error("value at flat index {index} is not finite ({value})")]
     NotFinite { index: usize, value: f64 },
+    #[error("value at flat index {index} is {value:e}, beyond the float32 range the model holds values in (|x| <= {:e})", f32::MAX)]
+    BeyondFloat32 { index: usize, value: f64 },
     #[error(
         "integer {value} at flat index {index} is out of range {lo}..={hi} for {bits}-bit {what}"
     )]
@@ -65,14 +67,36 @@ fn scale_round(x: f64, max: f64, scale: f64) -> i32 {
     ((x / max) * scale).round() as i32
 }
 
-fn check_finite<T: Copy + Into<f64>>(x: &[T]) -> Result<(), QuantError> {
-    match x.iter().position(|&v| !v.into().is_finite()) {
-        Some(index) => Err(QuantError::NotFinite {
-            index,
-            value: x[index].into(),
-        }),
-        None => Ok(()),
+/// Largest magnitude of a float value a bundle may hold: float32's largest finite value.
+/// float64 arrays are accepted, but the model holds weights in float32 (the functional
+/// path's float layers) and sums the float network's products and squares in float64: a
+/// larger value, finite only in float64, becomes infinity or overflows a sum downstream,
+/// and the error would surface far from the file that caused it.
+pub const FLOAT_LIMIT: f64 = f32::MAX as f64;
+
+/// The one check of every float value read from a bundle (weights, inputs, biases, the
+/// graph input, Constant arrays): finite and within [`FLOAT_LIMIT`]. `index` is the flat
+/// index the error names.
+#[inline]
+pub fn check_value(index: usize, value: f64) -> Result<(), QuantError> {
+    if !value.is_finite() {
+        Err(QuantError::NotFinite { index, value })
+    } else if value.abs() > FLOAT_LIMIT {
+        Err(QuantError::BeyondFloat32 { index, value })
+    } else {
+        Ok(())
     }
+}
+
+/// [`check_value`] of every element, in flat order.
+pub fn check_values<T: Copy + Into<f64>>(x: &[T]) -> Result<(), QuantError> {
+    x.iter()
+        .enumerate()
+        .try_for_each(|(i, &v)| check_value(i, v.into()))
+}
+
+fn check_finite<T: Copy + Into<f64>>(x: &[T]) -> Result<(), QuantError> {
+    check_values(x)
 }
 
 /// Largest magnitude of a signed `bits`-wide symmetric integer: 2^(bits-1) - 1.
@@ -160,12 +184,7 @@ pub struct FloatStats {
 impl FloatStats {
     #[inline]
     pub fn push(&mut self, x: f64) -> Result<(), QuantError> {
-        if !x.is_finite() {
-            return Err(QuantError::NotFinite {
-                index: self.seen,
-                value: x,
-            });
-        }
+        check_value(self.seen, x)?;
         self.signed |= x < 0.0;
         self.max = self.max.max(x.abs());
         self.seen += 1;
@@ -384,6 +403,35 @@ mod tests {
         assert!(check_int_inputs(&[-128, 1], 8).is_err());
     }
 
+    /// A float64 value past float32's range (1e300) is finite but refused, by weights,
+    /// inputs and the one value check alike, naming its index and the limit; float32's
+    /// own extremes pass.
+    #[test]
+    fn values_beyond_the_float32_range_are_refused() {
+        let max = f32::MAX as f64;
+        assert!(check_values(&[max, -max, 0.0]).is_ok());
+        let above = f64::from_bits(max.to_bits() + 1);
+        for (x, shown) in [(1e300, "1e300"), (-above, "-3.402823466385289e38")] {
+            let e = quantize_weights(&[0.5, x], 16).unwrap_err();
+            assert_eq!(e, QuantError::BeyondFloat32 { index: 1, value: x });
+            assert_eq!(
+                e.to_string(),
+                format!("value at flat index 1 is {shown}, beyond the float32 range the model holds values in (|x| <= 3.4028235e38)")
+            );
+            assert!(quantize_inputs(&[x], 8).is_err());
+            let mut st = FloatStats::default();
+            st.push(1.0).unwrap();
+            assert_eq!(
+                st.push(x),
+                Err(QuantError::BeyondFloat32 { index: 1, value: x })
+            );
+        }
+        assert!(matches!(
+            check_value(3, f64::NEG_INFINITY),
+            Err(QuantError::NotFinite { index: 3, .. })
+        ));
+    }
+
     #[test]
     fn f32_and_narrow_integers_take_the_same_path() {
         // 0.1f32 widens to 0.100000001490116; max 0.4 -> 0.1/0.4*127 = 31.75 -> 32 either way.
@@ -407,10 +455,15 @@ mod tests {
 
     /// The definitions of section 2 and 9, written out over a whole slice.
     fn reference_float(x: &[f64], bits: u32) -> Result<QuantInputs, QuantError> {
-        if let Some(index) = x.iter().position(|v| !v.is_finite()) {
-            return Err(QuantError::NotFinite {
-                index,
-                value: x[index],
+        // The first value that is not finite, or past float32's largest (1e300 is).
+        if let Some(index) = x
+            .iter()
+            .position(|v| v.is_nan() || v.abs() > f32::MAX as f64)
+        {
+            let value = x[index];
+            return Err(match value.is_finite() {
+                true => QuantError::BeyondFloat32 { index, value },
+                false => QuantError::NotFinite { index, value },
             });
         }
         let signed = x.iter().any(|&v| v < 0.0);

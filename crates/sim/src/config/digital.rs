@@ -25,7 +25,7 @@ fn read_table<T>(
     key: &str,
     rel: &str,
     shipped: &str,
-    embedded: &str,
+    embedded: fn() -> T,
     parse: impl Fn(&str) -> Result<T, digital::TableError>,
     origin: &str,
     base_dir: Option<&Path>,
@@ -38,9 +38,7 @@ fn read_table<T>(
     let shipped_name = Path::new(shipped).file_name();
     match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
         Ok(text) => parse(&text).map_err(|e| anyhow!("{}: {e}", path.display())),
-        Err(_) if !path.exists() && relp.file_name() == shipped_name => {
-            parse(embedded).map_err(|e| anyhow!("{key}: {e}"))
-        }
+        Err(_) if !path.exists() && relp.file_name() == shipped_name => Ok(embedded()),
         Err(why) => bail!("{origin}: {key}: {} {why}", path.display()),
     }
 }
@@ -67,7 +65,7 @@ pub fn resolve(
         "digital.table",
         &d.table,
         DIGITAL_TABLE,
-        digital::table::DEFAULT_TABLE_TOML,
+        DigitalTable::horowitz_45nm,
         DigitalTable::from_toml,
         origin,
         base_dir,
@@ -78,7 +76,7 @@ pub fn resolve(
         "attention.write_table",
         &a.write_table,
         WRITE_TABLE,
-        digital::table::DEFAULT_WRITE_TOML,
+        CellWrite::pipelayer,
         CellWrite::from_toml,
         origin,
         base_dir,

@@ -56,13 +56,19 @@ impl Resolved {
     }
 }
 
-/// The embedded defaults as a table.
+/// The embedded defaults as a table, parsed once per process (a sweep loads a config per
+/// point; parsing the text each time made planning slow).
 fn defaults() -> Table {
-    // An invariant of the build: tests load the embedded default config.
-    #[allow(clippy::expect_used)]
-    DEFAULT_CONFIG_TOML
-        .parse()
-        .expect("the embedded default config parses")
+    static DEFAULTS: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| {
+            // An invariant of the build: tests load the embedded default config.
+            #[allow(clippy::expect_used)]
+            DEFAULT_CONFIG_TOML
+                .parse()
+                .expect("the embedded default config parses")
+        })
+        .clone()
 }
 
 /// Loads `path` (or the embedded default) and applies `sets` ("key=value").

@@ -1,5 +1,6 @@
 //! Whole arrays of a bundle by name, for the accuracy path (the network input, labels,
-//! biases, float weights): arrays the layer traces do not describe.
+//! biases, float weights): arrays the layer traces do not describe. Every float value
+//! passes [`crate::quant::check_value`] (finite, within the float32 range).
 
 use super::{BundleWorkload, StoredValues};
 use anyhow::anyhow;
@@ -20,32 +21,22 @@ impl BundleWorkload {
     }
 
     /// Array `name` as float64 values in row-major order, with its shape; whether it was
-    /// stored as floats. Non-finite values are refused.
+    /// stored as floats. Values that are not finite or beyond the float32 range are refused.
     pub fn read_f64(&self, name: &str) -> anyhow::Result<(Vec<usize>, Vec<f64>, bool)> {
         let a = self.reread(name)?;
         let v = a.to_f64();
-        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-            return Err(anyhow!(
-                "{}: {name}: element {i} is {} (expected finite values)",
-                self.npz_label,
-                v[i]
-            ));
-        }
+        crate::quant::check_values(&v).map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
         Ok((a.shape().to_vec(), v, a.is_float()))
     }
 
     /// Array `name` as [`StoredValues`] (float32, float64 and uint8 kept as stored), with its
-    /// shape. Non-finite values are refused.
+    /// shape. Values that are not finite or beyond the float32 range are refused.
     pub fn read_values(&self, name: &str) -> anyhow::Result<(Vec<usize>, StoredValues)> {
         let a = self.reread(name)?;
         let shape = a.shape().to_vec();
         let v = a.into_values();
-        if let Some((i, x)) = v.first_non_finite() {
-            return Err(anyhow!(
-                "{}: {name}: element {i} is {x} (expected finite values)",
-                self.npz_label
-            ));
-        }
+        v.check()
+            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
         Ok((shape, v))
     }
 

@@ -323,13 +323,12 @@ impl StoredValues {
         }
     }
 
-    /// The index and value of the first element that is not finite.
-    pub fn first_non_finite(&self) -> Option<(usize, f64)> {
-        let find = |it: &mut dyn Iterator<Item = f64>| it.enumerate().find(|(_, v)| !v.is_finite());
+    /// [`crate::quant::check_values`] of a float array (a uint8 array has nothing to check).
+    pub fn check(&self) -> Result<(), crate::quant::QuantError> {
         match self {
-            StoredValues::F32(a) => find(&mut a.iter().map(|&v| v as f64)),
-            StoredValues::F64(a) => find(&mut a.iter().copied()),
-            StoredValues::U8(_) => None,
+            StoredValues::F32(a) => crate::quant::check_values(a),
+            StoredValues::F64(a) => crate::quant::check_values(a),
+            StoredValues::U8(_) => Ok(()),
         }
     }
 }
