@@ -153,11 +153,7 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
         ["energy", k] => Table::try_from(EnergyTable::isaac_32nm())
             .map_err(|e| format!("the default energy table: {e}"))?
             .contains_key(*k),
-        [section, k] => defaults
-            .get(*section)
-            .and_then(Value::as_table)
-            .is_some_and(|t| t.contains_key(*k)),
-        _ => false,
+        _ => sim::config::is_default_leaf(&defaults, key),
     };
     if known {
         Ok(KeyKind::Config)
