@@ -53,7 +53,11 @@ pub enum TableError {
 /// key, `key: message` in one line (serde's message alone does not name it).
 pub fn from_toml_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TableError> {
     toml::from_str(text).map_err(|e| {
-        let msg = e.message().replace('\n', " ");
+        // One line, a quoted value cut short (1e300 as an integer is 300 digits).
+        let mut msg: String = e.message().replace('\n', " ");
+        if let Some((end, _)) = msg.char_indices().nth(160) {
+            msg = format!("{}...", &msg[..end]);
+        }
         let key = e.span().and_then(|span| {
             let start = text.get(..span.start)?.rfind('\n').map_or(0, |i| i + 1);
             let line = text.get(start..)?.lines().next()?;
