@@ -122,3 +122,165 @@ fn a_bundle_graphs_matmuls_whose_sum_overflows_are_refused_naming_the_node() {
     }
     assert!(!out.exists(), "nothing is written");
 }
+
+/// A copy of a fixture bundle with `edit` applied to its manifest.
+fn edited(fixture: &str, edit: impl FnOnce(&mut Value)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo(fixture);
+    let mut m: Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("manifest.json")).unwrap()).unwrap();
+    edit(&mut m);
+    std::fs::write(dir.path().join("manifest.json"), m.to_string()).unwrap();
+    std::fs::copy(src.join("tensors.npz"), dir.path().join("tensors.npz")).unwrap();
+    dir
+}
+
+#[test]
+fn a_name_with_a_control_character_is_refused_at_read_time() {
+    for (c, code) in [('\u{0}', "0000"), ('\n', "000A"), ('\u{1b}', "001B")] {
+        let dir = edited("tests/fixtures/torch-cnn", |m| {
+            m["layers"][0]["name"] = json!(format!("conv1{c}Conv"));
+        });
+        let e = fails(&sresim(&["check", s(dir.path())]));
+        assert_eq!(
+            e,
+            format!(
+                "error: {}: layers[0].name: holds the control character U+{code} (a name is printed and written to CSV files)\n",
+                dir.path().join("manifest.json").display()
+            )
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "esc.toml",
+        "name = \"\\u001b[2J\"\n[[layers]]\nname = \"f\"\nkind = \"fc\"\nin_features = 4\nout_features = 4\n",
+    );
+    let e = fails(&sresim(&["run", "-q", "-w", s(&f)]));
+    assert!(
+        e.contains(": name: holds the control character U+001B"),
+        "{e}"
+    );
+    assert!(!e.contains('\u{1b}'), "{e:?}");
+}
+
+#[test]
+fn softmax_over_the_batch_axis_is_refused_like_layernorm() {
+    let dir = edited("tests/fixtures/torch-vit", |m| {
+        m["graph"][22]["axis"] = json!(0)
+    });
+    let e = fails(&sresim(&["check", s(dir.path())]));
+    assert!(
+        e.ends_with("Softmax over the batch axis would mix samples\n") && e.contains("graph[22]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn nested_config_keys_are_settable_and_a_figure_that_does_not_fit_blames_its_set() {
+    let vit = repo("tests/fixtures/torch-vit");
+    let o = sresim(&["check", s(&vit), "--set", "digital.occupancy.exp=4"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let e = fails(&sresim(&[
+        "check",
+        s(&vit),
+        "--set",
+        "digital.occupancy.exp=0",
+    ]));
+    assert!(!e.contains("unknown key"), "{e}");
+    assert!(e.contains("digital.occupancy"), "{e}");
+    let e = fails(&sresim(&["check", s(&vit), "--set", "digital.occupancy=4"]));
+    assert!(e.contains("unknown key"), "a table is not a value: {e}");
+    let dir = tempfile::tempdir().unwrap();
+    let e = fails(&sresim(&[
+        "run",
+        "-q",
+        "-w",
+        s(&vit),
+        "--set",
+        "timing.cycle_ns=1e-300",
+        "-o",
+        s(&dir.path().join("o")),
+    ]));
+    assert!(
+        e.starts_with("error: --set timing.cycle_ns=1e-300: timing.cycle_ns: "),
+        "{e}"
+    );
+    assert!(!dir.path().join("o").exists());
+}
+
+#[test]
+fn a_table_value_of_the_wrong_type_names_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo("configs/energy/digital-45nm.toml")).unwrap();
+    let bad: String = shipped
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("exp_pj") {
+                "exp_pj = \"3.46\"".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let f = write(dir.path(), "d.toml", &bad);
+    let set = format!("digital.table={}", f.display());
+    let e = fails(&sresim(&[
+        "check",
+        s(&repo("tests/fixtures/torch-vit")),
+        "--set",
+        &set,
+    ]));
+    assert!(
+        e.contains(&format!(
+            "{}: exp_pj: invalid type: string \"3.46\", expected f64",
+            f.display()
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_npz_with_two_entries_of_one_name_is_refused() {
+    use std::io::Write;
+    let dir = edited("tests/fixtures/torch-cnn", |_| {});
+    let npz = dir.path().join("tensors.npz");
+    let mut src = zip::ZipArchive::new(std::fs::File::open(&npz).unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    {
+        let mut out = zip::ZipWriter::new(std::io::Cursor::new(&mut bytes));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        let mut first = Vec::new();
+        for i in 0..src.len() {
+            let mut f = src.by_index(i).unwrap();
+            let name = f.name().to_string();
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut data).unwrap();
+            out.start_file(name.as_str(), opts).unwrap();
+            out.write_all(&data).unwrap();
+            if i == 0 {
+                first = data;
+            }
+        }
+        // A second entry whose name differs by one byte, patched below to the first's.
+        out.start_file("conv1_Conv.weighX.npy", opts).unwrap();
+        out.write_all(&first).unwrap();
+        out.finish().unwrap();
+    }
+    let (from, to) = (b"conv1_Conv.weighX.npy", b"conv1_Conv.weight.npy");
+    let mut i = 0;
+    while i + from.len() <= bytes.len() {
+        if &bytes[i..i + from.len()] == from {
+            bytes[i..i + from.len()].copy_from_slice(to);
+        }
+        i += 1;
+    }
+    std::fs::write(&npz, &bytes).unwrap();
+    let e = fails(&sresim(&["check", s(dir.path())]));
+    assert!(
+        e.contains("two entries of the archive have one name (one entry an array)"),
+        "{e}"
+    );
+}
