@@ -181,7 +181,7 @@ fn nested_config_keys_are_settable_and_a_figure_that_does_not_fit_blames_its_set
     let vit = repo("tests/fixtures/torch-vit");
     let o = sresim(&["check", s(&vit), "--set", "digital.occupancy.exp=4"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let e = fails(&sresim(&[
+    let e = error_line(&sresim(&[
         "check",
         s(&vit),
         "--set",
@@ -189,10 +189,10 @@ fn nested_config_keys_are_settable_and_a_figure_that_does_not_fit_blames_its_set
     ]));
     assert!(!e.contains("unknown key"), "{e}");
     assert!(e.contains("digital.occupancy"), "{e}");
-    let e = fails(&sresim(&["check", s(&vit), "--set", "digital.occupancy=4"]));
+    let e = error_line(&sresim(&["check", s(&vit), "--set", "digital.occupancy=4"]));
     assert!(e.contains("unknown key"), "a table is not a value: {e}");
     let dir = tempfile::tempdir().unwrap();
-    let e = fails(&sresim(&[
+    let e = error_line(&sresim(&[
         "run",
         "-q",
         "-w",
@@ -283,4 +283,16 @@ fn an_npz_with_two_entries_of_one_name_is_refused() {
         e.contains("two entries of the archive have one name (one entry an array)"),
         "{e}"
     );
+}
+
+/// The one `error: ` line of a failed command that may print `note:` lines first.
+fn error_line(o: &std::process::Output) -> String {
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let errors: Vec<&str> = e.lines().filter(|l| !l.starts_with("note: ")).collect();
+    assert!(
+        errors.len() == 1 && errors[0].starts_with("error: "),
+        "{e:?}"
+    );
+    errors[0].to_string()
 }
