@@ -27,6 +27,7 @@ through torch.onnx in memory and writes its bundle through the same code
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -106,6 +107,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}; see --help\n")
 
 
+def _finite_float(text):
+    """A float flag's value: NaN and infinity are refused here, naming the flag (argparse
+    adds it), not later as a JSON error in the provenance."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text[:80]}' is not a number") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text[:80]} is not a finite number")
+    return x
+
+
 def main(argv=None):
     ap = _Parser(description=__doc__.split("\n")[1])
     ap.add_argument("model", help="ONNX model file")
@@ -115,12 +128,12 @@ def main(argv=None):
     ap.add_argument("--size", type=int, nargs=2, metavar=("H", "W"), help="resize images to H W")
     ap.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw")
     ap.add_argument("--grayscale", action="store_true", help="decode images as one channel")
-    ap.add_argument("--scale", type=float, default=1 / 255, help="pixel scale (default 1/255)")
-    ap.add_argument("--mean", type=float, nargs="+", help="per-channel mean after scaling")
-    ap.add_argument("--std", type=float, nargs="+", help="per-channel std after scaling")
+    ap.add_argument("--scale", type=_finite_float, default=1 / 255, help="pixel scale (default 1/255)")
+    ap.add_argument("--mean", type=_finite_float, nargs="+", help="per-channel mean after scaling")
+    ap.add_argument("--std", type=_finite_float, nargs="+", help="per-channel std after scaling")
     ap.add_argument("--prune", default="none",
                     help="none, magnitude, ssl, or N:M semi-structured along the inputs (2:4, 4:8)")
-    ap.add_argument("--sparsity", type=float, default=0.0,
+    ap.add_argument("--sparsity", type=_finite_float, default=0.0,
                     help="per-layer target sparsity (magnitude, ssl; N:M sets 1 - N/M)")
     ap.add_argument("--prune-exclude", default="", help="comma-separated layers left dense: ONNX node names or the bundle layer names run prints")
     ap.add_argument("--prune-keep-depthwise", action="store_true", help="do not prune depthwise convs")

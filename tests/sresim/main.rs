@@ -20,6 +20,7 @@ mod cli;
 mod did_you_mean;
 mod docs;
 mod errors;
+mod file_claims;
 mod functional;
 mod fuzz_corpus;
 mod io_guards;

@@ -227,3 +227,15 @@ def test_input_files_are_checked_to_be_files(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert _one_line_error(r) == f"error: {fifo_npy}: is a FIFO, not a regular file (a FIFO, socket or device cannot be read)"
     assert not os.path.exists(out)
+
+
+@pytest.mark.parametrize("flag,value", [("--scale", "nan"), ("--scale", "inf"),
+                                        ("--sparsity", "nan"), ("--mean", "-inf")])
+def test_a_non_finite_number_flag_is_refused_naming_the_flag(tmp_path, flag, value):
+    r = run_cli(str(tmp_path / "m.onnx"), "--input", str(tmp_path / "x.npy"),
+                "--out", str(tmp_path / "b"), f"{flag}={value}")
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: argument {flag}: "), r.stderr
+    assert "not a finite number" in lines[0], r.stderr
+    assert not (tmp_path / "b").exists()

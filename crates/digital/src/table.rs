@@ -51,7 +51,7 @@ fn parse<T: serde::de::DeserializeOwned>(
     text: &str,
     validate: fn(&T) -> Result<(), TableError>,
 ) -> Result<T, TableError> {
-    let t: T = toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
+    let t: T = energy::from_toml_text(text).map_err(|e| TableError::Parse(e.to_string()))?;
     validate(&t)?;
     Ok(t)
 }

@@ -12,4 +12,6 @@ mod table;
 pub mod tech;
 
 pub use events::Events;
-pub use table::{adc_scale, AdcLaw, Breakdown, EnergyTable, TableError, DEFAULT_TABLE_TOML};
+pub use table::{
+    adc_scale, from_toml_text, AdcLaw, Breakdown, EnergyTable, TableError, DEFAULT_TABLE_TOML,
+};

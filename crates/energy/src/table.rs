@@ -48,10 +48,34 @@ pub enum TableError {
     Node(TechError),
 }
 
+/// The one reader of a TOML table file's text into `T` (this crate's energy table, the
+/// digital unit's and the cell-write table): a value of the wrong type is blamed on its
+/// key, `key: message` in one line (serde's message alone does not name it).
+pub fn from_toml_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TableError> {
+    toml::from_str(text).map_err(|e| {
+        // One line, a quoted value cut short (1e300 as an integer is 300 digits).
+        let mut msg: String = e.message().replace('\n', " ");
+        if let Some((end, _)) = msg.char_indices().nth(160) {
+            msg = format!("{}...", &msg[..end]);
+        }
+        let key = e.span().and_then(|span| {
+            let start = text.get(..span.start)?.rfind('\n').map_or(0, |i| i + 1);
+            let line = text.get(start..)?.lines().next()?;
+            let (k, _) = line.split_once('=')?;
+            let k = k.trim().trim_matches('"');
+            (!k.is_empty() && !msg.contains(&format!("`{k}`")) && !k.chars().any(char::is_control))
+                .then(|| k.chars().take(80).collect::<String>())
+        });
+        TableError::Parse(match key {
+            Some(k) => format!("{k}: {msg}"),
+            None => msg,
+        })
+    })
+}
+
 impl EnergyTable {
     pub fn from_toml(text: &str) -> Result<Self, TableError> {
-        let t: EnergyTable =
-            toml::from_str(text).map_err(|e| TableError::Parse(e.message().to_string()))?;
+        let t: EnergyTable = from_toml_text(text)?;
         t.validate()?;
         Ok(t)
     }

@@ -365,7 +365,7 @@ pub fn check_finite(res: &RunResult, cfg: &Resolved) -> Result<()> {
         return Err(match column_key(head[e.index], &row, cfg) {
             Some((key, v)) => anyhow::anyhow!(
                 "{}: {key}: {} is too large: {e}",
-                cfg.origin,
+                cfg.source_of(&key),
                 if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
                     format!("{v:e}")
                 } else {
@@ -394,9 +394,22 @@ fn check_digital(res: &RunResult, cfg: &Resolved) -> Result<()> {
             None => "TOTAL".to_string(),
         };
         bounds::finite::check_row(&crate::digital::COLUMNS, &row, is_text, name).map_err(|e| {
+            let col = crate::digital::COLUMNS[e.index];
+            // The keys that scale the column, the likeliest named with where it came from.
+            let keys: &[&str] = match col {
+                "combined_cycles" | "combined_time_ns" => {
+                    &["timing.cycle_ns", "digital.clock_ghz", "digital.lanes"]
+                }
+                "attention_write_pj" | "attention_write_ns" | "attention_write_cells" => {
+                    &["attention.write_table", "timing.cycle_ns"]
+                }
+                c if c.ends_with("_pj") => &["digital.table", "tech.node"],
+                _ => &["digital.clock_ghz", "digital.lanes", "timing.cycle_ns"],
+            };
+            let key = cfg.likely_key(keys);
             anyhow::anyhow!(
-                "{}: digital: {e} (check the [digital] keys and digital.table)",
-                cfg.origin
+                "{}: {key}: {e} (the value is too small or too large for the digital unit's figures)",
+                cfg.source_of(key)
             )
         })?;
     }

@@ -82,10 +82,8 @@ pub struct RunResult {
 impl RunResult {
     /// Multiply-accumulates a sample of the ops no crossbar computes ([`Self::off_crossbar`]).
     pub fn off_crossbar_macs(&self) -> u64 {
-        self.off_crossbar
-            .iter()
-            .map(|(_, m)| *m)
-            .fold(0u64, u64::saturating_add)
+        // Checked when the workload was opened (a total that does not fit is refused).
+        workload::off_crossbar_total(&self.off_crossbar).unwrap_or(u64::MAX)
     }
 
     pub fn total(&self, mode: Mode) -> Option<&ModeTotal> {

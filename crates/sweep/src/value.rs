@@ -167,12 +167,7 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
             ))
         }
         ["energy", k] => tables()?.1.contains_key(*k),
-        [section, k] => tables()?
-            .0
-            .get(*section)
-            .and_then(Value::as_table)
-            .is_some_and(|t| t.contains_key(*k)),
-        _ => false,
+        _ => sim::config::is_default_leaf(&tables()?.0, key),
     };
     if known {
         Ok(KeyKind::Config)

@@ -31,6 +31,25 @@ fn repo_workloads() -> PathBuf {
 /// file under one of [`bundle_roots`]. A network of the zoo that cannot run is refused
 /// with the reason.
 pub fn resolve(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn Workload>> {
+    let w = open_any(name_or_path, opts)?;
+    // The crossbar layers' multiply-accumulates a sample, summed with checked arithmetic
+    // (each layer's were checked by its geometry; the off-crossbar ops' by the opener).
+    let mut total = 0u64;
+    for (i, l) in w.layers().iter().enumerate() {
+        total = total
+            .checked_add(l.geom.macs_per_sample() as u64)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: layers[{i}] ({}): the crossbar layers' multiply-accumulates a sample, summed up to this one, overflow 64 bits",
+                    crate::text::clip(name_or_path),
+                    crate::text::clip(&l.name)
+                )
+            })?;
+    }
+    Ok(w)
+}
+
+fn open_any(name_or_path: &str, opts: &OpenOptions) -> anyhow::Result<Box<dyn Workload>> {
     opts.synth.validate()?;
     if opts.samples == 0 {
         bail!("--samples: must be at least 1");

@@ -116,13 +116,20 @@ fn attention_products(
             }
         }
         let keys = span.kv_len.or(span.window).unwrap_or(tokens);
+        let overflow = || {
+            format!(
+                "layers[{o}]: the attention products' multiply-accumulates a sample (tokens x in_features x kv_len, summed over the file's blocks) overflow 64 bits"
+            )
+        };
         let macs = [tokens, g.in_channels, keys]
             .iter()
-            .fold(1u64, |a, &d| a.saturating_mul(d as u64));
+            .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+            .ok_or_else(overflow)?;
         let name = &layers[o].name;
         let module = name.rsplit_once('.').map_or(name.as_str(), |(m, _)| m);
         out.push((format!("{module}.scores"), macs));
         out.push((format!("{module}.context"), macs));
+        crate::source::off_crossbar_total(&out).map_err(|_| overflow())?;
     }
     Ok(out)
 }

@@ -212,6 +212,22 @@ pub(crate) fn off_crossbar_ops(g: &network::Graph) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The multiply-accumulates a sample of [`Workload::off_crossbar`]'s ops, summed with
+/// checked arithmetic: the one place their counts are added. `Err` names the op whose
+/// product (or the running total with it) does not fit 64 bits; a workload is refused at
+/// open with it (docs/errors.md, "Counts that do not fit"), so a figure written never
+/// holds a saturated or wrapped count.
+pub fn off_crossbar_total(ops: &[(String, u64)]) -> Result<u64, &str> {
+    let mut total = 0u64;
+    for (name, m) in ops {
+        total = match total.checked_add(*m) {
+            Some(t) if *m != u64::MAX => t,
+            _ => return Err(name),
+        };
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

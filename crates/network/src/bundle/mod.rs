@@ -111,6 +111,13 @@ fn parse_node(i: usize, v: &Value) -> Result<NodeSpec, GraphError> {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return Err(attr_err(&bare, "output", "expected a non-empty string")),
     };
+    // A tensor name is printed in errors and notes: no control characters (node.rs, `name_of`).
+    if let Some(c) = output.chars().find(|c| c.is_control()) {
+        return Err(err(
+            &format!("{bare}: output"),
+            GraphErrorKind::ControlInName(c as u32),
+        ));
+    }
     let at = node_label(i, &op_name, &output);
     let inputs = match o.get("inputs") {
         // A constant reads no tensor: `inputs` absent or empty.

@@ -76,6 +76,8 @@ pub enum GraphErrorKind {
     Shape { shape: String, problem: String },
     #[error("expected a non-empty string")]
     NotAName,
+    #[error("holds the control character U+{0:04X} (a name is printed and written to CSV files)")]
+    ControlInName(u32),
     #[error("\"{0}\": no node writes this tensor")]
     OutputNotProduced(String),
     #[error("expected a non-empty array of nodes")]
@@ -156,7 +158,10 @@ pub(super) fn attr_err(at: &str, key: &str, problem: &str) -> GraphError {
 
 pub(super) fn name_of(v: Option<&Value>, at: &str) -> Result<String, GraphError> {
     match v {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        Some(Value::String(s)) if !s.is_empty() => match s.chars().find(|c| c.is_control()) {
+            Some(c) => Err(err(at, GraphErrorKind::ControlInName(c as u32))),
+            None => Ok(s.clone()),
+        },
         _ => Err(err(at, GraphErrorKind::NotAName)),
     }
 }

@@ -68,12 +68,13 @@ pub(super) fn infer(
     let x = shapes[data];
     let rank = x.len();
     Ok(match op {
-        NodeOp::Softmax(a) => (
-            Op::Softmax {
-                axis: axis(*a, rank)?,
-            },
-            x.to_vec(),
-        ),
+        NodeOp::Softmax(a) => {
+            let ax = axis(*a, rank)?;
+            if ax == 0 {
+                return Err("Softmax over the batch axis would mix samples".into());
+            }
+            (Op::Softmax { axis: ax }, x.to_vec())
+        }
         NodeOp::LayerNorm { axis: a, epsilon } => {
             let ax = axis(*a, rank)?;
             if ax == 0 {

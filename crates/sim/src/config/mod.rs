@@ -40,9 +40,50 @@ pub struct Resolved {
     pub device: functional::Device,
     /// `[digital]` and `[attention]`, validated, with their tables.
     pub digital: digital::ResolvedDigital,
+    /// The `--set KEY=VALUE` applied over the file, in order (for [`Resolved::source_of`]).
+    pub sets: Vec<String>,
 }
 
 impl Resolved {
+    /// Where `key`'s value came from, for the one error line that blames a key: `--set
+    /// KEY=VALUE` when the command line set it (the last such), else the config's origin.
+    pub fn source_of(&self, key: &str) -> String {
+        self.sets
+            .iter()
+            .rev()
+            .find(|s| s.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+            .map_or_else(|| self.origin.clone(), |s| format!("--set {s}"))
+    }
+
+    /// Which of `keys` most likely gave a figure that does not fit: the last one the
+    /// command line set, else the first whose value differs from the default config's,
+    /// else the first.
+    pub fn likely_key<'a>(&self, keys: &[&'a str]) -> &'a str {
+        let set = |k: &str| {
+            self.sets
+                .iter()
+                .any(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == k))
+        };
+        let defaults = defaults();
+        let mine = toml::Value::try_from(&self.config).ok();
+        let at = |t: Option<&toml::Value>, k: &str| {
+            k.split('.')
+                .try_fold(t?, |v, part| v.get(part))
+                .map(|v| v.to_string())
+        };
+        let changed = |k: &str| {
+            let d = toml::Value::Table(defaults.clone());
+            at(Some(&d), k) != at(mine.as_ref(), k)
+        };
+        keys.iter()
+            .rev()
+            .find(|k| set(k))
+            .or_else(|| keys.iter().find(|k| changed(k)))
+            .or(keys.first())
+            .copied()
+            .unwrap_or("")
+    }
+
     /// `adc.range`, parsed (checked when the config was resolved).
     pub fn adc_range(&self) -> functional::AdcRange {
         functional::AdcRange::parse(&self.config.adc.range).unwrap_or_default()
@@ -126,7 +167,9 @@ fn load_table(
             let (source, key) = culprit(&table, &defaults, sets, &origin);
             anyhow!("{source}: {key}{}", one_line(&e))
         })?;
-    resolve(config, origin, base_dir)
+    let mut r = resolve(config, origin, base_dir)?;
+    r.sets = sets.to_vec();
+    Ok(r)
 }
 
 /// [`load`] for a command line: a value that fails a check names the `--set` that gave it
@@ -259,6 +302,24 @@ fn energy_key(k: &str) -> bool {
 
 /// Applies one `--set key=value`: the key must exist; the value is TOML (a bare word is
 /// taken as a string).
+/// Whether `key` is a value of the default config that `--set` and a grid axis may set:
+/// a key of a table or of a table inside one (`ou.rows`, `digital.occupancy.exp`), not a
+/// table itself. The one test of a dotted key (`[energy]` and `[chip]` keys aside).
+pub fn is_default_leaf(defaults: &Table, key: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    let [section, rest @ ..] = parts.as_slice() else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest
+            .iter()
+            .try_fold(defaults.get(*section), |v, k| {
+                v.and_then(Value::as_table).map(|t| t.get(*k))
+            })
+            .flatten()
+            .is_some_and(|v| !v.is_table())
+}
+
 fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     let (key, raw) = set
         .split_once('=')
@@ -268,11 +329,7 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     let known = match parts.as_slice() {
         ["energy", k] => energy_key(k) || *k == "table",
         ["chip", k] => chip::is_key(k),
-        [section, k] => defaults
-            .get(*section)
-            .and_then(Value::as_table)
-            .is_some_and(|t| t.contains_key(*k)),
-        _ => false,
+        _ => is_default_leaf(defaults, key),
     };
     if !known {
         bail!(
@@ -284,11 +341,18 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     if parts[0] == "chip" && !table.contains_key("chip") {
         table.insert("chip".into(), Value::Table(Table::new()));
     }
-    table
-        .get_mut(parts[0])
-        .and_then(Value::as_table_mut)
-        .ok_or_else(|| anyhow!("--set {key}: [{}] is not a table", parts[0]))?
-        .insert(parts[1].to_string(), value);
+    let (leaf, path) = parts
+        .split_last()
+        .ok_or_else(|| anyhow!("--set {key}: expected KEY=VALUE"))?;
+    let mut t = &mut *table;
+    for (i, part) in path.iter().enumerate() {
+        t = t
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Table(Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| anyhow!("--set {key}: [{}] is not a table", path[..=i].join(".")))?;
+    }
+    t.insert(leaf.to_string(), value);
     Ok(())
 }
 
@@ -404,6 +468,7 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         adc_law,
         cycle_ns,
         static_mw_per_crossbar: static_mw,
+        sets: Vec::new(),
     })
 }
 

@@ -95,10 +95,19 @@ pub struct Manifest {
 
 type Obj = Map<String, Value>;
 
+/// The one reader of a name (or any string) a manifest or a shape file gives: non-empty,
+/// and free of control characters (a NUL, a newline or an escape sequence would break the
+/// CSV files it is written to and the terminal it is printed on).
 fn non_empty_str(o: &Obj, key: &str, at: &str) -> Result<Option<String>, String> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        Some(Value::String(s)) if !s.is_empty() => match s.chars().find(|c| c.is_control()) {
+            Some(c) => Err(format!(
+                "{at}{key}: holds the control character U+{:04X} (a name is printed and written to CSV files)",
+                c as u32
+            )),
+            None => Ok(Some(s.clone())),
+        },
         Some(_) => Err(format!("{at}{key}: expected a non-empty string")),
     }
 }
@@ -328,14 +337,19 @@ pub(crate) fn parse_layers(
         .filter(|a| !a.is_empty())
         .ok_or("layers: expected a non-empty array")?;
     let mut layers: Vec<ManifestLayer> = Vec::with_capacity(list.len());
+    // Each name's first index: one lookup a layer, so a file of many layers opens in
+    // linear time.
+    let mut first: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let l = parse_layer(v, i, keys)?;
-        if let Some(j) = layers.iter().position(|p| p.spec.name == l.spec.name) {
+        if let Some(j) = first.get(&l.spec.name) {
             return Err(format!(
                 "layers[{i}].name: \"{}\" repeats layers[{j}]",
                 crate::text::clip(&l.spec.name)
             ));
         }
+        first.insert(l.spec.name.clone(), i);
         layers.push(l);
     }
     Ok(layers)

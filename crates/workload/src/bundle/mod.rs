@@ -158,6 +158,13 @@ impl BundleWorkload {
         w.graph_input_shape = w.validate_graph()?;
         if let Some(g) = w.graph(1)? {
             w.off_crossbar = off_crossbar_ops(&g);
+            if let Err(node) = crate::source::off_crossbar_total(&w.off_crossbar) {
+                bail!(
+                    "{}: graph ({}): the multiply-accumulates a sample of the activation-by-activation MatMul ops, summed up to this one, overflow 64 bits",
+                    w.manifest_label,
+                    crate::text::clip(node)
+                );
+            }
         }
         Ok(w)
     }
@@ -671,8 +678,12 @@ fn off_crossbar_note(ops: &[(String, u64)], layers: &[LayerSpec]) -> Option<Stri
     if ops.is_empty() {
         return None;
     }
-    let total: u64 = ops.iter().map(|(_, m)| m).sum();
-    let crossbar: u64 = layers.iter().map(|l| l.geom.macs_per_sample() as u64).sum();
+    // Both sums were checked to fit when the workload was opened.
+    let total = crate::source::off_crossbar_total(ops).unwrap_or(u64::MAX);
+    let crossbar = layers
+        .iter()
+        .map(|l| l.geom.macs_per_sample() as u64)
+        .fold(0u64, u64::saturating_add);
     let each: Vec<String> = ops
         .iter()
         .map(|(n, m)| format!("{} {m}", crate::text::clip(n)))

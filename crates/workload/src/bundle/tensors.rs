@@ -75,6 +75,27 @@ fn nesting_depth(text: &[u8]) -> usize {
 const MAX_HEADER_BYTES: usize = 65_536;
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
+/// The number of entries the archive's end-of-central-directory record declares (None
+/// when it cannot be read or the archive is zip64, whose count the zip reader checks).
+/// The reader is left at its start.
+fn central_directory_entries<R: Read + Seek>(reader: &mut R) -> Option<usize> {
+    const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
+    let len = reader.seek(SeekFrom::End(0)).ok()?;
+    // The record is 22 bytes and a comment of at most 65535.
+    let tail = len.min(22 + 65535);
+    let found = (|| {
+        reader.seek(SeekFrom::Start(len - tail)).ok()?;
+        let mut buf = vec![0u8; usize::try_from(tail).ok()?];
+        reader.read_exact(&mut buf).ok()?;
+        let at = buf.windows(4).rposition(|w| w == EOCD)?;
+        let rec = buf.get(at..at + 22)?;
+        let total = u16::from_le_bytes([rec[10], rec[11]]);
+        (total != u16::MAX).then_some(usize::from(total))
+    })();
+    reader.seek(SeekFrom::Start(0)).ok()?;
+    found
+}
+
 /// An open npz archive (a zip of `.npy` files).
 pub struct Npz<R: Read + Seek> {
     zip: ZipArchive<R>,
@@ -91,7 +112,8 @@ impl<R: Read + Seek> Npz<R> {
 
     /// An archive whose arrays are read whole only when their data, as its header
     /// declares it, takes at most `max_bytes` (checked before anything is allocated).
-    pub fn with_limit(reader: R, max_bytes: u64) -> Result<Self, String> {
+    pub fn with_limit(mut reader: R, max_bytes: u64) -> Result<Self, String> {
+        let declared = central_directory_entries(&mut reader);
         let zip =
             ZipArchive::new(reader).map_err(|e| format!("not a readable npz archive: {e}"))?;
         // One entry an array: `w` beside `w.npy` (or `w.npy` twice) names one array twice,
@@ -106,7 +128,9 @@ impl<R: Read + Seek> Npz<R> {
                 ));
             }
         }
-        if zip.file_names().count() != zip.len() {
+        // The zip reader keeps one entry of a name given twice (the last): the count the
+        // archive's end record declares tells them apart.
+        if zip.file_names().count() != zip.len() || declared.is_some_and(|n| n != zip.len()) {
             return Err("two entries of the archive have one name (one entry an array)".into());
         }
         Ok(Npz { zip, max_bytes })
