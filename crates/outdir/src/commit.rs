@@ -449,22 +449,8 @@ pub(crate) fn write_journal(
     entries: &[Entry],
     olds: &[Option<u64>],
 ) -> Result<PathBuf> {
-    let path = dir.join(JOURNAL);
     let text = journal_text(plan, entries, olds);
-    let mut tmp = Scratch(vec![scratch(dir, JOURNAL.trim_start_matches('.'), "tmp").0]);
-    let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
-    let mut f = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp.0[0])
-        .map_err(cannot)?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(cannot)?;
-    std::fs::rename(&tmp.0[0], &path).map_err(cannot)?;
-    tmp.0.clear();
-    sync_dir(dir);
-    Ok(path)
+    write_small(dir, JOURNAL, &text)
 }
 
 /// The text of the export mark naming the journal's directory `home`.
@@ -475,17 +461,21 @@ pub(crate) fn mark_text(home: &str) -> String {
 /// Writes the export mark naming `home` into `dir` (a temporary, synced, renamed into
 /// place); returns its path.
 fn write_mark(dir: &Path, home: &str) -> Result<PathBuf> {
-    let path = dir.join(EXPORT_MARK);
+    write_small(dir, EXPORT_MARK, &mark_text(home))
+}
+
+/// Writes `text` as the file `name` (a dot-file of sresim's) in `dir`: to a temporary,
+/// synced, renamed into place, the directory synced; returns its path.
+fn write_small(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
+    let path = dir.join(name);
     let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
-    let mut tmp = Scratch(vec![
-        scratch(dir, EXPORT_MARK.trim_start_matches('.'), "tmp").0,
-    ]);
+    let mut tmp = Scratch(vec![scratch(dir, name.trim_start_matches('.'), "tmp").0]);
     let mut f = File::options()
         .write(true)
         .create_new(true)
         .open(&tmp.0[0])
         .map_err(cannot)?;
-    f.write_all(mark_text(home).as_bytes())
+    f.write_all(text.as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(cannot)?;
     std::fs::rename(&tmp.0[0], &path).map_err(cannot)?;
