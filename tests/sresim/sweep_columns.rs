@@ -399,7 +399,7 @@ fn bad_extra_keys_are_one_line_errors_before_anything_runs() {
         ),
         (
             "workloads = [\"lenet5\"]\nfunctional = \"yes\"\n",
-            "g.toml: invalid type",
+            "g.toml: line 2: functional: invalid type",
         ),
         (
             "workloads = [\"lenet5\"]\n[axes]\n\"device.preset\" = [\"ideal\", \"nonesuch\"]\n",

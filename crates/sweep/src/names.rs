@@ -89,6 +89,14 @@ fn component(s: &str) -> Option<&'static str> {
 pub fn known(col: &str) -> Option<Column> {
     // Means, spreads and intervals over device draws (docs/accuracy.md).
     for (suffix, what) in [
+        (
+            "_samples_ci_low",
+            "95% interval over samples and draws, low end",
+        ),
+        (
+            "_samples_ci_high",
+            "95% interval over samples and draws, high end",
+        ),
         ("_mean", "mean over draws"),
         ("_std", "std over draws"),
         ("_ci_low", "95% interval, low end"),
@@ -211,6 +219,8 @@ pub fn known(col: &str) -> Option<Column> {
         "top1" => c("top-1 accuracy", "fraction", Fraction),
         "top1_float" => c("float top-1 accuracy", "fraction", Fraction),
         "top1_quantized" => c("quantized top-1 accuracy", "fraction", Fraction),
+        // Paired per sample against the quantized network (docs/accuracy.md).
+        "top1_drop" => c("top-1 drop from quantized", "fraction", SignedFraction),
         "agreement" => c("agreement with the float network", "fraction", Fraction),
         "agreement_quantized" => c("quantized agreement with float", "fraction", Fraction),
         "output_rel_rmse" => c("output error", "relative RMS", NonNegative),
