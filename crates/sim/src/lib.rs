@@ -16,6 +16,7 @@
 pub mod accuracy;
 pub mod accuracy_report;
 pub mod accuracy_shard;
+pub mod calibration;
 pub mod check;
 pub mod chip;
 pub mod columns;
