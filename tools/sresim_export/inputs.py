@@ -43,6 +43,7 @@ def load_inputs(paths, sample_shape, **image_opts):
     """Stacks the samples of all `paths` into one float32 batch [N, *sample_shape].
     `sample_shape` may hold None for dynamic dims (then .npy files must agree)."""
     batch = []
+    origin = []  # the file each sample of `batch` came from
     for path in paths:
         ext = os.path.splitext(path)[1].lower()
         if ext == ".npy":
@@ -59,17 +60,22 @@ def load_inputs(paths, sample_shape, **image_opts):
             if arr.ndim != len(sample_shape) + 1:
                 raise ValueError(f"{path}: shape {arr.shape} does not fit the model input {sample_shape}")
             batch.extend(list(arr))
+            origin.extend([path] * len(arr))
         elif ext in IMAGE_EXT:
             check_file(path, "an image")
             batch.append(load_image(path, **image_opts))
+            origin.append(path)
         else:
             raise ValueError(f"{path}: not an image or .npy file")
-    for path_sample in batch:
-        for got, want in zip(path_sample.shape, sample_shape):
+    for path, sample in zip(origin, batch):
+        for got, want in zip(sample.shape, sample_shape):
             if want is not None and got != want:
-                raise ValueError(f"input sample shape {path_sample.shape} does not match model input {sample_shape}")
-    if len({s.shape for s in batch}) > 1:
-        raise ValueError("input samples have different shapes")
+                raise ValueError(f"{path}: input sample shape {sample.shape} does not match model input {sample_shape}")
+    for path, sample in zip(origin, batch):
+        if sample.shape != batch[0].shape:
+            raise ValueError(
+                f"{path}: input sample shape {sample.shape} differs from {origin[0]}'s {batch[0].shape}"
+            )
     if all(s.dtype.kind in "iu" for s in batch):
         return np.stack(batch).astype(np.int64)
     return np.stack(batch).astype(np.float32)

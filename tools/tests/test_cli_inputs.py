@@ -239,3 +239,15 @@ def test_a_non_finite_number_flag_is_refused_naming_the_flag(tmp_path, flag, val
     assert len(lines) == 1 and lines[0].startswith(f"error: argument {flag}: "), r.stderr
     assert "not a finite number" in lines[0], r.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_a_wrong_shaped_input_is_refused_naming_its_file(tmp_path):
+    m = _gemm_then(tmp_path, "m.onnx", [], {})
+    good = tmp_path / "good.npy"
+    np.save(good, np.ones((2, 6), np.float32))
+    wrong = tmp_path / "wrong.npy"
+    np.save(wrong, np.ones((5,), np.float32))
+    out = str(tmp_path / "b")
+    e = _one_line_error(run_cli(m, "--input", str(good), "--input", str(wrong), "--out", out))
+    assert e.startswith(f"error: {wrong}: input sample shape (5,) does not match model input"), e
+    assert not os.path.exists(out)
