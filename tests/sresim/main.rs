@@ -33,6 +33,7 @@ mod quiet;
 mod sampler;
 mod search;
 mod shapes;
+mod sre_evaluation;
 mod studies;
 mod sweep;
 mod sweep_columns;

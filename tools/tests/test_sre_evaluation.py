@@ -1,0 +1,70 @@
+"""scripts/sre-evaluation: the grids it writes are the study's, and a model change is only
+allowed where it cannot overwrite the committed data."""
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "sre-evaluation")
+
+
+def load():
+    loader = importlib.machinery.SourceFileLoader("sre_evaluation", SCRIPT)
+    spec = importlib.util.spec_from_loader("sre_evaluation", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+se = load()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib needs Python 3.11")
+def test_every_part_writes_the_grid_it_declares():
+    import tomllib
+    for name, (_, grid) in se.PARTS.items():
+        parsed = tomllib.loads(se.grid_text(grid, {}))
+        assert parsed["workloads"] == grid["workloads"], name
+        assert parsed["modes"] == grid["modes"], name
+        assert parsed.get("set", {}) == grid["set"], name
+        assert parsed.get("axes", {}) == grid["axes"], name
+        assert parsed.get("points", []) == grid.get("points", []), name
+    # a model change joins the fixed keys, typed as the grid types them
+    extra = {"energy.index_per_bit_pj": se.typed("0.00808"), "timing.sync": se.typed("bit")}
+    parsed = tomllib.loads(se.grid_text(se.PARTS["networks"][1], extra))
+    assert parsed["set"]["energy.index_per_bit_pj"] == 0.00808
+    assert parsed["set"]["timing.sync"] == "bit"
+    assert parsed["set"]["synth.structure"] == "ssl"
+
+
+def test_values_are_typed_as_a_grid_types_them():
+    assert se.typed("8") == 8 and isinstance(se.typed("8"), int)
+    assert se.typed("7.68") == 7.68
+    assert se.typed("true") is True and se.typed("false") is False
+    assert se.typed("auto") == "auto"
+
+
+def test_every_figure_belongs_to_a_part_and_no_two_share_a_file():
+    svgs = [svg for name in se.PLOTS for svg, _ in se.PLOTS[name]]
+    assert set(se.PLOTS) <= set(se.PARTS)
+    assert len(svgs) == len(set(svgs))
+    assert all(svg.startswith("sre-eval-") for svg in svgs)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--set", "timing.cycle_ns=8"], "error: --set: only with --check"),
+    (["--check", "--set", "timing.cycle_ns"], "error: --set: 'timing.cycle_ns' is not KEY=VALUE"),
+    (["--parts", "networks,nope"], "error: --parts: unknown part 'nope'"),
+])
+def test_a_wrong_flag_is_one_error_line_before_anything_runs(tmp_path, args, says):
+    # /bin/true stands for sresim: nothing may get as far as running it
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", "/bin/true", "--out", str(tmp_path),
+                        "--data", str(tmp_path / "data"), *args],
+                       capture_output=True, text=True)
+    assert p.returncode != 0
+    assert p.stderr.strip().startswith(says), p.stderr
+    assert not (tmp_path / "data").exists()
