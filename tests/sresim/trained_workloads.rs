@@ -162,7 +162,7 @@ fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
 #[test]
 fn the_resnets_check_and_run_and_pruning_saves_reads_and_cycles() {
     for name in ["fmnist-resnet20", "fmnist-resnet20-pruned"] {
-        let out = run_ok(&["check", "--workload", &format!("workloads/{name}")]);
+        let out = run_ok(&["check", &format!("workloads/{name}")]);
         assert!(out.contains("ok"), "{name}: {out}");
     }
     let dense = run_counts("fmnist-resnet20");
