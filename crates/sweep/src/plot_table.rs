@@ -346,13 +346,13 @@ pub fn interval_columns_of(header: &[String], y: &str, which: Interval) -> Optio
     ))
 }
 
+/// The (low, high) columns of an interval, when drawn, and the legend entry naming it.
+pub type Chosen = (Option<(usize, usize)>, Option<String>);
+
 /// The interval columns a plot of `a` draws, and the legend entry naming them: without
 /// `--interval`, the draws' columns when there are (and no entry); with it, its columns,
 /// or the error naming the file, the flag and the columns it lacks.
-pub fn chosen_interval(
-    src: &Source,
-    a: &PlotArgs,
-) -> Result<(Option<(usize, usize)>, Option<String>)> {
+pub fn chosen_interval(src: &Source, a: &PlotArgs) -> Result<Chosen> {
     let h = src.header();
     let Some(which) = a.interval else {
         return Ok((interval_columns(h, &a.y), None));
