@@ -6,7 +6,8 @@ weights), the session built before any timing, batch 1, one thread, timed in pro
     tools/ort_per_sample.py workloads/lenet5-mnist --samples 100 --passes 5
 
 Builds the ONNX model from manifest.json's graph and tensors.npz (crossbar layers as Conv
-or Gemm plus bias; MaxPool, AveragePool, Relu, Softmax, Concat, Reshape, Flatten), checks
+or Gemm plus bias; MaxPool, AveragePool, GlobalAveragePool, Relu, Softmax, Concat, Reshape,
+Flatten, and the Add of two activations: a residual network's), checks
 its outputs against the bundle's `graph.reference` when it has one, then runs the first
 SAMPLES samples one at a time, PASSES times, and prints one line:
 
@@ -60,8 +61,10 @@ def model_of(m, t):
         elif op in ("MaxPool", "AveragePool"):
             attrs = {a: node[a] for a in ("kernel_shape", "strides", "pads", "count_include_pad") if a in node}
             nodes.append(helper.make_node(op, ins, [out], **attrs))
-        elif op == "Relu":
-            nodes.append(helper.make_node("Relu", ins, [out]))
+        elif op in ("Relu", "GlobalAveragePool"):
+            nodes.append(helper.make_node(op, ins, [out]))
+        elif op == "Add" and len(ins) == 2 and not any(i in t.files for i in ins):
+            nodes.append(helper.make_node("Add", ins, [out]))   # a residual add of two activations
         elif op == "Softmax":
             nodes.append(helper.make_node("Softmax", ins, [out], axis=node.get("axis", -1)))
         elif op == "Concat":

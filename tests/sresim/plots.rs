@@ -231,3 +231,72 @@ w,TOTAL,sre,4,1.7976931348623157e308\nw,TOTAL,dense,1,-1.7976931348623157e308\nw
         );
     }
 }
+
+#[test]
+fn interval_chooses_the_drawn_interval_and_names_it_and_the_default_names_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = "workload,layer,mode,ou.rows,top1_mean,top1_ci_low,top1_ci_high,top1_samples_ci_low,top1_samples_ci_high\n\
+w,TOTAL,dense,8,0.9,0.88,0.92,0.85,0.94\nw,TOTAL,dense,16,0.8,0.79,0.81,0.76,0.84\n";
+    let csv = write(dir.path(), "points.csv", table);
+    let draw = |extra: &[&str]| {
+        let out = dir.path().join("p.svg");
+        let mut a = vec![
+            "plot",
+            s(&csv),
+            "--x",
+            "ou.rows",
+            "--y",
+            "top1_mean",
+            "-o",
+            s(&out),
+        ];
+        a.extend_from_slice(extra);
+        run_ok(&a);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let plain = draw(&[]);
+    let draws = draw(&["--interval", "draws"]);
+    let samples = draw(&["--interval", "samples"]);
+    assert!(!plain.contains("95% interval"));
+    assert!(draws.contains("95% interval over device draws"));
+    assert!(samples.contains("95% interval over samples and draws"));
+    // The band drawn is the chosen one: the wider interval over samples reaches further
+    // from the line, so its polygon differs from the draws' (which is the default's).
+    let band = |svg: &str| {
+        svg.lines()
+            .find(|l| l.contains("<polygon"))
+            .map(str::to_string)
+            .unwrap()
+    };
+    assert_ne!(band(&samples), band(&draws));
+    for svg in [&plain, &draws, &samples] {
+        let p = chart::layout::problems(svg);
+        assert!(p.is_empty(), "{p:?}");
+    }
+    // A table without the chosen columns: one line naming them, nothing written.
+    let out = dir.path().join("never.svg");
+    let lacking = write(
+        dir.path(),
+        "lacking.csv",
+        &table
+            .replace("top1_samples_ci_low", "x")
+            .replace("top1_samples_ci_high", "y"),
+    );
+    let e = run_fails(&[
+        "plot",
+        s(&lacking),
+        "--x",
+        "ou.rows",
+        "--y",
+        "top1_mean",
+        "--interval",
+        "samples",
+        "-o",
+        s(&out),
+    ]);
+    assert!(
+        e.contains("lacking.csv: --interval samples: no columns top1_samples_ci_low and top1_samples_ci_high for --y top1_mean"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}

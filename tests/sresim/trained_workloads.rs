@@ -1,5 +1,5 @@
 //! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, fmnist-vit,
-//! fmnist-vit-relu, fmnist-vit-relu-2of4): `sresim
+//! fmnist-vit-relu, fmnist-vit-relu-2of4, fmnist-resnet20, fmnist-resnet20-pruned): `sresim
 //! accuracy` on their first 100 labelled images gives exactly the float and 16-bit
 //! quantized top-1 their README states for those images (the builder measured it with the
 //! same command), so a corrupted bundle or a wrong README figure fails here. No torch:
@@ -15,13 +15,15 @@ use common::{col, read_csv, run_ok, s};
 
 use std::path::Path;
 
-const TRAINED: [&str; 6] = [
+const TRAINED: [&str; 8] = [
     "fmnist-cnn",
     "fmnist-cnn-ssl",
     "lenet5-mnist-ssl",
     "fmnist-vit",
     "fmnist-vit-relu",
     "fmnist-vit-relu-2of4",
+    "fmnist-resnet20",
+    "fmnist-resnet20-pruned",
 ];
 const CHECK: usize = 100;
 
@@ -155,4 +157,35 @@ fn the_relu_vits_run_and_their_2_of_4_and_relu_zeros_are_skipped() {
             );
         }
     }
+}
+
+#[test]
+fn the_resnets_check_and_run_and_pruning_saves_reads_and_cycles() {
+    for name in ["fmnist-resnet20", "fmnist-resnet20-pruned"] {
+        let out = run_ok(&["check", &format!("workloads/{name}")]);
+        assert!(out.contains("ok"), "{name}: {out}");
+    }
+    let dense = run_counts("fmnist-resnet20");
+    let pruned = run_counts("fmnist-resnet20-pruned");
+    let get = |rows: &[(String, String, u64, u64)], layer: &str, mode: &str| {
+        rows.iter()
+            .find(|r| r.0 == layer && r.1 == mode)
+            .map(|r| (r.2, r.3))
+            .unwrap_or_else(|| panic!("no row {layer} {mode}"))
+    };
+    let names =
+        |rows: &[(String, String, u64, u64)]| rows.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&dense), names(&pruned));
+    // The stem, 18 block convs, 2 shortcuts and the head, then TOTAL, in every mode.
+    let layers: std::collections::BTreeSet<&String> = dense.iter().map(|r| &r.0).collect();
+    assert_eq!(layers.len(), 23, "{layers:?}");
+    // Dense mode reads every weight: pruning changes nothing there.
+    assert_eq!(
+        get(&dense, "TOTAL", "dense").1,
+        get(&pruned, "TOTAL", "dense").1
+    );
+    // With 60% of the block convs' weights zero, weight compression reads fewer cells and
+    // sre takes fewer cycles on the pruned network than on the dense one.
+    assert!(get(&pruned, "TOTAL", "weight").1 < get(&dense, "TOTAL", "weight").1);
+    assert!(get(&pruned, "TOTAL", "sre").0 < get(&dense, "TOTAL", "sre").0);
 }

@@ -109,6 +109,34 @@ def write(out, name, spec, params, traces, graph_x, labels, desc, source, proven
     return res, accuracy_rows(binary, out, [len(graph_x), check_samples])
 
 
+def layer_macs(entry, weight):
+    """Multiply-accumulates of one sample through the layer `entry` (a manifest layer)
+    with `weight`: a conv's output positions times its weight's size, an fc's weight size
+    times its tokens."""
+    if entry["kind"] != "conv":
+        return int(weight.size) * int(entry.get("tokens", 1))
+    pos = 1
+    for i, size in enumerate(entry["input_shape"][1:]):
+        pad, dil, k, st = (entry.get(key, [d, d])[i] for key, d in
+                           (("padding", 0), ("dilation", 1), ("kernel", 1), ("stride", 1)))
+        pos *= (size + 2 * pad - dil * (k - 1) - 1) // st + 1
+    return pos * int(weight.size)
+
+
+def mac_rows(manifest, tensors):
+    """README table rows: per layer, its weight shape, weight zero fraction and
+    multiply-accumulates a sample; then the totals. Returns (rows, total MACs)."""
+    rows, total_w, total_z, total_m = [], 0, 0, 0
+    for e in manifest["layers"]:
+        w = tensors[e["weight"]]
+        m = layer_macs(e, w)
+        zeros = int((w == 0).sum())
+        total_w, total_z, total_m = total_w + w.size, total_z + zeros, total_m + m
+        rows.append(f"| {e['name']} | {e['kind']} | {list(w.shape)} | {zeros / w.size:.2%} | {m} |")
+    rows.append(f"| all | | {total_w} weights | {total_z / total_w:.2%} | {total_m} |")
+    return rows, total_m
+
+
 def ssl_section(h, accs, n_graph):
     """The README section describing SSL with the hyper-parameters `h` (a dict: epochs, lr,
     lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay) and torch's top-1 at each step."""

@@ -1,10 +1,12 @@
-"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, and the transformers
-fmnist-vit, fmnist-vit-relu and fmnist-vit-relu-2of4 for their graph input and top-1)
-against their READMEs,
+"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, the transformers
+fmnist-vit, fmnist-vit-relu and fmnist-vit-relu-2of4 for their graph input and top-1, and
+the residual networks fmnist-resnet20 and fmnist-resnet20-pruned) against their READMEs,
 with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
 hold, the float top-1 over the whole graph input is what the stored onnxruntime outputs
 give, the graph input is >= 2000 labelled uint8 images, SSL removed whole groups, 2:4
-holds in every pruned layer and a ReLU feed-forward's second layer reads mostly zeros.
+holds in every pruned layer and a ReLU feed-forward's second layer reads mostly zeros; the
+ResNet-20s hold 1,000 labelled images, 31.0 M MACs an image, nine residual adds, and the
+pruned one 60% zeros in each block conv and none elsewhere.
 tests/sresim/trained_workloads.rs checks the `sresim accuracy` figures."""
 
 import os
@@ -19,12 +21,13 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from sresim_export import read_bundle  # noqa: E402
-from sresim_export.trained import structure_rows  # noqa: E402
+from sresim_export.trained import mac_rows, structure_rows  # noqa: E402
 
 TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"]
 RELU_VIT = ["fmnist-vit-relu", "fmnist-vit-relu-2of4"]
 LABELLED = TRAINED + ["fmnist-vit"] + RELU_VIT
 SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+RESNET = ["fmnist-resnet20", "fmnist-resnet20-pruned"]
 
 
 def load(name):
@@ -64,7 +67,7 @@ def test_graph_input_is_2000_labelled_uint8_images(name):
     assert np.array_equal(trace, x[:len(trace)].astype(np.float32))
 
 
-@pytest.mark.parametrize("name", LABELLED)
+@pytest.mark.parametrize("name", LABELLED + RESNET)
 def test_readme_float_top1_is_the_stored_reference_top1(name):
     manifest, tensors, readme = load(name)
     labels = tensors[manifest["labels"]]
@@ -139,3 +142,31 @@ def test_the_relu_vits_hold_2_of_4_and_relu_zeros_where_their_readmes_say(name):
         else:
             assert zeros < 0.05, (l["name"], zeros)
     assert "torch's float32 top-1 on all 10,000 test images" in readme
+
+
+@pytest.mark.parametrize("name", RESNET)
+def test_the_resnets_are_cifar_size_residual_networks_as_their_readmes_say(name):
+    manifest, tensors, readme = load(name)
+    x = tensors[manifest["graph_input"]]
+    labels = tensors[manifest["labels"]]
+    assert x.dtype == np.uint8 and x.shape == (1000, 1, 28, 28)
+    assert labels.shape == (1000,) and set(np.unique(labels)) == set(range(10))
+    first = manifest["layers"][0]
+    trace = tensors[first["input"]]
+    assert np.array_equal(trace, x[:len(trace)].astype(np.float32))
+    rows, macs = mac_rows(manifest, tensors)
+    for row in rows:
+        assert row in readme, f"{name}: README lacks the row {row}"
+    # ResNet-20 at 28x28: the stem, 18 block convs, 2 shortcuts, the head; 31.0 M MACs
+    layers = manifest["layers"]
+    assert len(layers) == 22 and macs == 31021952
+    assert [n["op"] for n in manifest["graph"]].count("Add") == 9
+    pruned = name.endswith("pruned")
+    for e in layers:
+        w = tensors[e["weight"]]
+        block_conv = e["kind"] == "conv" and list(w.shape[2:]) == [3, 3] and e is not layers[0]
+        zeros = int((w == 0).sum())
+        if pruned and block_conv:
+            assert zeros == int(np.ceil(0.6 * w.size - 1e-9)), e["name"]
+        else:
+            assert zeros == 0, e["name"]

@@ -24,6 +24,10 @@ pub struct Chart {
     /// Per series, in the order of `series`, the intervals (x, low, high) of its points
     /// that have one, sorted by x; empty (or shorter than `series`) for none.
     pub intervals: Vec<Vec<(f64, f64, f64)>>,
+    /// A legend entry saying which interval `intervals` holds (e.g. "95% interval over
+    /// device draws"), drawn after the other entries with a band's swatch (a whisker's on
+    /// a scatter or bars); None for no entry.
+    pub interval_label: Option<String>,
     /// With `categories`: the series' bars stacked on one another at each category (the
     /// parts of a whole, such as energy by component) rather than side by side.
     pub stacked: bool,
@@ -52,6 +56,7 @@ impl Default for Chart {
             front: Vec::new(),
             front_points: Vec::new(),
             intervals: Vec::new(),
+            interval_label: None,
             stacked: false,
             y_lines: Vec::new(),
             y_domain: (f64::NEG_INFINITY, f64::INFINITY),

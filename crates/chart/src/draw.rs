@@ -27,6 +27,8 @@ pub(crate) enum Entry {
     Series(usize),
     Front,
     Line(usize),
+    /// What the intervals are ([`Chart::interval_label`]).
+    Interval,
 }
 
 /// A polyline drawn with `dash` (pixels on and off, repeating; solid for None).
@@ -271,6 +273,24 @@ pub(crate) fn draw_legend(
                 if !c.front_points.is_empty() {
                     let ring = Circle::new((28, y), 8, style::REFERENCE.stroke_width(2));
                     area.draw(&ring).map_err(err)?;
+                }
+            }
+            Entry::Interval => {
+                // The intervals are drawn in each series' colour; the swatch is grey.
+                let grey = style::REFERENCE.mix(0.2);
+                if c.lines && !bars {
+                    let band = Rectangle::new([(10, y - 7), (46, y + 7)], grey.filled());
+                    area.draw(&band).map_err(err)?;
+                } else {
+                    let whisker = style::REFERENCE.stroke_width(1);
+                    for pts in [
+                        [(28, y - 8), (28, y + 8)],
+                        [(24, y - 8), (32, y - 8)],
+                        [(24, y + 8), (32, y + 8)],
+                    ] {
+                        area.draw(&PathElement::new(pts.to_vec(), whisker))
+                            .map_err(err)?;
+                    }
                 }
             }
             Entry::Line(j) => {

@@ -112,6 +112,9 @@ pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
     for (i, l) in c.y_lines.iter().enumerate() {
         entries.push((Entry::Line(i), l.1.clone()));
     }
+    if let Some(l) = &c.interval_label {
+        entries.push((Entry::Interval, l.clone()));
+    }
     const LEGEND_TEXT_X: i32 = 52;
     let widest = entries
         .iter()

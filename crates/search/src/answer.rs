@@ -322,6 +322,7 @@ pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(
                 pareto: true,
                 x_better: None,
                 y_better: Some(sweep::pareto::Better::Lower),
+                interval: None,
                 stack: false,
                 x_min: None,
                 x_max: None,

@@ -130,10 +130,44 @@ pub struct PlotArgs {
     /// With --pareto: which end of y is better (default higher).
     #[arg(long, value_enum)]
     pub y_better: Option<Better>,
+    /// Which 95% interval of y is drawn, named in the legend: `draws` (over device draws
+    /// at fixed samples: `<f>_ci_low`/`<f>_ci_high`) or `samples` (over samples and draws:
+    /// `<f>_samples_ci_low`/`<f>_samples_ci_high`). Without it: the draws' interval when
+    /// the table has one, and no legend entry for it.
+    #[arg(long, value_enum)]
+    pub interval: Option<Interval>,
     /// Print nothing on stdout (errors and notes still go to stderr; the exit status
     /// is unchanged).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// The interval `sresim plot --interval` draws around y (docs/accuracy.md says what each
+/// covers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Interval {
+    /// Over device draws on the fixed samples (`<f>_ci_low`, `<f>_ci_high`).
+    Draws,
+    /// Over the samples and the device draws (`<f>_samples_ci_low`, `<f>_samples_ci_high`).
+    Samples,
+}
+
+impl Interval {
+    /// The suffixes of its low and high columns.
+    pub fn suffixes(self) -> (&'static str, &'static str) {
+        match self {
+            Interval::Draws => ("_ci_low", "_ci_high"),
+            Interval::Samples => ("_samples_ci_low", "_samples_ci_high"),
+        }
+    }
+
+    /// Its legend entry.
+    pub fn label(self) -> &'static str {
+        match self {
+            Interval::Draws => "95% interval over device draws",
+            Interval::Samples => "95% interval over samples and draws",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -12,7 +12,7 @@
 
 use super::args::PlotArgs;
 use super::names;
-use super::plot_table::{interval_columns, label, legend, series_columns, Keep, Place, Source};
+use super::plot_table::{chosen_interval, label, legend, series_columns, Keep, Place, Source};
 use super::table::Table;
 use anyhow::{anyhow, Result};
 use chart::Chart;
@@ -77,7 +77,7 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
     let yi = src.col(&a.y, "--y")?;
     let si = series_columns(src, a)?;
     let keep = Keep::new(src, a, yi)?;
-    let ci = interval_columns(h, &a.y);
+    let (ci, interval_label) = chosen_interval(src, a)?;
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut intervals: Vec<Vec<(f64, f64, f64)>> = Vec::new();
     let mut index: std::collections::HashMap<Vec<String>, usize> = Default::default();
@@ -203,6 +203,7 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
         front: steps(&on),
         front_points: on,
         intervals,
+        interval_label,
         y_domain: names::column(&a.y).domain.range(),
         ..Chart::default()
     };

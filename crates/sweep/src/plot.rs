@@ -143,7 +143,7 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
     let yi = src.col(&a.y, "--y")?;
     let si = series_columns(src, a)?;
     let keep = Keep::new(src, a, yi)?;
-    let ci = interval_columns(h, &a.y);
+    let (ci, interval_label) = chosen_interval(src, a)?;
     let mut shared = Shared::new(src);
     let mut series = SeriesNames::default();
     let mut cats: Vec<String> = Vec::new();
@@ -268,6 +268,7 @@ pub fn chart_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
         series: out,
         lines: true,
         intervals,
+        interval_label,
         y_domain: names::column(&a.y).domain.range(),
         ..Chart::default()
     };
@@ -439,6 +440,11 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
             bail!("{flag}: needs --pareto (it sets the direction of the Pareto front)");
         }
     }
+    if a.interval.is_some() && a.stack && !a.pareto {
+        bail!(
+            "--interval: a stacked chart draws no interval (it goes with a line chart or --pareto)"
+        );
+    }
     let src = Source::open(&a.input)?;
     let c = match (a.pareto, a.stack) {
         (true, _) => super::pareto::chart_of(&src, a)?,
@@ -470,5 +476,7 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     Ok(out)
 }
 
+#[cfg(test)]
+mod interval_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -7,7 +7,7 @@
 //! lines. Below both the line chart ([`crate::plot`]) and the Pareto chart
 //! ([`crate::pareto`]), which read rows the same way.
 
-use super::args::PlotArgs;
+use super::args::{Interval, PlotArgs};
 use super::names;
 use super::table::Table;
 use anyhow::{anyhow, bail, Result};
@@ -327,16 +327,52 @@ pub(crate) fn none_kept(src: &Source, keep: &Keep, y: &str) -> anyhow::Error {
 /// of device draws, docs/accuracy.md). A figure `f` whose table also has `f_mean` is a
 /// single draw, not the mean: it gets none.
 pub fn interval_columns(header: &[String], y: &str) -> Option<(usize, usize)> {
+    interval_columns_of(header, y, Interval::Draws)
+}
+
+/// [`interval_columns`] of the interval `which`: with [`Interval::Samples`],
+/// `<f>_samples_ci_low` and `<f>_samples_ci_high`.
+pub fn interval_columns_of(header: &[String], y: &str, which: Interval) -> Option<(usize, usize)> {
     let has = |c: &str| header.iter().position(|h| h == c);
     let stem = match y.strip_suffix("_mean") {
         Some(f) => f.to_string(),
         None if has(&format!("{y}_mean")).is_some() => return None,
         None => y.to_string(),
     };
+    let (low, high) = which.suffixes();
     Some((
-        has(&format!("{stem}_ci_low"))?,
-        has(&format!("{stem}_ci_high"))?,
+        has(&format!("{stem}{low}"))?,
+        has(&format!("{stem}{high}"))?,
     ))
+}
+
+/// The (low, high) columns of an interval, when drawn, and the legend entry naming it.
+pub type Chosen = (Option<(usize, usize)>, Option<String>);
+
+/// The interval columns a plot of `a` draws, and the legend entry naming them: without
+/// `--interval`, the draws' columns when there are (and no entry); with it, its columns,
+/// or the error naming the file, the flag and the columns it lacks.
+pub fn chosen_interval(src: &Source, a: &PlotArgs) -> Result<Chosen> {
+    let h = src.header();
+    let Some(which) = a.interval else {
+        return Ok((interval_columns(h, &a.y), None));
+    };
+    match interval_columns_of(h, &a.y, which) {
+        Some(ci) => Ok((Some(ci), Some(which.label().to_string()))),
+        None => {
+            let stem = a.y.strip_suffix("_mean").unwrap_or(&a.y);
+            let (low, high) = which.suffixes();
+            bail!(
+                "{}: --interval {}: no columns {stem}{low} and {stem}{high} for --y {} (a table of `accuracy --draws` or a sweep with draws has them for the _mean columns)",
+                src.path().display(),
+                match which {
+                    Interval::Draws => "draws",
+                    Interval::Samples => "samples",
+                },
+                a.y
+            )
+        }
+    }
 }
 
 /// The number in cell `i` of row `r` (column `col`, named by `flag` in messages): a

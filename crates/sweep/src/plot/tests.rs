@@ -38,6 +38,7 @@ pub(crate) fn args(x: &str, series: &str, filters: &[&str]) -> PlotArgs {
         y_lines: Vec::new(),
         x_better: None,
         y_better: None,
+        interval: None,
         quiet: false,
     }
 }
