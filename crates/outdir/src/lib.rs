@@ -72,6 +72,10 @@ impl OutputDir {
             .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
             .map(Path::to_path_buf)
             .collect();
+        // A file in the way: say so (create_dir_all would say "File exists").
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+            bail!("{d}: not a directory (a file of that name is in the way)");
+        }
         std::fs::create_dir_all(path).map_err(|e| anyhow!("{d}: cannot create: {e}"))?;
         if !path.is_dir() {
             bail!("{d}: not a directory");
@@ -183,8 +187,8 @@ mod commit;
 pub mod names;
 mod recover;
 pub use commit::{
-    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, EXPORT_MARK,
-    JOURNAL, JOURNAL_FORMAT,
+    check_apart, interrupted, open_append, replace, replace_staged, stage, stage_file, Staged,
+    EXPORT_MARK, JOURNAL, JOURNAL_FORMAT,
 };
 pub use recover::recover;
 
