@@ -28,7 +28,8 @@
 //! before stays new). A process killed during step 5 leaves the journal: while it is
 //! there, the one reader of user files (`workload::files`) refuses every file of the
 //! directory (and, through its mark, of every other directory of the replacement), and
-//! the next [`OutputDir::open`] of it completes the renames ([`recover`]),
+//! no writer stages a file in it or in a marked directory (they are refused, the mark
+//! kept), and the next [`OutputDir::open`] of it completes the renames ([`recover`]),
 //! touching nothing but the files, temporaries and links its writer could have made
 //! (`names.rs` lists each writer's files).
 //! A process killed before step 4 leaves at most a temporary behind; its name starts with

@@ -25,10 +25,14 @@
 //! destination passes the check of a first write (absent or a regular file: never a
 //! link, directory, FIFO or device), and every temporary and link that is there must be
 //! a regular file. On Unix every step works on the directories opened once, so a name
-//! swapped for a link in between cannot redirect it. After the renames, the mark
-//! `.sresim-commit-export` of a recorded directory is removed when it names the journal's
-//! directory; a directory holding a mark is refused by [`recover`] itself (only the
-//! journal's directory can complete it), its mark left as it is.
+//! swapped for a link in between cannot redirect it. A recorded directory is touched
+//! only when it holds the mark `.sresim-commit-export` naming the journal's directory
+//! (a writer leaves it before any rename), and its user-named file only when the mark
+//! records that name: a journal that would rename into a recorded directory without it is
+//! refused; one without it and nothing left to rename there is left alone. After the
+//! renames, that mark is removed; a directory holding a mark is refused by [`recover`]
+//! itself (only the journal's directory can complete it), and by every writer
+//! ([`unfinished`], called where each file is staged), its mark left as it is.
 #![allow(clippy::disallowed_methods)] // this crate is the one allowed writer
 
 use crate::commit::{
