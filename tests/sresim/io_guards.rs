@@ -487,3 +487,179 @@ fn a_shard_past_a_file_size_limit_names_its_directory() {
     );
     assert!(!d.join("s").exists(), "the directory it created is removed");
 }
+
+/// The trained LeNet-5 bundle: a memory run of it takes a moment.
+fn lenet_bundle() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("workloads/lenet5-mnist")
+        .display()
+        .to_string()
+}
+
+/// Every file of a directory (name, content), dot files included.
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A `memory` killed between its renames leaves the mark of its journal (in mo) in its
+/// export directory mx. Every writer of mx is refused until mo is completed, with or
+/// without an --out of its own, for the lists or a trace, and mx is left as it was, the
+/// mark included: such writers used to exit 0 and remove the mark, so that completing mo
+/// later left mx with one list of batch 2 beside one of batch 1.
+#[test]
+fn every_writer_of_a_marked_export_directory_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let w = lenet_bundle();
+    let memory = |args: &[&str], envs: &[(&str, &str)]| {
+        let all = with(&["memory", "--workload", &w, "-q"], args);
+        within(d, &all, envs, Duration::from_secs(120)).expect("ends")
+    };
+    let lists = ["-o", "mo", "--dump-access-list", "mx", "--batch"];
+    assert!(memory(&with(&lists, &["1"]), &[]).status.success());
+    let killed = memory(
+        &with(&lists, &["2"]),
+        &[("SRESIM_TEST_ABORT_AFTER_RENAMES", "3")],
+    );
+    assert!(killed.status.code().is_none(), "killed: {killed:?}");
+    assert!(d.join("mx/.sresim-commit-export").exists());
+    let before = files_of(&d.join("mx"));
+    let point = ["--capacity", "1MiB", "--bandwidth", "1GB/s"];
+    for args in [
+        vec!["-o", "other", "--dump-access-list", "mx", "--batch", "1"],
+        with(&["-o", "other", "--dump-trace", "mx/t.trace"], &point),
+        vec!["--dump-access-list", "mx", "--batch", "1"],
+        with(&["--dump-trace", "mx/t.trace"], &point),
+    ] {
+        let e = fails(d, &with(&["memory", "--workload", &w, "-q"], &args));
+        assert!(
+            e.contains("mx/.sresim-commit-export: its files are part of an unfinished replacement whose journal is in"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(files_of(&d.join("mx")), before, "{args:?}");
+        assert!(!d.join("other").exists(), "{args:?}");
+    }
+    // The next writer of mo completes mx: both lists of batch 2, as a clean run writes.
+    assert!(memory(&["-o", "mo", "--batch", "1"], &[]).status.success());
+    assert!(!d.join("mx/.sresim-commit-export").exists());
+    let clean = [
+        "-o",
+        "clean",
+        "--dump-access-list",
+        "cleanx",
+        "--batch",
+        "2",
+    ];
+    assert!(memory(&clean, &[]).status.success());
+    assert_eq!(files_of(&d.join("mx")), files_of(&d.join("cleanx")));
+}
+
+/// Two outputs of one `memory` run at one path: the trace used to replace
+/// memory_summary.json (or access_list.csv) in the same commit, one of them lost, and the
+/// command exit 0. Refused in one line before anything is written; a trace of another
+/// name beside the set is fine.
+#[test]
+fn two_outputs_of_one_memory_run_never_share_a_path() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let w = lenet_bundle();
+    std::fs::create_dir(d.join("D")).unwrap();
+    let point = ["--capacity", "1MiB", "--bandwidth", "1GB/s"];
+    let base = ["memory", "--workload", &w, "-q"];
+    for (args, path) in [
+        (
+            vec!["-o", "D", "--dump-trace", "D/memory_summary.json"],
+            "D/memory_summary.json",
+        ),
+        (
+            vec![
+                "--dump-trace",
+                "D/access_list.csv",
+                "--dump-access-list",
+                "D",
+            ],
+            "D/access_list.csv",
+        ),
+        // Not written by this run (csv), but a name of the set there.
+        (
+            vec!["-o", "D", "--dump-trace", "D/memory_layers.parquet"],
+            "D/memory_layers.parquet",
+        ),
+    ] {
+        let e = fails(d, &with(&with(&base, &args), &point));
+        assert!(
+            e.starts_with(&format!("error: --dump-trace: {path}: "))
+                && e.contains("name another file"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(
+            std::fs::read_dir(d.join("D")).unwrap().count(),
+            0,
+            "{args:?}"
+        );
+    }
+    let ok = with(
+        &base,
+        &[
+            "-o",
+            "D",
+            "--dump-trace",
+            "D/t.trace",
+            "--dump-access-list",
+            "D",
+        ],
+    );
+    let o = within(d, &with(&ok, &point), &[], Duration::from_secs(120)).unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(std::fs::read_dir(d.join("D")).unwrap().count(), 5);
+}
+
+/// A `memory` journal planted in an output directory, recording a directory beside it
+/// with a temporary of the journal's pid there: the next `run -o` used to replace that
+/// directory's summary.json (or access_list.csv). A real writer marks the directory before
+/// any rename; without the mark the journal is refused, nothing touched.
+#[test]
+fn a_planted_memory_journal_never_replaces_a_file_beside() {
+    let t = tempfile::tempdir().unwrap();
+    let d = std::fs::canonicalize(t.path()).unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    std::fs::create_dir(d.join("victim")).unwrap();
+    for name in ["summary.json", "access_list.csv"] {
+        std::fs::write(d.join("victim").join(name), "VICTIM").unwrap();
+        std::fs::write(d.join(format!("victim/.{name}.tmp.777.0")), "planted").unwrap();
+        let journal = format!(
+            "sresim-commit 2\nwriter memory\npid 777\ndir {}\nfile 1 0 - {name}\n",
+            d.join("victim").display()
+        );
+        std::fs::write(d.join("out/.sresim-commit"), &journal).unwrap();
+        let e = fails(&d, &with(RUN, &["-q", "--out", "out"]));
+        assert!(
+            e.starts_with("error: out/.sresim-commit: refused, nothing changed: ")
+                && e.contains("holds no mark .sresim-commit-export"),
+            "{name}: {e}"
+        );
+        let read = |p: String| std::fs::read_to_string(d.join(p)).unwrap();
+        assert_eq!(read(format!("victim/{name}")), "VICTIM");
+        assert_eq!(read(format!("victim/.{name}.tmp.777.0")), "planted");
+        assert_eq!(read("out/.sresim-commit".into()), journal);
+    }
+}
+
+/// `--out FILE` where FILE is a regular file: said so, not "cannot create: File exists".
+#[test]
+fn an_output_directory_that_is_a_file_is_said_to_be_one() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("F"), "mine").unwrap();
+    let e = fails(t.path(), &with(RUN, &["--out", "F"]));
+    assert!(e.contains("error: F: not a directory"), "{e}");
+    assert_eq!(std::fs::read_to_string(t.path().join("F")).unwrap(), "mine");
+}

@@ -120,8 +120,16 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
     let args = cmd.args.to_args();
-    let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
+    // The directory the journal goes to is opened (locked, and a replacement left there
+    // completed) before any file is staged: --out, else the directory of the first export
+    // when it exists (docs/errors.md, "Output directories"). Every other directory a file
+    // is staged in is refused while it holds a journal or a mark (outdir::stage).
     let out = args.out.as_deref().map(OutputDir::open).transpose()?;
+    let _home = match (&out, sim::memory_out::journal_dir(&cmd.export_flags())) {
+        (None, Some(d)) if d.is_dir() => Some(OutputDir::open(&d)?),
+        _ => None,
+    };
+    let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
     let compute = match mc.compute {
         ::memory::ComputeKind::Peak => ::memory::ComputeSource::Peak,
         ::memory::ComputeKind::Simulated => {

@@ -23,12 +23,15 @@ pub const JOURNAL_FORMAT: &str = "sresim-commit 2";
 /// The mark a replacement leaves in each other directory its files lie in (the exports of
 /// `sresim memory`), from just after its journal is written until just before it is
 /// removed: while it is there the files of that directory may be new beside old ones, so
-/// readers refuse them there too ([`interrupted`]). It names the journal's directory:
-/// `sresim-commit-export 1`, then `journal DIR` (absolute, resolved).
+/// readers refuse them there too ([`interrupted`]). It names the journal's directory and
+/// the file a user named there, if any: `sresim-commit-export 2`, `journal DIR` (absolute,
+/// resolved), then `file NAME` when the directory holds the replacement's user-named file
+/// (`--dump-trace`). Recovery renames into a recorded directory only when it holds this
+/// mark ([`crate::recover`]).
 pub const EXPORT_MARK: &str = ".sresim-commit-export";
 
 /// The first line of an export mark.
-pub const EXPORT_MARK_FORMAT: &str = "sresim-commit-export 1";
+pub const EXPORT_MARK_FORMAT: &str = "sresim-commit-export 2";
 
 /// Most directories besides the journal's that one replacement's files may lie in.
 const MAX_EXPORT_DIRS: usize = 2;
@@ -134,7 +137,15 @@ pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
 }
 
 /// [`stage`] of `dir/name`, named `dst` in messages.
+///
+/// The one check of every writer (docs/errors.md, "Output directories"): a directory that
+/// holds the journal or the export mark of an unfinished replacement is never written
+/// into, whatever the command and whether or not it names the directory with `--out`,
+/// until that replacement is completed where its journal is. Its mark is left as it is.
+/// (A command's own `--out` directory was completed by [`crate::OutputDir::open`] before
+/// anything is staged in it.)
 fn stage_at(dir: &Path, name: &str, dst: PathBuf, named: bool) -> Result<Staged> {
+    crate::recover::unfinished(dir)?;
     check_destination(&dst)?;
     let (tmp, serial) = scratch(dir, name, "tmp");
     let file = File::options()
@@ -251,8 +262,13 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             let journal = write_journal(dir, &plan, &entries, &saved)?;
             // Each other directory is marked before any of its files is renamed.
             let mut marks = Scratch::default();
-            for d in &plan.dirs {
-                match write_mark(Path::new(d), &plan.home) {
+            for (i, d) in plan.dirs.iter().enumerate() {
+                let named = entries
+                    .iter()
+                    .zip(&plan.index)
+                    .find(|(e, &k)| k == i + 1 && !plan.writer.lists(&e.name))
+                    .map(|(e, _)| e.name.as_str());
+                match write_mark(Path::new(d), &plan.home, named) {
                     Ok(m) => marks.0.push(m),
                     Err(e) => {
                         drop(marks);
@@ -393,6 +409,12 @@ pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
             index.push(dirs.len());
         }
     }
+    let resolved: Vec<(&Path, &str, bool, usize)> = entries
+        .iter()
+        .zip(&index)
+        .map(|(e, &i)| (e.dst.as_path(), e.name.as_str(), e.named, i))
+        .collect();
+    apart(writer, &resolved)?;
     if dirs.len() > writer.export_dirs.min(MAX_EXPORT_DIRS) {
         bail!(
             "{}: the files of one {} result lie in {} directories besides this one",
@@ -421,6 +443,67 @@ pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
         dirs,
         index,
     })
+}
+
+/// The one check that the outputs of one command are apart: `files` (the path as the
+/// user gave it, the name, named by the user, the directory's number: equal numbers are
+/// one directory, resolved). Two files at one path would leave one of them lost (the
+/// rename of the second replaces the first); and a file the user named (`--dump-trace`)
+/// must not take a name of the set `writer` replaces together in a directory where that
+/// set is written (memory_summary.json, access_list.csv, memory_layers.parquet, ...): the
+/// set owns those names there (a later run of it replaces or removes them).
+fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result<()> {
+    for (k, (p, name, named, dir)) in files.iter().enumerate() {
+        if files[..k].iter().any(|f| f.1 == *name && f.3 == *dir) {
+            bail!(
+                "{}: two outputs of one command resolve to this path (one would be lost): name another file",
+                p.display()
+            );
+        }
+        let set_here = files.iter().any(|f| !f.2 && f.3 == *dir);
+        if *named && set_here && writer.lists(name) {
+            bail!(
+                "{}: is one of the files `{}` writes together in that directory (two outputs of one command at one path): name another file",
+                p.display(),
+                writer.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// [`apart`] for the outputs a command is about to write, before it computes them
+/// (`memory`: its reports, lists and trace): `files` (directory, name, named by the
+/// user); the directories must exist. The same check runs again when they are committed.
+pub fn check_apart(writer: &str, files: &[(&Path, &str, bool)]) -> Result<()> {
+    let w = names::writer(writer).ok_or_else(|| anyhow!("{writer}: not a writer of names.rs"))?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut paths = Vec::with_capacity(files.len());
+    let mut index = Vec::with_capacity(files.len());
+    for (d, name, _) in files {
+        let shown = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        let c = std::fs::canonicalize(shown)
+            .map_err(|e| anyhow!("{}: cannot resolve: {e}", shown.display()))?;
+        index.push(match dirs.iter().position(|x| *x == c) {
+            Some(i) => i,
+            None => {
+                dirs.push(c);
+                dirs.len() - 1
+            }
+        });
+        paths.push(d.join(name));
+    }
+    let resolved: Vec<(&Path, &str, bool, usize)> = files
+        .iter()
+        .zip(&paths)
+        .zip(&index)
+        .map(|(((_, n, named), p), &i)| (p.as_path(), *n, *named, i))
+        .collect();
+    apart(w, &resolved)
 }
 
 /// The text of the journal of `plan` (see [`crate::recover`] for its format): the old
@@ -453,15 +536,20 @@ pub(crate) fn write_journal(
     write_small(dir, JOURNAL, &text)
 }
 
-/// The text of the export mark naming the journal's directory `home`.
-pub(crate) fn mark_text(home: &str) -> String {
-    format!("{EXPORT_MARK_FORMAT}\njournal {home}\n")
+/// The text of the export mark naming the journal's directory `home`, and the file a
+/// user named in the marked directory.
+pub(crate) fn mark_text(home: &str, named: Option<&str>) -> String {
+    let mut text = format!("{EXPORT_MARK_FORMAT}\njournal {home}\n");
+    if let Some(n) = named {
+        text += &format!("file {n}\n");
+    }
+    text
 }
 
-/// Writes the export mark naming `home` into `dir` (a temporary, synced, renamed into
-/// place); returns its path.
-fn write_mark(dir: &Path, home: &str) -> Result<PathBuf> {
-    write_small(dir, EXPORT_MARK, &mark_text(home))
+/// Writes the export mark naming `home` (and `named`) into `dir` (a temporary, synced,
+/// renamed into place); returns its path.
+fn write_mark(dir: &Path, home: &str, named: Option<&str>) -> Result<PathBuf> {
+    write_small(dir, EXPORT_MARK, &mark_text(home, named))
 }
 
 /// Writes `text` as the file `name` (a dot-file of sresim's) in `dir`: to a temporary,

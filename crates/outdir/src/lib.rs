@@ -28,7 +28,8 @@
 //! before stays new). A process killed during step 5 leaves the journal: while it is
 //! there, the one reader of user files (`workload::files`) refuses every file of the
 //! directory (and, through its mark, of every other directory of the replacement), and
-//! the next [`OutputDir::open`] of it completes the renames ([`recover`]),
+//! no writer stages a file in it or in a marked directory (they are refused, the mark
+//! kept), and the next [`OutputDir::open`] of it completes the renames ([`recover`]),
 //! touching nothing but the files, temporaries and links its writer could have made
 //! (`names.rs` lists each writer's files).
 //! A process killed before step 4 leaves at most a temporary behind; its name starts with
@@ -72,6 +73,10 @@ impl OutputDir {
             .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
             .map(Path::to_path_buf)
             .collect();
+        // A file in the way: say so (create_dir_all would say "File exists").
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+            bail!("{d}: not a directory (a file of that name is in the way)");
+        }
         std::fs::create_dir_all(path).map_err(|e| anyhow!("{d}: cannot create: {e}"))?;
         if !path.is_dir() {
             bail!("{d}: not a directory");
@@ -183,8 +188,8 @@ mod commit;
 pub mod names;
 mod recover;
 pub use commit::{
-    interrupted, open_append, replace, replace_staged, stage, stage_file, Staged, EXPORT_MARK,
-    JOURNAL, JOURNAL_FORMAT,
+    check_apart, interrupted, open_append, replace, replace_staged, stage, stage_file, Staged,
+    EXPORT_MARK, JOURNAL, JOURNAL_FORMAT,
 };
 pub use recover::recover;
 

@@ -25,10 +25,14 @@
 //! destination passes the check of a first write (absent or a regular file: never a
 //! link, directory, FIFO or device), and every temporary and link that is there must be
 //! a regular file. On Unix every step works on the directories opened once, so a name
-//! swapped for a link in between cannot redirect it. After the renames, the mark
-//! `.sresim-commit-export` of a recorded directory is removed when it names the journal's
-//! directory; a directory holding a mark is refused by [`recover`] itself (only the
-//! journal's directory can complete it), its mark left as it is.
+//! swapped for a link in between cannot redirect it. A recorded directory is touched
+//! only when it holds the mark `.sresim-commit-export` naming the journal's directory
+//! (a writer leaves it before any rename), and its user-named file only when the mark
+//! records that name: a journal that would rename into a recorded directory without it is
+//! refused; one without it and nothing left to rename there is left alone. After the
+//! renames, that mark is removed; a directory holding a mark is refused by [`recover`]
+//! itself (only the journal's directory can complete it), and by every writer
+//! ([`unfinished`], called where each file is staged), its mark left as it is.
 #![allow(clippy::disallowed_methods)] // this crate is the one allowed writer
 
 use crate::commit::{
@@ -94,19 +98,30 @@ pub fn recover(dir: &Path) -> Result<()> {
     let text = std::fs::read_to_string(&path).map_err(|e| refuse(e.to_string()))?;
     let journal = parse(&text).map_err(refuse)?;
     let home = Dir::open(dir, false).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
+    let resolved_home =
+        std::fs::canonicalize(dir).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
     // A writer records as directory 0, never by its path, the directory its journal is in.
-    if let Ok(c) = std::fs::canonicalize(dir) {
-        if let Some(d) = journal.dirs.iter().find(|d| **d == c) {
-            return Err(refuse(format!(
-                "dir {}: the journal's own directory (its files are directory 0)",
-                d.display()
-            )));
-        }
+    if let Some(d) = journal.dirs.iter().find(|d| **d == resolved_home) {
+        return Err(refuse(format!(
+            "dir {}: the journal's own directory (its files are directory 0)",
+            d.display()
+        )));
     }
     let mut dirs = vec![home];
     for d in &journal.dirs {
         dirs.push(Dir::open(d, true).map_err(|e| refuse(format!("{}: {e}", d.display())))?);
     }
+    // The mark of each recorded directory, when it is this journal's: a writer marks every
+    // directory of its exports before the first rename, so a temporary is renamed into a
+    // recorded directory only when it holds the mark naming this journal's directory, and
+    // a file the user named there only when the mark records that name. A directory
+    // without it has nothing of this journal to complete (its mark is removed only after
+    // the last rename), so nothing in it is touched; a journal that would rename into it
+    // is not one sresim wrote.
+    let marks: Vec<Option<Mark>> = dirs
+        .iter()
+        .map(|d| d.read_mark().filter(|m| m.home == resolved_home))
+        .collect();
     // Every check before the first rename.
     let mut steps = Vec::with_capacity(journal.files.len());
     for f in &journal.files {
@@ -115,6 +130,17 @@ pub fn recover(dir: &Path) -> Result<()> {
         let old = f.old.map(|n| scratch_name(&f.name, "old", journal.pid, n));
         let dst_kind = d.kind(&f.name).map_err(&refuse)?;
         destination_kind(&d.path.join(&f.name), dst_kind).map_err(&refuse)?;
+        let mark = marks[f.dir].as_ref();
+        if f.dir > 0 && !journal.writer.lists(&f.name) {
+            if let Some(m) = mark.filter(|m| m.file.as_deref() != Some(f.name.as_str())) {
+                return Err(refuse(format!(
+                    "{}: its mark records {} as the file named by the user, not {}",
+                    d.path.join(EXPORT_MARK).display(),
+                    m.file.as_deref().unwrap_or("no file"),
+                    f.name
+                )));
+            }
+        }
         let tmp_there = match d.kind(&tmp).map_err(&refuse)? {
             None => false,
             Some(Kind::File) => {
@@ -144,6 +170,17 @@ pub fn recover(dir: &Path) -> Result<()> {
                 }
             },
         };
+        if f.dir > 0 && mark.is_none() {
+            if tmp_there {
+                return Err(refuse(format!(
+                    "{}: holds no mark {EXPORT_MARK} naming {} (a writer marks each directory of its exports before renaming into it)",
+                    d.path.display(),
+                    resolved_home.display()
+                )));
+            }
+            // Nothing of this journal's to complete there: its old links stay (dot files).
+            continue;
+        }
         steps.push((
             d,
             tmp_there.then_some(tmp),
@@ -167,18 +204,39 @@ pub fn recover(dir: &Path) -> Result<()> {
     }
     // The marks of the recorded directories, each only if it names this journal's
     // directory (a mark naming another is another replacement's).
-    if let Ok(home) = std::fs::canonicalize(dir) {
-        for d in &dirs[1..] {
-            if d.read_mark().as_deref() == Some(home.as_path()) {
-                let _ = d.unlink(EXPORT_MARK);
-                d.sync();
-            }
+    for (d, m) in dirs.iter().zip(&marks).skip(1) {
+        if m.is_some() {
+            let _ = d.unlink(EXPORT_MARK);
+            d.sync();
         }
     }
     dirs[0]
         .unlink(JOURNAL)
         .map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;
     dirs[0].sync();
+    Ok(())
+}
+
+/// Refuses to write into `dir` while it holds the journal or the mark of an unfinished
+/// replacement: the check of every writer before it stages a file ([`crate::stage`],
+/// [`crate::stage_file`]). A journal there is completed only by a writer that opens the
+/// directory itself ([`crate::OutputDir::open`], e.g. its `--out`); a mark, only by the
+/// recovery of the directory it names.
+pub(crate) fn unfinished(dir: &Path) -> Result<()> {
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    marked(dir)?;
+    let journal = dir.join(JOURNAL);
+    if std::fs::symlink_metadata(&journal).is_ok() {
+        bail!(
+            "{}: {} holds an unfinished replacement of its files: a command that writes {} as its output directory (--out) completes it first; nothing changed",
+            journal.display(),
+            dir.display(),
+            dir.display()
+        );
+    }
     Ok(())
 }
 
@@ -193,6 +251,7 @@ fn marked(dir: &Path) -> Result<()> {
     let home = Dir::open(dir, false)
         .ok()
         .and_then(|d| d.read_mark())
+        .map(|m| m.home)
         .filter(|h| resolved(h).is_ok());
     match home {
         Some(h) if h.join(JOURNAL).is_file() => bail!(
@@ -208,7 +267,7 @@ fn marked(dir: &Path) -> Result<()> {
             dir.display()
         ),
         None => bail!(
-            "{}: not a mark sresim wrote (expected \"{EXPORT_MARK_FORMAT}\" and \"journal DIR\"): check the directory's files and remove it",
+            "{}: not a mark sresim wrote (expected \"{EXPORT_MARK_FORMAT}\", \"journal DIR\" and at most \"file NAME\"): check the directory's files and remove it",
             path.display()
         ),
     }
@@ -371,10 +430,18 @@ fn resolved(p: &Path) -> Result<(), String> {
 /// Largest export mark read (two short lines).
 const MAX_MARK_BYTES: usize = 4096;
 
+/// An export mark: the directory of its journal, and the file a user named in the marked
+/// directory (none in a mark of the first format, which recorded no name).
+#[derive(Debug, PartialEq)]
+struct Mark {
+    home: PathBuf,
+    file: Option<String>,
+}
+
 impl Dir {
-    /// The directory an export mark in it names, if it holds a regular file of the mark's
-    /// format (a link or anything else is not a mark).
-    fn read_mark(&self) -> Option<PathBuf> {
+    /// The export mark in it, if it holds a regular file of the mark's format (a link or
+    /// anything else is not a mark).
+    fn read_mark(&self) -> Option<Mark> {
         if self.kind(EXPORT_MARK).ok()? != Some(Kind::File) {
             return None;
         }
@@ -384,11 +451,21 @@ impl Dir {
         }
         let text = String::from_utf8(text).ok()?;
         let mut lines = text.split_terminator('\n');
-        if lines.next()? != EXPORT_MARK_FORMAT {
-            return None;
-        }
-        let home = lines.next()?.strip_prefix("journal ")?;
-        lines.next().is_none().then(|| PathBuf::from(home))
+        let named = match lines.next()? {
+            EXPORT_MARK_FORMAT => true,
+            "sresim-commit-export 1" => false,
+            _ => return None,
+        };
+        let home = PathBuf::from(lines.next()?.strip_prefix("journal ")?);
+        let file = match lines.next() {
+            None => None,
+            Some(l) if named => Some(l.strip_prefix("file ").filter(|n| names::plain(n))?),
+            Some(_) => return None,
+        };
+        lines.next().is_none().then(|| Mark {
+            home,
+            file: file.map(String::from),
+        })
     }
 }
 

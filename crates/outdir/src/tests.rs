@@ -339,12 +339,13 @@ fn exports_in_other_directories_are_rolled_forward() {
     assert!(journal.contains(" my trace.txt\n"), "{journal}");
     // The other directories are marked: readers refuse them as they refuse the
     // journal's, and a writer of one is sent to the journal's directory.
-    for d in [&lists, &traces] {
+    // Each mark names the journal's directory, and the file a user named there.
+    for (d, named) in [(&lists, ""), (&traces, "file my trace.txt\n")] {
         assert!(interrupted(d), "{}", d.display());
         let mark = std::fs::read_to_string(d.join(EXPORT_MARK)).unwrap();
         assert_eq!(
             mark,
-            format!("sresim-commit-export 1\njournal {}\n", real(&out))
+            format!("sresim-commit-export 2\njournal {}\n{named}", real(&out))
         );
         let e = OutputDir::open(d).unwrap_err().to_string();
         assert!(
@@ -639,6 +640,12 @@ fn files_of_another_user_are_never_moved() {
         "memory",
         &format!("dir {beside}\nfile 1 1 - access_list.csv\n"),
     );
+    // The mark a writer leaves in its export directory before any rename.
+    std::fs::write(
+        p.beside.join(EXPORT_MARK),
+        format!("sresim-commit-export 2\njournal {}\n", p.home.display()),
+    )
+    .unwrap();
     if !root_user {
         eprintln!("not root: no file of another user can be made; own journal only");
         std::fs::write(p.home.join(JOURNAL), &memory).unwrap();
@@ -691,4 +698,196 @@ fn files_of_another_user_are_never_moved() {
         "planted"
     );
     assert!(!p.home.join(".layers.csv.old.42.3").exists());
+}
+
+/// A `memory` journal recording a directory that holds no mark of it is not one sresim
+/// wrote (a writer marks each directory of its exports before its first rename there):
+/// planted in an output directory, it made the next `run -o` replace a file beside it.
+/// Refused now, nothing touched; with the mark naming this journal's directory (and
+/// recording the user-named file) it is completed.
+#[cfg(unix)]
+#[test]
+fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
+    let p = planted();
+    let b = p.beside.display().to_string();
+    std::fs::write(p.beside.join("summary.json"), "victim").unwrap();
+    std::fs::write(p.beside.join(".summary.json.tmp.42.0"), "planted").unwrap();
+    let named = v2("memory", &format!("dir {b}\nfile 1 0 - summary.json\n"));
+    let listed = v2("memory", &format!("dir {b}\nfile 1 1 - access_list.csv\n"));
+    for journal in [&named, &listed] {
+        p.refused(
+            journal,
+            &format!("{b}: holds no mark .sresim-commit-export naming"),
+        );
+    }
+    // A mark naming another directory is another replacement's.
+    let mark = |home: &Path, file: &str| {
+        std::fs::write(
+            p.beside.join(EXPORT_MARK),
+            format!("sresim-commit-export 2\njournal {}\n{file}", home.display()),
+        )
+        .unwrap();
+    };
+    mark(&p.root, "");
+    p.refused(&named, "holds no mark .sresim-commit-export naming");
+    // The mark of this journal, recording another user-named file (or none).
+    mark(&p.home, "file trace.txt\n");
+    p.refused(
+        &named,
+        "its mark records trace.txt as the file named by the user, not summary.json",
+    );
+    mark(&p.home, "");
+    p.refused(
+        &named,
+        "its mark records no file as the file named by the user",
+    );
+    // The mark as the writer left it: completed, the mark removed.
+    mark(&p.home, "file summary.json\n");
+    std::fs::write(p.home.join(JOURNAL), &named).unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    let read = |n: &str| std::fs::read_to_string(p.beside.join(n)).unwrap();
+    assert_eq!(read("summary.json"), "planted");
+    assert!(!p.beside.join(EXPORT_MARK).exists());
+    assert!(!p.home.join(JOURNAL).exists());
+}
+
+/// A writer killed after its last rename and the removal of its marks, before the journal
+/// went: the recorded directories hold no mark and nothing to rename. The journal is
+/// completed (removed); nothing in the unmarked directory is touched.
+#[cfg(unix)]
+#[test]
+fn an_unmarked_directory_with_nothing_to_rename_is_left_alone() {
+    let p = planted();
+    let b = p.beside.display().to_string();
+    std::fs::write(p.beside.join(".access_list.csv.old.42.5"), "old link").unwrap();
+    std::fs::remove_file(p.beside.join(".access_list.csv.tmp.42.1")).unwrap();
+    let before = entries(&p.beside);
+    std::fs::write(
+        p.home.join(JOURNAL),
+        v2("memory", &format!("dir {b}\nfile 1 1 5 access_list.csv\n")),
+    )
+    .unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert!(!p.home.join(JOURNAL).exists());
+    assert_eq!(entries(&p.beside), before);
+}
+
+/// Every writer, with or without an output directory of its own, is refused in a
+/// directory holding the mark or the journal of an unfinished replacement, and the mark
+/// or journal is left as it is (a writer used to replace the mark, then remove it).
+#[test]
+fn a_marked_or_journaled_directory_is_never_written_into() {
+    let t = tempfile::tempdir().unwrap();
+    let (home, x) = (t.path().join("home"), t.path().join("x"));
+    std::fs::create_dir(&x).unwrap();
+    killed_with_export(&home, &x);
+    let mark = std::fs::read_to_string(x.join(EXPORT_MARK)).unwrap();
+    let e = stage(&x, "access_list.csv").err().unwrap().to_string();
+    assert!(
+        e.contains("unfinished replacement whose journal is in"),
+        "{e}"
+    );
+    let e = stage_file(&x.join("t.trace")).err().unwrap().to_string();
+    assert!(
+        e.contains("unfinished replacement whose journal is in"),
+        "{e}"
+    );
+    let e = replace(&x, &[("plot.svg", b"svg")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unfinished replacement whose journal is in"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(x.join(EXPORT_MARK)).unwrap(), mark);
+    assert!(!x.join("plot.svg").exists() && !x.join("t.trace").exists());
+    // The journal's own directory: only a writer that opens it completes it.
+    let e = stage_file(&home.join("t.trace")).err().unwrap().to_string();
+    assert!(
+        e.contains("holds an unfinished replacement of its files"),
+        "{e}"
+    );
+    drop(OutputDir::open(&home).unwrap());
+    assert!(!x.join(EXPORT_MARK).exists());
+    assert!(stage_file(&x.join("t.trace")).is_ok());
+}
+
+/// `memory_summary.json` in `home` and `access_list.csv` in `x`, killed before the first
+/// rename: the journal in `home`, the mark in `x`.
+fn killed_with_export(home: &Path, x: &Path) {
+    std::fs::create_dir_all(home).unwrap();
+    let mut staged = Vec::new();
+    for path in [home.join("memory_summary.json"), x.join("access_list.csv")] {
+        let mut s = stage_file(&path).unwrap();
+        s.write_all(b"new").unwrap();
+        staged.push(s);
+    }
+    LEAVE_AFTER.with(|c| c.set(Some(0)));
+    replace_staged(home, staged).unwrap();
+    LEAVE_AFTER.with(|c| c.set(None));
+    assert!(x.join(EXPORT_MARK).exists() && home.join(JOURNAL).exists());
+}
+
+/// Two files of one replacement at one path (one named twice, or through `..`), or a
+/// user-named file taking a name of the set in a directory the set is written to: refused
+/// before the commit, nothing written (the second rename used to replace the first).
+#[test]
+fn two_outputs_at_one_path_are_refused_before_the_commit() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let try_replace = |files: &[(PathBuf, bool)]| {
+        let staged = files
+            .iter()
+            .map(|(p, named)| {
+                let mut s = match named {
+                    true => stage_file(p).unwrap(),
+                    false => stage(
+                        p.parent().unwrap(),
+                        &p.file_name().unwrap().to_string_lossy(),
+                    )
+                    .unwrap(),
+                };
+                s.write_all(b"x").unwrap();
+                s
+            })
+            .collect();
+        replace_staged(&d, staged).unwrap_err().to_string()
+    };
+    let e = try_replace(&[
+        (d.join("memory_summary.json"), false),
+        (d.join("memory_summary.json"), true),
+    ]);
+    assert!(e.contains("two outputs of one command"), "{e}");
+    let e = try_replace(&[
+        (d.join("memory_summary.json"), false),
+        (d.join("../d/access_list.csv"), false),
+        (d.join("access_list.csv"), false),
+    ]);
+    assert!(e.contains("resolve to this path"), "{e}");
+    let e = try_replace(&[
+        (d.join("memory_layers.csv"), false),
+        (d.join("memory_layers.parquet"), true),
+    ]);
+    assert!(
+        e.contains("is one of the files `memory` writes together"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "nothing written");
+    // The same checks before anything is computed.
+    let e = check_apart(
+        "memory",
+        &[
+            (&d, "memory_summary.json", false),
+            (&d, "prefetch_list.csv", true),
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("prefetch_list.csv: is one of the files"), "{e}");
+    assert!(check_apart(
+        "memory",
+        &[(&d, "memory_summary.json", false), (&d, "t.trace", true)]
+    )
+    .is_ok());
 }

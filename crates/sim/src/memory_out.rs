@@ -60,7 +60,9 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(flag: &str, target: &Path) -> Result<Pending> {
+    /// The file `target` a user named (`--dump-trace`), or with `set`, one of the files of
+    /// `sresim memory`'s set in a directory the user named (`--dump-access-list DIR`).
+    fn new(flag: &str, target: &Path, set: bool) -> Result<Pending> {
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -72,7 +74,11 @@ impl Pending {
                 dir.display()
             );
         }
-        let file = outdir::stage_file(target).map_err(|e| anyhow!("{flag}: {e}"))?;
+        let file = match (set, target.file_name()) {
+            (true, Some(name)) => outdir::stage(dir, &name.to_string_lossy()),
+            _ => outdir::stage_file(target),
+        }
+        .map_err(|e| anyhow!("{flag}: {e}"))?;
         Ok(Pending {
             file,
             target: target.to_path_buf(),
@@ -170,6 +176,19 @@ pub struct ExportFlags {
     pub trace_clock_mhz: Option<f64>,
 }
 
+/// The directory of the first export (the access lists', else the trace's): where the
+/// journal of a `memory` command without `--out` goes (`memory::report`'s `write_with`).
+pub fn journal_dir(flags: &ExportFlags) -> Option<PathBuf> {
+    if let Some(d) = &flags.dump_access_list {
+        return Some(d.clone());
+    }
+    let t = flags.dump_trace.as_ref()?;
+    Some(match t.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    })
+}
+
 impl Exports {
     /// Checks the export flags and opens their temporary files, before anything is
     /// computed; a bad value or an unwritable path is an error naming the flag.
@@ -201,7 +220,7 @@ impl Exports {
                     bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
                 }
                 Some(Trace {
-                    file: Pending::new("--dump-trace", path)?,
+                    file: Pending::new("--dump-trace", path, false)?,
                     format,
                     clock_hz: mhz * 1e6,
                     capacity,
@@ -233,11 +252,32 @@ impl Exports {
                     anyhow!("--dump-access-list: cannot create {}: {e}", dir.display())
                 })?;
                 let flag = "--dump-access-list";
-                l.access = Some(Pending::new(flag, &dir.join("access_list.csv"))?);
-                l.prefetch = Some(Pending::new(flag, &dir.join("prefetch_list.csv"))?);
+                l.access = Some(Pending::new(flag, &dir.join("access_list.csv"), true)?);
+                l.prefetch = Some(Pending::new(flag, &dir.join("prefetch_list.csv"), true)?);
                 Some(l)
             }
         };
+        // No two outputs at one path, and no trace under a name of the set in a directory
+        // the set is written to: checked here, before anything is computed (outdir's one
+        // check, which runs again at the commit).
+        if let Some(t) = &trace {
+            let dir_of = |p: &Path| match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let name = t.file.target.file_name().map(|n| n.to_string_lossy());
+            let name = name.as_deref().unwrap_or_default();
+            let trace_dir = dir_of(&t.file.target);
+            let mut files: Vec<(&Path, &str, bool)> = vec![(&trace_dir, name, true)];
+            if let Some(o) = &args.out {
+                files.push((o, "memory_summary.json", false));
+            }
+            if let Some(d) = &flags.dump_access_list {
+                files.push((d, "access_list.csv", false));
+                files.push((d, "prefetch_list.csv", false));
+            }
+            outdir::check_apart("memory", &files).map_err(|e| anyhow!("--dump-trace: {e}"))?;
+        }
         Ok(Exports { lists, trace })
     }
 
