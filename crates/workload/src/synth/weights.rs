@@ -537,6 +537,45 @@ mod tests {
         );
     }
 
+    /// Any range of output channels holds exactly the whole tensor's values there, for
+    /// every structure, across stream boundaries (1.1 M weights: two chunks of the
+    /// weights streams; N:M streams of whole columns) and with pruned heads' lines.
+    #[test]
+    fn column_ranges_are_the_whole_tensors_values() {
+        let g = ConvGeometry::fc(1100, 1000);
+        let mut lines = ZeroLines::default();
+        lines.columns = vec![false; 1000];
+        lines.columns[7] = true;
+        lines.columns[954] = true;
+        let none = ZeroLines::default();
+        for structure in [
+            Structure::Unstructured,
+            Structure::Ssl,
+            Structure::Magnitude,
+            Structure::NM { n: 2, m: 4 },
+        ] {
+            for lines in [&none, &lines] {
+                let p = params(0.6, structure);
+                let whole = synth_weights_zeroing(&g, 4, 12, &p, lines);
+                let cols = SynthColumns::new(&g, 4, 12, &p, lines);
+                for (a, b) in [(0, 1000), (0, 1), (953, 955), (900, 1000), (1, 999), (5, 5)] {
+                    assert_eq!(
+                        cols.columns(a..b),
+                        whole[a * 1100..b * 1100],
+                        "{structure} {a}..{b}"
+                    );
+                }
+            }
+        }
+        // A grouped conv: output channels of the second group.
+        let g = ConvGeometry::conv(16, 32, 3, 1, 1, 2, [6, 6]);
+        let p = params(0.5, Structure::Unstructured);
+        let whole = synth_weights(&g, 1, 8, &p);
+        let k = g.k_rows();
+        let cols = SynthColumns::new(&g, 1, 8, &p, &none);
+        assert_eq!(cols.columns(17..29), whole[17 * k..29 * k]);
+    }
+
     #[test]
     fn chunked_generation_ignores_the_thread_count() {
         // 1,100,000 weights: two chunks of the random streams.
