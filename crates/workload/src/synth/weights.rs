@@ -543,8 +543,10 @@ mod tests {
     #[test]
     fn column_ranges_are_the_whole_tensors_values() {
         let g = ConvGeometry::fc(1100, 1000);
-        let mut lines = ZeroLines::default();
-        lines.columns = vec![false; 1000];
+        let mut lines = ZeroLines {
+            columns: vec![false; 1000],
+            ..Default::default()
+        };
         lines.columns[7] = true;
         lines.columns[954] = true;
         let none = ZeroLines::default();
