@@ -11,7 +11,9 @@ mod mapping;
 mod mode;
 
 pub use hardware::{AdcBits, Hardware, HardwareError, Layout};
-pub use mapping::{cell, slice_mask, Block, ColumnGroup, LayerMap, PhysCol, Polarity};
+pub use mapping::{
+    cell, slice_mask, Block, ColumnGroup, ColumnWindow, LayerMap, PhysCol, Polarity,
+};
 pub use mode::Mode;
 
 /// ceil(a / b) for b > 0.

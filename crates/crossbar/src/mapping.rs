@@ -87,6 +87,38 @@ pub struct LayerMap {
     /// Ordered: for conv group, for polarity (pos, neg), for block.
     pub blocks: Vec<Block>,
     pub col_groups: Vec<ColumnGroup>,
+    /// The logical columns the weights handed with this map hold: None for a whole
+    /// layer (`[Cout, K]`), or a window of one conv group's columns ([`LayerMap::window`]).
+    pub window: Option<ColumnWindow>,
+}
+
+/// The logical columns of one conv group that a window of column blocks reads: `len`
+/// columns from `start`, cyclically (n = start, start + 1, ..., wrapping past the
+/// group's last column to 0; a slice-major block may hold the end and the start of the
+/// group). The weights of a window are those columns in that order, K rows each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnWindow {
+    pub group: u32,
+    pub start: u32,
+    pub len: u32,
+}
+
+impl ColumnWindow {
+    /// The output channels of the window, as at most two ranges of `[Cout, K]` rows in
+    /// the order its weights hold them.
+    pub fn channels(&self, cols_per_group: u32) -> Vec<Range<usize>> {
+        let base = (self.group * cols_per_group) as usize;
+        let (start, len, ng) = (
+            self.start as usize,
+            self.len as usize,
+            cols_per_group as usize,
+        );
+        let first = base + start..base + (start + len).min(ng);
+        match (start + len).checked_sub(ng) {
+            Some(wrap) if wrap > 0 => vec![first, base..base + wrap],
+            _ => vec![first],
+        }
+    }
 }
 
 impl LayerMap {
@@ -138,7 +170,91 @@ impl LayerMap {
             xbar_rows: hw.xbar_rows,
             blocks,
             col_groups,
+            window: None,
         }
+    }
+
+    /// Column blocks per polarity array of one conv group.
+    pub fn blocks_per_array(&self) -> usize {
+        // Every conv group has two polarity arrays of the same blocks.
+        self.blocks.len() / (2 * self.groups.max(1) as usize)
+    }
+
+    /// The blocks `range` (indices within one polarity array) of conv group `group`, in
+    /// both polarities, as a map of their own: its column groups and blocks in the
+    /// order of this map, and the [`ColumnWindow`] of the logical columns they read.
+    /// `xbar_cols` and `layout` must be those this map was built with. Every count the
+    /// engines sum over column groups or crossbars is the sum of these maps' counts
+    /// over a partition of the blocks.
+    pub fn window(&self, group: u32, range: Range<usize>, hw: &Hardware) -> LayerMap {
+        let per = self.blocks_per_array();
+        let mut blocks = Vec::new();
+        let mut col_groups = Vec::new();
+        for pol in 0..2usize {
+            let first = (group as usize * 2 + pol) * per;
+            for b in &self.blocks[first + range.start..first + range.end] {
+                let start = col_groups.len();
+                for cg in &self.col_groups[b.col_groups.clone()] {
+                    col_groups.push(ColumnGroup {
+                        block: blocks.len() as u32,
+                        cols: cg.cols.clone(),
+                    });
+                }
+                blocks.push(Block {
+                    col_groups: start..col_groups.len(),
+                    ..b.clone()
+                });
+            }
+        }
+        // The physical columns [s, e) of one polarity array that the blocks cover.
+        let total = self.cols_per_group * self.cells_per_weight;
+        let s = (range.start as u32 * hw.xbar_cols).min(total);
+        let e = (range.end as u32 * hw.xbar_cols).min(total);
+        let ng = self.cols_per_group;
+        let (start, len) = if e <= s {
+            (0, 0)
+        } else {
+            match hw.layout {
+                Layout::WeightMajor => {
+                    let (a, b) = (s / self.cells_per_weight, (e - 1) / self.cells_per_weight);
+                    (a, b - a + 1)
+                }
+                Layout::SliceMajor if e - s >= ng => (0, ng),
+                Layout::SliceMajor => (s % ng, e - s),
+            }
+        };
+        LayerMap {
+            blocks,
+            col_groups,
+            window: Some(ColumnWindow { group, start, len }),
+            ..self.clone_header()
+        }
+    }
+
+    /// This map's fields but its blocks and column groups (left empty).
+    fn clone_header(&self) -> LayerMap {
+        LayerMap {
+            k: self.k,
+            groups: self.groups,
+            cols_per_group: self.cols_per_group,
+            cells_per_weight: self.cells_per_weight,
+            cell_bits: self.cell_bits,
+            xbar_rows: self.xbar_rows,
+            blocks: Vec::new(),
+            col_groups: Vec::new(),
+            window: self.window,
+        }
+    }
+
+    /// Where logical column `n` of conv group `group` starts in the weights handed with
+    /// this map, in elements (K per column).
+    #[inline]
+    pub fn weight_column(&self, group: u32, n: u32) -> usize {
+        let col = match self.window {
+            None => group * self.cols_per_group + n,
+            Some(w) => (n + self.cols_per_group - w.start) % self.cols_per_group.max(1),
+        };
+        col as usize * self.k as usize
     }
 
     /// Dense row tiles per block: ceil(K / crossbar.rows).
@@ -165,7 +281,7 @@ impl LayerMap {
     /// Cell value at row k of physical column `col` of a block of `group`/`pol`.
     #[inline]
     pub fn cell_at(&self, weights: &[i32], group: u32, pol: Polarity, col: PhysCol, k: u32) -> u32 {
-        let idx = ((group * self.cols_per_group + col.n) as usize) * self.k as usize + k as usize;
+        let idx = self.weight_column(group, col.n) + k as usize;
         cell(weights[idx], pol, col.slice, self.cell_bits)
     }
 }

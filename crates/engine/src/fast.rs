@@ -14,7 +14,7 @@ use crate::options::SimOptions;
 use crate::prepared::{Prepared, Progress, Samples};
 use crate::statics::Tiling;
 use crossbar::{div_ceil, Hardware, Mode};
-use pipeline::{Barrier, StageModel};
+use pipeline::{Barrier, Busy, StageModel};
 use rayon::prelude::*;
 use sparsity::RowMask;
 
@@ -27,6 +27,8 @@ pub(crate) struct Run<'p> {
     tiling: Tiling,
     /// activation and sre: what the per-vector counting needs, and its sums so far.
     dynamic: Option<Dynamic>,
+    /// Whether the barriers keep their trace ([`Barrier::traced`]).
+    traced: bool,
 }
 
 struct Dynamic {
@@ -38,7 +40,13 @@ struct Dynamic {
 }
 
 impl<'p> Run<'p> {
-    pub fn new(prep: &'p Prepared<'p>, hw: &'p Hardware, opts: &SimOptions, mode: Mode) -> Self {
+    pub fn new(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        opts: &SimOptions,
+        mode: Mode,
+        traced: bool,
+    ) -> Self {
         let tiling = Tiling::new(prep, mode);
         let dynamic = mode.skips_inputs().then(|| Dynamic {
             classes: match opts.granularity {
@@ -48,7 +56,7 @@ impl<'p> Run<'p> {
             widths: block_widths(prep),
             sre: SreTables::new(prep, hw, opts, mode),
             counts: OuCounts::default(),
-            barrier: Barrier::new(opts.sync, tiling.total),
+            barrier: new_barrier(opts, tiling.total, traced),
         });
         Run {
             prep,
@@ -57,6 +65,7 @@ impl<'p> Run<'p> {
             mode,
             tiling,
             dynamic,
+            traced,
         }
     }
 
@@ -73,6 +82,7 @@ impl<'p> Run<'p> {
                     d,
                     chunk,
                     progress,
+                    self.traced,
                 );
                 d.counts.add(&counts);
                 d.barrier.merge(&barrier);
@@ -86,14 +96,26 @@ impl<'p> Run<'p> {
     }
 
     /// OU counts and busy time W over the `vectors` vectors fed.
-    pub fn finish(self, vectors: u64) -> (OuCounts, u64) {
+    pub fn finish(self, vectors: u64) -> (OuCounts, Busy) {
         match self.dynamic {
-            Some(d) => (d.counts, d.barrier.finish()),
+            Some(d) => (d.counts, d.barrier.part()),
             None => {
                 let st = StageModel::new(self.mode, self.hw, self.opts.pipeline.slow_stage);
-                input_independent(self.prep, self.hw, self.mode, &st, &self.tiling, vectors)
+                let (c, w) =
+                    input_independent(self.prep, self.hw, self.mode, &st, &self.tiling, vectors);
+                // Identical intervals: the slowest crossbar of the layer is the slowest
+                // of its parts'.
+                (c, Busy::Max(w))
             }
         }
+    }
+}
+
+/// A barrier of `crossbars`, traced or not.
+fn new_barrier(opts: &SimOptions, crossbars: usize, traced: bool) -> Barrier {
+    match traced {
+        true => Barrier::traced(opts.sync, crossbars),
+        false => Barrier::new(opts.sync, crossbars),
     }
 }
 
@@ -158,6 +180,7 @@ fn dynamic(
     d: &Dynamic,
     chunk: Samples,
     progress: Progress,
+    traced: bool,
 ) -> (OuCounts, Barrier) {
     let map = &prep.map;
     let vectors = chunk.vectors(prep.geom());
@@ -170,7 +193,7 @@ fn dynamic(
         masks: vec![RowMask::new(map.k); map.groups as usize * classes as usize],
         issue: vec![0; tiling.total],
         counts: OuCounts::default(),
-        barrier: Barrier::new(opts.sync, tiling.total),
+        barrier: new_barrier(opts, tiling.total, traced),
     };
     let parts: Vec<(OuCounts, Barrier)> = (0..n_pieces)
         .into_par_iter()
@@ -189,7 +212,7 @@ fn dynamic(
         })
         .collect();
     let mut counts = OuCounts::default();
-    let mut barrier = Barrier::new(opts.sync, tiling.total);
+    let mut barrier = new_barrier(opts, tiling.total, traced);
     for (c, b) in &parts {
         counts.add(c);
         barrier.merge(b);

@@ -17,6 +17,7 @@
 //! [`Progress`] (`prepared.rs`), the OU counts (`counts.rs`). This file only dispatches:
 //! [`simulate`] and [`ModeRun`] pick the engine and sum its counts with [`statics`].
 
+pub mod columns;
 pub mod input;
 pub mod limits;
 pub mod statics;
@@ -32,6 +33,7 @@ mod reference;
 use crossbar::{Hardware, Mode};
 use energy::Events;
 use pipeline::cycle::CycleStats;
+use pipeline::Busy;
 
 pub use input::{Granularity, PassPlan, SignedEncoding};
 pub use options::{EngineError, EngineKind, SimOptions};
@@ -91,6 +93,34 @@ impl<'p> ModeRun<'p> {
         mode: Mode,
         engine: EngineKind,
     ) -> Result<Self, EngineError> {
+        Self::build(prep, hw, opts, mode, engine, false)
+    }
+
+    /// A run over some column blocks of a layer ([`crossbar::LayerMap::window`]), whose
+    /// result [`ModeRun::finish_part`] gives for [`columns::Parts`]: the fast and the
+    /// reference engine (the cycle engine simulates a layer's crossbars together:
+    /// `Err(EngineError::CycleWindow)`).
+    pub fn part(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        opts: &SimOptions,
+        mode: Mode,
+        engine: EngineKind,
+    ) -> Result<Self, EngineError> {
+        if engine == EngineKind::Cycle {
+            return Err(EngineError::CycleWindow);
+        }
+        Self::build(prep, hw, opts, mode, engine, true)
+    }
+
+    fn build(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        opts: &SimOptions,
+        mode: Mode,
+        engine: EngineKind,
+        traced: bool,
+    ) -> Result<Self, EngineError> {
         // The closed form knows a queue depth only as a barrier policy.
         let closed = || match opts.pipeline.queue_depth.closed_form(opts.sync) {
             Some(sync) => Ok(SimOptions { sync, ..*opts }),
@@ -99,9 +129,9 @@ impl<'p> ModeRun<'p> {
             )),
         };
         let state = match engine {
-            EngineKind::Fast => State::Fast(fast::Run::new(prep, hw, &closed()?, mode)),
+            EngineKind::Fast => State::Fast(fast::Run::new(prep, hw, &closed()?, mode, traced)),
             EngineKind::Reference => {
-                State::Reference(reference::Run::new(prep, hw, &closed()?, mode))
+                State::Reference(reference::Run::new(prep, hw, &closed()?, mode, traced))
             }
             EngineKind::Cycle => State::Cycle(Box::new(cycle::Run::new(prep, hw, opts, mode))),
         };
@@ -131,9 +161,19 @@ impl<'p> ModeRun<'p> {
     /// The layer's events and cycles over every sample fed, and the cycle engine's
     /// per-stage counters (None for the other engines).
     pub fn finish(self) -> (Events, Option<CycleStats>) {
+        let mode = self.mode;
+        let (mut ev, busy, stats) = self.finish_part();
+        ev.busy_cycles = Busy::combine(&[busy]);
+        ev.cycles = pipeline::layer_cycles(ev.busy_cycles, mode);
+        (ev, stats)
+    }
+
+    /// The events of the crossbars of this run's map, without W and the cycles, and
+    /// what its barrier says of W ([`Busy::combine`]).
+    pub fn finish_part(self) -> (Events, Busy, Option<CycleStats>) {
         let prep = self.prep;
         let mut ev = statics::static_events(prep, self.hw, self.mode, self.samples);
-        let (dynamic, w, stats) = match self.state {
+        let (dynamic, busy, stats) = match self.state {
             State::Fast(r) => {
                 let (c, w) = r.finish(ev.vectors);
                 (c, w, None)
@@ -144,7 +184,7 @@ impl<'p> ModeRun<'p> {
             }
             State::Cycle(r) => {
                 let (c, w, s) = r.finish();
-                (c, w, Some(s))
+                (c, Busy::Max(w), Some(s))
             }
         };
         ev.ou_ops = dynamic.ou_ops;
@@ -154,8 +194,6 @@ impl<'p> ModeRun<'p> {
         ev.index_reads = dynamic.index_reads;
         ev.index_bits_read = dynamic.index_reads * prep.index_bits() as u64;
         ev.ous_formed = dynamic.ous_formed;
-        ev.busy_cycles = w;
-        ev.cycles = pipeline::layer_cycles(w, self.mode);
-        (ev, stats)
+        (ev, busy, stats)
     }
 }

@@ -278,18 +278,102 @@ pub const FAST_PIECE_VECTORS: u128 = 256;
 /// of a chunk's vectors (counts and a barrier of one u64 per crossbar), and each worker
 /// thread's vector, masks, per-crossbar issue counters and barrier.
 pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: usize) -> u128 {
+    estimate(geom, samples, hw, threads, None)
+}
+
+/// [`layer_bytes`] of a layer simulated a window of `blocks` column blocks (of each
+/// polarity, in one conv group) at a time ([`crate::columns`]): the weights and the
+/// compression of one window, the mapping of the whole layer beside the window's, the
+/// inputs and every thread's vector as for the whole layer, the results and barriers of
+/// the window's crossbars; and what the windows' barriers keep to combine into the
+/// layer's W ([`window_trace_bytes`], added by the caller).
+pub fn window_bytes(
+    geom: &ConvGeometry,
+    samples: u64,
+    hw: &Hardware,
+    threads: usize,
+    blocks: u128,
+) -> u128 {
+    estimate(geom, samples, hw, threads, Some(blocks))
+}
+
+/// What a windowed layer's barriers keep ([`pipeline::Barrier::traced`]): under sync
+/// `bit` one u64 per barrier interval of every vector of the run (passes x input
+/// cycles of each), under `vector` one per vector, under `none` nothing; for each mode
+/// that looks at inputs, the running maxima, the trace of the window in flight and the
+/// traces of its pieces being merged (three copies).
+pub fn window_trace_bytes(
+    geom: &ConvGeometry,
+    samples: u64,
+    hw: &Hardware,
+    opts: &SimOptions,
+    modes: &[Mode],
+) -> u128 {
+    let [ho, wo] = geom.output_hw();
+    let vectors = mul(&[samples as u128, ho as u128, wo as u128]);
+    let per_vector = match opts.sync {
+        pipeline::Sync::None => 0,
+        pipeline::Sync::Vector => 1,
+        pipeline::Sync::Bit => mul(&[2, ceil(hw.input_bits as u128, hw.dac_bits as u128)]),
+    };
+    let dynamic = modes.iter().filter(|m| m.skips_inputs()).count() as u128;
+    mul(&[vectors, per_vector, dynamic, 3, 8])
+}
+
+fn estimate(
+    geom: &ConvGeometry,
+    samples: u64,
+    hw: &Hardware,
+    threads: usize,
+    window: Option<u128>,
+) -> u128 {
     let s = shape(geom, hw);
     let threads = threads.max(1) as u128;
-    let arrays = workload::bundle::array_bytes(geom, samples as u128);
+    // The mapping: 8 bytes per physical column, a header per block.
+    let whole_mapping = mul(&[s.cols, 8]).saturating_add(mul(&[s.blocks, 64]));
+    let (arrays, col_groups, blocks, mapping) = match window {
+        None => (
+            workload::bundle::array_bytes(geom, samples as u128),
+            s.col_groups,
+            s.blocks,
+            whole_mapping,
+        ),
+        Some(b) => {
+            let (xc, oc) = (hw.xbar_cols as u128, hw.ou_cols as u128);
+            let cpw = hw.cells_per_weight() as u128;
+            let ng = (geom.out_channels / geom.groups.max(1)) as u128;
+            // The logical columns a window of b blocks reads (weight-major: its
+            // physical columns' weights and the two it may share with its neighbours).
+            let window_cols = match hw.layout {
+                crossbar::Layout::WeightMajor => (mul(&[b, xc]) / cpw.max(1)).saturating_add(2),
+                crossbar::Layout::SliceMajor => mul(&[b, xc]),
+            }
+            .min(ng);
+            let weights = mul(&[s.k, window_cols]);
+            let whole = workload::bundle::array_bytes(geom, samples as u128);
+            let inputs = whole.saturating_sub(workload::bundle::array_bytes(geom, 0));
+            let blocks = mul(&[2, b]).min(s.blocks);
+            let cols = mul(&[2, b, xc]).min(s.cols);
+            let col_groups = mul(&[2, b, ceil(xc, oc)]).min(s.col_groups);
+            let mapping = whole_mapping
+                .saturating_add(mul(&[cols, 8]))
+                .saturating_add(mul(&[blocks, 64]));
+            (
+                mul(&[weights, 12]).saturating_add(inputs),
+                col_groups,
+                blocks,
+                mapping,
+            )
+        }
+    };
     // Compression: per column group, its non-zero rows (u32 each, K at most) and a bit
-    // mask of K rows; the mapping: 8 bytes per physical column, a header per group.
-    let compression = mul(&[s.col_groups, s.k.saturating_mul(5).saturating_add(64)]);
-    let mapping = mul(&[s.cols, 8]).saturating_add(mul(&[s.blocks, 64]));
+    // mask of K rows.
+    let compression = mul(&[col_groups, s.k.saturating_mul(5).saturating_add(64)]);
     // The sre tables: OUs per row count and, per width, issue time per row count.
     let rows = hw.xbar_rows as u128 + 1;
     let tables = mul(&[rows, 8, MAX_WIDTHS + 1]);
     // A barrier or an issue vector: one u64 per crossbar, plus the counts.
-    let crossbars = mul(&[s.tiles, s.blocks]);
+    let crossbars = mul(&[s.tiles, blocks]);
     let barrier = mul(&[crossbars, 8]).saturating_add(128);
     // The pieces of one chunk: ceil(vectors / 256), or about 8 per thread when fewer.
     let [ho, wo] = geom.output_hw();
@@ -310,17 +394,68 @@ pub fn layer_bytes(geom: &ConvGeometry, samples: u64, hw: &Hardware, threads: us
         .saturating_add(per_thread.saturating_mul(threads))
 }
 
+/// Column blocks per polarity array of one conv group (section 3).
+pub fn blocks_per_array(geom: &ConvGeometry, hw: &Hardware) -> u128 {
+    ceil(shape(geom, hw).pol_cols, hw.xbar_cols as u128)
+}
+
+/// How a layer fits `cap` bytes: whole (None), or the most column blocks a window may
+/// hold (`Some(b)`, b >= 1) when the whole layer does not fit and its workload can load
+/// its weights by columns; `Err(need)` with the bytes of the smallest way it could run.
+#[allow(clippy::too_many_arguments)]
+pub fn fit(
+    geom: &ConvGeometry,
+    held: u64,
+    samples: u64,
+    hw: &Hardware,
+    opts: &SimOptions,
+    modes: &[Mode],
+    threads: usize,
+    cap: u64,
+    by_columns: bool,
+) -> Result<Option<u128>, u128> {
+    let whole = layer_bytes(geom, held, hw, threads);
+    if whole <= cap as u128 {
+        return Ok(None);
+    }
+    if !by_columns {
+        return Err(whole);
+    }
+    let trace = window_trace_bytes(geom, samples, hw, opts, modes);
+    let need = |b: u128| window_bytes(geom, held, hw, threads, b).saturating_add(trace);
+    let per = blocks_per_array(geom, hw);
+    if need(1) > cap as u128 {
+        return Err(need(1));
+    }
+    // The largest b in 1..=per that fits: need grows with b.
+    let (mut lo, mut hi) = (1u128, per.max(1));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if need(mid) <= cap as u128 {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(Some(lo))
+}
+
 /// One layer of [`check_network`]: its name, geometry and the samples of its input held
 /// in memory at once (a chunk, [`workload::chunk_samples`]).
 pub struct LayerRef<'a> {
     pub name: &'a str,
     pub geom: &'a ConvGeometry,
     pub held_samples: u64,
+    /// Whether its workload can load its weights a window of columns at a time
+    /// (synthetic weights): a layer that does not fit whole then runs in windows.
+    pub by_columns: bool,
 }
 
 /// Checks every layer (mapping, memory of its weights and a chunk of samples, count
 /// bounds over all `samples`) and the per-mode sums over layers, before anything is
-/// loaded or simulated. `max_layer_bytes` is `limits.max_layer_bytes`.
+/// loaded or simulated. `max_layer_bytes` is `limits.max_layer_bytes`. Returns, per
+/// layer, how it runs ([`fit`]): whole (None) or in windows of at most that many column
+/// blocks.
 pub fn check_network(
     layers: &[LayerRef],
     samples: u64,
@@ -329,8 +464,9 @@ pub fn check_network(
     modes: &[Mode],
     max_layer_bytes: u64,
     threads: usize,
-) -> Result<(), LimitError> {
+) -> Result<Vec<Option<u128>>, LimitError> {
     let mut total: Vec<(&'static str, u128)> = Vec::new();
+    let mut plan = Vec::with_capacity(layers.len());
     for l in layers {
         check_mapping(l.name, l.geom, hw)?;
         // Counts first: a layer that can never be simulated is told so, rather than to
@@ -343,13 +479,26 @@ pub fn check_network(
                 bound,
             });
         }
-        let need = layer_bytes(l.geom, l.held_samples, hw, threads);
-        if need > max_layer_bytes as u128 {
-            return Err(LimitError::Memory {
-                layer: l.name.to_string(),
-                need,
-                cap: max_layer_bytes,
-            });
+        let fits = fit(
+            l.geom,
+            l.held_samples,
+            samples,
+            hw,
+            opts,
+            modes,
+            threads,
+            max_layer_bytes,
+            l.by_columns,
+        );
+        match fits {
+            Ok(p) => plan.push(p),
+            Err(need) => {
+                return Err(LimitError::Memory {
+                    layer: l.name.to_string(),
+                    need,
+                    cap: max_layer_bytes,
+                })
+            }
         }
         if total.is_empty() {
             total = b.0.clone();
@@ -365,7 +514,7 @@ pub fn check_network(
             count,
             bound,
         }),
-        None => Ok(()),
+        None => Ok(plan),
     }
 }
 
@@ -523,11 +672,12 @@ mod tests {
             name: "conv1_2",
             geom: &geom,
             held_samples: 1,
+            by_columns: false,
         }];
         let no_mem_cap = u64::MAX;
         assert_eq!(
             check_network(&one, 1 << 20, &hw, &opts, &modes, no_mem_cap, 1),
-            Ok(())
+            Ok(vec![None])
         );
         let e = check_network(&one, 1 << 26, &hw, &opts, &modes, no_mem_cap, 1).unwrap_err();
         assert!(
@@ -545,11 +695,12 @@ mod tests {
                 name: "c",
                 geom: &geom,
                 held_samples: 1,
+                by_columns: false,
             })
             .collect();
         assert_eq!(
             check_network(&two[..1], 1 << 24, &hw, &opts, &modes, no_mem_cap, 1),
-            Ok(())
+            Ok(vec![None])
         );
         let e = check_network(&two, 1 << 24, &hw, &opts, &modes, no_mem_cap, 1).unwrap_err();
         assert!(
@@ -589,6 +740,7 @@ mod tests {
             name: "fc",
             geom: &fc,
             held_samples: 1,
+            by_columns: false,
         }];
         let opts = SimOptions::default();
         assert!(check_network(&l, 1, &hw, &opts, &Mode::ALL, 248_552, 1).is_ok());

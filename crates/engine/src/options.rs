@@ -68,4 +68,6 @@ impl Default for SimOptions {
 pub enum EngineError {
     #[error("pipeline.queue_depth: a queue of {0} is modeled only by --engine cycle (the closed form of the fast and reference engines covers a depth of 1 and an unbounded queue)")]
     QueueNeedsCycle(QueueDepth),
+    #[error("--engine cycle: this layer runs a window of column blocks at a time (its weights do not fit limits.max_layer_bytes at once), and the cycle engine simulates a layer's crossbars together; use --engine fast or reference, or raise limits.max_layer_bytes")]
+    CycleWindow,
 }

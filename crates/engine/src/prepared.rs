@@ -37,6 +37,28 @@ impl<'a> Prepared<'a> {
         Self::build(&layer.spec, &layer.weights, layer.signed, held, hw, opts)
     }
 
+    /// A window of a layer's column blocks whose inputs are streamed ([`crate::columns`]):
+    /// `map` is the window's ([`LayerMap::window`]) and `weights` the logical columns of
+    /// its [`crossbar::ColumnWindow`], K each.
+    pub fn window(
+        spec: &'a LayerSpec,
+        weights: &'a [i32],
+        signed: bool,
+        map: LayerMap,
+        hw: &Hardware,
+        opts: &SimOptions,
+    ) -> Self {
+        Prepared {
+            spec,
+            weights,
+            signed,
+            map,
+            plan: PassPlan::new(signed, opts.encoding, hw),
+            held: Samples::new(&[], 0),
+            comp: OnceLock::new(),
+        }
+    }
+
     fn build(
         spec: &'a LayerSpec,
         weights: &'a [i32],

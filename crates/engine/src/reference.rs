@@ -6,7 +6,7 @@ use crate::options::SimOptions;
 use crate::prepared::{Prepared, Progress, Samples};
 use crate::statics::Tiling;
 use crossbar::{Hardware, Mode};
-use pipeline::{Barrier, StageModel};
+use pipeline::{Barrier, Busy, StageModel};
 use sparsity::form_ous;
 
 /// The reference engine's state over the chunks of one layer in one mode.
@@ -24,7 +24,13 @@ pub(crate) struct Run<'p> {
 }
 
 impl<'p> Run<'p> {
-    pub fn new(prep: &'p Prepared<'p>, hw: &'p Hardware, opts: &SimOptions, mode: Mode) -> Self {
+    pub fn new(
+        prep: &'p Prepared<'p>,
+        hw: &'p Hardware,
+        opts: &SimOptions,
+        mode: Mode,
+        traced: bool,
+    ) -> Self {
         let tiling = Tiling::new(prep, mode);
         Run {
             prep,
@@ -32,7 +38,10 @@ impl<'p> Run<'p> {
             opts: *opts,
             mode,
             st: StageModel::new(mode, hw, opts.pipeline.slow_stage),
-            barrier: Barrier::new(opts.sync, tiling.total),
+            barrier: match traced {
+                true => Barrier::traced(opts.sync, tiling.total),
+                false => Barrier::new(opts.sync, tiling.total),
+            },
             counts: OuCounts::default(),
             vector: vec![0; prep.map.k as usize * prep.map.groups as usize],
             issue: vec![0; tiling.total],
@@ -52,8 +61,8 @@ impl<'p> Run<'p> {
     }
 
     /// OU counts and busy time W over every vector fed.
-    pub fn finish(self) -> (OuCounts, u64) {
-        (self.counts, self.barrier.finish())
+    pub fn finish(self) -> (OuCounts, Busy) {
+        (self.counts, self.barrier.part())
     }
 
     fn one_vector(&mut self) {

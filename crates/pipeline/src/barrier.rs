@@ -56,6 +56,43 @@ pub struct Barrier {
     vector: Vec<u64>,
     total: Vec<u64>,
     w: u64,
+    /// [`Barrier::traced`]: the slowest crossbar's issue of each barrier interval (sync
+    /// bit) or vector (sync vector), in order.
+    trace: Option<Vec<u64>>,
+}
+
+/// What a barrier over some of a layer's crossbars says of W, for [`Busy::combine`]
+/// with the barriers of the layer's other crossbars (disjoint sets, the same vectors).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Busy {
+    /// W of these crossbars; the layer's is the largest of its parts' (no barrier, or
+    /// intervals that are all alike).
+    Max(u64),
+    /// The slowest crossbar of each barrier interval, in order; the layer's W is the sum
+    /// over intervals of the largest of its parts'.
+    Trace(Vec<u64>),
+}
+
+impl Busy {
+    /// W of a layer whose crossbars are the disjoint union of those of `parts`.
+    pub fn combine(parts: &[Busy]) -> u64 {
+        let mut max = 0u64;
+        let mut slowest: Vec<u64> = Vec::new();
+        for p in parts {
+            match p {
+                Busy::Max(w) => max = max.max(*w),
+                Busy::Trace(t) => {
+                    if slowest.len() < t.len() {
+                        slowest.resize(t.len(), 0);
+                    }
+                    for (a, &b) in slowest.iter_mut().zip(t) {
+                        *a = (*a).max(b);
+                    }
+                }
+            }
+        }
+        max.max(slowest.iter().sum())
+    }
 }
 
 impl Barrier {
@@ -66,6 +103,26 @@ impl Barrier {
             vector: vec![0; n(sync == Sync::Vector)],
             total: vec![0; n(sync == Sync::None)],
             w: 0,
+            trace: None,
+        }
+    }
+
+    /// A barrier that also keeps the slowest crossbar of every interval, so that its
+    /// crossbars' W can be combined with other crossbars' of the same layer
+    /// ([`Barrier::part`], [`Busy::combine`]). Its memory grows with the intervals.
+    pub fn traced(sync: Sync, crossbars: usize) -> Self {
+        Barrier {
+            trace: (sync != Sync::None).then(Vec::new),
+            ..Barrier::new(sync, crossbars)
+        }
+    }
+
+    /// W of these crossbars in the form [`Busy::combine`] takes: the trace of a
+    /// [`Barrier::traced`] barrier, or W.
+    pub fn part(self) -> Busy {
+        match self.trace {
+            Some(t) => Busy::Trace(t),
+            None => Busy::Max(self.finish()),
         }
     }
 
@@ -73,7 +130,13 @@ impl Barrier {
     #[inline]
     pub fn interval(&mut self, issue: &[u64], repeat: u64) {
         match self.sync {
-            Sync::Bit => self.w += repeat * issue.iter().copied().max().unwrap_or(0),
+            Sync::Bit => {
+                let slowest = repeat * issue.iter().copied().max().unwrap_or(0);
+                self.w += slowest;
+                if let Some(t) = &mut self.trace {
+                    t.push(slowest);
+                }
+            }
             Sync::Vector => add_scaled(&mut self.vector, issue, repeat),
             Sync::None => add_scaled(&mut self.total, issue, repeat),
         }
@@ -83,14 +146,22 @@ impl Barrier {
     #[inline]
     pub fn end_vector(&mut self) {
         if self.sync == Sync::Vector {
-            self.w += self.vector.iter().copied().max().unwrap_or(0);
+            let slowest = self.vector.iter().copied().max().unwrap_or(0);
+            self.w += slowest;
+            if let Some(t) = &mut self.trace {
+                t.push(slowest);
+            }
             self.vector.iter_mut().for_each(|v| *v = 0);
         }
     }
 
-    /// Adds a barrier that saw other (whole) vectors of the same layer.
+    /// Adds a barrier that saw other (whole) vectors of the same layer, the vectors that
+    /// follow those this one saw.
     pub fn merge(&mut self, other: &Barrier) {
         self.w += other.w;
+        if let (Some(t), Some(o)) = (&mut self.trace, &other.trace) {
+            t.extend_from_slice(o);
+        }
         add_scaled(&mut self.total, &other.total, 1);
     }
 
@@ -133,6 +204,26 @@ mod tests {
         assert_eq!(run(Sync::Bit), 14);
         assert_eq!(run(Sync::Vector), 12);
         assert_eq!(run(Sync::None), 12);
+    }
+
+    /// Two crossbars' barriers, each traced over the same vectors, combine to the W of
+    /// one barrier over both, under every policy.
+    #[test]
+    fn traced_parts_combine_to_the_whole() {
+        let cycles = [[[3, 1], [1, 4]], [[2, 2], [0, 5]]];
+        for sync in [Sync::Bit, Sync::Vector, Sync::None] {
+            let mut parts = [Barrier::traced(sync, 1), Barrier::traced(sync, 1)];
+            for v in cycles {
+                for c in v {
+                    for (x, p) in parts.iter_mut().enumerate() {
+                        p.interval(&[c[x]], 1);
+                    }
+                }
+                parts.iter_mut().for_each(Barrier::end_vector);
+            }
+            let [a, b] = parts;
+            assert_eq!(Busy::combine(&[a.part(), b.part()]), run(sync), "{sync}");
+        }
     }
 
     #[test]

@@ -12,5 +12,5 @@ mod barrier;
 pub mod cycle;
 mod stage;
 
-pub use barrier::{Barrier, Sync};
+pub use barrier::{Barrier, Busy, Sync};
 pub use stage::{depth, ii, issue_rows, layer_cycles, stages, SlowStage, Stage, StageModel};

@@ -233,7 +233,7 @@ fn run_inner(
         );
     }
     let cfg = spec.cfg;
-    check_limits(spec)?;
+    let fits = check_limits(spec)?;
     if let Some(f) = func {
         let label = &cfg.config.device.error_table;
         functional::check_table(&f.device, &cfg.hw, spec.modes, label)
@@ -258,6 +258,17 @@ fn run_inner(
     for (i, spec_l) in w.layers().iter().enumerate() {
         progress.layer(&spec_l.name);
         let lw = LayerWork::of(&spec_l.geom, spec.samples, spec.modes.len());
+        if let Some(per) = fits[i] {
+            if func.is_some() {
+                bail!(
+                    "{}: {}: --functional holds a layer whole, and this one runs a window of column blocks at a time (its weights do not fit limits.max_layer_bytes at once): raise limits.max_layer_bytes",
+                    w.name(),
+                    spec_l.name
+                );
+            }
+            layers.extend(run_windowed(spec, i, per, progress, &lw)?);
+            continue;
+        }
         let weights = w.load_weights(i, precision)?;
         progress.inc(lw.prepare / 2);
         let prep = Prepared::from_weights(&weights, &cfg.hw, &cfg.opts);
@@ -419,9 +430,118 @@ fn run_inner(
     Ok(res)
 }
 
+/// Layer `i` of a run, a window of at most `per` column blocks at a time
+/// (`engine::columns`): each window's weights generated, mapped and compressed, every
+/// input vector fed to it in every mode, and the windows' events added up to exactly the
+/// whole layer's. Progress counts the layer's preparing a share per window and its
+/// vectors as a run of the whole layer would.
+fn run_windowed(
+    spec: &RunSpec,
+    i: usize,
+    per: u128,
+    progress: &dyn Progress,
+    lw: &LayerWork,
+) -> Result<Vec<LayerResult>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let (w, cfg) = (spec.workload, spec.cfg);
+    let spec_l = &w.layers()[i];
+    let precision = cfg.precision();
+    let Some(cols) = w.weight_columns(i, precision)? else {
+        bail!(
+            "{}: {}: its weights do not fit limits.max_layer_bytes and cannot be loaded by columns",
+            w.name(),
+            spec_l.name
+        );
+    };
+    let signed = cols.signed();
+    let map = crossbar::LayerMap::new(&spec_l.geom, &cfg.hw);
+    let per = usize::try_from(per).unwrap_or(usize::MAX);
+    let windows = engine::columns::windows(&map, per);
+    let n = windows.len().max(1) as u64;
+    let mut parts: Vec<_> = spec
+        .modes
+        .iter()
+        .map(|&m| engine::columns::Parts::new(m))
+        .collect();
+    let per_sample = spec_l.geom.input_elements();
+    let chunk = workload::chunk_samples(&spec_l.geom, spec.samples as u64) as usize;
+    // Vectors fed over every window and mode: each window's are 1/n of the layer's work.
+    let seen = AtomicU64::new(0);
+    let tick = |k: u64| {
+        let before = seen.fetch_add(k, Ordering::Relaxed);
+        let units = |v: u64| (v as u128 * lw.per_vector as u128 / n as u128) as u64;
+        progress.inc(units(before + k) - units(before));
+    };
+    for (j, win) in windows.iter().enumerate() {
+        let j = j as u64;
+        let wmap = map.window(win.group, win.blocks.clone(), &cfg.hw);
+        let mut weights = Vec::new();
+        if let Some(cw) = wmap.window {
+            for r in cw.channels(map.cols_per_group) {
+                weights.extend(cols.columns(r));
+            }
+        }
+        let share = |j: u64| (lw.prepare as u128 * j as u128 / n as u128) as u64;
+        progress.inc(share(j + 1) - share(j));
+        let prep = Prepared::window(spec_l, &weights, signed, wmap, &cfg.hw, &cfg.opts);
+        let mut runs = spec
+            .modes
+            .iter()
+            .map(|&mode| ModeRun::part(&prep, &cfg.hw, &cfg.opts, mode, spec.engine))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow!("{}: {}: {e}", w.name(), spec_l.name))?;
+        w.stream_inputs(i, precision, spec.samples, chunk, &mut |q| {
+            let samples = Samples::new(q, q.len() / per_sample.max(1));
+            for r in runs.iter_mut() {
+                r.feed(samples, Some(&tick));
+            }
+            Ok(())
+        })?;
+        for (p, r) in parts.iter_mut().zip(runs) {
+            let (ev, busy, _) = r.finish_part();
+            p.add(&ev, busy);
+        }
+    }
+    let plan = engine::PassPlan::new(signed, cfg.opts.encoding, &cfg.hw);
+    Ok(spec
+        .modes
+        .iter()
+        .zip(parts)
+        .map(|(&mode, p)| {
+            let events = p.finish();
+            let time_ns = events.cycles as f64 * cfg.cycle_ns;
+            let adc_bits = cfg.hw.adc_resolution(mode);
+            let energy = cfg.energy.breakdown(
+                &events,
+                adc_bits,
+                cfg.adc_law,
+                cfg.static_mw_per_crossbar,
+                time_ns,
+            );
+            LayerResult {
+                layer: spec_l.name.clone(),
+                kind: spec_l.kind,
+                mode,
+                events,
+                energy,
+                time_ns,
+                adc_bits,
+                passes: plan.passes.len() as u32,
+                input_cycles: plan.cycles,
+                signed,
+                pipeline: None,
+                functional: None,
+            }
+        })
+        .collect())
+}
+
 /// Refuses, before anything is loaded or simulated, a network whose counts could overflow
-/// u64 or one of whose layers needs more memory than `limits.max_layer_bytes`.
-fn check_limits(spec: &RunSpec) -> Result<()> {
+/// u64 or one of whose layers needs more memory than `limits.max_layer_bytes` (a layer
+/// of generated weights: one window of column blocks); returns how each layer runs
+/// (`engine::limits::fit`: whole, or in windows of at most that many blocks).
+fn check_limits(spec: &RunSpec) -> Result<Vec<Option<u128>>> {
+    let by_columns = spec.workload.loads_columns();
     let layers: Vec<engine::limits::LayerRef> = spec
         .workload
         .layers()
@@ -430,6 +550,7 @@ fn check_limits(spec: &RunSpec) -> Result<()> {
             name: &l.name,
             geom: &l.geom,
             held_samples: workload::chunk_samples(&l.geom, spec.samples as u64),
+            by_columns,
         })
         .collect();
     engine::limits::check_network(

@@ -71,8 +71,8 @@ impl Compression {
                 let all = (1u32 << map.cells_per_weight) - 1;
                 let k = map.k as usize;
                 for &(n, slices) in &per_n {
-                    let col = (block.group * map.cols_per_group + n) as usize;
-                    let column = &weights[col * k..(col + 1) * k];
+                    let col = map.weight_column(block.group, n);
+                    let column = &weights[col..col + k];
                     for (r, &q) in column.iter().enumerate() {
                         let mag = block.polarity.magnitude(q);
                         // A group holding every slice of the weight: any non-zero magnitude.

@@ -35,7 +35,7 @@ pub use quant::{Precision, QuantError};
 pub use resolve::{list_bundles, resolve, summary, WorkloadStats};
 pub use select::{LayerSelector, Selected};
 pub use source::{
-    chunk_samples, off_crossbar_total, FloatLayer, FloatSampleSink, HeadsKept, SampleSink,
-    Workload, CHUNK_INPUT_ELEMENTS,
+    chunk_samples, off_crossbar_total, ColumnWeights, FloatLayer, FloatSampleSink, HeadsKept,
+    SampleSink, Workload, CHUNK_INPUT_ELEMENTS,
 };
 pub use synth::{Structure, SynthParams, ZooWorkload};

@@ -148,6 +148,17 @@ impl Workload for Selected {
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights> {
         self.inner.load_weights(self.inner_index(index)?, precision)
     }
+    fn loads_columns(&self) -> bool {
+        self.inner.loads_columns()
+    }
+    fn weight_columns(
+        &self,
+        index: usize,
+        precision: Precision,
+    ) -> anyhow::Result<Option<Box<dyn crate::source::ColumnWeights + '_>>> {
+        self.inner
+            .weight_columns(self.inner_index(index)?, precision)
+    }
     fn stream_inputs(
         &self,
         index: usize,

@@ -189,8 +189,8 @@ fn take_roles(layers: Option<&serde_json::Value>) -> Result<Taken, String> {
 }
 
 /// Reads and checks the shape file at `path`: every layer's geometry, and the memory one
-/// layer's generated weights and one sample of its inputs would take against
-/// `opts.max_layer_bytes`, before anything is generated.
+/// output channel of a layer's generated weights (in each group) and one sample of its
+/// inputs would take against `opts.max_layer_bytes`, before anything is generated.
 pub fn read(path: &Path, opts: &OpenOptions) -> anyhow::Result<ShapeFile> {
     let label = path.display().to_string();
     let text = crate::files::read_text(path, &label).map_err(anyhow::Error::msg)?;
@@ -200,7 +200,14 @@ pub fn read(path: &Path, opts: &OpenOptions) -> anyhow::Result<ShapeFile> {
         .unwrap_or("network");
     let file = parse(&text, stem).map_err(|e| anyhow!("{label}: {e}"))?;
     for (i, l) in file.layers.iter().enumerate() {
-        let need = crate::bundle::array_bytes(&l.geom, 1);
+        // A generated layer too wide to hold whole runs a window of columns at a time:
+        // at least one output channel of each group and one sample of inputs are held
+        // (the run checks its windows against the hardware's blocks, docs/errors.md).
+        let one_column = crate::geometry::ConvGeometry {
+            out_channels: l.geom.groups,
+            ..l.geom.clone()
+        };
+        let need = crate::bundle::array_bytes(&one_column, 1);
         if need > opts.max_layer_bytes as u128 {
             return Err(anyhow!(
                 "{label}: layers[{i}]: layer {} needs about {} to generate one sample, more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",

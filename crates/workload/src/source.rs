@@ -57,6 +57,18 @@ pub struct FloatLayer {
     pub input_step: f64,
 }
 
+/// A layer's quantized weights, loadable a range of output channels at a time (the
+/// synthetic generators): what a run reads of a layer too wide to hold at once, one
+/// window of column blocks after another (docs/perf.md, "Layers wider than memory").
+pub trait ColumnWeights: Send + Sync {
+    /// The signedness of the layer's whole input tensor, as [`Workload::load_weights`]
+    /// gives it.
+    fn signed(&self) -> bool;
+    /// Output channels `cols` of the layer, `[cols.len(), Cin/G, R, S]` row-major: exactly
+    /// those rows of [`Workload::load_weights`]'s weights.
+    fn columns(&self, cols: std::ops::Range<usize>) -> Vec<i32>;
+}
+
 /// A network whose layers can be loaded one by one, quantized to a precision.
 pub trait Workload: Send + Sync {
     /// Network name as printed in layers.csv (`network` column).
@@ -100,6 +112,24 @@ pub trait Workload: Send + Sync {
     /// Layer `index`'s quantized weights and the signedness of its whole input tensor
     /// (all held samples, section 2): what a run needs before the first input vector.
     fn load_weights(&self, index: usize, precision: Precision) -> anyhow::Result<LayerWeights>;
+
+    /// Whether [`Workload::weight_columns`] gives every layer's weights by columns:
+    /// known before anything is generated, for the memory check.
+    fn loads_columns(&self) -> bool {
+        false
+    }
+
+    /// Layer `index`'s weights a range of output channels at a time, when the workload
+    /// can ([`Workload::loads_columns`]; None otherwise: bundles hold their arrays
+    /// whole). Whatever a whole-layer quantity needs (a scale, a pruning threshold) is
+    /// computed here, once.
+    fn weight_columns(
+        &self,
+        _index: usize,
+        _precision: Precision,
+    ) -> anyhow::Result<Option<Box<dyn ColumnWeights + '_>>> {
+        Ok(None)
+    }
 
     /// Streams the quantized inputs of the first `samples` samples of layer `index` to
     /// `sink`, in sample order, at most `chunk` (>= 1) whole samples per call. Values are

@@ -13,3 +13,4 @@ mod chunked;
 mod cycle;
 mod differential;
 mod hand;
+mod windows;

@@ -14,3 +14,4 @@ mod digital_run;
 mod drawn_records;
 mod interval_coverage;
 mod memory_run;
+mod windowed_run;

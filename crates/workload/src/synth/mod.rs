@@ -22,12 +22,12 @@ use anyhow::{anyhow, bail, Context};
 pub use inputs::{stream_synth_inputs, synth_inputs, synth_signed, InputKind};
 pub use params::{tensor_rng, Structure, SynthParams, Tensor, CHUNK, MAX_M};
 pub use roles::{LayerRole, Role, ZeroLines};
-pub use weights::{ssl_plan, synth_weights, synth_weights_zeroing, SslPlan};
+pub use weights::{ssl_plan, synth_weights, synth_weights_zeroing, SslPlan, SynthColumns};
 
 use crate::geometry::LayerSpec;
 use crate::layer::LayerWeights;
 use crate::quant::Precision;
-use crate::source::{check_load, SampleSink, Workload};
+use crate::source::{check_load, ColumnWeights, SampleSink, Workload};
 use crate::zoo;
 
 /// A built-in network (or any list of layers) with synthetic weights and inputs.
@@ -235,6 +235,34 @@ impl Workload for ZooWorkload {
         })
     }
 
+    fn loads_columns(&self) -> bool {
+        true
+    }
+
+    fn weight_columns(
+        &self,
+        index: usize,
+        precision: Precision,
+    ) -> anyhow::Result<Option<Box<dyn ColumnWeights + '_>>> {
+        check_load(self, index, precision, 1)?;
+        let geom = &self.layers[index].geom;
+        let signed = synth_signed(
+            geom,
+            index,
+            self.samples,
+            self.input_kind(index),
+            &self.params,
+        )?;
+        let synth = SynthColumns::new(
+            geom,
+            index,
+            precision.weight_bits,
+            &self.params,
+            &self.zero_lines[index],
+        );
+        Ok(Some(Box::new(SynthLayerColumns { synth, signed })))
+    }
+
     fn stream_inputs(
         &self,
         index: usize,
@@ -255,6 +283,21 @@ impl Workload for ZooWorkload {
             chunk,
             sink,
         )
+    }
+}
+
+/// A synthetic layer's weights by columns ([`Workload::weight_columns`]).
+struct SynthLayerColumns<'a> {
+    synth: SynthColumns<'a>,
+    signed: bool,
+}
+
+impl ColumnWeights for SynthLayerColumns<'_> {
+    fn signed(&self) -> bool {
+        self.signed
+    }
+    fn columns(&self, cols: std::ops::Range<usize>) -> Vec<i32> {
+        self.synth.columns(cols)
     }
 }
 

@@ -103,43 +103,69 @@ fn for_each_kept(
     }
 }
 
-/// Quantizes a tensor of `len` weights generated in chunks of `chunk_len` elements:
-/// `kept(c, visit)` calls `visit(flat index, z)` for every kept weight of chunk c, the same
-/// sequence every time. A first pass finds max|z|, a second writes the values; chunks run
-/// in parallel and the result does not depend on the thread count.
-fn quantize_chunks<F>(len: usize, chunk_len: usize, weight_bits: u32, kept: F) -> Vec<i32>
+/// max|z| over the kept weights of a tensor generated in `chunks` chunks: `kept(c, visit)`
+/// calls `visit(flat index, z)` for every kept weight of chunk c, the same sequence every
+/// time. Chunks run in parallel; the result does not depend on the thread count.
+fn max_abs<F>(chunks: usize, kept: &F) -> f64
 where
     F: Fn(usize, &mut dyn FnMut(usize, f64)) + Sync,
 {
-    let chunks = len.div_ceil(chunk_len);
-    let max = (0..chunks)
+    (0..chunks)
         .into_par_iter()
         .map(|c| {
             let mut m = 0.0f64;
             kept(c, &mut |_, z| m = m.max(z.abs()));
             m
         })
-        .reduce(|| 0.0, f64::max);
-    let mut q = vec![0i32; len];
-    if max == 0.0 {
+        .reduce(|| 0.0, f64::max)
+}
+
+/// The quantized values of flat elements `range` of a tensor generated in chunks of
+/// `chunk_len` elements (`kept` as in [`max_abs`]), scaled by `max`: the chunks that
+/// overlap the range are drawn again, in parallel, and only the range is written.
+fn fill_range<F>(
+    range: std::ops::Range<usize>,
+    chunk_len: usize,
+    max: f64,
+    weight_bits: u32,
+    kept: &F,
+) -> Vec<i32>
+where
+    F: Fn(usize, &mut dyn FnMut(usize, f64)) + Sync,
+{
+    let mut q = vec![0i32; range.len()];
+    if max == 0.0 || range.is_empty() {
         return q;
     }
     let scale = signed_max(weight_bits) as f64;
-    q.par_chunks_mut(chunk_len)
-        .enumerate()
-        .for_each(|(c, out)| {
-            let base = c * chunk_len;
-            kept(c, &mut |i, z| {
-                let v = ((z / max) * scale).round() as i32;
-                out[i - base] = if v != 0 {
-                    v
-                } else if z < 0.0 {
-                    -1
-                } else {
-                    1
-                };
-            });
+    // The piece of `q` each overlapping chunk writes, with the flat index it starts at.
+    let mut pieces: Vec<(usize, usize, &mut [i32])> = Vec::new();
+    let mut rest = &mut q[..];
+    let mut at = range.start;
+    while at < range.end {
+        let c = at / chunk_len;
+        let end = ((c + 1) * chunk_len).min(range.end);
+        let (piece, tail) = rest.split_at_mut(end - at);
+        pieces.push((c, at, piece));
+        rest = tail;
+        at = end;
+    }
+    pieces.into_par_iter().for_each(|(c, base, out)| {
+        let end = base + out.len();
+        kept(c, &mut |i, z| {
+            if i < base || i >= end {
+                return;
+            }
+            let v = ((z / max) * scale).round() as i32;
+            out[i - base] = if v != 0 {
+                v
+            } else if z < 0.0 {
+                -1
+            } else {
+                1
+            };
         });
+    });
     q
 }
 
@@ -170,32 +196,108 @@ pub fn synth_weights_zeroing(
     params: &SynthParams,
     lines: &ZeroLines,
 ) -> Vec<i32> {
-    let len = geom.weight_elements();
-    match params.structure {
-        Structure::Unstructured | Structure::Ssl => {
-            let plan =
-                (params.structure == Structure::Ssl).then(|| ssl_plan(geom, layer_index, params));
-            quantize_chunks(len, CHUNK, weight_bits, |c, visit| {
-                for_each_kept(geom, layer_index, params, plan.as_ref(), lines, c, visit)
-            })
+    SynthColumns::new(geom, layer_index, weight_bits, params, lines).columns(0..geom.out_channels)
+}
+
+/// What a structure decides over a whole layer before any value is written.
+#[derive(Debug, Clone)]
+enum Plan {
+    /// Unstructured, or SSL with its plan.
+    Kept(Option<SslPlan>),
+    /// Magnitude pruning: the (|z|, index) cutoff.
+    Magnitude(Option<(f64, usize)>),
+    /// N:M, columns per stream.
+    NM { n: u32, m: u32, cols: usize },
+}
+
+/// A layer's synthetic weights, written a range of output channels (columns of the
+/// crossbar matrix) at a time: the structure's plan and the quantization scale (max|z|
+/// of the kept weights) are computed once over the whole layer, from the same streams
+/// as [`synth_weights_zeroing`], so every range holds exactly the values the whole
+/// tensor holds there. A range redraws only the streams (chunks) it overlaps.
+#[derive(Debug, Clone)]
+pub struct SynthColumns<'a> {
+    geom: &'a ConvGeometry,
+    layer_index: usize,
+    weight_bits: u32,
+    params: &'a SynthParams,
+    lines: &'a ZeroLines,
+    plan: Plan,
+    max: f64,
+}
+
+impl<'a> SynthColumns<'a> {
+    pub fn new(
+        geom: &'a ConvGeometry,
+        layer_index: usize,
+        weight_bits: u32,
+        params: &'a SynthParams,
+        lines: &'a ZeroLines,
+    ) -> Self {
+        let plan = match params.structure {
+            Structure::Unstructured => Plan::Kept(None),
+            Structure::Ssl => Plan::Kept(Some(ssl_plan(geom, layer_index, params))),
+            Structure::Magnitude => {
+                Plan::Magnitude(magnitude_cutoff(geom, layer_index, params, lines))
+            }
+            Structure::NM { n, m } => Plan::NM {
+                n,
+                m,
+                cols: (CHUNK / geom.k_rows().max(1)).max(1),
+            },
+        };
+        let mut w = SynthColumns {
+            geom,
+            layer_index,
+            weight_bits,
+            params,
+            lines,
+            plan,
+            max: 0.0,
+        };
+        w.max = max_abs(w.chunks(), &|c, visit| w.kept(c, visit));
+        w
+    }
+
+    /// Elements per stream.
+    fn chunk_len(&self) -> usize {
+        match self.plan {
+            Plan::NM { cols, .. } => cols * self.geom.k_rows().max(1),
+            _ => CHUNK,
         }
-        Structure::Magnitude => {
-            let cut = magnitude_cutoff(geom, layer_index, params, lines);
-            quantize_chunks(len, CHUNK, weight_bits, |c, visit| {
-                for_each_drawn(geom, layer_index, params, lines, c, |i, z| {
-                    if above(cut, z.abs(), i) {
-                        visit(i, z)
-                    }
-                })
-            })
+    }
+
+    fn chunks(&self) -> usize {
+        self.geom.weight_elements().div_ceil(self.chunk_len())
+    }
+
+    /// Calls `visit(flat index, z)` for every kept weight of chunk `c`, in order.
+    fn kept(&self, c: usize, visit: &mut dyn FnMut(usize, f64)) {
+        let (geom, li, params, lines) = (self.geom, self.layer_index, self.params, self.lines);
+        match &self.plan {
+            Plan::Kept(plan) => for_each_kept(geom, li, params, plan.as_ref(), lines, c, visit),
+            Plan::Magnitude(cut) => for_each_drawn(geom, li, params, lines, c, |i, z| {
+                if above(*cut, z.abs(), i) {
+                    visit(i, z)
+                }
+            }),
+            &Plan::NM { n, m, cols } => {
+                for_each_kept_nm(geom, li, params, lines, (n, m), cols, c, visit)
+            }
         }
-        Structure::NM { n, m } => {
-            let k = geom.k_rows().max(1);
-            let cols = (CHUNK / k).max(1);
-            quantize_chunks(len, cols * k, weight_bits, |c, visit| {
-                for_each_kept_nm(geom, layer_index, params, lines, (n, m), cols, c, visit)
-            })
-        }
+    }
+
+    /// Output channels `cols` of the layer, `[cols.len(), Cin/G, R, S]` row-major.
+    pub fn columns(&self, cols: std::ops::Range<usize>) -> Vec<i32> {
+        let k = self.geom.k_rows();
+        let range = cols.start * k..cols.end.min(self.geom.out_channels) * k;
+        fill_range(
+            range,
+            self.chunk_len(),
+            self.max,
+            self.weight_bits,
+            &|c, visit| self.kept(c, visit),
+        )
     }
 }
 
@@ -433,6 +535,47 @@ mod tests {
             synth_weights(&g, 2, 8, &s),
             synth_weights(&g, 2, 8, &SynthParams { seed: 9, ..s })
         );
+    }
+
+    /// Any range of output channels holds exactly the whole tensor's values there, for
+    /// every structure, across stream boundaries (1.1 M weights: two chunks of the
+    /// weights streams; N:M streams of whole columns) and with pruned heads' lines.
+    #[test]
+    fn column_ranges_are_the_whole_tensors_values() {
+        let g = ConvGeometry::fc(1100, 1000);
+        let mut lines = ZeroLines {
+            columns: vec![false; 1000],
+            ..Default::default()
+        };
+        lines.columns[7] = true;
+        lines.columns[954] = true;
+        let none = ZeroLines::default();
+        for structure in [
+            Structure::Unstructured,
+            Structure::Ssl,
+            Structure::Magnitude,
+            Structure::NM { n: 2, m: 4 },
+        ] {
+            for lines in [&none, &lines] {
+                let p = params(0.6, structure);
+                let whole = synth_weights_zeroing(&g, 4, 12, &p, lines);
+                let cols = SynthColumns::new(&g, 4, 12, &p, lines);
+                for (a, b) in [(0, 1000), (0, 1), (953, 955), (900, 1000), (1, 999), (5, 5)] {
+                    assert_eq!(
+                        cols.columns(a..b),
+                        whole[a * 1100..b * 1100],
+                        "{structure} {a}..{b}"
+                    );
+                }
+            }
+        }
+        // A grouped conv: output channels of the second group.
+        let g = ConvGeometry::conv(16, 32, 3, 1, 1, 2, [6, 6]);
+        let p = params(0.5, Structure::Unstructured);
+        let whole = synth_weights(&g, 1, 8, &p);
+        let k = g.k_rows();
+        let cols = SynthColumns::new(&g, 1, 8, &p, &none);
+        assert_eq!(cols.columns(17..29), whole[17 * k..29 * k]);
     }
 
     #[test]
