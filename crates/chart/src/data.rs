@@ -68,3 +68,30 @@ impl Default for Chart {
 
 /// The legend entry of [`Chart::front`].
 pub const FRONT_LABEL: &str = "Pareto front";
+
+impl Chart {
+    /// The chart with every text (title, axis labels, legend heading, categories, series
+    /// and reference-line names) passed through `bounds::text::printable`: a series
+    /// named by a CSV cell holding an escape or a NUL draws as `\u{1b}`, and the SVG
+    /// stays well-formed XML.
+    pub fn printable(&self) -> Chart {
+        let p = |s: &str| bounds::text::printable(s).into_owned();
+        Chart {
+            title: p(&self.title),
+            x_label: p(&self.x_label),
+            y_label: p(&self.y_label),
+            legend: p(&self.legend),
+            categories: self
+                .categories
+                .as_ref()
+                .map(|cs| cs.iter().map(|c| p(c)).collect()),
+            series: self
+                .series
+                .iter()
+                .map(|(n, pts)| (p(n), pts.clone()))
+                .collect(),
+            y_lines: self.y_lines.iter().map(|(y, n)| (*y, p(n))).collect(),
+            ..self.clone()
+        }
+    }
+}

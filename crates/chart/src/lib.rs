@@ -80,6 +80,9 @@ const MIN_HEIGHT: i32 = 560;
 
 /// The SVG text of `c`.
 pub fn svg(c: &Chart, log_x: bool, log_y: bool) -> Result<String> {
+    // Every text drawn may come from a data file: control characters escaped
+    // (`bounds::text`), so none reaches the SVG, which XML would refuse.
+    let c = &c.printable();
     let p = Prepared::new(c, log_x, log_y)?;
     // Labels with the axis's power of ten.
     // The power of ten goes with the unit, before a remark after "; " (a direction).

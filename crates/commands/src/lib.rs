@@ -25,7 +25,8 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 /// long input is one line, never a page.
 pub fn error_message(e: &anyhow::Error) -> String {
     let words = workload::text::clip_words(&format!("{e:#}"), workload::text::MAX_QUOTED_CHARS);
-    workload::text::clip_to(&words, MAX_MESSAGE_CHARS)
+    // A message may quote a cell or a name from a data file: escaped (`bounds::text`).
+    bounds::text::printable(&workload::text::clip_to(&words, MAX_MESSAGE_CHARS)).into_owned()
 }
 
 /// A write past the file-size limit (`ulimit -f`) raises SIGXFSZ, which kills the

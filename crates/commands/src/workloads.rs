@@ -22,7 +22,8 @@ pub fn run(args: &WorkloadsArgs) -> Result<()> {
     let listing = sim::workloads::listing(&cfg)?;
     if !args.quiet {
         let mut o = std::io::stdout().lock();
-        write!(o, "{listing}")?;
+        // Bundle folders' names are data: escaped (`bounds::text`), line breaks kept.
+        write!(o, "{}", bounds::text::printable_lines(&listing))?;
         o.flush()?;
     }
     Ok(())

@@ -42,6 +42,13 @@ pub enum TableError {
     Parse(String),
     #[error("{key}: {value} is not a finite non-negative value")]
     Value { key: &'static str, value: f64 },
+    #[error("{key}: {value:e} is above {max:e} {unit}, the largest a cell-write table may hold (a run-time write figure beyond it would saturate the cycle and energy counts it feeds)")]
+    Above {
+        key: &'static str,
+        value: f64,
+        max: f64,
+        unit: &'static str,
+    },
     #[error("node_nm: {0}")]
     Node(TechError),
 }
@@ -218,15 +225,46 @@ impl CellWrite {
             .clone()
     }
 
+    /// The one check of a cell-write table's figures, at load: each finite, non-negative
+    /// and at most [`CellWrite::MAX_PJ_PER_CELL`] / [`CellWrite::MAX_NS_PER_ROW`]. The
+    /// bound is what keeps a huge figure from surfacing later as a saturated
+    /// `combined_cycles` blamed on another key (docs/errors.md).
     pub fn validate(&self) -> Result<(), TableError> {
-        for (key, value) in [
-            ("write_pj_per_cell", self.write_pj_per_cell),
-            ("write_ns_per_row", self.write_ns_per_row),
+        for (key, value, max, unit) in [
+            (
+                "write_pj_per_cell",
+                self.write_pj_per_cell,
+                Self::MAX_PJ_PER_CELL,
+                "pJ",
+            ),
+            (
+                "write_ns_per_row",
+                self.write_ns_per_row,
+                Self::MAX_NS_PER_ROW,
+                "ns",
+            ),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(TableError::Value { key, value });
             }
+            if value > max {
+                return Err(TableError::Above {
+                    key,
+                    value,
+                    max,
+                    unit,
+                });
+            }
         }
         Ok(())
     }
+
+    /// The largest energy of one cell write a table may state, pJ (1 uJ: some 10^4 times
+    /// the ReRAM and PCM figures in print).
+    pub const MAX_PJ_PER_CELL: f64 = 1e6;
+    /// The largest time of one row's write a table may state, ns (1 ms: some 10^4 times
+    /// the figures in print). A run's write latency is at most its attention products
+    /// times a crossbar's rows times this, far below 2^64 cycles at any clock the
+    /// `[digital]` table accepts.
+    pub const MAX_NS_PER_ROW: f64 = 1e6;
 }

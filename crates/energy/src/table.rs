@@ -50,7 +50,8 @@ pub enum TableError {
 
 /// The one reader of a TOML table file's text into `T` (this crate's energy table, the
 /// digital unit's and the cell-write table): a value of the wrong type is blamed on its
-/// key, `key: message` in one line (serde's message alone does not name it).
+/// key, `key: message` in one line (serde's message alone does not name it), whether
+/// the value is written `key = ...` or as a table `[key]`.
 pub fn from_toml_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TableError> {
     toml::from_str(text).map_err(|e| {
         // One line, a quoted value cut short (1e300 as an integer is 300 digits).
@@ -61,14 +62,24 @@ pub fn from_toml_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, T
         let key = e.span().and_then(|span| {
             let start = text.get(..span.start)?.rfind('\n').map_or(0, |i| i + 1);
             let line = text.get(start..)?.lines().next()?;
-            let (k, _) = line.split_once('=')?;
-            let k = k.trim().trim_matches('"');
+            // `key = value`, or a table header `[key]` where a number was expected.
+            let k = match line.split_once('=') {
+                Some((k, _)) => k,
+                None => line.trim().strip_prefix('[')?.split(']').next()?,
+            };
+            let k = k.trim().trim_matches(['"', '[', ']']);
             (!k.is_empty() && !msg.contains(&format!("`{k}`")) && !k.chars().any(char::is_control))
                 .then(|| k.chars().take(80).collect::<String>())
         });
-        TableError::Parse(match key {
-            Some(k) => format!("{k}: {msg}"),
-            None => msg,
+        // Without a key to name (a file that is not TOML at all), the line.
+        let line = e
+            .span()
+            .and_then(|span| text.get(..span.start))
+            .map(|t| t.matches('\n').count() + 1);
+        TableError::Parse(match (key, line) {
+            (Some(k), _) => format!("{k}: {msg}"),
+            (None, Some(n)) => format!("line {n}: {msg}"),
+            (None, None) => msg,
         })
     })
 }

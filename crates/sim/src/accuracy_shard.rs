@@ -382,7 +382,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
                 head.get("format").map_or("absent".to_string(), |f| f.to_string())
             );
         }
-        let m: Manifest = serde_json::from_value(head).map_err(|e| anyhow!("{label}: {e}"))?;
+        let m: Manifest = workload::json::typed(head).map_err(|e| anyhow!("{label}: {e}"))?;
         if m.fingerprint != m.hash() {
             bail!("{label}: fingerprint: {} is not the hash of the shard's fields (was shard.json edited?)", m.fingerprint);
         }

@@ -80,7 +80,13 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
     let new = table::Table::read(&args.new)?;
     let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;
     if !args.quiet {
-        say(&rep.lines)?;
+        // The lines quote cells and column names of the files: escaped (`bounds::text`).
+        let lines: Vec<String> = rep
+            .lines
+            .iter()
+            .map(|l| bounds::text::printable(l).into_owned())
+            .collect();
+        say(&lines)?;
         say(&[rep.summary(args.tolerance)])?;
     }
     if rep.differs() {

@@ -5,15 +5,27 @@
 //! must parse as its column's type (points.parquet's typed columns: counts unsigned
 //! 64-bit integers, figures numbers, flags true or false; an empty cell a null) and pass
 //! the finite gate (`bounds::finite`: no NaN, no infinity, no count saturated at
-//! 2^64 - 1). The one check of merged cells; the writer of a sweep's own rows goes
-//! through the gate of `sim::report` instead.
+//! 2^64 - 1). The cells the point's id determines beyond its axes are checked too: the
+//! `mode` of each row is the grid's (sweep.json's `modes`, in order, once per layer), the
+//! last rows are `TOTAL`, `network`, `layer` and `kind` are those of every other point of
+//! the same workload (a workload's layers do not depend on the axes; a difference names
+//! both files, as which was edited cannot be told), `signed` is 0 or 1, `adc_bits` 1 to
+//! 64 and `samples` at least 1 and the same in every row of the point. The one check of
+//! merged cells; the writer of a sweep's own rows goes through the gate of `sim::report`
+//! instead.
 
 use super::index::{Run, RunReader};
 use super::meta::{Ids, Meta};
 use anyhow::{bail, Result};
 use columnar::Kind;
 use csv::ByteRecord;
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
+
+/// The workload-determined cells of a point's rows (network, layer, kind per row), with
+/// the id of the point and the file they were first read from.
+type Shape = (String, String, Vec<[String; 3]>);
 
 /// The columns of a grid's points table, typed, and its points.
 pub struct Recheck<'a> {
@@ -28,6 +40,8 @@ pub struct Recheck<'a> {
     /// Float columns of quantities that cannot be negative (energies, times, cycles:
     /// [`super::names`]' domain `NonNegative`).
     nonnegative: Vec<bool>,
+    /// Per workload, the network, layer and kind cells of the first point checked.
+    shapes: Mutex<HashMap<String, Shape>>,
 }
 
 impl<'a> Recheck<'a> {
@@ -54,7 +68,111 @@ impl<'a> Recheck<'a> {
                             .is_some_and(|n| n.domain == super::names::Domain::NonNegative)
                 })
                 .collect(),
+            shapes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The cells of `rows` (point `id` of `workload`, in `path`) that the point's id
+    /// determines beyond its axes: the modes in the grid's order, `TOTAL` last, `signed`
+    /// 0 or 1, one `samples` of at least 1, and network, layer and kind as in every
+    /// other point of the workload.
+    fn determined(&self, path: &Path, id: &str, workload: &str, rows: &[ByteRecord]) -> Result<()> {
+        let p = path.display();
+        let col = |name: &str| self.names.iter().position(|n| n == name);
+        let text = |row: &ByteRecord, i: Option<usize>| -> String {
+            i.and_then(|i| row.get(i))
+                .map(|c| String::from_utf8_lossy(c).into_owned())
+                .unwrap_or_default()
+        };
+        let (mode, layer) = (col("mode"), col("layer"));
+        let (network, kind) = (col("network"), col("kind"));
+        let (signed, samples) = (col("signed"), col("samples"));
+        let adc_bits = col("adc_bits");
+        let m = self.meta.modes.len().max(1);
+        let mut shape = Vec::with_capacity(rows.len());
+        let mut first_samples: Option<String> = None;
+        for (r, row) in rows.iter().enumerate() {
+            let at = || format!("{p}: point {id}, its row {}", r + 1);
+            let quoted = |s: &str| bounds::text::printable(s).into_owned();
+            if let (Some(i), Some(want)) = (mode, self.meta.modes.get(r % m)) {
+                let got = text(row, Some(i));
+                if &got != want {
+                    bail!(
+                        "{}: mode: '{}' contradicts the point's id (the grid's modes put {want} in this row)",
+                        at(),
+                        quoted(&got)
+                    );
+                }
+            }
+            let total = r + m >= rows.len();
+            let l = text(row, layer);
+            if layer.is_some() && (l == "TOTAL") != total {
+                bail!(
+                    "{}: layer: '{}' contradicts the point's id (the last {m} rows of a point are TOTAL, and only they)",
+                    at(),
+                    quoted(&l)
+                );
+            }
+            let bits = text(row, adc_bits);
+            if adc_bits.is_some()
+                && !bits.is_empty()
+                && !bits.parse::<u32>().is_ok_and(|b| (1..=64).contains(&b))
+            {
+                bail!(
+                    "{}: adc_bits: '{}' is not an ADC resolution (1 to 64 bits)",
+                    at(),
+                    quoted(&bits)
+                );
+            }
+            let sg = text(row, signed);
+            if signed.is_some() && !matches!(sg.as_str(), "0" | "1" | "") {
+                bail!("{}: signed: '{}' is not a flag (0 or 1)", at(), quoted(&sg));
+            }
+            if samples.is_some() {
+                let n = text(row, samples);
+                if n.parse::<u64>().map_or(true, |v| v == 0) {
+                    bail!(
+                        "{}: samples: '{}' is not a positive count of samples",
+                        at(),
+                        quoted(&n)
+                    );
+                }
+                match &first_samples {
+                    Some(f) if *f != n => bail!(
+                        "{}: samples: '{}' differs from the point's first row ({f}): a point runs one number of samples",
+                        at(),
+                        quoted(&n)
+                    ),
+                    Some(_) => {}
+                    None => first_samples = Some(n),
+                }
+            }
+            shape.push([text(row, network), l, text(row, kind)]);
+        }
+        let mut shapes = self
+            .shapes
+            .lock()
+            .map_err(|_| anyhow::anyhow!("{p}: the check of earlier points failed"))?;
+        match shapes.get(workload) {
+            None => {
+                shapes.insert(workload.to_string(), (id.to_string(), p.to_string(), shape));
+            }
+            Some((first, file, want)) => {
+                for (r, (got, want)) in shape.iter().zip(want).enumerate() {
+                    for (k, name) in ["network", "layer", "kind"].iter().enumerate() {
+                        if got[k] != want[k] {
+                            bail!(
+                                "{p}: point {id}, its row {}: {name}: '{}' differs from '{}' in that row of point {first} of {file}: every point of workload {workload} has the same layers, so one of the two files was edited",
+                                r + 1,
+                                bounds::text::printable(&got[k]),
+                                bounds::text::printable(&want[k])
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Refuses, naming `path`, the point and the column, a row of point `point` (its
@@ -148,7 +266,7 @@ impl<'a> Recheck<'a> {
                 }
             }
         }
-        Ok(())
+        self.determined(path, &id, workload, rows)
     }
 
     /// A float of column `i` inside its quantity's domain: an energy, a time or a count of

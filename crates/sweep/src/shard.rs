@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn tampered_cells_of_a_shard_are_refused_naming_file_point_and_column() {
         let t = tempfile::tempdir().unwrap();
-        let shards = super::super::synth::write_shards(t.path(), 16, 3, 2).unwrap();
+        let shards = super::super::synth::write_shards(t.path(), 16, 4, 2).unwrap();
         let out = t.path().join("out");
         merge(&shards, &out, false, Csv).unwrap();
         let merged = std::fs::read(out.join("points.csv")).unwrap();
@@ -310,7 +310,7 @@ mod tests {
             e
         };
         let e = tamper(col("energy_pj"), "NaN");
-        assert!(e.contains("energy_pj of t"), "{e}");
+        assert!(e.contains("energy_pj of l0 (sre)"), "{e}");
         assert!(e.ends_with("would be NaN, not a finite number"), "{e}");
         assert!(tamper(col("time_ns"), "inf").ends_with("would be inf, not a finite number"));
         assert!(tamper(col("cycles"), "-5")
@@ -342,6 +342,31 @@ mod tests {
             e.ends_with("workload: 'vgg16' contradicts the point's id (its workload is resnet18)"),
             "{e}"
         );
+        // The cells the point's id determines beyond its axes (they passed unchecked).
+        assert!(tamper(col("mode"), "dense").contains(
+            "mode: 'dense' contradicts the point's id (the grid's modes put sre in this row)"
+        ));
+        assert!(tamper(col("signed"), "2").ends_with("signed: '2' is not a flag (0 or 1)"));
+        assert!(tamper(col("samples"), "0")
+            .ends_with("samples: '0' is not a positive count of samples"));
+        assert!(tamper(col("samples"), "5")
+            .contains("samples: '5' differs from the point's first row (4)"));
+        assert!(tamper(col("adc_bits"), "999")
+            .ends_with("adc_bits: '999' is not an ADC resolution (1 to 64 bits)"));
+        assert!(tamper(col("layer"), "TOTAL").contains("layer: 'TOTAL' contradicts the point's id"));
+        // A layer or kind unlike the other points' of the workload names both files.
+        for (c, v) in [("layer", "conv9"), ("kind", "pool"), ("network", "x")] {
+            let mut lines: Vec<String> = clean.lines().map(String::from).collect();
+            let mut cells: Vec<String> = lines[2].split(',').map(String::from).collect();
+            cells[col(c)] = v.to_string();
+            lines[2] = cells.join(",");
+            std::fs::write(&p0, lines.join("\n") + "\n").unwrap();
+            let e = merge(&shards, &out, false, Csv).unwrap_err().to_string();
+            assert!(e.contains(&format!("{c}: '")) && e.contains(v), "{e}");
+            assert!(e.contains(&p0.display().to_string()), "{e}");
+            assert!(e.contains("one of the two files was edited"), "{e}");
+            assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), merged);
+        }
         std::fs::write(&p0, &clean).unwrap();
         merge(&shards, &out, false, Csv).unwrap();
         assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), merged);

@@ -91,6 +91,26 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
                             _ => format!("{}", (x % 1_000_000) as f64 * 0.618),
                         });
                     }
+                    // The cells the point's id determines (merge re-checks them): the
+                    // grid's modes in order, TOTAL last, one layer list per workload.
+                    let m = full.modes.len().max(1);
+                    let total = r + m >= rows;
+                    for (c, name) in cols.iter().enumerate() {
+                        let cell = match name.as_str() {
+                            "mode" => full.modes[r % m].clone(),
+                            "layer" if total => "TOTAL".into(),
+                            "layer" => format!("l{}", r / m),
+                            "network" => workload.to_string(),
+                            "kind" if total => String::new(),
+                            "kind" => "conv".into(),
+                            "signed" | "adc_bits" if total => String::new(),
+                            "signed" => ((r / m) % 2).to_string(),
+                            "adc_bits" => "8".into(),
+                            "samples" => "4".into(),
+                            _ => continue,
+                        };
+                        row[c] = cell;
+                    }
                     if let Err(e) = w.write_record(&row) {
                         result = Err(e);
                         break;

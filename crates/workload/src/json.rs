@@ -32,6 +32,21 @@ pub fn parse(text: &str) -> Result<Value, String> {
     }
 }
 
+/// `v` (a value [`parse`] read) as the typed document `T`, or the problem naming the
+/// field by its path: `records: invalid type: null, expected a string`,
+/// `range[1]: invalid type: floating point ...` (serde's message alone names no field).
+/// The one typed reader of the JSON documents read as values.
+pub fn typed<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        match path.as_str() {
+            "" | "." => inner.to_string(),
+            p => format!("{p}: {inner}"),
+        }
+    })
+}
+
 /// A value at `path`; the first repeated key found goes to `twice`.
 struct Seed<'a> {
     path: String,

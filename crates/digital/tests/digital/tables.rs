@@ -54,6 +54,28 @@ fn bad_tables_name_the_key() {
         .starts_with("write_ns_per_row: NaN"));
 }
 
+/// A finite but huge write figure is refused at load naming the table's key, rather than
+/// surfacing as a saturated cycle count blamed on `digital.clock_ghz`.
+#[test]
+fn cell_write_figures_are_bounded_at_load() {
+    for (key, huge) in [
+        ("write_ns_per_row = 50.88", "write_ns_per_row = 1e300"),
+        ("write_ns_per_row = 50.88", "write_ns_per_row = 1e20"),
+        ("write_pj_per_cell = 30.546875", "write_pj_per_cell = 1e7"),
+    ] {
+        let bad = digital::table::DEFAULT_WRITE_TOML.replace(key, huge);
+        let e = CellWrite::from_toml(&bad).unwrap_err().to_string();
+        let name = huge.split(' ').next().unwrap();
+        assert!(
+            e.starts_with(&format!("{name}: ")) && e.contains("is above 1e6"),
+            "{e}"
+        );
+    }
+    let edge = digital::table::DEFAULT_WRITE_TOML
+        .replace("write_ns_per_row = 50.88", "write_ns_per_row = 1e6");
+    assert_eq!(CellWrite::from_toml(&edge).unwrap().write_ns_per_row, 1e6);
+}
+
 #[test]
 fn bad_units_name_the_key() {
     assert_eq!(DigitalUnit::default().validate(), Ok(()));
@@ -117,5 +139,19 @@ fn a_unit_reads_from_toml() {
     assert_eq!(
         digital::Placement::parse("digital"),
         Some(digital::Placement::Digital)
+    );
+}
+
+/// An entry written as a table (`[exp_pj]`) is blamed on its key, as `exp_pj = "x"` is.
+#[test]
+fn an_entry_written_as_a_table_names_its_key() {
+    let text = format!(
+        "{}\n[exp_pj]\nv = 1.0\n",
+        digital::table::DEFAULT_TABLE_TOML.replace("exp_pj = 3.46", "")
+    );
+    let e = DigitalTable::from_toml(&text).unwrap_err().to_string();
+    assert!(
+        e.starts_with("exp_pj: invalid type: map, expected f64"),
+        "{e}"
     );
 }

@@ -37,7 +37,9 @@ fn read_table<T>(
     };
     let shipped_name = Path::new(shipped).file_name();
     match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
-        Ok(text) => parse(&text).map_err(|e| anyhow!("{}: {e}", path.display())),
+        // The file is named by `key` (in the config or by `--set`): both are said, so a
+        // `--set digital.table=/etc/passwd` reads as that key's file, not a config.
+        Ok(text) => parse(&text).map_err(|e| anyhow!("{origin}: {key}: {}: {e}", path.display())),
         Err(_) if !path.exists() && relp.file_name() == shipped_name => Ok(embedded()),
         Err(why) => bail!("{origin}: {key}: {} {why}", path.display()),
     }

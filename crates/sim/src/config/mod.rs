@@ -205,25 +205,52 @@ pub fn blame_sets(e: anyhow::Error, origin: &str, sets: &[String]) -> anyhow::Er
 }
 
 /// Which key makes `table` fail to deserialize (serde's message does not say): the first
-/// key that fails when put alone over the defaults. Returns where it came from (the
-/// file or `--set KEY=VALUE`) and `key: ` (empty if no single key is to blame).
+/// leaf key (at any depth: `digital.occupancy.exp`, not its table) that fails when put
+/// alone over the defaults. Returns where it came from (the file or `--set KEY=VALUE`)
+/// and `key: ` (empty if no single key is to blame).
 fn culprit(table: &Table, defaults: &Table, sets: &[String], origin: &str) -> (String, String) {
-    for (section, v) in table {
-        let Some(t) = v.as_table() else { continue };
+    fn leaves(t: &Table, prefix: &[String], out: &mut Vec<(Vec<String>, Value)>) {
         for (k, v) in t {
-            let mut probe = defaults.clone();
-            if let Some(Value::Table(s)) = probe.get_mut(section) {
-                s.insert(k.clone(), v.clone());
+            let mut path = prefix.to_vec();
+            path.push(k.clone());
+            match v {
+                Value::Table(sub) => leaves(sub, &path, out),
+                _ => out.push((path, v.clone())),
             }
-            if Value::Table(probe).try_into::<Config>().is_err() {
-                let key = format!("{section}.{k}");
-                let source = sets
-                    .iter()
-                    .rev()
-                    .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
-                    .map_or_else(|| origin.to_string(), |s| format!("--set {s}"));
-                return (source, format!("{key}: "));
+        }
+    }
+    fn put(t: &mut Table, path: &[String], v: Value) {
+        match path {
+            [] => {}
+            [last] => {
+                t.insert(last.clone(), v);
             }
+            [head, rest @ ..] => {
+                let sub = t
+                    .entry(head.clone())
+                    .or_insert_with(|| Value::Table(Table::new()));
+                if let Value::Table(sub) = sub {
+                    put(sub, rest, v);
+                }
+            }
+        }
+    }
+    let mut all = Vec::new();
+    leaves(table, &[], &mut all);
+    for (path, v) in all {
+        if path.len() < 2 {
+            continue;
+        }
+        let mut probe = defaults.clone();
+        put(&mut probe, &path, v);
+        if Value::Table(probe).try_into::<Config>().is_err() {
+            let key = path.join(".");
+            let source = sets
+                .iter()
+                .rev()
+                .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
+                .map_or_else(|| origin.to_string(), |s| format!("--set {s}"));
+            return (source, format!("{key}: "));
         }
     }
     (origin.to_string(), String::new())

@@ -1,0 +1,85 @@
+//! Text from a data file (a CSV cell, a bundle folder's name) reaches neither the terminal
+//! nor an SVG raw: its control characters are escaped by the one function
+//! `bounds::text::printable` (docs/errors.md, "Text from data files").
+
+use crate::common::*;
+use std::process::Command;
+
+const ESC: char = '\u{1b}';
+
+/// No byte a terminal obeys (C0 but line breaks, DEL) in `out`.
+fn no_control(out: &[u8]) -> bool {
+    !out.iter().any(|&b| (b < 0x20 && b != b'\n') || b == 0x7f)
+}
+
+#[test]
+fn compare_prints_cells_with_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.csv", "layer,mode,cycles\nc1,sre,5\n");
+    let b = write(
+        dir.path(),
+        "b.csv",
+        &format!("layer,mode,cycles\n\"c1{ESC}[2J\",sre,5\n"),
+    );
+    let o = sresim(&["compare", s(&a), s(&b)]);
+    assert!(!o.status.success());
+    assert!(no_control(&o.stdout) && no_control(&o.stderr), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("added in NEW: layer=c1\\u{1b}[2J mode=sre"),
+        "{out}"
+    );
+}
+
+#[test]
+fn plot_draws_a_series_with_control_characters_as_well_formed_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write(
+        dir.path(),
+        "ctrl.csv",
+        &format!("x,y,mode\n1,1,a{ESC}[2J\u{7}\n2,2,a{ESC}[2J\u{7}\n1,3,b\u{0}c\n2,4,b\u{0}c\n"),
+    );
+    let svg = dir.path().join("p.svg");
+    run_ok(&[
+        "plot",
+        s(&csv),
+        "--x",
+        "x",
+        "--y",
+        "y",
+        "--series",
+        "mode",
+        "-o",
+        s(&svg),
+    ]);
+    let text = std::fs::read(&svg).unwrap();
+    // XML 1.0 allows no C0 character but tab, line feed and carriage return.
+    assert!(
+        !text
+            .iter()
+            .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')),
+        "a control character reached the SVG"
+    );
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("a\\u{1b}[2J\\u{7}"), "{text}");
+    assert!(text.contains("b\\0c"), "{text}");
+}
+
+#[test]
+fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("workloads").join(format!("bad{ESC}name"));
+    std::fs::create_dir_all(&bundle).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    for f in ["manifest.json", "tensors.npz"] {
+        std::fs::copy(src.join(f), bundle.join(f)).unwrap();
+    }
+    let o = Command::new(BIN)
+        .arg("workloads")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(no_control(out.as_bytes()), "{out:?}");
+    assert!(out.contains("bad\\u{1b}name"), "{out}");
+}
