@@ -185,12 +185,11 @@ fn lock(_path: &Path) -> Result<Option<File>> {
 }
 
 mod commit;
+mod marks;
 pub mod names;
 mod recover;
-pub use commit::{
-    check_apart, interrupted, open_append, replace, replace_staged, stage, stage_file, Staged,
-    EXPORT_MARK, JOURNAL, JOURNAL_FORMAT,
-};
+pub use commit::{check_apart, open_append, replace, replace_staged, stage, stage_file, Staged};
+pub use marks::{interrupted, EXPORT_MARK, JOURNAL, JOURNAL_FORMAT};
 pub use recover::recover;
 
 #[cfg(test)]

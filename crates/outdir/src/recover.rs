@@ -35,7 +35,7 @@
 //! ([`unfinished`], called where each file is staged), its mark left as it is.
 #![allow(clippy::disallowed_methods)] // this crate is the one allowed writer
 
-use crate::commit::{
+use crate::marks::{
     destination_kind, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
 };
 use crate::names::{self, scratch_name, Writer};
@@ -578,7 +578,7 @@ impl Dir {
     }
 
     fn sync(&self) {
-        crate::commit::sync_dir(&self.path);
+        crate::marks::sync_dir(&self.path);
     }
 }
 

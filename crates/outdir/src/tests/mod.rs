@@ -1,0 +1,255 @@
+use super::*;
+use crate::commit::scratch;
+use crate::commit::tests::LEAVE_AFTER;
+use crate::marks::JOURNAL_FORMAT;
+use std::io::Write;
+
+/// Every entry of `dir` (dot files too), sorted, with its content ("<dir>" for a directory,
+/// "-> TARGET" for a symbolic link).
+fn entries(dir: &Path) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            let content = match std::fs::read_link(&p) {
+                Ok(t) => format!("-> {}", t.display()),
+                Err(_) => std::fs::read_to_string(&p).unwrap_or_else(|_| "<dir>".into()),
+            };
+            (name, content)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn replace_writes_every_file_and_leaves_no_scratch() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("layers.csv"), "old a").unwrap();
+    replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new b")],
+    )
+    .unwrap();
+    assert_eq!(
+        entries(t.path()),
+        pairs(&[("layers.csv", "new a"), ("summary.json", "new b")])
+    );
+}
+
+#[test]
+fn a_directory_in_the_way_of_any_file_changes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("layers.csv"), "old a").unwrap();
+    std::fs::create_dir(t.path().join("summary.json")).unwrap();
+    let before = entries(t.path());
+    let e = replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new b")],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("summary.json: is a directory"),
+        "{e}"
+    );
+    assert_eq!(entries(t.path()), before);
+}
+
+/// Files that no writer of names.rs replaces together are refused before anything is
+/// renamed: recovery would refuse their journal.
+#[test]
+fn files_of_no_writer_are_refused_before_the_commit() {
+    let t = tempfile::tempdir().unwrap();
+    let e = replace(t.path(), &[("layers.csv", b"a"), ("notes.txt", b"b")]).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("layers.csv, notes.txt are not the files of one result sresim writes"),
+        "{e}"
+    );
+    assert!(entries(t.path()).is_empty());
+}
+
+#[test]
+fn a_second_writer_of_a_locked_directory_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let first = OutputDir::open(&out).unwrap();
+    let e = OutputDir::open(&out).unwrap_err().to_string();
+    if cfg!(unix) {
+        assert!(e.contains("another sresim process is writing"), "{e}");
+        assert_eq!(e.lines().count(), 1);
+    }
+    first.replace(&[("x", b"1")]).unwrap();
+    drop(first);
+    // The lock goes with the handle.
+    let again = OutputDir::open(&out).unwrap();
+    again.replace(&[("x", b"2")]).unwrap();
+    assert_eq!(entries(&out), pairs(&[("x", "2")]));
+}
+
+/// A reader outside sresim that holds the directory's lock shared (docs/errors.md) makes
+/// a writer wait until it lets go, not fail.
+#[cfg(unix)]
+#[test]
+fn a_writer_waits_for_readers_holding_the_lock_shared() {
+    use rustix::fs::{flock, FlockOperation};
+    let t = tempfile::tempdir().unwrap();
+    let reader = std::fs::File::open(t.path()).unwrap();
+    flock(&reader, FlockOperation::LockShared).unwrap();
+    let start = std::time::Instant::now();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(reader);
+    });
+    let d = OutputDir::open(t.path()).unwrap();
+    assert!(start.elapsed() >= std::time::Duration::from_millis(250));
+    release.join().unwrap();
+    // While it writes, a reader's shared lock is not granted.
+    let r = std::fs::File::open(t.path()).unwrap();
+    assert!(flock(&r, FlockOperation::NonBlockingLockShared).is_err());
+    drop(d);
+    assert!(flock(&r, FlockOperation::NonBlockingLockShared).is_ok());
+}
+
+#[test]
+fn a_directory_created_for_nothing_is_removed_again() {
+    let t = tempfile::tempdir().unwrap();
+    let unused = t.path().join("unused");
+    drop(OutputDir::open(&unused.join("deeper")).unwrap());
+    assert!(!unused.exists());
+    // One that existed before stays, written or not.
+    std::fs::create_dir(&unused).unwrap();
+    drop(OutputDir::open(&unused).unwrap());
+    assert!(unused.is_dir());
+    let used = t.path().join("used");
+    OutputDir::open(&used).unwrap().mark_written();
+    assert!(used.is_dir());
+}
+
+#[test]
+fn temporaries_are_unique_per_call() {
+    let t = tempfile::tempdir().unwrap();
+    let a = scratch(t.path(), "x", "tmp").0;
+    let b = scratch(t.path(), "x", "tmp").0;
+    assert_ne!(a, b);
+    let pid = std::process::id().to_string();
+    assert!(a.to_string_lossy().contains(&pid));
+}
+
+#[test]
+fn staged_files_replace_together_and_vanish_when_dropped() {
+    let t = tempfile::tempdir().unwrap();
+    replace(
+        t.path(),
+        &[("layers.csv", b"old a"), ("summary.json", b"old b")],
+    )
+    .unwrap();
+    let mut a = stage(t.path(), "layers.csv").unwrap();
+    a.write_all(b"new a").unwrap();
+    let mut b = stage(t.path(), "summary.json").unwrap();
+    b.write_all(b"new b").unwrap();
+    assert_eq!(
+        entries(t.path()).len(),
+        4,
+        "two temporaries beside the files"
+    );
+    drop(b);
+    let now = entries(t.path());
+    assert_eq!(now.len(), 3, "b's temporary removed: {now:?}");
+    assert_eq!(
+        now[1..],
+        pairs(&[("layers.csv", "old a"), ("summary.json", "old b")])[..]
+    );
+    replace_staged(t.path(), vec![a]).unwrap();
+    assert_eq!(
+        entries(t.path()),
+        pairs(&[("layers.csv", "new a"), ("summary.json", "old b")])
+    );
+}
+
+/// A write error of a staged file names the file with its directory, through any writer
+/// stacked on it.
+#[cfg(unix)]
+#[test]
+fn a_write_error_names_the_file_and_its_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let mut s = stage(t.path(), "records.csv").unwrap();
+    // A write to a full device: /dev/full answers every write with ENOSPC.
+    s.file = std::io::BufWriter::with_capacity(
+        0,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap(),
+    );
+    let mut w = std::io::BufWriter::new(&mut s);
+    w.write_all(b"a,b\n").unwrap();
+    let e = w.flush().unwrap_err().to_string();
+    let want = format!("{}: cannot write: ", t.path().join("records.csv").display());
+    assert!(e.starts_with(&want), "{e}");
+}
+
+/// A symbolic link, a FIFO or a device where a file goes is refused before anything is
+/// written, and stays what it was.
+#[cfg(unix)]
+#[test]
+fn links_fifos_and_devices_are_refused_and_left_alone() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("target"), "kept").unwrap();
+    std::os::unix::fs::symlink("target", t.path().join("summary.json")).unwrap();
+    let e = replace(
+        t.path(),
+        &[("layers.csv", b"new a"), ("summary.json", b"new")],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "summary.json: is a symbolic link: sresim does not replace one (name the file it points to)"
+        ),
+        "{e}"
+    );
+    let fifo = t.path().join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let e = stage_file(&fifo).err().unwrap();
+    assert!(e.to_string().contains("fifo: not a regular file"), "{e}");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let e = stage_file(Path::new("/dev/null")).err().unwrap();
+    assert!(
+        e.to_string().contains("/dev/null: not a regular file"),
+        "{e}"
+    );
+    assert!(std::fs::symlink_metadata(t.path().join("summary.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("target")).unwrap(),
+        "kept"
+    );
+    assert!(!t.path().join("layers.csv").exists(), "nothing written");
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        3,
+        "no temporary left"
+    );
+}
+
+mod recovery;
