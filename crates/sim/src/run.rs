@@ -336,33 +336,14 @@ fn run_inner(
         };
         for (&mode, r) in spec.modes.iter().zip(runs) {
             let (events, stats) = r.finish();
-            let time_ns = events.cycles as f64 * cfg.cycle_ns;
-            let adc_bits = cfg.hw.adc_resolution(mode);
-            let energy = cfg.energy.breakdown(
-                &events,
-                adc_bits,
-                cfg.adc_law,
-                cfg.static_mw_per_crossbar,
-                time_ns,
-            );
-            layers.push(LayerResult {
-                layer: spec_l.name.clone(),
-                kind: spec_l.kind,
-                mode,
-                events,
-                energy,
-                time_ns,
-                adc_bits,
-                passes: prep.plan.passes.len() as u32,
-                input_cycles: prep.plan.cycles,
-                signed: weights.signed,
-                pipeline: stats,
-                functional: fouts.next().map(|f| crate::functional::FuncResult {
-                    metrics: f.metrics,
-                    outputs: f.outputs,
-                    shape: shape.clone(),
-                }),
+            let mut l = layer_result(cfg, spec_l, mode, events, &prep.plan, weights.signed);
+            l.pipeline = stats;
+            l.functional = fouts.next().map(|f| crate::functional::FuncResult {
+                metrics: f.metrics,
+                outputs: f.outputs,
+                shape: shape.clone(),
             });
+            layers.push(l);
         }
     }
     let totals = spec
@@ -507,33 +488,44 @@ fn run_windowed(
         .modes
         .iter()
         .zip(parts)
-        .map(|(&mode, p)| {
-            let events = p.finish();
-            let time_ns = events.cycles as f64 * cfg.cycle_ns;
-            let adc_bits = cfg.hw.adc_resolution(mode);
-            let energy = cfg.energy.breakdown(
-                &events,
-                adc_bits,
-                cfg.adc_law,
-                cfg.static_mw_per_crossbar,
-                time_ns,
-            );
-            LayerResult {
-                layer: spec_l.name.clone(),
-                kind: spec_l.kind,
-                mode,
-                events,
-                energy,
-                time_ns,
-                adc_bits,
-                passes: plan.passes.len() as u32,
-                input_cycles: plan.cycles,
-                signed,
-                pipeline: None,
-                functional: None,
-            }
-        })
+        .map(|(&mode, p)| layer_result(cfg, spec_l, mode, p.finish(), &plan, signed))
         .collect())
+}
+
+/// A layer's result in one mode from its events: its time at the clock, its ADC's
+/// resolution in that mode and its energy (no pipeline statistics, no functional values:
+/// the caller adds those it has).
+fn layer_result(
+    cfg: &Resolved,
+    spec_l: &workload::LayerSpec,
+    mode: Mode,
+    events: Events,
+    plan: &engine::PassPlan,
+    signed: bool,
+) -> LayerResult {
+    let time_ns = events.cycles as f64 * cfg.cycle_ns;
+    let adc_bits = cfg.hw.adc_resolution(mode);
+    let energy = cfg.energy.breakdown(
+        &events,
+        adc_bits,
+        cfg.adc_law,
+        cfg.static_mw_per_crossbar,
+        time_ns,
+    );
+    LayerResult {
+        layer: spec_l.name.clone(),
+        kind: spec_l.kind,
+        mode,
+        events,
+        energy,
+        time_ns,
+        adc_bits,
+        passes: plan.passes.len() as u32,
+        input_cycles: plan.cycles,
+        signed,
+        pipeline: None,
+        functional: None,
+    }
 }
 
 /// Refuses, before anything is loaded or simulated, a network whose counts could overflow
