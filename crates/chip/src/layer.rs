@@ -49,6 +49,10 @@ pub struct LayerMode {
     pub busy_cycles: u64,
     /// W + L - 1, or 0.
     pub cycles: u64,
+    /// The digital unit's work after the layer over the run's samples, in crossbar
+    /// cycles (a transformer's attention products, softmax, norms: docs/digital.md); 0
+    /// for a layer no digital op follows (every CNN layer).
+    pub digital_cycles: u64,
 }
 
 /// The hardware around the chip that the chip needs to know.

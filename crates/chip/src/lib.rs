@@ -89,8 +89,9 @@ pub struct ModeChip {
     /// Area of the tiles the mode occupies and of the whole chip(s), mm^2.
     pub area_occupied_mm2: Option<f64>,
     pub area_chips_mm2: f64,
-    /// Energy of the run: the engines' dynamic energy plus network, off-chip, write and
-    /// static energy, pJ.
+    /// Energy of the run: the dynamic energy the driver passes (the engines', and the
+    /// digital unit's for a transformer) plus network, off-chip, write and static
+    /// energy, pJ.
     pub energy_pj: Option<f64>,
     pub images_per_s_per_mm2: Option<f64>,
     pub power_w: Option<f64>,

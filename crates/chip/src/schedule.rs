@@ -19,6 +19,16 @@
 //!   rows differ from its producer's output rows) waits for the producer's last row of
 //!   the image, as PP_sim orders a pooling after all of its producer's reads.
 //!
+//! The digital unit: a layer followed by digital ops (`LayerMode::digital_cycles` D over
+//! the run, image n's share `floor((n+1)D/N) - floor(nD/N)` of the N samples) holds its
+//! output until the unit has run after it, as the layer-by-layer account of a run places
+//! the unit after the layer's barrier. Layer by layer, the unit runs once the layer's
+//! last row is ready and its output is sent after it; pipelined, the unit runs image n's
+//! share once the layer's last row of image n is ready and the unit has finished image
+//! n-1, and image n's rows are sent after it. The unit after one layer is a stage of its
+//! own (no contention with the unit after another layer). D = 0 leaves every figure as
+//! it was.
+//!
 //! Copies: within the run a layer's busy time is `ceil(W / min(copies, vectors))`; in
 //! the steady state of a stream of images, copies beyond one image's vectors serve the
 //! next images, so a stage takes `ceil(W / copies)` per run's worth of images.
@@ -294,6 +304,25 @@ fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
         let last = finish.last().copied().unwrap_or(all_in);
         let tail = if busy > 0 { depth } else { 0 };
         lt.end = last + tail;
+        // The digital unit after the layer: when each image's output may leave.
+        let digital = m.digital_cycles;
+        let mut released: Vec<u64> = Vec::new();
+        if digital > 0 {
+            if pipelined {
+                let mut unit_free = 0u64;
+                for n in 0..images {
+                    let j = ((n + 1) * shape.out_rows).saturating_sub(1) as usize;
+                    let ready = finish.get(j).copied().unwrap_or(last) + tail;
+                    unit_free = ready.max(unit_free) + share(digital, ctx.samples, n);
+                    released.push(unit_free);
+                }
+                lt.end = lt.end.max(unit_free);
+            } else {
+                // floor(images x D / N): the shares of the images run.
+                let d = (digital as u128 * images as u128 / ctx.samples.max(1) as u128) as u64;
+                lt.end += d;
+            }
+        }
         lt.busy_cycles = busy;
         if !pipelined && i > 0 {
             lt.stall_cycles = lt
@@ -307,7 +336,14 @@ fn simulate(r: &Run, images: u64) -> (Vec<LayerTiming>, u64) {
             .iter()
             .enumerate()
             .map(|(j, &f)| {
-                let avail = if pipelined { f + tail } else { lt.end };
+                let avail = if !pipelined {
+                    lt.end
+                } else if digital > 0 {
+                    let n = j as u64 / shape.out_rows.max(1);
+                    released.get(n as usize).copied().unwrap_or(lt.end)
+                } else {
+                    f + tail
+                };
                 let s = avail.max(link_free);
                 link_free = s + share(lk.transfer, rows_run, j as u64);
                 link_free + lk.hop_cycles
@@ -361,7 +397,11 @@ pub fn schedule(
             .iter()
             .zip(&p.layers)
             .zip(&links)
-            .map(|((m, l), lk)| busy_with(m.busy_cycles, l.replicas).max(lk.transfer))
+            .map(|((m, l), lk)| {
+                busy_with(m.busy_cycles, l.replicas)
+                    .max(lk.transfer)
+                    .max(m.digital_cycles)
+            })
             .max()
             .unwrap_or(0) as f64
             / samples

@@ -33,6 +33,7 @@ fn lm(crossbars: u64, busy: u64, vectors: u64) -> LayerMode {
         vectors,
         busy_cycles: busy,
         cycles: if busy > 0 { busy + 4 } else { 0 },
+        digital_cycles: 0,
     }
 }
 
@@ -127,6 +128,48 @@ fn two_layers_by_hand_free() {
         assert_eq!(t.layers[1].stall_cycles, stall, "{sched}");
         assert_eq!(t.network_bytes, 0);
         assert_eq!(t.network_pj, 0.0);
+    }
+}
+
+/// The digital unit after L1 (`digital_cycles` D = 6 over 2 images, 3 each), free data
+/// movement, L = 5 (4 cycles of depth). L1: 8 rows (4 an image) of 2 cycles, finishing
+/// 2, 4, .., 16; L2 (1x1 on 4 rows, 2 an image): 3 cycles a row.
+/// pipelined: image 0's last L1 row is ready at 12, the unit runs 12..15; image 1's at
+/// 20, the unit 20..23 (L1 ends at 23). L2: 15..18, 18..21, then image 1 waits for 23
+/// (2 stall cycles): 23..26, 26..29, ready 33. One image alone: the unit 12..15, L2
+/// 15..18, 18..21, ready 25.
+/// layer-by-layer: L1 16 + 4 + 6 = 26, L2 26 + 12 + 4 = 42 (36 without the unit, plus
+/// D); one image: 8 + 4 + 3 = 15, then 15 + 6 + 4 = 25.
+#[test]
+fn digital_unit_by_hand() {
+    let shapes = [shape(4, 4, 1, 1, 8), shape(2, 2, 1, 1, 4)];
+    let mut modes = [lm(1, 16, 8), lm(1, 12, 4)];
+    modes[0].digital_cycles = 6;
+    for (sched, run, l2_stall) in [("pipelined", 33, 2), ("layer-by-layer", 42, 0)] {
+        let spec = small(
+            (1, 1),
+            4,
+            4,
+            &[("schedule", s(sched)), ("data_movement", s("free"))],
+        );
+        let Placed::Fits(p) = place(&spec, &modes) else {
+            panic!()
+        };
+        let t = schedule(&spec, &ctx(2), &shapes, &modes, &p).unwrap();
+        assert_eq!(t.run_cycles, run, "{sched}");
+        assert_eq!(t.latency_cycles, 25, "{sched}");
+        assert_eq!(t.layers[1].stall_cycles, l2_stall, "{sched}");
+        let l1_end = if sched == "pipelined" { 23 } else { 26 };
+        assert_eq!(t.layers[0].end, l1_end, "{sched}");
+        // Steady state: the slowest stage per run's worth of images, the unit's 6 cycles
+        // under L1's 16; with D = 40 the unit is the slowest stage (40 / 2 images).
+        if sched == "pipelined" {
+            assert_eq!(t.cycles_per_image, 8.0);
+            let mut slow = modes;
+            slow[0].digital_cycles = 40;
+            let t = schedule(&spec, &ctx(2), &shapes, &slow, &p).unwrap();
+            assert_eq!(t.cycles_per_image, 20.0);
+        }
     }
 }
 
@@ -344,6 +387,39 @@ proptest! {
         let t = run(&spec, samples, &shapes, &modes).unwrap();
         prop_assert_eq!(t.run_cycles, modes.iter().map(|m| m.cycles).sum::<u64>());
         prop_assert_eq!(t.network_pj + t.offchip_pj + t.write_pj + t.static_pj, 0.0);
+    }
+
+    /// The digital unit after layers: unbounded, free, layer by layer, the run is the sum
+    /// of the layers' cycles and the unit's (the layer-by-layer account of a run); in every
+    /// schedule the chip never finishes sooner nor streams faster with the unit than
+    /// without, and a unit with no work changes no figure.
+    #[test]
+    fn digital_unit_never_speeds_up(
+        (shapes, modes) in network(),
+        digital in prop::collection::vec(prop_oneof![Just(0u64), 1u64..300], 6),
+        samples in 1u64..4,
+        free in any::<bool>(),
+    ) {
+        let with: Vec<LayerMode> = modes
+            .iter()
+            .zip(&digital)
+            .map(|(m, &d)| LayerMode { digital_cycles: d, ..*m })
+            .collect();
+        let sum = small((2, 2), 3, 4, &[("count", s("auto")), ("data_movement", s("free"))]);
+        let t = run(&sum, samples, &shapes, &with).unwrap();
+        prop_assert_eq!(t.run_cycles, with.iter().map(|m| m.cycles + m.digital_cycles).sum::<u64>());
+        let dm = s(if free { "free" } else { "mesh" });
+        for sched in ["layer-by-layer", "pipelined", "pipelined-pool-barrier"] {
+            let spec = small((2, 2), 2, 4, &[("count", s("auto")), ("data_movement", dm.clone()), ("schedule", s(sched))]);
+            let a = run(&spec, samples, &shapes, &modes).unwrap();
+            let b = run(&spec, samples, &shapes, &with).unwrap();
+            prop_assert!(b.run_cycles >= a.run_cycles, "{}", sched);
+            prop_assert!(b.latency_cycles >= a.latency_cycles, "{}", sched);
+            prop_assert!(b.cycles_per_image >= a.cycles_per_image, "{}", sched);
+            if with.iter().all(|m| m.digital_cycles == 0) {
+                prop_assert_eq!(&a, &b);
+            }
+        }
     }
 
     /// Replication never places more than the chip holds, and never lowers throughput.

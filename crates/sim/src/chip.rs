@@ -41,6 +41,16 @@ pub fn evaluate(
         .enumerate()
         .map(|(i, l)| shape(l, layers.get(i + 1), hw.input_bits))
         .collect();
+    // The digital unit after each layer (a transformer's; none for a CNN): the cycles
+    // and energy the layer-by-layer account adds (`combined_*`, docs/digital.md).
+    let digital_cycles = |i: usize| {
+        res.digital.as_ref().map_or(0, |d| {
+            d.per_layer
+                .get(i)
+                .map_or(0, |l| l.crossbar_cycles(d.cycle_ns))
+        })
+    };
+    let digital_pj = res.digital.as_ref().map(|d| d.total().energy_pj());
     let modes: Vec<(String, Vec<LayerMode>, f64)> = res
         .modes
         .iter()
@@ -49,14 +59,20 @@ pub fn evaluate(
                 .layers
                 .iter()
                 .filter(|r| r.mode == m)
-                .map(|r| LayerMode {
+                .enumerate()
+                .map(|(i, r)| LayerMode {
                     crossbars: r.events.crossbars,
                     vectors: r.events.vectors,
                     busy_cycles: r.events.busy_cycles,
                     cycles: r.events.cycles,
+                    digital_cycles: digital_cycles(i),
                 })
                 .collect();
-            let energy = res.total(m).map_or(0.0, |t| t.energy.total());
+            let crossbars = res.total(m).map_or(0.0, |t| t.energy.total());
+            let energy = match digital_pj {
+                Some(d) => crossbars + d,
+                None => crossbars,
+            };
             (m.to_string(), per, energy)
         })
         .collect();
