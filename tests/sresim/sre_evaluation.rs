@@ -56,7 +56,13 @@ fn the_committed_study_reproduces_and_a_model_change_fails_naming_its_rows() {
         &["--set", "energy.index_per_bit_pj=0.00808"],
     );
     assert!(!ok, "{text}");
-    for w in ["lenet5-mnist-ssl", "fmnist-cnn-ssl", "lenet5", "resnet20"] {
+    for w in [
+        "lenet5-mnist-ssl",
+        "fmnist-cnn-ssl",
+        "lenet5-mnist-ssl-paper",
+        "lenet5",
+        "resnet20",
+    ] {
         for mode in ["weight", "sre"] {
             let row = format!("changed workload={w} network={w} layer=TOTAL mode={mode}: ");
             let line = text

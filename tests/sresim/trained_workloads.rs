@@ -1,4 +1,5 @@
-//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, fmnist-vit,
+//! The trained bundles (workloads/fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl,
+//! lenet5-mnist-ssl-paper, fmnist-vit,
 //! fmnist-vit-relu, fmnist-vit-relu-2of4, fmnist-resnet20, fmnist-resnet20-pruned): `sresim
 //! accuracy` on their first 100 labelled images gives exactly the float and 16-bit
 //! quantized top-1 their README states for those images (the builder measured it with the
@@ -15,10 +16,11 @@ use common::{col, read_csv, run_ok, s};
 
 use std::path::Path;
 
-const TRAINED: [&str; 8] = [
+const TRAINED: [&str; 9] = [
     "fmnist-cnn",
     "fmnist-cnn-ssl",
     "lenet5-mnist-ssl",
+    "lenet5-mnist-ssl-paper",
     "fmnist-vit",
     "fmnist-vit-relu",
     "fmnist-vit-relu-2of4",

@@ -85,26 +85,29 @@ def evaluate(net, x, y, batch=500):
     return correct / len(x)
 
 
-def group_lasso(net):
-    """The SSL term: sum over groups of sqrt(size) * ||group||, for every layer."""
+def group_lasso(net, mult=None):
+    """The SSL term: sum over groups of sqrt(size) * ||group||, for every layer; `mult`
+    {name: factor} scales a layer's groups (Caffe's per-layer decay_mult; absent: 1)."""
     total = 0.0
-    for _, m in net.layers():
+    for name, m in net.layers():
         w = m.weight
         if w.dim() == 4:
             n, c, r, s = w.shape
-            total = total + (c * r * s) ** 0.5 * w.flatten(1).norm(dim=1).sum()          # filters
-            total = total + (n * r * s) ** 0.5 * w.transpose(0, 1).flatten(1).norm(dim=1).sum()  # channels
-            total = total + n ** 0.5 * w.flatten(1).norm(dim=0).sum()                    # shapes
+            term = (c * r * s) ** 0.5 * w.flatten(1).norm(dim=1).sum()                   # filters
+            term = term + (n * r * s) ** 0.5 * w.transpose(0, 1).flatten(1).norm(dim=1).sum()  # channels
+            term = term + n ** 0.5 * w.flatten(1).norm(dim=0).sum()                     # shapes
         else:
             o, i = w.shape
-            total = total + i ** 0.5 * w.norm(dim=1).sum() + o ** 0.5 * w.norm(dim=0).sum()
+            term = i ** 0.5 * w.norm(dim=1).sum() + o ** 0.5 * w.norm(dim=0).sum()
+        total = total + (term * mult[name] if mult and name in mult else term)
     return total
 
 
 def train(net, x, y, epochs, lr, rng, log, batch=64, momentum=0.9, decay=0.0, lasso=0.0,
-          masks=None, lr_end=None):
+          masks=None, lr_end=None, lasso_mult=None):
     """SGD with momentum on numpy data, one epoch = one seeded permutation of x. `decay`
-    is L2 weight decay on the weights (not biases), `lasso` the SSL term's factor, `masks`
+    is L2 weight decay on the weights (not biases), `lasso` the SSL term's factor
+    (`lasso_mult` its per-layer factors, group_lasso), `masks`
     {name: (weight mask, bias mask)} held fixed after every step. The learning rate falls
     linearly (per epoch) to `lr_end` when given."""
     params_w = [m.weight for _, m in net.layers()]
@@ -124,7 +127,7 @@ def train(net, x, y, epochs, lr, rng, log, batch=64, momentum=0.9, decay=0.0, la
             loss = torch.nn.functional.cross_entropy(net(xt[idx]), yt[idx])
             total += float(loss.detach()) * len(idx)
             if lasso:
-                gl = group_lasso(net)
+                gl = group_lasso(net, lasso_mult)
                 reg += float(gl.detach()) * len(idx)
                 loss = loss + lasso * gl
             opt.zero_grad()
@@ -290,11 +293,15 @@ def train_dense(run, net, x, y, rng, epochs, lr, lr_end, decay, batch):
 
 def train_ssl(run, net, x, y, rng, h, hw_after, batch):
     """SSL on the trained `net`, in place (the module doc's three steps) with the
-    hyper-parameters `h` (epochs, lr, lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay);
+    hyper-parameters `h` (epochs, lr, lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay; optional
+    lasso_mult {layer: factor});
     the top-1 after each step."""
     run.log(f"SSL: {h['epochs']} epochs from the dense weights, group lasso {h['lasso']}, lr {h['lr']}, "
             f"no weight decay")
-    train(net, x, y, h["epochs"], h["lr"], rng, run.log, batch=batch, lasso=h["lasso"])
+    if h.get("lasso_mult"):
+        run.log("  per-layer group-lasso factors: " + ", ".join(f"{k} x{v}" for k, v in h["lasso_mult"].items()))
+    train(net, x, y, h["epochs"], h["lr"], rng, run.log, batch=batch, lasso=h["lasso"],
+          lasso_mult=h.get("lasso_mult"))
     accs = {"after_group_lasso": run.top1("after group lasso", net)}
     masks = threshold_groups(net, h["threshold"], hw_after)
     accs["thresholded"] = run.top1(f"groups below {h['threshold']} x layer RMS zeroed", net)

@@ -139,15 +139,19 @@ def mac_rows(manifest, tensors):
 
 def ssl_section(h, accs, n_graph):
     """The README section describing SSL with the hyper-parameters `h` (a dict: epochs, lr,
-    lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay) and torch's top-1 at each step."""
+    lasso, threshold, ft_epochs, ft_lr, ft_lr_end, decay; optional lasso_mult, the per-layer
+    factors) and torch's top-1 at each step."""
     rows = "\n".join(f"| {k.replace('_', ' ')} | {v[0]:.2%} | {v[1]:.2%} |" for k, v in accs.items())
+    mult = h.get("lasso_mult")
+    per_layer = ("" if not mult else "\n   each layer's groups scaled by its factor (" +
+                 ", ".join(f"{k} x{v}" for k, v in mult.items()) + "; the others x1);")
     return f"""
 ## Structured sparsity learning
 From the dense weights (tools/sresim_export/ssl_train.py; Wen et al., NIPS 2016):
 1. {h['epochs']} epochs of SGD (momentum 0.9, lr {h['lr']}, no weight decay) on the cross-entropy plus
    {h['lasso']} x the group lasso: every conv weight's filters W[n,:,:,:], channels W[:,c,:,:] and filter
    shapes W[:,c,r,s] (the crossbar's unrolled rows), every fc weight's rows and columns, each
-   group's L2 norm weighted by sqrt(group size);
+   group's L2 norm weighted by sqrt(group size);{per_layer}
 2. every group whose RMS is below {h['threshold']} x its layer's weight RMS set to zero (the network's
    input channel and the class outputs are kept); a removed filter takes its bias and the next
    layer's channel along (and a channel nothing reads, its filter);

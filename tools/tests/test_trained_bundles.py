@@ -1,4 +1,4 @@
-"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, the transformers
+"""The trained bundles (fmnist-cnn, fmnist-cnn-ssl, lenet5-mnist-ssl, lenet5-mnist-ssl-paper, the transformers
 fmnist-vit, fmnist-vit-relu and fmnist-vit-relu-2of4 for their graph input and top-1, and
 the residual networks fmnist-resnet20 and fmnist-resnet20-pruned) against their READMEs,
 with numpy only (no torch): the per-layer sparsity and zero-group table is what the weights
@@ -6,7 +6,9 @@ hold, the float top-1 over the whole graph input is what the stored onnxruntime 
 give, the graph input is >= 2000 labelled uint8 images, SSL removed whole groups, 2:4
 holds in every pruned layer and a ReLU feed-forward's second layer reads mostly zeros; the
 ResNet-20s hold 1,000 labelled images, 31.0 M MACs an image, nine residual adds, and the
-pruned one 60% zeros in each block conv and none elsewhere.
+pruned one 60% zeros in each block conv and none elsewhere; lenet5-mnist-ssl-paper is as
+sparse as its README sets it beside the SSL paper (about 90% zero, at most 1 point of top-1
+below the dense network's).
 tests/sresim/trained_workloads.rs checks the `sresim accuracy` figures."""
 
 import os
@@ -23,10 +25,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 from sresim_export import read_bundle  # noqa: E402
 from sresim_export.trained import mac_rows, structure_rows  # noqa: E402
 
-TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+TRAINED = ["fmnist-cnn", "fmnist-cnn-ssl", "lenet5-mnist-ssl", "lenet5-mnist-ssl-paper"]
 RELU_VIT = ["fmnist-vit-relu", "fmnist-vit-relu-2of4"]
 LABELLED = TRAINED + ["fmnist-vit"] + RELU_VIT
-SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl"]
+SSL = ["fmnist-cnn-ssl", "lenet5-mnist-ssl", "lenet5-mnist-ssl-paper"]
 RESNET = ["fmnist-resnet20", "fmnist-resnet20-pruned"]
 
 
@@ -95,6 +97,25 @@ def test_ssl_removed_whole_groups_in_every_hidden_layer(name):
         if w.ndim == 4:
             grouped = grouped | (~w.any(axis=(0, 2, 3)))[None, :, None, None]
         assert not (zero & ~grouped).any(), f"{name}: {e['name']}: zeros outside removed groups"
+
+
+def test_the_paper_strength_ssl_bundle_is_as_sparse_and_accurate_as_its_readme_says():
+    manifest, tensors, readme = load("lenet5-mnist-ssl-paper")
+    w = {e["name"]: tensors[e["weight"]] for e in manifest["layers"]}
+    zero = sum(int((v == 0).sum()) for v in w.values()) / sum(v.size for v in w.values())
+    assert zero > 0.89, f"{zero:.2%} zero weights"
+    # the kept conv1-conv2-fc1 filters and neurons the README sets beside the paper's
+    kept = [int(w["conv1"].reshape(20, -1).any(axis=1).sum()), int(w["conv2"].reshape(50, -1).any(axis=1).sum()),
+            int(w["fc1"].any(axis=1).sum())]
+    assert f"| kept conv1-conv2-fc1 filters / neurons | 3-15-175 | 2-11-134 | {kept[0]}-{kept[1]}-{kept[2]} |" in readme
+    # the fine-tuned float top-1 is within a point of the dense one (both in train.log)
+    with open(os.path.join(REPO, "workloads", "lenet5-mnist-ssl-paper", "train.log")) as f:
+        log = f.read()
+    dense = float(re.search(r"^dense: top-1 \(torch float32\) ([0-9.]+)", log, re.M).group(1))
+    tuned = float(re.search(r"^SSL fine-tuned: top-1 \(torch float32\) ([0-9.]+)", log, re.M).group(1))
+    assert dense - tuned <= 0.01, (dense, tuned)
+    ref = tensors["graph.reference"]
+    assert f"{float(np.mean(ref.argmax(1) == tensors[manifest['labels']])):.4f}" == f"{tuned:.4f}"
 
 
 def test_the_vit_projects_its_17_tokens_on_crossbars_and_its_readme_lists_them():
