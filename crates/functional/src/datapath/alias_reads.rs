@@ -111,6 +111,10 @@ impl<'a> Datapath<'a> {
             // The sums a word at a time from the levels' bytes where the tile keeps them
             // and no sum can pass a byte.
             bytes = !tile.levels.is_empty() && largest <= u8::MAX as u64;
+            #[cfg(test)]
+            if r.plane_sums {
+                bytes = false;
+            }
         }
         let ncols = tile.cols.len();
         // A drawn count is added times step * weight (the code times its weight, modulo
