@@ -81,6 +81,8 @@ impl Scratch {
                 hist: None,
                 #[cfg(test)]
                 general: false,
+                #[cfg(test)]
+                plane_sums: false,
             },
         }
     }
@@ -117,6 +119,13 @@ impl Scratch {
     pub fn general_reads(&mut self) {
         self.reads.native = false;
         self.reads.general = true;
+    }
+
+    /// Sums the columns of alias reads from the cell planes even where the tile keeps
+    /// the levels as bytes (for tests: the results must not change).
+    #[cfg(test)]
+    pub fn plane_sums(&mut self) {
+        self.reads.plane_sums = true;
     }
 
     /// Y of the last vector read.

@@ -174,8 +174,18 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
         mul(&[tiles, x.div_ceil(ou), 1 << ou, cols.saturating_add(4)])
             .min(counts::table_limit() as u128)
     };
+    // The levels of the alias reads, a byte per cell and row padded to whole words of
+    // columns, up to their limit a program.
+    let levels = |tiles: u128| {
+        if !b.skip || hw.cell_bits > 2 {
+            return 0;
+        }
+        let row = (hw.xbar_cols.max(1) as u128).div_ceil(64) * 64;
+        mul(&[tiles, x, row]).min(program::LEVELS_BYTES as u128)
+    };
     let dense = dense
         .saturating_add(conductances)
+        .saturating_add(levels(mul(&[blocks, tiles])))
         .saturating_add(count_tables(crossbar::Mode::Dense));
     let compacted = if b.modes.iter().any(|m| m.compacted()) {
         columns
@@ -185,6 +195,7 @@ pub fn program_bytes(spec: &LayerSpec, b: &Budget) -> u128 {
                 x.saturating_mul(8).saturating_add(256),
             ]))
             .saturating_add(conductances)
+            .saturating_add(levels(mul(&[col_groups, tiles])))
             .saturating_add(count_tables(crossbar::Mode::Weight))
     } else {
         0

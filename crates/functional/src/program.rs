@@ -84,6 +84,13 @@ pub(crate) struct Tile {
     /// current in are the union over its open rows. Empty for a compacted tile (one
     /// column group, whose rows all hold a non-zero weight): every column is read.
     pub row_cols: Box<[u64]>,
+    /// Where the skip sampler draws from alias tables (read noise on ideal cells of 1 or
+    /// 2 bits, [`Tile::keeps_levels`]): every cell's level as a byte, row after row, each
+    /// row padded with zeros to whole words of columns: levels[i * col_words * 64 + j] is
+    /// the level of column j's cell at physical row i. A read adds its open rows' bytes
+    /// to get the sums of 64 columns at a time ([`crate::datapath`]'s alias reads), where
+    /// the planes take two popcounts a column. Empty otherwise.
+    pub levels: Box<[u8]>,
     /// With per-cell device draws (variation or an off current) and a program under
     /// [`CONDUCTANCE_CACHE_BYTES`]: every cell's conductance, computed once from its key
     /// when the tile is programmed, row after row: g[i * cols.len() + j] for physical
@@ -91,6 +98,27 @@ pub(crate) struct Tile {
     /// The very values a read would draw (same key, same arithmetic), so reads give the
     /// same bits with or without it. Empty otherwise.
     pub g: Box<[f64]>,
+}
+
+/// The most bytes a program's [`Tile::levels`] may take: a larger program's alias reads
+/// sum their columns from the cell planes (the same sums, more slowly).
+pub const LEVELS_BYTES: usize = 64 << 20;
+
+/// Whether a program's tiles keep [`Tile::levels`]: read noise drawn by the skip sampler
+/// ([`Device::skips`]) on cells of 1 or 2 bits, whose reads may draw from alias tables.
+pub(crate) fn keeps_levels(device: &Device, cell_bits: u32) -> bool {
+    device.skips() && matches!(cell_bits, 1 | 2)
+}
+
+/// Fills every tile's [`Tile::levels`] when the program keeps them ([`keeps_levels`])
+/// and they take at most [`LEVELS_BYTES`].
+fn keep_levels(tiles: &mut [Tile], w: &Writer) {
+    use rayon::prelude::*;
+    let bytes: usize = tiles.iter().map(Tile::levels_bytes).sum();
+    if keeps_levels(w.device, w.map.cell_bits) && bytes <= LEVELS_BYTES {
+        let cb = w.map.cell_bits as usize;
+        tiles.par_iter_mut().for_each(|t| t.keep_levels(cb));
+    }
 }
 
 /// The most bytes a program's cached conductances may take by default; a larger program
@@ -164,8 +192,27 @@ impl Tile {
             cells: cells.into_boxed_slice(),
             col_words,
             row_cols: row_cols.into_boxed_slice(),
+            levels: Box::default(),
             g: Box::default(),
         }
+    }
+
+    /// Bytes of [`Tile::levels`] for the tile's cells.
+    fn levels_bytes(&self) -> usize {
+        self.written.len() * self.col_words * 64
+    }
+
+    /// Fills [`Tile::levels`] from the cell planes.
+    fn keep_levels(&mut self, cell_bits: usize) {
+        let stride = self.col_words * 64;
+        let mut levels = vec![0u8; self.levels_bytes()];
+        for (i, row) in levels.chunks_exact_mut(stride).enumerate() {
+            for (j, level) in row[..self.cols.len()].iter_mut().enumerate() {
+                // At most 3: a byte holds the sum of 85 open rows' levels.
+                *level = self.level(j, i, cell_bits) as u8;
+            }
+        }
+        self.levels = levels.into_boxed_slice();
     }
 
     /// Cells of the tile: columns x physical rows.
@@ -252,6 +299,7 @@ impl Program {
                     + t.cols.len() * std::mem::size_of::<Column>()
                     + t.cells.len() * 8
                     + t.row_cols.len() * 8
+                    + t.levels.len()
                     + t.g.len() * 8
             })
             .sum();
@@ -369,6 +417,7 @@ impl Program {
             }
         }
         cache_conductances(&mut tiles, w);
+        keep_levels(&mut tiles, w);
         Program {
             routes,
             tiles,
@@ -413,6 +462,7 @@ impl Program {
             }
         }
         cache_conductances(&mut tiles, w);
+        keep_levels(&mut tiles, w);
         Program {
             routes,
             tiles,

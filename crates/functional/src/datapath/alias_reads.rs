@@ -97,14 +97,23 @@ impl<'a> Datapath<'a> {
         row: Row,
         mut state: u64,
     ) {
+        let mut bytes = false;
         if CB > 0 {
             // A sum of one-bit digits over these words is at most their open rows times
             // the top level: within the row's classes, the buckets are read without a
             // bounds check; a read beyond them takes the checked loop.
             let x2 = if WORDS == 2 { r.digits[span.wh] } else { 0 };
             let open = (r.digits[span.wl].count_ones() + x2.count_ones()) as u64;
-            if open * ((1 << CB) - 1) > row.largest_sum() {
+            let largest = open * ((1 << CB) - 1);
+            if largest > row.largest_sum() {
                 return self.alias_codes::<0, 1, 0>(tile, span, r, row, state);
+            }
+            // The sums a word at a time from the levels' bytes where the tile keeps them
+            // and no sum can pass a byte.
+            bytes = !tile.levels.is_empty() && largest <= u8::MAX as u64;
+            #[cfg(test)]
+            if r.plane_sums {
+                bytes = false;
             }
         }
         let ncols = tile.cols.len();
@@ -142,15 +151,35 @@ impl<'a> Datapath<'a> {
                 x: (x, x2),
                 step_weight,
             };
+            if bytes {
+                // The sums of the word's 64 columns at once: each open row adds its
+                // cells' levels (bytes, [`Tile::levels`]), 64 columns in a few vector
+                // additions; byte b is column first + b's sum (0 where no open cell).
+                let sums8 = level_sums(tile, span, (x, x2), k);
+                state = self.alias_word::<CB, WORDS, KB, true>(
+                    tile,
+                    span,
+                    digits,
+                    (&[], &[]),
+                    &sums8,
+                    sums,
+                    row,
+                    word,
+                    state,
+                    &mut clips,
+                );
+                continue;
+            }
             // A whole word of columns: their planes indexed without a bounds check (two
             // calls of one loop, so that one of them knows the length; p2 is p1 for one
             // word).
             if p1.len() == 64 {
-                state = self.alias_word::<CB, WORDS, KB>(
+                state = self.alias_word::<CB, WORDS, KB, false>(
                     tile,
                     span,
                     digits,
                     (&p1[..64], &p2[..64]),
+                    &[0; 64],
                     sums,
                     row,
                     word,
@@ -158,11 +187,12 @@ impl<'a> Datapath<'a> {
                     &mut clips,
                 );
             } else {
-                state = self.alias_word::<CB, WORDS, KB>(
+                state = self.alias_word::<CB, WORDS, KB, false>(
                     tile,
                     span,
                     digits,
                     (p1, p2),
+                    &[0; 64],
                     sums,
                     row,
                     word,
@@ -174,16 +204,18 @@ impl<'a> Datapath<'a> {
         r.clips += clips;
     }
 
-    /// The reads of the live columns of one word of [`Self::alias_codes`]: `p1` and
-    /// `p2` the planes of its columns; the state after its draws.
+    /// The reads of the live columns of one word of [`Self::alias_codes`]: their sums
+    /// the bytes of `sums8` (BYTES) or popcounts of `p1` and `p2`, the planes of its
+    /// columns; the state after its draws.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn alias_word<const CB: usize, const WORDS: usize, const KB: u64>(
+    fn alias_word<const CB: usize, const WORDS: usize, const KB: u64, const BYTES: bool>(
         &self,
         tile: &Tile,
         span: Span,
         digits: &[u64],
         (p1, p2): (&[[u64; CB]], &[[u64; CB]]),
+        sums8: &[u8; 64],
         sums: &mut [u64; 64],
         row: Row,
         word: Word,
@@ -196,6 +228,8 @@ impl<'a> Datapath<'a> {
             m &= m - 1;
             let s = if CB == 0 {
                 self.ideal_sum(tile, word.first + b, span, digits)
+            } else if BYTES {
+                sums8[b] as u64
             } else if WORDS == 2 {
                 plane_sum(&p1[b], x) + plane_sum(&p2[b], x2)
             } else {
@@ -220,4 +254,28 @@ impl<'a> Datapath<'a> {
         *clips += n;
         state
     }
+}
+
+/// The bitline sums of word `k` of a tile's columns for the one-bit digits `x` (rows of
+/// word `span.wl`) and `x2` (of `span.wh`, 0 for a read within one word): byte b the sum
+/// over the open rows of the level of column 64k + b, from [`Tile::levels`] (the caller
+/// checks that no sum passes 255).
+#[inline(always)]
+fn level_sums(tile: &Tile, span: Span, (x, x2): (u64, u64), k: usize) -> [u8; 64] {
+    let stride = tile.col_words * 64;
+    let mut acc = [0u8; 64];
+    for (w, mut open) in [(span.wl, x), (span.wh, x2)] {
+        while open != 0 {
+            let i = w * 64 + open.trailing_zeros() as usize;
+            open &= open - 1;
+            let at = i * stride + k * 64;
+            let Some(row) = tile.levels.get(at..).and_then(|r| r.first_chunk::<64>()) else {
+                continue;
+            };
+            for (a, &l) in acc.iter_mut().zip(row) {
+                *a = a.wrapping_add(l);
+            }
+        }
+    }
+    acc
 }

@@ -81,6 +81,10 @@ pub(crate) struct Reads {
     /// change).
     #[cfg(test)]
     pub(super) general: bool,
+    /// Alias reads sum their columns from the cell planes even where the tile keeps the
+    /// levels as bytes (for tests: the results must not change).
+    #[cfg(test)]
+    pub(super) plane_sums: bool,
 }
 
 /// When the codes a tile's columns add up are shift-and-added into Y: as late as the

@@ -121,7 +121,9 @@ fn the_skip_sampler_with_every_class_direct_is_the_per_read_sampler() {
 /// 1- or 2-bit cells) and table size (8 to 64 buckets), with the CPU features, give
 /// the bits of the loop of any shape and size without them: in every mode, at read
 /// noise levels whose tables span those sizes, with and without IR drop, in tiles of
-/// a whole word of columns (their planes indexed without bounds checks) and of less.
+/// a whole word of columns (their planes indexed without bounds checks) and of less;
+/// and so do they with the sums a word of columns at a time from the levels' bytes
+/// (every tile keeps them here) and with the sums of the planes' popcounts.
 #[test]
 fn the_alias_loops_of_each_shape_and_size_give_the_general_loops_bits() {
     let mut sizes = std::collections::BTreeSet::new();
@@ -152,15 +154,25 @@ fn the_alias_loops_of_each_shape_and_size_give_the_general_loops_bits() {
                     sizes.insert(lookup.kbits());
                     let tiles = &dp.program.tiles;
                     whole_words += tiles.iter().filter(|t| t.cols.len() >= 64).count();
+                    assert!(
+                        tiles.iter().all(|t| !t.levels.is_empty()),
+                        "the tiles keep their levels as bytes"
+                    );
                     for index in [0, 3] {
                         let mut fast = Scratch::new(&dp, n);
                         dp.vector(&l.input, index, &mut fast);
                         let mut general = Scratch::new(&dp, n);
                         general.general_reads();
                         dp.vector(&l.input, index, &mut general);
+                        let mut planes = Scratch::new(&dp, n);
+                        planes.plane_sums();
+                        dp.vector(&l.input, index, &mut planes);
                         let what = format!("{mode} rn {rn} ir {ir} cells {cell_bits}");
                         assert_eq!(fast.acc(), general.acc(), "{what}");
                         assert_eq!(fast.clip_counts(), general.clip_counts(), "{what}");
+                        assert_eq!(planes.acc(), general.acc(), "{what}: plane sums");
+                        let clips = (planes.clip_counts(), general.clip_counts());
+                        assert_eq!(clips.0, clips.1, "{what}: plane sums");
                         compared += 1;
                     }
                 }

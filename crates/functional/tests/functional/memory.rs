@@ -39,7 +39,7 @@ proptest! {
         cin in 1usize..6, cout in 1usize..40, kernel in 1usize..4, groups_pick in 0usize..2,
         fc in any::<bool>(), rows in 2u32..140, cols in 2u32..70, ou_rows in 1u32..20,
         ou_cols in 1u32..12, cell_bits in 1u32..5, weight_bits in 2u32..17, seed in any::<u64>(),
-        per_cell in any::<bool>(),
+        per_cell in any::<bool>(), noisy in any::<bool>(),
     ) {
         let (geom, kind) = if fc {
             (ConvGeometry::fc(cin * kernel * 7, cout), LayerKind::Fc)
@@ -61,8 +61,14 @@ proptest! {
         let l = layer(geom, kind, seed);
         let opts = SimOptions::default();
         let prep = Prepared::new(&l, &hw, &opts);
-        // A device with variation: every cell's conductance is cached with its program.
-        let device = functional::Device { sigma: if per_cell { 0.1 } else { 0.0 }, ..Default::default() };
+        // A device with variation: every cell's conductance is cached with its program;
+        // with read noise alone (the skip sampler's alias reads), every cell's level as
+        // a byte.
+        let device = functional::Device {
+            sigma: if per_cell { 0.1 } else { 0.0 },
+            read_noise: if noisy { 0.2 } else { 0.0 },
+            ..Default::default()
+        };
         let f = FuncOptions { device, ..FuncOptions::default() };
         let fl = Layer::new(&prep, &hw, &opts, &f);
         fl.program(Mode::Dense);
@@ -76,7 +82,7 @@ proptest! {
             kept_samples: 0,
             threads: 1,
             per_cell,
-            skip: false,
+            skip: f.device.skips(),
         };
         let bound = program_bytes(&l.spec, &budget);
         prop_assert!(held <= bound, "programs hold {held} bytes, the estimate says {bound}");
