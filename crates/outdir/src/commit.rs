@@ -26,12 +26,37 @@ pub(crate) fn scratch(dir: &Path, name: &str, kind: &str) -> (PathBuf, u64) {
     (dir.join(scratch_name(name, kind, std::process::id(), n)), n)
 }
 
+/// Makes a new scratch file of `name` and `kind` in `dir` with `make` (which must fail
+/// with `AlreadyExists` on a name that is taken): another N is taken while one is (a
+/// rolled-back replacement may leave its temporaries in a directory recovery may not
+/// touch, and a later process can have the same id: in a container it often has).
+pub(crate) fn new_scratch<T>(
+    dir: &Path,
+    name: &str,
+    kind: &str,
+    make: impl Fn(&Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, u64, T)> {
+    let mut tries = 0;
+    loop {
+        let (p, n) = scratch(dir, name, kind);
+        match make(&p) {
+            Ok(t) => return Ok((p, n, t)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 64 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Paths removed when dropped (the ones still there).
 #[derive(Default)]
 pub(crate) struct Scratch(pub(crate) Vec<PathBuf>);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        #[cfg(test)]
+        if tests::KILLED.with(|c| c.get()) {
+            return;
+        }
         for p in &self.0 {
             let _ = std::fs::remove_file(p);
         }
@@ -128,12 +153,10 @@ pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
 fn stage_at(dir: &Path, name: &str, dst: PathBuf, named: bool) -> Result<Staged> {
     crate::recover::unfinished(dir)?;
     check_destination(&dst)?;
-    let (tmp, serial) = scratch(dir, name, "tmp");
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
+    let (tmp, serial, file) = new_scratch(dir, name, "tmp", |p| {
+        File::options().write(true).create_new(true).open(p)
+    })
+    .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
     Ok(Staged {
         dst,
         dir: dir.to_path_buf(),
@@ -221,9 +244,8 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
         olds.push(if std::fs::symlink_metadata(&e.dst).is_err() {
             Old::Absent
         } else {
-            let (link, n) = scratch(&e.dir, &e.name, "old");
-            match std::fs::hard_link(&e.dst, &link) {
-                Ok(()) => {
+            match new_scratch(&e.dir, &e.name, "old", |l| std::fs::hard_link(&e.dst, l)) {
+                Ok((link, n, ())) => {
                     links.0.push(link.clone());
                     Old::Linked(link, n)
                 }
@@ -276,6 +298,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             std::mem::forget(journal);
             return Ok(());
         }
+        kill_point();
         if let Err(err) = std::fs::rename(&temps.0[i], &e.dst) {
             for j in (0..i).rev() {
                 match &olds[j] {
@@ -299,6 +322,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
     for d in parents(&entries, dir) {
         sync_dir(&d);
     }
+    kill_point();
     if let Some((j, marks)) = journal {
         // The marks go first: a kill between leaves the journal, whose recovery removes
         // what is left of them.
@@ -307,6 +331,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             if let Some(d) = m.parent() {
                 sync_dir(d);
             }
+            kill_point();
         }
         drop(marks);
         let _ = std::fs::remove_file(j);
@@ -528,19 +553,39 @@ fn write_mark(dir: &Path, home: &str, named: Option<&str>) -> Result<PathBuf> {
 fn write_small(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     let path = dir.join(name);
     let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
-    let mut tmp = Scratch(vec![scratch(dir, name.trim_start_matches('.'), "tmp").0]);
-    let mut f = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp.0[0])
-        .map_err(cannot)?;
+    let (p, _, mut f) = new_scratch(dir, name.trim_start_matches('.'), "tmp", |p| {
+        File::options().write(true).create_new(true).open(p)
+    })
+    .map_err(cannot)?;
+    let mut tmp = Scratch(vec![p]);
     f.write_all(text.as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(cannot)?;
+    kill_point();
     std::fs::rename(&tmp.0[0], &path).map_err(cannot)?;
     tmp.0.clear();
     sync_dir(dir);
+    kill_point();
     Ok(path)
+}
+
+/// A point of the commit sequence where a kill leaves a state of its own: the journal's
+/// or a mark's temporary written, either renamed into place, each rename, each mark
+/// removed. In the unit tests the thread stops at the chosen one as a kill would, every
+/// file left as it is ([`tests::KILL_AT`]); elsewhere nothing.
+fn kill_point() {
+    #[cfg(test)]
+    {
+        let n = tests::PASSED.with(|c| {
+            let n = c.get();
+            c.set(n + 1);
+            n
+        });
+        if tests::KILL_AT.with(|c| c.get()) == Some(n) {
+            tests::KILLED.with(|c| c.set(true));
+            std::panic::resume_unwind(Box::new(tests::Killed));
+        }
+    }
 }
 
 /// A destination must be absent or a regular file. A directory, a FIFO, a device or a
@@ -562,5 +607,16 @@ pub(crate) mod tests {
         /// journal, temporaries and links, as a kill would.
         pub(crate) static LEAVE_AFTER: std::cell::Cell<Option<usize>> =
             const { std::cell::Cell::new(None) };
+        /// The kill point ([`super::kill_point`]) at which a replacement on this thread
+        /// stops (unwinding with [`Killed`], its scratch files kept), counted from 0 in
+        /// [`PASSED`].
+        pub(crate) static KILL_AT: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+        pub(crate) static PASSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// Set at the kill: scratch files are no longer removed when dropped.
+        pub(crate) static KILLED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
+
+    /// The unwinding of a killed replacement.
+    pub(crate) struct Killed;
 }

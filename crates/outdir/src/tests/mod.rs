@@ -253,3 +253,51 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
 }
 
 mod recovery;
+
+/// A temporary of a rolled-back replacement left where recovery may not touch it, under
+/// the name this process takes next (a later process of the same id): the next
+/// replacement takes another name and goes through, the left file untouched.
+#[test]
+fn a_left_temporary_of_the_same_name_is_stepped_over() {
+    let t = tempfile::tempdir().unwrap();
+    let (next, _) = scratch(t.path(), "layers.csv", "tmp");
+    let mut taken = Vec::new();
+    // The next few names of every kind a replacement takes here (this thread is the only
+    // one of this test, but other tests of the process draw N too: take many).
+    let serial: u64 = next
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .rsplit('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for n in serial + 1..serial + 40 {
+        for name in ["layers.csv", "summary.json"] {
+            for kind in ["tmp", "old"] {
+                let p = t.path().join(crate::names::scratch_name(
+                    name,
+                    kind,
+                    std::process::id(),
+                    n,
+                ));
+                std::fs::write(&p, "left").unwrap();
+                taken.push(p);
+            }
+        }
+    }
+    replace(t.path(), &[("layers.csv", b"a"), ("summary.json", b"b")]).unwrap();
+    replace(t.path(), &[("layers.csv", b"c"), ("summary.json", b"d")]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("layers.csv")).unwrap(),
+        "c"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("summary.json")).unwrap(),
+        "d"
+    );
+    for p in &taken {
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "left");
+    }
+}
