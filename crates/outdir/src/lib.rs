@@ -99,7 +99,7 @@ impl OutputDir {
 
     /// Replaces `files` (name, content) of the directory all together; see [`replace`].
     pub fn replace(&self, files: &[(&str, &[u8])]) -> Result<()> {
-        replace(&self.path, files)?;
+        commit::replace_in(&self.path, files, true)?;
         self.written.store(true, Ordering::Relaxed);
         Ok(())
     }
@@ -111,7 +111,7 @@ impl OutputDir {
 
     /// Replaces the staged files all together; see [`replace_staged`].
     pub fn replace_staged(&self, staged: Vec<Staged>) -> Result<()> {
-        replace_staged(&self.path, staged)?;
+        commit::commit(&self.path, staged, true)?;
         self.written.store(true, Ordering::Relaxed);
         Ok(())
     }
