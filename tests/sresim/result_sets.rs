@@ -184,7 +184,10 @@ fn a_default_figure_stays_next_to_its_table() {
     let table = write(
         &ab,
         "t.csv",
-        &format!("x,../../evil,{}\n1,2,3\n2,3,4\n", abs.display()),
+        &format!(
+            "layer,mode,x,../../evil,{}\nTOTAL,m,1,2,3\nTOTAL,m,2,3,4\n",
+            abs.display()
+        ),
     );
     let said = ok(&sresim(&[
         "plot",
