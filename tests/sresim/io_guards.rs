@@ -626,13 +626,16 @@ fn two_outputs_of_one_memory_run_never_share_a_path() {
 /// A `memory` journal planted in an output directory, recording a directory beside it
 /// with a temporary of the journal's pid there: the next `run -o` used to replace that
 /// directory's summary.json (or access_list.csv). A real writer marks the directory before
-/// any rename; without the mark the journal is refused, nothing touched.
+/// any rename; without the mark the journal is refused, nothing touched, or, with every
+/// temporary it names still there (a writer killed before its marks), rolled back: the
+/// journal goes, nothing beside is touched, and the run writes its result.
 #[test]
 fn a_planted_memory_journal_never_replaces_a_file_beside() {
     let t = tempfile::tempdir().unwrap();
     let d = std::fs::canonicalize(t.path()).unwrap();
     std::fs::create_dir(d.join("out")).unwrap();
     std::fs::create_dir(d.join("victim")).unwrap();
+    let read = |p: String| std::fs::read_to_string(d.join(p)).unwrap();
     for name in ["summary.json", "access_list.csv"] {
         std::fs::write(d.join("victim").join(name), "VICTIM").unwrap();
         std::fs::write(d.join(format!("victim/.{name}.tmp.777.0")), "planted").unwrap();
@@ -640,17 +643,30 @@ fn a_planted_memory_journal_never_replaces_a_file_beside() {
             "sresim-commit 2\nwriter memory\npid 777\ndir {}\nfile 1 0 - {name}\n",
             d.join("victim").display()
         );
-        std::fs::write(d.join("out/.sresim-commit"), &journal).unwrap();
+        // A file of it renamed already (its temporary gone): refused.
+        let renamed = format!("{journal}file 0 9 - memory_summary.json\n");
+        std::fs::write(d.join("out/.sresim-commit"), &renamed).unwrap();
         let e = fails(&d, &with(RUN, &["-q", "--out", "out"]));
         assert!(
             e.starts_with("error: out/.sresim-commit: refused, nothing changed: ")
                 && e.contains("holds no mark .sresim-commit-export"),
             "{name}: {e}"
         );
-        let read = |p: String| std::fs::read_to_string(d.join(p)).unwrap();
+        assert_eq!(read("out/.sresim-commit".into()), renamed);
+        // Nothing renamed yet: rolled back.
+        std::fs::write(d.join("out/.sresim-commit"), &journal).unwrap();
+        let o = within(
+            &d,
+            &with(RUN, &["-q", "--out", "out"]),
+            &[],
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        assert!(o.status.success(), "{name}: {o:?}");
+        assert!(!d.join("out/.sresim-commit").exists());
+        assert!(d.join("out/layers.csv").is_file());
         assert_eq!(read(format!("victim/{name}")), "VICTIM");
         assert_eq!(read(format!("victim/.{name}.tmp.777.0")), "planted");
-        assert_eq!(read("out/.sresim-commit".into()), journal);
     }
 }
 

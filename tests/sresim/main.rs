@@ -33,6 +33,7 @@ mod outputs;
 mod parquet;
 mod plots;
 mod quiet;
+mod result_sets;
 mod sampler;
 mod search;
 mod shapes;

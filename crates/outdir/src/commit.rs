@@ -26,12 +26,37 @@ pub(crate) fn scratch(dir: &Path, name: &str, kind: &str) -> (PathBuf, u64) {
     (dir.join(scratch_name(name, kind, std::process::id(), n)), n)
 }
 
+/// Makes a new scratch file of `name` and `kind` in `dir` with `make` (which must fail
+/// with `AlreadyExists` on a name that is taken): another N is taken while one is (a
+/// rolled-back replacement may leave its temporaries in a directory recovery may not
+/// touch, and a later process can have the same id: in a container it often has).
+pub(crate) fn new_scratch<T>(
+    dir: &Path,
+    name: &str,
+    kind: &str,
+    make: impl Fn(&Path) -> std::io::Result<T>,
+) -> std::io::Result<(PathBuf, u64, T)> {
+    let mut tries = 0;
+    loop {
+        let (p, n) = scratch(dir, name, kind);
+        match make(&p) {
+            Ok(t) => return Ok((p, n, t)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 64 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Paths removed when dropped (the ones still there).
 #[derive(Default)]
 pub(crate) struct Scratch(pub(crate) Vec<PathBuf>);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        #[cfg(test)]
+        if tests::KILLED.with(|c| c.get()) {
+            return;
+        }
         for p in &self.0 {
             let _ = std::fs::remove_file(p);
         }
@@ -50,6 +75,12 @@ enum Old {
 /// Replaces `files` (name, content) of `dir` all together or not at all (see the crate
 /// documentation). Names are plain file names.
 pub fn replace(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
+    replace_in(dir, files, false)
+}
+
+/// [`replace`], in a command's own output directory (`own`: [`crate::OutputDir`]) or not
+/// (see [`one_set`]).
+pub(crate) fn replace_in(dir: &Path, files: &[(&str, &[u8])], own: bool) -> Result<()> {
     let mut staged = Vec::with_capacity(files.len());
     for (name, _) in files {
         staged.push(stage(dir, name)?);
@@ -58,7 +89,7 @@ pub fn replace(dir: &Path, files: &[(&str, &[u8])]) -> Result<()> {
         // A write error names the file (see `Staged`).
         s.write_all(bytes)?;
     }
-    replace_staged(dir, staged)
+    commit(dir, staged, own)
 }
 
 /// The new content of one file, written (streamed) into a temporary beside it;
@@ -128,12 +159,14 @@ pub fn stage(dir: &Path, name: &str) -> Result<Staged> {
 fn stage_at(dir: &Path, name: &str, dst: PathBuf, named: bool) -> Result<Staged> {
     crate::recover::unfinished(dir)?;
     check_destination(&dst)?;
-    let (tmp, serial) = scratch(dir, name, "tmp");
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
+    if named {
+        // Refused before anything is computed; checked again when committed.
+        one_set(dir, name, &dst, true, None)?;
+    }
+    let (tmp, serial, file) = new_scratch(dir, name, "tmp", |p| {
+        File::options().write(true).create_new(true).open(p)
+    })
+    .map_err(|e| anyhow!("{}: cannot write: {e}", dst.display()))?;
     Ok(Staged {
         dst,
         dir: dir.to_path_buf(),
@@ -187,6 +220,12 @@ pub(crate) struct Entry {
 /// may lie in other directories than `dir` (the exports of `sresim memory`, at most two
 /// more); the journal records those directories.
 pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
+    commit(dir, staged, false)
+}
+
+/// [`replace_staged`], in a command's own output directory (`own`: [`crate::OutputDir`])
+/// or not (see [`one_set`]).
+pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
     // The working directory, however it was written (a file named without a directory).
     let dir = match dir.as_os_str().is_empty() {
         true => Path::new("."),
@@ -215,15 +254,19 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
     } else {
         None
     };
+    for e in &entries {
+        let alone = e.named || (!own && entries.len() == 1);
+        let writer = plan.as_ref().filter(|_| !e.named).map(|p| p.writer);
+        one_set(&e.dir, &e.name, &e.dst, alone, writer)?;
+    }
     let mut links = Scratch::default();
     let mut olds = Vec::with_capacity(entries.len());
     for e in &entries {
         olds.push(if std::fs::symlink_metadata(&e.dst).is_err() {
             Old::Absent
         } else {
-            let (link, n) = scratch(&e.dir, &e.name, "old");
-            match std::fs::hard_link(&e.dst, &link) {
-                Ok(()) => {
+            match new_scratch(&e.dir, &e.name, "old", |l| std::fs::hard_link(&e.dst, l)) {
+                Ok((link, n, ())) => {
                     links.0.push(link.clone());
                     Old::Linked(link, n)
                 }
@@ -276,6 +319,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             std::mem::forget(journal);
             return Ok(());
         }
+        kill_point();
         if let Err(err) = std::fs::rename(&temps.0[i], &e.dst) {
             for j in (0..i).rev() {
                 match &olds[j] {
@@ -299,6 +343,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
     for d in parents(&entries, dir) {
         sync_dir(&d);
     }
+    kill_point();
     if let Some((j, marks)) = journal {
         // The marks go first: a kill between leaves the journal, whose recovery removes
         // what is left of them.
@@ -307,6 +352,7 @@ pub fn replace_staged(dir: &Path, staged: Vec<Staged>) -> Result<()> {
             if let Some(d) = m.parent() {
                 sync_dir(d);
             }
+            kill_point();
         }
         drop(marks);
         let _ = std::fs::remove_file(j);
@@ -443,6 +489,83 @@ fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result
     Ok(())
 }
 
+/// The one check that a result set stays whole across commands (docs/errors.md, "One
+/// result set, whole"): `dir/name` (shown as `dst`) is about to be replaced.
+///
+/// - A file written `alone` (one the user named on its own, `--dump-trace` or
+///   `--float-logits`, or the one file of a replacement outside a command's own output
+///   directory, `plot --out`) may not take a name of a writer's set (names.rs) in a
+///   directory that holds another file of that set: it would replace one file of that
+///   result and leave the others (an SVG as the points.csv beside a sweep's sweep.json).
+///   The command's own set replacing one of its files in its own output directory
+///   (`sweep` appending a point) is not alone.
+/// - A file of a set of `writer` (a replacement of several files) may not go into a
+///   directory holding a file that only another writer lists, when the two sets share a
+///   name (`run` and `accuracy`: summary.json; `sweep` and `search`: points.csv): the
+///   directory would hold one command's layers.csv beside another's summary.json. A set
+///   that shares no name with the one there (`memory -o` a run's directory) mixes nothing.
+pub(crate) fn one_set(
+    dir: &Path,
+    name: &str,
+    dst: &Path,
+    alone: bool,
+    writer: Option<&names::Writer>,
+) -> Result<()> {
+    let owners: Vec<&names::Writer> = match (alone, writer) {
+        (true, _) => names::WRITERS.iter().filter(|w| w.lists(name)).collect(),
+        (false, Some(w)) if w.lists(name) => vec![w],
+        _ => return Ok(()),
+    };
+    if owners.is_empty() {
+        return Ok(());
+    }
+    let shown = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    let here = match std::fs::read_dir(shown) {
+        Ok(r) => r,
+        // The staging reports a directory that cannot be written.
+        Err(_) => return Ok(()),
+    };
+    let here: Vec<String> = here
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != name && names::plain(n))
+        .collect();
+    match (alone, writer) {
+        (true, _) => {
+            for w in owners {
+                if let Some(other) = here.iter().find(|n| w.lists(n)) {
+                    bail!(
+                        "{}: is a file of the result `{}` writes together, and {} holds that result ({other}): written alone it would leave a mixed set; name another file",
+                        dst.display(),
+                        w.name,
+                        shown.display()
+                    );
+                }
+            }
+        }
+        (false, Some(w)) => {
+            for v in names::WRITERS.iter().filter(|v| v.name != w.name) {
+                let Some(shared) = w.files.iter().find(|f| !f.contains('*') && v.lists(f)) else {
+                    continue;
+                };
+                if let Some(other) = here.iter().find(|n| v.lists(n) && !w.lists(n)) {
+                    bail!(
+                        "{}: holds the result of `{}` ({other}), which shares {shared} with the result of `{}`: writing it there would leave a mixed set; choose another directory, or remove that result first",
+                        shown.display(),
+                        v.name,
+                        w.name
+                    );
+                }
+            }
+        }
+        (false, None) => {}
+    }
+    Ok(())
+}
+
 /// [`apart`] for the outputs a command is about to write, before it computes them
 /// (`memory`: its reports, lists and trace): `files` (directory, name, named by the
 /// user); the directories must exist. The same check runs again when they are committed.
@@ -528,19 +651,39 @@ fn write_mark(dir: &Path, home: &str, named: Option<&str>) -> Result<PathBuf> {
 fn write_small(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     let path = dir.join(name);
     let cannot = |e: std::io::Error| anyhow!("{}: cannot write: {e}", path.display());
-    let mut tmp = Scratch(vec![scratch(dir, name.trim_start_matches('.'), "tmp").0]);
-    let mut f = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp.0[0])
-        .map_err(cannot)?;
+    let (p, _, mut f) = new_scratch(dir, name.trim_start_matches('.'), "tmp", |p| {
+        File::options().write(true).create_new(true).open(p)
+    })
+    .map_err(cannot)?;
+    let mut tmp = Scratch(vec![p]);
     f.write_all(text.as_bytes())
         .and_then(|()| f.sync_all())
         .map_err(cannot)?;
+    kill_point();
     std::fs::rename(&tmp.0[0], &path).map_err(cannot)?;
     tmp.0.clear();
     sync_dir(dir);
+    kill_point();
     Ok(path)
+}
+
+/// A point of the commit sequence where a kill leaves a state of its own: the journal's
+/// or a mark's temporary written, either renamed into place, each rename, each mark
+/// removed. In the unit tests the thread stops at the chosen one as a kill would, every
+/// file left as it is ([`tests::KILL_AT`]); elsewhere nothing.
+fn kill_point() {
+    #[cfg(test)]
+    {
+        let n = tests::PASSED.with(|c| {
+            let n = c.get();
+            c.set(n + 1);
+            n
+        });
+        if tests::KILL_AT.with(|c| c.get()) == Some(n) {
+            tests::KILLED.with(|c| c.set(true));
+            std::panic::resume_unwind(Box::new(tests::Killed));
+        }
+    }
 }
 
 /// A destination must be absent or a regular file. A directory, a FIFO, a device or a
@@ -562,5 +705,16 @@ pub(crate) mod tests {
         /// journal, temporaries and links, as a kill would.
         pub(crate) static LEAVE_AFTER: std::cell::Cell<Option<usize>> =
             const { std::cell::Cell::new(None) };
+        /// The kill point ([`super::kill_point`]) at which a replacement on this thread
+        /// stops (unwinding with [`Killed`], its scratch files kept), counted from 0 in
+        /// [`PASSED`].
+        pub(crate) static KILL_AT: std::cell::Cell<Option<usize>> =
+            const { std::cell::Cell::new(None) };
+        pub(crate) static PASSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// Set at the kill: scratch files are no longer removed when dropped.
+        pub(crate) static KILLED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
+
+    /// The unwinding of a killed replacement.
+    pub(crate) struct Killed;
 }

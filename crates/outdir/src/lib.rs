@@ -33,7 +33,8 @@
 //! touching nothing but the files, temporaries and links its writer could have made
 //! (`names.rs` lists each writer's files).
 //! A process killed before step 4 leaves at most a temporary behind; its name starts with
-//! a dot and it is never read.
+//! a dot and it is never read. One killed in step 4, after the journal and before its last
+//! mark, has renamed nothing: its recovery rolls the replacement back (old content kept).
 //!
 //! Readers outside sresim see each file whole (one rename each), but may see a new file
 //! beside an old sibling between two renames or after a kill; a reader that takes the
@@ -98,7 +99,7 @@ impl OutputDir {
 
     /// Replaces `files` (name, content) of the directory all together; see [`replace`].
     pub fn replace(&self, files: &[(&str, &[u8])]) -> Result<()> {
-        replace(&self.path, files)?;
+        commit::replace_in(&self.path, files, true)?;
         self.written.store(true, Ordering::Relaxed);
         Ok(())
     }
@@ -110,7 +111,7 @@ impl OutputDir {
 
     /// Replaces the staged files all together; see [`replace_staged`].
     pub fn replace_staged(&self, staged: Vec<Staged>) -> Result<()> {
-        replace_staged(&self.path, staged)?;
+        commit::commit(&self.path, staged, true)?;
         self.written.store(true, Ordering::Relaxed);
         Ok(())
     }

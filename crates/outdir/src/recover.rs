@@ -28,8 +28,12 @@
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
 //! (a writer leaves it before any rename), and its user-named file only when the mark
-//! records that name: a journal that would rename into a recorded directory without it is
-//! refused; one without it and nothing left to rename there is left alone. After the
+//! records that name. A recorded directory without it while a temporary of the journal
+//! waits there is what a writer killed between its journal and its last mark leaves: with
+//! every temporary of the journal still there (nothing renamed yet) the replacement is
+//! rolled back ([`roll_back`]: its temporaries and links removed by exact name, in its own
+//! and its marked directories only); otherwise the journal is refused. A recorded
+//! directory without it and nothing left to rename there is left alone. After the
 //! renames, that mark is removed; a directory holding a mark is refused by [`recover`]
 //! itself (only the journal's directory can complete it), and by every writer
 //! ([`unfinished`], called where each file is staged), its mark left as it is.
@@ -170,25 +174,32 @@ pub fn recover(dir: &Path) -> Result<()> {
                 }
             },
         };
-        if f.dir > 0 && mark.is_none() {
-            if tmp_there {
-                return Err(refuse(format!(
-                    "{}: holds no mark {EXPORT_MARK} naming {} (a writer marks each directory of its exports before renaming into it)",
-                    d.path.display(),
-                    resolved_home.display()
-                )));
-            }
-            // Nothing of this journal's to complete there: its old links stay (dot files).
-            continue;
-        }
-        steps.push((
+        steps.push(Step {
             d,
-            tmp_there.then_some(tmp),
-            old.filter(|_| old_there),
-            &f.name,
-        ));
+            marked: f.dir == 0 || mark.is_some(),
+            tmp: tmp_there.then_some(tmp),
+            old: old.filter(|_| old_there),
+            name: &f.name,
+        });
     }
-    for (d, tmp, _, name) in &steps {
+    // A recorded directory without this journal's mark where a temporary of it waits: the
+    // writer was killed before it had marked every directory (it writes the journal, then
+    // the marks, then renames), or the journal is not one it wrote. With every temporary
+    // still there, nothing was renamed yet: the replacement is rolled back.
+    if let Some(s) = steps.iter().find(|s| !s.marked && s.tmp.is_some()) {
+        if steps.iter().all(|s| s.tmp.is_some()) {
+            return roll_back(&path, &dirs, &marks, &steps);
+        }
+        return Err(refuse(format!(
+            "{}: holds no mark {EXPORT_MARK} naming {} (a writer marks each directory of its exports before renaming into it)",
+            s.d.path.display(),
+            resolved_home.display()
+        )));
+    }
+    // Nothing of this journal's to complete in an unmarked directory: its old links stay
+    // (dot files).
+    steps.retain(|s| s.marked);
+    for Step { d, tmp, name, .. } in &steps {
         if let Some(tmp) = tmp {
             d.rename(tmp, name)
                 .map_err(|e| anyhow!("{}: cannot replace: {e}", d.path.join(name).display()))?;
@@ -197,19 +208,56 @@ pub fn recover(dir: &Path) -> Result<()> {
     for d in &dirs {
         d.sync();
     }
-    for (d, _, old, _) in &steps {
+    for Step { d, old, .. } in &steps {
         if let Some(o) = old {
             let _ = d.unlink(o);
         }
     }
-    // The marks of the recorded directories, each only if it names this journal's
-    // directory (a mark naming another is another replacement's).
-    for (d, m) in dirs.iter().zip(&marks).skip(1) {
+    finish(&path, &dirs, &marks)
+}
+
+/// One file of a journal as recovery found it: its directory, whether that directory is
+/// the journal's or holds its mark, its temporary and old link where they are.
+struct Step<'a> {
+    d: &'a Dir,
+    marked: bool,
+    tmp: Option<String>,
+    old: Option<String>,
+    name: &'a str,
+}
+
+/// Rolls back the replacement of the journal at `path`, killed before its first rename
+/// (every temporary still there): its temporaries and old links are removed, each by the
+/// exact name the journal gives it, in the journal's directory and in the recorded
+/// directories that hold its mark; in a recorded directory without the mark nothing is
+/// touched (its temporaries stay, dot files sresim never reads). The destinations keep
+/// their old content. The marks and the journal go first: a recovery killed before the
+/// journal went finds every temporary still there and rolls back again; one killed after
+/// leaves only dot files.
+fn roll_back(path: &Path, dirs: &[Dir], marks: &[Option<Mark>], steps: &[Step]) -> Result<()> {
+    finish(path, dirs, marks)?;
+    for s in steps.iter().filter(|s| s.marked) {
+        for n in s.tmp.iter().chain(&s.old) {
+            let _ = s.d.unlink(n);
+        }
+    }
+    for d in dirs {
+        d.sync();
+    }
+    Ok(())
+}
+
+/// The end of a recovery: the marks of the recorded directories, each only if it names
+/// this journal's directory (a mark naming another is another replacement's), then the
+/// journal at `path`.
+fn finish(path: &Path, dirs: &[Dir], marks: &[Option<Mark>]) -> Result<()> {
+    for (d, m) in dirs.iter().zip(marks).skip(1) {
         if m.is_some() {
             let _ = d.unlink(EXPORT_MARK);
             d.sync();
         }
     }
+    dirs[0].sync();
     dirs[0]
         .unlink(JOURNAL)
         .map_err(|e| anyhow!("{}: cannot remove: {e}", path.display()))?;

@@ -433,6 +433,25 @@ pub fn stacked_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
     Ok(c)
 }
 
+/// The default figure's name, made of column names (data, never a path): one file name
+/// next to the table. A `/` or `\\` (which would put it in another directory, `../../x`
+/// two levels up, `/x` anywhere) and a control character become `_`, and so does a
+/// leading dot (a hidden file, or `..`).
+fn one_name(name: String) -> String {
+    let mut v: String = name
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    if v.starts_with('.') {
+        v.replace_range(..1, "_");
+    }
+    v
+}
+
 /// `sresim plot`: writes the SVG and returns its path.
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     for (flag, set) in [("--x-better", a.x_better), ("--y-better", a.y_better)] {
@@ -456,13 +475,13 @@ pub fn plot(a: &PlotArgs) -> Result<PathBuf> {
     let path = src.path();
     let out = match &a.out {
         Some(o) => o.clone(),
-        None if a.pareto => path.with_file_name(format!("pareto-{}-vs-{}.svg", a.y, a.x)),
-        None if a.stack => path.with_file_name(format!(
+        None if a.pareto => path.with_file_name(one_name(format!("pareto-{}-vs-{}.svg", a.y, a.x))),
+        None if a.stack => path.with_file_name(one_name(format!(
             "stacked-{}-vs-{}.svg",
             a.y.replace(['*', '?'], "_"),
             a.x
-        )),
-        None => path.with_file_name(format!("{}-vs-{}.svg", a.y, a.x)),
+        ))),
+        None => path.with_file_name(one_name(format!("{}-vs-{}.svg", a.y, a.x))),
     };
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
     outdir::replace(

@@ -167,7 +167,18 @@ fn staged_files_replace_together_and_vanish_when_dropped() {
         now[1..],
         pairs(&[("layers.csv", "old a"), ("summary.json", "old b")])[..]
     );
-    replace_staged(t.path(), vec![a]).unwrap();
+    // One file of a set alone: only its command, in its own output directory.
+    let e = replace_staged(t.path(), vec![a]).unwrap_err().to_string();
+    assert!(
+        e.contains("written alone it would leave a mixed set"),
+        "{e}"
+    );
+    let mut a = stage(t.path(), "layers.csv").unwrap();
+    a.write_all(b"new a").unwrap();
+    OutputDir::open(t.path())
+        .unwrap()
+        .replace_staged(vec![a])
+        .unwrap();
     assert_eq!(
         entries(t.path()),
         pairs(&[("layers.csv", "new a"), ("summary.json", "old b")])
@@ -253,3 +264,132 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
 }
 
 mod recovery;
+
+/// A temporary of a rolled-back replacement left where recovery may not touch it, under
+/// the name this process takes next (a later process of the same id): the next
+/// replacement takes another name and goes through, the left file untouched.
+#[test]
+fn a_left_temporary_of_the_same_name_is_stepped_over() {
+    let t = tempfile::tempdir().unwrap();
+    let (next, _) = scratch(t.path(), "layers.csv", "tmp");
+    let mut taken = Vec::new();
+    // The next few names of every kind a replacement takes here (this thread is the only
+    // one of this test, but other tests of the process draw N too: take many).
+    let serial: u64 = next
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .rsplit('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for n in serial + 1..serial + 40 {
+        for name in ["layers.csv", "summary.json"] {
+            for kind in ["tmp", "old"] {
+                let p = t.path().join(crate::names::scratch_name(
+                    name,
+                    kind,
+                    std::process::id(),
+                    n,
+                ));
+                std::fs::write(&p, "left").unwrap();
+                taken.push(p);
+            }
+        }
+    }
+    replace(t.path(), &[("layers.csv", b"a"), ("summary.json", b"b")]).unwrap();
+    replace(t.path(), &[("layers.csv", b"c"), ("summary.json", b"d")]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("layers.csv")).unwrap(),
+        "c"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("summary.json")).unwrap(),
+        "d"
+    );
+    for p in &taken {
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "left");
+    }
+}
+
+/// One result set a directory, whole: a file written alone may not take a name of a
+/// set in a directory holding another file of that set (`plot -o RUN/layers.csv`,
+/// `--float-logits RUN/summary.json`, `plot -o SWEEP/points.csv`), and a set may not go
+/// where another command's set sharing a name with it is (`accuracy --out RUN`). Each
+/// is refused, nothing changed; anything else goes through.
+#[test]
+fn a_result_set_is_never_mixed_with_a_file_of_another_command() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = |n: &str| {
+        let d = t.path().join(n);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let (run, sweep, acc, free) = (dir("run"), dir("sweep"), dir("acc"), dir("free"));
+    replace(&run, &[("layers.csv", b"l"), ("summary.json", b"s")]).unwrap();
+    replace(&sweep, &[("sweep.json", b"j"), ("points.csv", b"p")]).unwrap();
+    replace(&acc, &[("accuracy.csv", b"a"), ("summary.json", b"s")]).unwrap();
+    let snapshot = || {
+        [&run, &sweep, &acc]
+            .iter()
+            .map(|d| entries(d))
+            .collect::<Vec<_>>()
+    };
+    let before = snapshot();
+    let alone = "written alone it would leave a mixed set";
+    for (d, name) in [
+        (&run, "layers.csv"),
+        (&run, "summary.json"),
+        (&sweep, "points.csv"),
+        (&sweep, "points.parquet"),
+        (&acc, "summary.json"),
+    ] {
+        // `plot --out`: one file, outside a command's own output directory.
+        let e = replace(d, &[(name, b"<svg/>")]).unwrap_err().to_string();
+        assert!(e.contains(alone) && e.lines().count() == 1, "{e}");
+        // `--float-logits`, `--dump-trace`: refused where it is staged, before anything
+        // is computed.
+        let e = stage_file(&d.join(name)).err().unwrap().to_string();
+        assert!(e.contains(alone), "{e}");
+    }
+    let e = replace(&run, &[("accuracy.csv", b"a"), ("summary.json", b"s")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`"),
+        "{e}"
+    );
+    let e = OutputDir::open(&acc)
+        .unwrap()
+        .replace(&[("layers.csv", b"l"), ("summary.json", b"s")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds the result of `accuracy` (accuracy.csv)"),
+        "{e}"
+    );
+    let e = replace(&sweep, &[("search.json", b"j"), ("points.csv", b"p")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds the result of `sweep` (sweep.json)"),
+        "{e}"
+    );
+    assert_eq!(snapshot(), before, "nothing changed");
+    // A figure of another name beside a set, a set's own file in its own directory, a
+    // set beside one it shares no name with, a lone file of a set's name elsewhere.
+    replace(&run, &[("cycles-vs-mode.svg", b"<svg/>")]).unwrap();
+    OutputDir::open(&sweep)
+        .unwrap()
+        .replace(&[("points.csv", b"p2")])
+        .unwrap();
+    replace(
+        &run,
+        &[("memory_summary.json", b"m"), ("memory_layers.csv", b"m")],
+    )
+    .unwrap();
+    replace(&free, &[("summary.json", b"<svg/>")]).unwrap();
+    replace(&free, &[("summary.json", b"<svg/> 2")]).unwrap();
+    replace(&run, &[("layers.csv", b"l2"), ("summary.json", b"s2")]).unwrap();
+}

@@ -454,8 +454,10 @@ fn files_of_another_user_are_never_moved() {
 /// A `memory` journal recording a directory that holds no mark of it is not one sresim
 /// wrote (a writer marks each directory of its exports before its first rename there):
 /// planted in an output directory, it made the next `run -o` replace a file beside it.
-/// Refused now, nothing touched; with the mark naming this journal's directory (and
-/// recording the user-named file) it is completed.
+/// Refused now, nothing touched, or, with every temporary it names still there (a writer
+/// killed before its marks were all written), rolled back, nothing outside touched; with
+/// the mark naming this journal's directory (and recording the user-named file) it is
+/// completed.
 #[cfg(unix)]
 #[test]
 fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
@@ -465,11 +467,21 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     std::fs::write(p.beside.join(".summary.json.tmp.42.0"), "planted").unwrap();
     let named = v2("memory", &format!("dir {b}\nfile 1 0 - summary.json\n"));
     let listed = v2("memory", &format!("dir {b}\nfile 1 1 - access_list.csv\n"));
+    // With a file of the journal already renamed (its temporary gone): refused.
     for journal in [&named, &listed] {
         p.refused(
-            journal,
+            &format!("{journal}file 0 9 - memory_summary.json\n"),
             &format!("{b}: holds no mark .sresim-commit-export naming"),
         );
+    }
+    // With every temporary still there, it is a replacement killed before its marks were
+    // all written: rolled back, nothing in the unmarked directory touched.
+    std::fs::remove_file(p.home.join(JOURNAL)).unwrap();
+    for journal in [&named, &listed] {
+        let before = p.snapshot();
+        std::fs::write(p.home.join(JOURNAL), journal).unwrap();
+        drop(OutputDir::open(&p.home).unwrap());
+        assert_eq!(p.snapshot(), before, "{journal}");
     }
     // A mark naming another directory is another replacement's.
     let mark = |home: &Path, file: &str| {
@@ -480,7 +492,10 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
         .unwrap();
     };
     mark(&p.root, "");
-    p.refused(&named, "holds no mark .sresim-commit-export naming");
+    p.refused(
+        &format!("{named}file 0 9 - memory_summary.json\n"),
+        "holds no mark .sresim-commit-export naming",
+    );
     // The mark of this journal, recording another user-named file (or none).
     mark(&p.home, "file trace.txt\n");
     p.refused(
@@ -641,4 +656,99 @@ fn two_outputs_at_one_path_are_refused_before_the_commit() {
         &[(&d, "memory_summary.json", false), (&d, "t.trace", true)]
     )
     .is_ok());
+}
+
+/// `memory`'s replacement of four files in three directories (its reports in `home`, its
+/// lists in `x`, a trace in `t`), killed at every point of the commit sequence in turn
+/// (the journal's temporary written, the journal in place, each mark's temporary, each
+/// mark, each rename, each mark removed): the next open of `home` recovers every time,
+/// rolling back or forward to the whole old or the whole new set, no mark or journal
+/// left, and the next replacement goes through. A kill after the journal was in place and
+/// before the mark of `x` used to leave a journal every later command refused.
+#[cfg(unix)]
+#[test]
+fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
+    use crate::commit::tests::{Killed, KILLED, KILL_AT, PASSED};
+    let t = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(t.path()).unwrap();
+    let (home, x, tr) = (root.join("home"), root.join("x"), root.join("t"));
+    let files = [
+        home.join("memory_summary.json"),
+        home.join("memory_layers.csv"),
+        x.join("access_list.csv"),
+        x.join("prefetch_list.csv"),
+        tr.join("t.trace"),
+    ];
+    let write = |text: &str| {
+        let mut staged = Vec::new();
+        for f in &files {
+            // The lists and reports as `memory` stages them (its set), the trace as a
+            // file the user named.
+            let mut s = match f.ends_with("t.trace") {
+                true => stage_file(f).unwrap(),
+                false => stage(
+                    f.parent().unwrap(),
+                    &f.file_name().unwrap().to_string_lossy(),
+                )
+                .unwrap(),
+            };
+            s.write_all(format!("{text} {}", f.display()).as_bytes())
+                .unwrap();
+            staged.push(s);
+        }
+        replace_staged(&home, staged)
+    };
+    // Which whole set the visible files hold: "old" or "new" (a mix fails).
+    let set = || {
+        let texts: Vec<String> = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect();
+        for which in ["old", "new"] {
+            if files
+                .iter()
+                .zip(&texts)
+                .all(|(f, s)| *s == format!("{which} {}", f.display()))
+            {
+                return which;
+            }
+        }
+        panic!("a mixed set: {texts:?}");
+    };
+    let mut outcomes = Vec::new();
+    for n in 0.. {
+        for d in [&home, &x, &tr] {
+            let _ = std::fs::remove_dir_all(d);
+            std::fs::create_dir(d).unwrap();
+        }
+        write("old").unwrap();
+        PASSED.with(|c| c.set(0));
+        KILL_AT.with(|c| c.set(Some(n)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write("new")));
+        KILL_AT.with(|c| c.set(None));
+        KILLED.with(|c| c.set(false));
+        match r {
+            Ok(r) => {
+                r.unwrap();
+                assert_eq!(set(), "new");
+                break;
+            }
+            Err(e) => assert!(e.is::<Killed>()),
+        }
+        drop(OutputDir::open(&home).unwrap_or_else(|e| panic!("killed at point {n}: {e}")));
+        outcomes.push(set());
+        for d in [&home, &x, &tr] {
+            assert!(!interrupted(d), "killed at point {n}: {}", d.display());
+        }
+        write("new").unwrap_or_else(|e| panic!("killed at point {n}, then: {e}"));
+        assert_eq!(set(), "new");
+    }
+    // Journal: 2 points; 2 marks: 4; 5 renames, the end of the renames, 2 marks removed.
+    // Rolled back up to the second mark's temporary, forward from its rename on.
+    assert_eq!(outcomes.len(), 14, "{outcomes:?}");
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "old").count(),
+        5,
+        "{outcomes:?}"
+    );
 }

@@ -1,0 +1,210 @@
+//! One result set a directory, whole (docs/errors.md, "One result set, whole"): no
+//! command replaces one file of another command's result alone, or writes its own result
+//! over part of one; each reproduction is refused in one line, nothing changed.
+
+use crate::common::{fails, ok, s, sresim, write};
+use std::path::Path;
+
+/// Every file of `dir` with its bytes, sorted.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            (n, std::fs::read(&p).unwrap_or_default())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "-q",
+    "-w",
+    "lenet5",
+    "--synthetic-inputs",
+    "--samples",
+    "1",
+];
+
+#[test]
+fn a_file_written_alone_never_replaces_one_file_of_a_result() {
+    let t = tempfile::tempdir().unwrap();
+    let ll = t.path().join("LL");
+    let mut args = RUN.to_vec();
+    args.extend(["-o", s(&ll)]);
+    ok(&sresim(&args));
+    let before = files(&ll);
+    let (layers, summary) = (ll.join("layers.csv"), ll.join("summary.json"));
+    let e = fails(&sresim(&[
+        "plot",
+        s(&layers),
+        "--x",
+        "mode",
+        "--y",
+        "cycles",
+        "-o",
+        s(&layers),
+    ]));
+    assert!(
+        e.contains("layers.csv: is a file of the result `run` writes together")
+            && e.contains("(summary.json): written alone it would leave a mixed set"),
+        "{e}"
+    );
+    let e = fails(&sresim(&[
+        "accuracy",
+        "-q",
+        "--samples",
+        "1",
+        "--float-logits",
+        s(&summary),
+    ]));
+    assert!(
+        e.contains("--float-logits: ") && e.contains("`run` writes together"),
+        "{e}"
+    );
+    let e = fails(&sresim(&[
+        "memory",
+        "-q",
+        "--workload",
+        "workloads/lenet5-mnist",
+        "--batch",
+        "1",
+        "--capacity",
+        "2MiB",
+        "--dump-trace",
+        s(&layers),
+    ]));
+    assert!(
+        e.contains("--dump-trace: ") && e.contains("`run` writes together"),
+        "{e}"
+    );
+    assert_eq!(files(&ll), before, "nothing changed");
+    // A figure of its own name beside the run is fine.
+    ok(&sresim(&[
+        "plot",
+        s(&layers),
+        "--x",
+        "mode",
+        "--y",
+        "cycles",
+        "-o",
+        s(&ll.join("f.svg")),
+    ]));
+
+    // A sweep's points.csv replaced by a figure: refused, and the sweep resumes.
+    let grid = write(
+        t.path(),
+        "g.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"sre\"]\n[axes]\n\"ou.rows\" = [4, 16]\n",
+    );
+    let sw = t.path().join("SW");
+    ok(&sresim(&[
+        "sweep",
+        "-q",
+        "--grid",
+        s(&grid),
+        "--out",
+        s(&sw),
+    ]));
+    let before = files(&sw);
+    let e = fails(&sresim(&[
+        "plot",
+        s(&sw),
+        "--x",
+        "ou.rows",
+        "--y",
+        "cycles",
+        "--where",
+        "layer=TOTAL",
+        "-o",
+        s(&sw.join("points.csv")),
+    ]));
+    assert!(
+        e.contains("`sweep` writes together") && e.contains("(sweep.json)"),
+        "{e}"
+    );
+    assert_eq!(files(&sw), before);
+    ok(&sresim(&[
+        "sweep",
+        "-q",
+        "--grid",
+        s(&grid),
+        "--out",
+        s(&sw),
+        "--resume",
+    ]));
+}
+
+#[test]
+fn a_result_never_goes_over_part_of_another_commands_result() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("D");
+    let mut run = RUN.to_vec();
+    run.extend(["-o", s(&d)]);
+    ok(&sresim(&run));
+    let before = files(&d);
+    let acc = ["accuracy", "-q", "--samples", "2", "--out", s(&d)];
+    let e = fails(&sresim(&acc));
+    assert!(
+        e.contains("holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`"),
+        "{e}"
+    );
+    assert_eq!(files(&d), before, "nothing changed");
+    // The other way round: a run over an accuracy result.
+    let a = t.path().join("A");
+    let mut acc_a = acc.to_vec();
+    acc_a.pop();
+    acc_a.push(s(&a));
+    ok(&sresim(&acc_a));
+    let before = files(&a);
+    let mut run = RUN.to_vec();
+    run.extend(["-o", s(&a)]);
+    let e = fails(&sresim(&run));
+    assert!(
+        e.contains("holds the result of `accuracy` (accuracy.csv)"),
+        "{e}"
+    );
+    assert_eq!(files(&a), before);
+    // The same command again replaces its own result.
+    ok(&sresim(&acc_a));
+}
+
+/// `plot`'s default figure is named from column names, which are data: a column named
+/// `../../evil` (or an absolute path) used to put the figure two levels up (or anywhere);
+/// it lands next to the table now, under one file name.
+#[test]
+fn a_default_figure_stays_next_to_its_table() {
+    let t = tempfile::tempdir().unwrap();
+    let ab = t.path().join("a/b");
+    std::fs::create_dir_all(&ab).unwrap();
+    let abs = t.path().join("abs");
+    let table = write(
+        &ab,
+        "t.csv",
+        &format!(
+            "layer,mode,x,../../evil,{}\nTOTAL,m,1,2,3\nTOTAL,m,2,3,4\n",
+            abs.display()
+        ),
+    );
+    let said = ok(&sresim(&[
+        "plot",
+        s(&table),
+        "--x",
+        "x",
+        "--y",
+        "../../evil",
+    ]));
+    assert!(ab.join("_._.._evil-vs-x.svg").is_file(), "{said}");
+    ok(&sresim(&["plot", s(&table), "--x", "x", "--y", s(&abs)]));
+    let mut names: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a"], "nothing written outside a/b");
+    let beside = std::fs::read_dir(&ab).unwrap().count();
+    assert_eq!(beside, 3, "t.csv and the two figures");
+}
