@@ -35,6 +35,10 @@ fn tampered(from: &Path, to: &Path, at: (&str, &str, &str), column: &str, value:
     std::fs::write(to.join("points.csv"), text).unwrap();
 }
 
+/// A tampered cell (workload, layer, mode), its column, its value and what the refusal
+/// must say.
+type Case<'a> = ((&'a str, &'a str, &'a str), &'a str, &'a str, &'a str);
+
 fn first_layer(from: &Path, workload: &str) -> String {
     let (h, rows) = read_csv(&from.join("points.csv"));
     let (w, l) = (col(&h, "workload"), col(&h, "layer"));
@@ -56,7 +60,7 @@ fn merge_refuses_cells_emptied_or_filled_against_the_writers_rule() {
     ]));
     let cnn = first_layer(&full, "lenet5");
     let vit = first_layer(&full, "fmnist-vit");
-    let cases: [((&str, &str, &str), &str, &str, &str); 9] = [
+    let cases: [Case; 9] = [
         (
             ("lenet5", &cnn, "sre"),
             "signed",
