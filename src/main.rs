@@ -9,6 +9,27 @@ use cli::{Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 
+/// clap's message cut to one line. A first line that ends with `:` introduces a list
+/// (`the following required arguments were not provided:` and the missing flags, one
+/// per indented line): the list is kept, joined by commas, so that the line names the
+/// arguments (docs/errors.md).
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid arguments");
+    let first = first.trim_start_matches("error: ");
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    let list: Vec<&str> = lines
+        .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    match list.is_empty() {
+        true => first.trim_end_matches(':').to_string(),
+        false => format!("{first} {}", list.join(", ")),
+    }
+}
+
 fn main() -> ExitCode {
     commands::ignore_file_size_signal();
     let cli = match Cli::try_parse() {
@@ -25,10 +46,11 @@ fn main() -> ExitCode {
                 eprint!("{}", e.render());
                 return ExitCode::from(2);
             }
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let msg = first.trim_start_matches("error: ");
-            let _ = writeln!(std::io::stderr(), "error: {msg} (see sresim --help)");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {} (see sresim --help)",
+                one_line(&e.to_string())
+            );
             return ExitCode::from(2);
         }
     };

@@ -107,3 +107,90 @@ fn merged_shards_write_the_unsharded_outputs() {
     let csv = std::fs::read_to_string(full.join("accuracy.csv")).unwrap();
     assert!(csv.starts_with("network,") && csv.contains("adc_clip_frac") && csv.contains(",draw,"));
 }
+
+/// shard.json's fingerprint is a hash anyone can compute again: a field edited in every
+/// shard with the fingerprint recomputed agrees between the shards, so each field is
+/// range-checked where it is parsed (docs/errors.md). Each edit is refused in one line
+/// naming the file and the field, and nothing is written.
+#[test]
+fn a_shard_field_out_of_its_range_is_refused_even_with_its_fingerprint_recomputed() {
+    use sim::accuracy_shard::Manifest;
+    let t = tempfile::tempdir().unwrap();
+    let mut shards = Vec::new();
+    for (i, range) in ["0..1", "1..4"].into_iter().enumerate() {
+        let dir = t.path().join(format!("a{i}"));
+        let mut args = RUN.to_vec();
+        args.extend(["--sample-range", range, "-q", "--out", s(&dir)]);
+        ok(&args);
+        shards.push(dir);
+    }
+    let read = |d: &std::path::Path| -> (String, Manifest) {
+        let text = std::fs::read_to_string(d.join("shard.json")).unwrap();
+        let m = serde_json::from_str(&text).unwrap();
+        (text, m)
+    };
+    let originals: Vec<(String, Manifest)> = shards.iter().map(|d| read(d)).collect();
+    type Edit = fn(&mut Manifest);
+    let edits: [(Edit, &str); 9] = [
+        (
+            |m| m.network = "n\u{1b}[2J".into(),
+            "network: 'n\\u{1b}[2J'",
+        ),
+        (|m| m.draws = 0, "draws: 0 is not a number of device draws"),
+        (
+            |m| m.draws = 10001,
+            "draws: 10001 is not a number of device draws",
+        ),
+        (|m| m.draw_seeds = vec![], "draw_seeds: not the seeds"),
+        (|m| m.draws_computed = 7, "draws_computed: 7 is neither 1"),
+        (
+            |m| m.classes = 1 << 63,
+            "classes: 9223372036854775808 is more outputs",
+        ),
+        (|m| m.layers = vec![], "layers: empty"),
+        (
+            |m| m.layers = vec!["nope".into()],
+            "layers: 'nope' is not one of",
+        ),
+        (
+            |m| m.config_values["ou"]["rows"] = serde_json::json!(-1),
+            "config_values: ou.rows: invalid value: integer `-1`",
+        ),
+    ];
+    let merged = t.path().join("am");
+    for (edit, want) in edits {
+        for (d, (_, m)) in shards.iter().zip(&originals) {
+            let mut m = m.clone();
+            edit(&mut m);
+            m.fingerprint = m.hash();
+            std::fs::write(d.join("shard.json"), serde_json::to_string(&m).unwrap()).unwrap();
+        }
+        let o = common::sresim(&[
+            "accuracy-merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&merged),
+        ]);
+        let e = common::fails(&o);
+        assert_eq!(e.lines().count(), 1, "{want}: {e}");
+        assert!(
+            e.contains("a0/shard.json: ") && e.contains(want),
+            "{want}: {e}"
+        );
+        assert!(!e.contains('\u{1b}') && o.stdout.is_empty(), "{e}");
+        assert!(!merged.exists());
+    }
+    // The shards as written merge.
+    for (d, (text, _)) in shards.iter().zip(&originals) {
+        std::fs::write(d.join("shard.json"), text).unwrap();
+    }
+    ok(&[
+        "accuracy-merge",
+        s(&shards[0]),
+        s(&shards[1]),
+        "-q",
+        "--out",
+        s(&merged),
+    ]);
+}

@@ -382,3 +382,27 @@ fn generator_flags_apply_to_generated_data_only() {
         "ssl",
     ]));
 }
+
+/// A missing required argument is one line that names it: clap lists the missing flags
+/// on lines of their own, which cutting its message to one line used to drop.
+#[test]
+fn a_missing_argument_is_named_in_the_one_line() {
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["sweep"], &["--grid <GRID>"]),
+        (&["plot", "foo.csv"], &["--x <X>", "--y <Y>"]),
+        (&["accuracy-merge", "--out", "am"], &["<SHARD>..."]),
+    ];
+    for (args, named) in cases {
+        let o = sresim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+        assert!(
+            e.starts_with("error: the following required arguments were not provided: "),
+            "{e}"
+        );
+        for n in named {
+            assert!(e.contains(n), "{args:?} should name {n}: {e}");
+        }
+    }
+}

@@ -108,3 +108,33 @@ fn a_table_file_that_is_not_toml_is_named_as_its_keys_file_with_the_line() {
         "{e}"
     );
 }
+
+/// A config key written as a table where a value is expected has no failing leaf of its
+/// own: the error names the key by the path the reading was at (`timing.cycle_ns`), not
+/// only serde's `invalid type: map, expected f64`.
+#[test]
+fn a_config_key_written_as_a_table_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (
+            "[timing.cycle_ns]\nx = 1\n",
+            "timing.cycle_ns: invalid type: map",
+        ),
+        ("ou = {rows = {a = 1}}\n", "ou.rows: invalid type: map"),
+        (
+            "[digital.occupancy.exp]\nx = 1\n",
+            "digital.occupancy.exp: ",
+        ),
+        (
+            "[limits.max_layer_bytes]\nx = 1\n",
+            "limits.max_layer_bytes: ",
+        ),
+    ];
+    for (text, want) in cases {
+        std::fs::write(d.join("c.toml"), text).unwrap();
+        let e = fails_in(d, &["run", "-c", "c.toml", "-q"]);
+        assert_eq!(e.lines().count(), 1, "{text}: {e}");
+        assert!(e.contains(&format!("c.toml: {want}")), "{text}: {e}");
+    }
+}

@@ -29,6 +29,7 @@ mod fuzz_corpus;
 mod io_guards;
 mod layers;
 mod memory_exports;
+mod merge_cells;
 mod outputs;
 mod parquet;
 mod plots;

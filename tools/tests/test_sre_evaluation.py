@@ -68,3 +68,51 @@ def test_a_wrong_flag_is_one_error_line_before_anything_runs(tmp_path, args, say
     assert p.returncode != 0
     assert p.stderr.strip().startswith(says), p.stderr
     assert not (tmp_path / "data").exists()
+
+
+FAKE = """#!/bin/sh
+# stands for sresim: refuses every grid as sresim refuses a bad --set
+for a in "$@"; do case "$a" in *.toml) g="$a";; esac; done
+echo "error: $g: set: ou.bogus: unknown key (see configs/default.toml)" >&2
+exit 1
+"""
+
+
+def test_a_set_sresim_refuses_is_one_line_before_anything_is_written(tmp_path):
+    fake = tmp_path / "sresim"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--fast", "--check",
+                        "--out", str(out), "--set", "ou.bogus=1"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == "error: --set: ou.bogus: unknown key (see configs/default.toml)", \
+        p.stderr
+    assert not out.exists()
+
+
+def test_a_failing_sresim_call_prints_no_traceback(tmp_path):
+    # No --set: the first sresim call is a part's sweep, which fails.
+    fake = tmp_path / "sresim"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--check", "--parts",
+                        "networks", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--out", "/etc/passwd"], "error: /etc/passwd: exists and is not a directory"),
+    (["--parts"], "error: argument --parts: expected one argument"),
+    (["--frobnicate"], "error: unrecognized arguments: --frobnicate"),
+])
+def test_a_bad_out_or_usage_is_one_line(tmp_path, args, says):
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", "/bin/true", "--check", *args],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode != 0
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith(says), p.stderr

@@ -71,6 +71,9 @@ pub struct Manifest {
     pub records: String,
 }
 
+mod check;
+pub use check::MAX_CLASSES;
+
 /// A reader or writer that hashes the bytes through it (records.csv's `records` hash).
 struct Hashing<T> {
     inner: T,
@@ -140,7 +143,9 @@ impl Manifest {
         f
     }
 
-    fn hash(&self) -> String {
+    /// The fingerprint of the shared fields (`fingerprint`): a hash, which anyone can
+    /// compute again; [`Manifest::check`] checks the fields themselves.
+    pub fn hash(&self) -> String {
         let mut h = Fnv::default();
         for (k, v) in self.shared() {
             h.feed(format!("{k}={v}\n").as_bytes());
@@ -386,6 +391,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
         if m.fingerprint != m.hash() {
             bail!("{label}: fingerprint: {} is not the hash of the shard's fields (was shard.json edited?)", m.fingerprint);
         }
+        m.check(&label)?;
         // The hash of records.csv is required: without it a record edited within its
         // range (a label, a count) would be merged as what the shard computed.
         if m.records.len() != 16 || !m.records.bytes().all(|b| b.is_ascii_hexdigit()) {

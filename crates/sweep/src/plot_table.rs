@@ -332,6 +332,11 @@ pub fn interval_columns(header: &[String], y: &str) -> Option<(usize, usize)> {
 
 /// [`interval_columns`] of the interval `which`: with [`Interval::Samples`],
 /// `<f>_samples_ci_low` and `<f>_samples_ci_high`.
+///
+/// A figure whose `_ci_*` columns are over the samples and the draws ([`PAIRED`]: the
+/// paired top-1 drop, docs/accuracy.md) has no interval over the device draws alone:
+/// its `_ci_*` columns are its [`Interval::Samples`] interval. The columns are chosen,
+/// and named in the legend, by what they are, not by their suffix.
 pub fn interval_columns_of(header: &[String], y: &str, which: Interval) -> Option<(usize, usize)> {
     let has = |c: &str| header.iter().position(|h| h == c);
     let stem = match y.strip_suffix("_mean") {
@@ -339,12 +344,20 @@ pub fn interval_columns_of(header: &[String], y: &str, which: Interval) -> Optio
         None if has(&format!("{y}_mean")).is_some() => return None,
         None => y.to_string(),
     };
-    let (low, high) = which.suffixes();
+    let (low, high) = match (PAIRED.contains(&stem.as_str()), which) {
+        (true, Interval::Draws) => return None,
+        (true, Interval::Samples) => Interval::Draws.suffixes(),
+        (false, _) => which.suffixes(),
+    };
     Some((
         has(&format!("{stem}{low}"))?,
         has(&format!("{stem}{high}"))?,
     ))
 }
+
+/// The figures whose `_ci_low` and `_ci_high` columns are an interval over the samples
+/// and the draws (`sim::draws::SAMPLE_COLUMNS`' paired drop), not over the draws alone.
+pub const PAIRED: [&str; 1] = ["top1_drop"];
 
 /// The (low, high) columns of an interval, when drawn, and the legend entry naming it.
 pub type Chosen = (Option<(usize, usize)>, Option<String>);
@@ -354,14 +367,33 @@ pub type Chosen = (Option<(usize, usize)>, Option<String>);
 /// or the error naming the file, the flag and the columns it lacks.
 pub fn chosen_interval(src: &Source, a: &PlotArgs) -> Result<Chosen> {
     let h = src.header();
+    let stem = a.y.strip_suffix("_mean").unwrap_or(&a.y);
+    let paired = PAIRED.contains(&stem);
     let Some(which) = a.interval else {
-        return Ok((interval_columns(h, &a.y), None));
+        // The default: the draws' interval, unnamed; a paired figure's only interval,
+        // named (it is not over the draws alone).
+        return Ok(match paired {
+            true => match interval_columns_of(h, &a.y, Interval::Samples) {
+                Some(ci) => (Some(ci), Some(Interval::Samples.label().to_string())),
+                None => (None, None),
+            },
+            false => (interval_columns(h, &a.y), None),
+        });
     };
+    if paired && which == Interval::Draws {
+        bail!(
+            "{}: --interval draws: {stem}_ci_low and {stem}_ci_high of --y {} are a 95% interval over the samples and the draws (the paired drop, docs/accuracy.md), not over the device draws alone: --interval samples draws them",
+            src.path().display(),
+            a.y
+        );
+    }
     match interval_columns_of(h, &a.y, which) {
         Some(ci) => Ok((Some(ci), Some(which.label().to_string()))),
         None => {
-            let stem = a.y.strip_suffix("_mean").unwrap_or(&a.y);
-            let (low, high) = which.suffixes();
+            let (low, high) = match paired {
+                true => Interval::Draws.suffixes(),
+                false => which.suffixes(),
+            };
             bail!(
                 "{}: --interval {}: no columns {stem}{low} and {stem}{high} for --y {} (a table of `accuracy --draws` or a sweep with draws has them for the _mean columns)",
                 src.path().display(),

@@ -42,6 +42,10 @@ pub struct Recheck<'a> {
     nonnegative: Vec<bool>,
     /// Per workload, the network, layer and kind cells of the first point checked.
     shapes: Mutex<HashMap<String, Shape>>,
+    /// Whether the first point checked ran the cycle engine (the grid's one `engine`)
+    /// and, per workload, whether its first point had the digital unit's figures: with
+    /// the id of that point and its file.
+    groups: Mutex<HashMap<String, (bool, String, String)>>,
 }
 
 impl<'a> Recheck<'a> {
@@ -69,6 +73,7 @@ impl<'a> Recheck<'a> {
                 })
                 .collect(),
             shapes: Mutex::new(HashMap::new()),
+            groups: Mutex::new(HashMap::new()),
         }
     }
 
@@ -149,6 +154,7 @@ impl<'a> Recheck<'a> {
             }
             shape.push([text(row, network), l, text(row, kind)]);
         }
+        self.presence(path, id, workload, rows)?;
         let mut shapes = self
             .shapes
             .lock()
@@ -171,6 +177,184 @@ impl<'a> Recheck<'a> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Which cells of each row are filled, decided per column as the writer decides it
+    /// (`sim::report::record`, `sim::digital::values`), so that a cell emptied where the
+    /// writer fills it, or filled where it leaves it empty, is refused:
+    ///
+    /// - `kind`, `passes`, `input_cycles`, `adc_bits`, `signed`: filled on layer rows,
+    ///   empty on TOTAL rows;
+    /// - `speedup_vs_dense`: filled when the grid's modes have dense and the row's
+    ///   `cycles` is above 0; `energy_saving_vs_dense`: when they have dense and the
+    ///   dense row of the same layer (or the dense TOTAL) has `energy_pj` above 0;
+    /// - the cycle engine's columns: `queue_depth`, `stall_cycles`, `wait_cycles`,
+    ///   `psum_peak` on every row of a cycle-engine point and on none of another engine's,
+    ///   the per-stage columns on the rows of the modes that have the stage; one engine
+    ///   for every point of the grid;
+    /// - the digital unit's columns: every cell of every row of a workload with the
+    ///   unit's work (a transformer), none of another's; the same for every point of a
+    ///   workload.
+    ///
+    /// What a point is (cycle engine or not, digital or not, which stages a mode has) is
+    /// read from the most of its cells, so that the row that differs is the one named.
+    fn presence(&self, path: &Path, id: &str, workload: &str, rows: &[ByteRecord]) -> Result<()> {
+        let p = path.display();
+        let col = |name: &str| self.names.iter().position(|n| n == name);
+        let filled = |row: &ByteRecord, i: usize| row.get(i).is_some_and(|c| !c.is_empty());
+        let m = self.meta.modes.len().max(1);
+        let n = rows.len();
+        let total = |r: usize| r + m >= n;
+        let refuse = |r: usize, i: usize, want: bool, why: &str| -> anyhow::Error {
+            let cell = rows[r].get(i).unwrap_or_default();
+            let name = &self.names[i];
+            match want {
+                true => anyhow::anyhow!(
+                    "{p}: point {id}, its row {}: {name}: empty, but a sweep fills it here ({why})",
+                    r + 1
+                ),
+                false => anyhow::anyhow!(
+                    "{p}: point {id}, its row {}: {name}: '{}', but a sweep leaves it empty here ({why})",
+                    r + 1,
+                    bounds::text::printable(&String::from_utf8_lossy(cell))
+                ),
+            }
+        };
+        for name in ["kind", "passes", "input_cycles", "adc_bits", "signed"] {
+            let Some(i) = col(name) else { continue };
+            for (r, row) in rows.iter().enumerate() {
+                if filled(row, i) == total(r) {
+                    let why = match total(r) {
+                        true => "a TOTAL row has none",
+                        false => "every layer row has one",
+                    };
+                    return Err(refuse(r, i, !total(r), why));
+                }
+            }
+        }
+        let number = |row: &ByteRecord, i: Option<usize>| -> Option<f64> {
+            std::str::from_utf8(row.get(i?)?).ok()?.parse().ok()
+        };
+        let dense = self.meta.modes.iter().position(|x| x == "dense");
+        let (cycles, energy) = (col("cycles"), col("energy_pj"));
+        for (r, row) in rows.iter().enumerate() {
+            let dense_row = dense.and_then(|d| rows.get(r - r % m + d));
+            if let Some(i) = col("speedup_vs_dense") {
+                let want = dense.is_some() && number(row, cycles).is_some_and(|c| c > 0.0);
+                if filled(row, i) != want {
+                    let why = match (dense.is_some(), want) {
+                        (false, _) => "the grid's modes have no dense",
+                        (true, false) => "the row's cycles are 0",
+                        (true, true) => "the grid runs dense and the row's cycles are above 0",
+                    };
+                    return Err(refuse(r, i, want, why));
+                }
+            }
+            if let Some(i) = col("energy_saving_vs_dense") {
+                let want = dense_row.is_some_and(|d| number(d, energy).is_some_and(|e| e > 0.0));
+                if filled(row, i) != want {
+                    let why = match (dense.is_some(), want) {
+                        (false, _) => "the grid's modes have no dense",
+                        (true, false) => "the dense row's energy_pj is 0",
+                        (true, true) => {
+                            "the grid runs dense and the dense row's energy_pj is above 0"
+                        }
+                    };
+                    return Err(refuse(r, i, want, why));
+                }
+            }
+        }
+        // A point's kind, read from the most of its cells: whether they are filled.
+        let most = |cols: &[usize], rs: &mut dyn Iterator<Item = usize>| -> bool {
+            let (mut yes, mut all) = (0usize, 0usize);
+            for r in rs {
+                for &i in cols {
+                    all += 1;
+                    yes += usize::from(filled(&rows[r], i));
+                }
+            }
+            2 * yes > all
+        };
+        let general: Vec<usize> = sim::report::CYCLE_COLUMNS[..4]
+            .iter()
+            .filter_map(|c| col(c))
+            .collect();
+        let stages: Vec<usize> = sim::report::CYCLE_COLUMNS[4..]
+            .iter()
+            .filter_map(|c| col(c))
+            .collect();
+        let digital: Vec<usize> = sim::digital::COLUMNS
+            .iter()
+            .filter_map(|c| col(c))
+            .collect();
+        let cycle = most(&general, &mut (0..n));
+        self.same("engine", "the grid's one engine", cycle, path, id)?;
+        let why = match cycle {
+            true => "the point ran the cycle engine",
+            false => "the point did not run the cycle engine",
+        };
+        for (r, row) in rows.iter().enumerate() {
+            for &i in &general {
+                if filled(row, i) != cycle {
+                    return Err(refuse(r, i, cycle, why));
+                }
+            }
+        }
+        for k in 0..m {
+            for &i in &stages {
+                let want = cycle && most(&[i], &mut (k..n).step_by(m));
+                for r in (k..n).step_by(m) {
+                    if filled(&rows[r], i) != want {
+                        let why = match (cycle, want) {
+                            (false, _) => why,
+                            (true, false) => "the row's mode has no such stage",
+                            (true, true) => "the row's mode has this stage",
+                        };
+                        return Err(refuse(r, i, want, why));
+                    }
+                }
+            }
+        }
+        if !digital.is_empty() {
+            let has = most(&digital, &mut (0..n));
+            let key = format!("digital {workload}");
+            let what = format!("every point of workload {workload}");
+            self.same(&key, &what, has, path, id)?;
+            let why = match has {
+                true => "the workload has the digital unit's work",
+                false => "the workload has no digital unit's work (not a transformer)",
+            };
+            for (r, row) in rows.iter().enumerate() {
+                for &i in &digital {
+                    if filled(row, i) != has {
+                        return Err(refuse(r, i, has, why));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a point whose `value` of `key` (cycle engine, digital figures) differs
+    /// from the first point's checked: `what` says which points share it.
+    fn same(&self, key: &str, what: &str, value: bool, path: &Path, id: &str) -> Result<()> {
+        let p = path.display();
+        let mut groups = self
+            .groups
+            .lock()
+            .map_err(|_| anyhow::anyhow!("{p}: the check of earlier points failed"))?;
+        match groups.get(key) {
+            None => {
+                groups.insert(key.to_string(), (value, id.to_string(), p.to_string()));
+            }
+            Some((first, fid, file)) if *first != value => bail!(
+                "{p}: point {id}: the {key} columns are {} but {} in point {fid} of {file}: {what} fills the same ones, so one of the two files was edited",
+                if value { "filled" } else { "empty" },
+                if *first { "filled" } else { "empty" },
+            ),
+            Some(_) => {}
         }
         Ok(())
     }

@@ -92,7 +92,8 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
                         });
                     }
                     // The cells the point's id determines (merge re-checks them): the
-                    // grid's modes in order, TOTAL last, one layer list per workload.
+                    // grid's modes in order, TOTAL last, one layer list per workload,
+                    // and the cells a TOTAL row leaves empty.
                     let m = full.modes.len().max(1);
                     let total = r + m >= rows;
                     for (c, name) in cols.iter().enumerate() {
@@ -103,7 +104,9 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
                             "network" => workload.to_string(),
                             "kind" if total => String::new(),
                             "kind" => "conv".into(),
-                            "signed" | "adc_bits" if total => String::new(),
+                            "signed" | "adc_bits" | "passes" | "input_cycles" if total => {
+                                String::new()
+                            }
                             "signed" => ((r / m) % 2).to_string(),
                             "adc_bits" => "8".into(),
                             "samples" => "4".into(),

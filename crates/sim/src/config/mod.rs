@@ -161,11 +161,19 @@ fn load_table(
         apply_set(&mut table, &defaults, set)?;
     }
     device::apply_preset(&mut table, &defaults, &origin, base_dir.as_deref())?;
-    let config: Config = Value::Table(table.clone())
-        .try_into()
-        .map_err(|e: toml::de::Error| {
+    // The one typed reading of the main config. A value of the wrong type is named by
+    // its key: the leaf that fails on the defaults ([`culprit`]), else the path serde
+    // was at (a key written as a table, `[timing.cycle_ns]` or `ou = {rows = {a = 1}}`,
+    // has no failing leaf of its own).
+    let config: Config =
+        serde_path_to_error::deserialize(Value::Table(table.clone())).map_err(|e| {
             let (source, key) = culprit(&table, &defaults, sets, &origin);
-            anyhow!("{source}: {key}{}", one_line(&e))
+            let path = e.path().to_string();
+            let (source, key) = match key.is_empty() && !matches!(path.as_str(), "" | ".") {
+                true => (source_of_key(&path, sets, &origin), format!("{path}: ")),
+                false => (source, key),
+            };
+            anyhow!("{source}: {key}{}", one_line(e.inner()))
         })?;
     let mut r = resolve(config, origin, base_dir)?;
     r.sets = sets.to_vec();
@@ -245,15 +253,40 @@ fn culprit(table: &Table, defaults: &Table, sets: &[String], origin: &str) -> (S
         put(&mut probe, &path, v);
         if Value::Table(probe).try_into::<Config>().is_err() {
             let key = path.join(".");
-            let source = sets
-                .iter()
-                .rev()
-                .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
-                .map_or_else(|| origin.to_string(), |s| format!("--set {s}"));
-            return (source, format!("{key}: "));
+            return (source_of_key(&key, sets, origin), format!("{key}: "));
         }
     }
     (origin.to_string(), String::new())
+}
+
+/// Where `key`'s value came from: the last `--set` naming it, else the file `origin`.
+fn source_of_key(key: &str, sets: &[String], origin: &str) -> String {
+    sets.iter()
+        .rev()
+        .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
+        .map_or_else(|| origin.to_string(), |s| format!("--set {s}"))
+}
+
+/// Whether `v` (a config as summary.json's `config_values` writes it) is a config: laid
+/// over the defaults as a config file is, every key known and of its type. The problem
+/// starts with `config_values: ` and names the key by its path (`config_values: ou.rows:
+/// invalid value: integer \`-1\`, expected u32`). No file is read (an energy table named
+/// in it is not opened): what a shard says is checked as data.
+pub fn check_values(v: &serde_json::Value) -> std::result::Result<(), String> {
+    const AT: &str = "config_values";
+    let user = match Value::try_from(v) {
+        Ok(Value::Table(t)) => t,
+        Ok(_) => return Err(format!("{AT}: not a table of config keys")),
+        Err(e) => return Err(format!("{AT}: {}", e.to_string().replace('\n', " "))),
+    };
+    let mut merged = defaults();
+    merge(&mut merged, user, "", AT).map_err(|e| e.to_string())?;
+    serde_path_to_error::deserialize::<_, Config>(Value::Table(merged))
+        .map(|_| ())
+        .map_err(|e| match e.path().to_string().as_str() {
+            "" | "." => format!("{AT}: {}", one_line(e.inner())),
+            path => format!("{AT}: {path}: {}", one_line(e.inner())),
+        })
 }
 
 /// Merges `user` over `base`; a key absent from the defaults is an error.

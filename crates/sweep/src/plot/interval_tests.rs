@@ -149,3 +149,39 @@ fn a_stacked_chart_refuses_an_interval() {
     );
     assert!(!std::path::Path::new("never-written.svg").exists());
 }
+
+/// The paired drop's `top1_drop_ci_*` columns are an interval over the samples and the
+/// draws (docs/accuracy.md): `--interval draws` used to draw them under "over device
+/// draws". They are refused there, drawn under their own name with `--interval samples`
+/// and by default.
+#[test]
+fn the_paired_drop_is_drawn_under_the_name_of_what_its_interval_covers() {
+    let mut t = table();
+    t.header
+        .extend(["top1_drop_mean", "top1_drop_ci_low", "top1_drop_ci_high"].map(String::from));
+    for (r, cells) in t
+        .rows
+        .iter_mut()
+        .zip([["0.02", "0.01", "0.03"], ["0.1", "0.07", "0.13"]])
+    {
+        r.extend(cells.map(String::from));
+    }
+    let e = chart(&t, &with("top1_drop_mean", Some(Interval::Draws)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.csv: --interval draws: top1_drop_ci_low and top1_drop_ci_high of --y top1_drop_mean are a 95% interval over the samples and the draws"),
+        "{e}"
+    );
+    for interval in [Some(Interval::Samples), None] {
+        let c = chart(&t, &with("top1_drop_mean", interval)).unwrap();
+        assert_eq!(
+            c.intervals,
+            vec![vec![(8.0, 0.01, 0.03), (16.0, 0.07, 0.13)]]
+        );
+        assert_eq!(
+            c.interval_label.as_deref(),
+            Some("95% interval over samples and draws")
+        );
+    }
+}
