@@ -83,3 +83,41 @@ fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
     assert!(no_control(out.as_bytes()), "{out:?}");
     assert!(out.contains("bad\\u{1b}name"), "{out}");
 }
+
+/// The lines that name a path (`check`'s "ok: ...", the "wrote ..." of run, sweep, plot)
+/// print the path as `bounds::text::path` shows it: a folder named with an escape does
+/// not reach the terminal raw.
+#[test]
+fn paths_in_ok_and_wrote_lines_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join(format!("b{ESC}[2Jx"));
+    std::fs::create_dir_all(&bundle).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    for f in ["manifest.json", "tensors.npz"] {
+        std::fs::copy(src.join(f), bundle.join(f)).unwrap();
+    }
+    let out = ok(&sresim(&["check", s(&bundle)]));
+    assert!(no_control(out.as_bytes()), "{out:?}");
+    assert!(out.contains("b\\u{1b}[2Jx"), "{out}");
+    let runs = dir.path().join(format!("o{ESC}[2J"));
+    let out = ok(&sresim(&["run", "--layers", "conv1", "-o", s(&runs)]));
+    assert!(no_control(out.as_bytes()), "{out:?}");
+    assert!(out.contains("o\\u{1b}[2J/layers.csv"), "{out}");
+    let grid = write(
+        dir.path(),
+        "g.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\"]\n[axes]\n\"ou.rows\" = [4]\n",
+    );
+    let sw = dir.path().join(format!("s{ESC}[2J"));
+    let out = ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&sw)]));
+    assert!(no_control(out.as_bytes()), "{out:?}");
+    let out = ok(&sresim(&[
+        "plot",
+        s(&sw),
+        "--x",
+        "ou.rows",
+        "--y",
+        "cycles",
+    ]));
+    assert!(no_control(out.as_bytes()) && out.contains("s\\u{1b}[2J"), "{out:?}");
+}

@@ -359,6 +359,30 @@ fn an_existing_sweep_is_neither_overwritten_nor_mixed_with_another_grid() {
     drop(base);
 }
 
+/// A point refused only when it runs (a cycle time whose figures overflow, which no
+/// config check sees) used to leave sweep.json and a header-only points.csv, so the
+/// corrected grid met "holds a sweep already": a fresh sweep writes nothing until its
+/// first point is in.
+#[test]
+fn a_sweep_refused_by_its_first_point_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\"]\n[set]\n\"timing.cycle_ns\" = 1e308\n",
+    );
+    let out = dir.path().join("out");
+    let e = fails(&sresim(&["sweep", "-g", s(&bad), "-o", s(&out), "-q"]));
+    assert!(e.contains("would be inf"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    let grid = write(dir.path(), "g.toml", SMALL);
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&out), "-q"]));
+    assert!(out.join("sweep.json").exists() && out.join("points.csv").exists());
+}
+
 /// A `--resume` into a directory whose sweep.json keeps the grid's fingerprint but claims
 /// other points (3000^3 against 4, or another axis value) exited 0 having checked only the
 /// fingerprint; it now says the directory belongs to another grid, and changes nothing.

@@ -33,6 +33,13 @@ pub fn printable(s: &str) -> Cow<'_, str> {
 
 /// `s` line by line through [`printable`]: its line breaks kept (a listing of several
 /// lines), every other character escaped as [`printable`] does.
+/// A path the user gave, or one built from a data file's text, as a line may show it
+/// ([`printable`] of its display): the "wrote ..." and "ok: ..." lines print paths.
+pub fn path(p: &std::path::Path) -> String {
+    printable(&p.display().to_string()).into_owned()
+}
+
+/// [`printable`] of each line of `s`, the line breaks kept.
 pub fn printable_lines(s: &str) -> String {
     s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
 }

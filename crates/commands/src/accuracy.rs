@@ -156,7 +156,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         };
         outdir::replace_staged(dir, vec![staged]).map_err(flag)?;
         if !args.quiet {
-            println!("wrote {} ({shape:?} float64)", path.display());
+            println!("wrote {} ({shape:?} float64)", bounds::text::path(path));
         }
         return Ok(());
     }
@@ -188,7 +188,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         if !args.quiet {
             println!(
                 "wrote {}/{{{},{}}}: samples {}..{} of {} (fingerprint {}); `sresim accuracy-merge` joins the shards",
-                dir.path().display(),
+                bounds::text::path(dir.path()),
                 sim::accuracy_shard::RECORDS,
                 sim::accuracy_shard::MANIFEST,
                 range.start,

@@ -223,7 +223,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
             Some(dir) => writeln!(
                 o,
                 "wrote {0}/{1} and {0}/summary.json",
-                dir.display(),
+                bounds::text::path(dir),
                 args.format.file("layers")
             )?,
             None => writeln!(o, "(--out DIR writes layers.csv and summary.json)")?,

@@ -499,7 +499,7 @@ impl Outputs {
                 let paths: Vec<String> = self
                     .files
                     .iter()
-                    .map(|(n, _)| dir.path().join(n).display().to_string())
+                    .map(|(n, _)| bounds::text::path(&dir.path().join(n)))
                     .collect();
                 writeln!(stdout, "wrote {}", paths.join(", "))?;
             }

@@ -257,7 +257,8 @@ pub fn cells(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Vec<Vec<Stri
 
 /// A file name from a group's values.
 fn slug(key: &[String]) -> String {
-    key.iter()
+    let s = key
+        .iter()
         .map(|v| {
             v.chars()
                 .map(|c| match c {
@@ -267,8 +268,19 @@ fn slug(key: &[String]) -> String {
                 .collect::<String>()
         })
         .collect::<Vec<_>>()
-        .join("-")
+        .join("-");
+    // The values are data (a long energy.table path): a name longer than SLUG_MAX keeps
+    // its first part and the hash of the whole key, so every file name of the answer fits
+    // a file system's 255 bytes and is known before the search runs.
+    if s.len() <= SLUG_MAX {
+        return s;
+    }
+    let hash = sweep::grid::fnv64(&key.join("\u{1f}"));
+    format!("{}-{hash:016x}", &s[..SLUG_MAX - 17])
 }
+
+/// Longest group name in a plot's file name (`pareto-energy-` and `.svg` around it).
+const SLUG_MAX: usize = 120;
 
 /// Every file of the answer: points.csv, search.json and two Pareto plots per group.
 pub fn files(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> Result<Vec<(String, Vec<u8>)>> {
@@ -484,4 +496,21 @@ pub fn table(plan: &Plan, spec: &Spec, rows: &[Row], o: Options) -> String {
 
 fn format_pct(x: f64) -> String {
     format!("{}", (x * 1000.0).round() / 10.0)
+}
+
+#[cfg(test)]
+mod slug_tests {
+    use super::*;
+
+    /// A group named by a 250-character energy.table path made a file name the file system
+    /// refused after the whole search had run; every name now fits, and stays distinct.
+    #[test]
+    fn a_long_group_keeps_a_short_distinct_name() {
+        let long = |c: char| vec!["lenet5".to_string(), format!("/tmp/{}.toml", c.to_string().repeat(250))];
+        let (a, b) = (slug(&long('a')), slug(&long('b')));
+        assert!(a.len() <= SLUG_MAX && b.len() <= SLUG_MAX, "{a}");
+        assert_ne!(a, b);
+        assert!(format!("pareto-energy-{a}.svg").len() < 255);
+        assert_eq!(slug(&["lenet5".into(), "4".into()]), "lenet5-4");
+    }
 }

@@ -87,7 +87,7 @@ pub fn search_command(args: &SearchArgs) -> Result<()> {
         writeln!(
             o,
             "wrote {}/points.csv, search.json and the Pareto plots",
-            args.out.display()
+            bounds::text::path(&args.out)
         )?;
         o.flush()?;
     }

@@ -46,7 +46,7 @@ impl Outputs<'_> {
                 Some(d) => writeln!(
                     o,
                     "wrote {0}/accuracy.csv and {0}/summary.json",
-                    d.path().display()
+                    bounds::text::path(d.path())
                 )?,
                 None => writeln!(o, "(--out DIR writes accuracy.csv and summary.json)")?,
             }

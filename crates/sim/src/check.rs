@@ -34,8 +34,9 @@ impl Checked {
             ),
         };
         format!(
-            "ok: {label}: {}: {}, {}; {graph}",
-            self.name,
+            "ok: {}: {}: {}, {}; {graph}",
+            bounds::text::printable(label),
+            bounds::text::printable(&self.name),
             plural(self.layers, "layer"),
             plural(self.samples, "sample")
         )

@@ -56,7 +56,9 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     let owned = shard::select(&ids, shard);
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
     let dir = outdir::OutputDir::open(&args.out)?;
-    let done = store::prepare(&dir, &plan, shard, args.resume, args.format)?;
+    let meta = Meta::of(&plan, shard, args.format);
+    let prepared = store::prepare(&dir, &plan, shard, args.resume, args.format)?;
+    let done = &prepared.done;
     let pending: Vec<usize> = owned
         .iter()
         .copied()
@@ -78,19 +80,30 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     if let Some(l) = &lines {
         l.set_done(0, pending.len() as u64);
     }
-    // A finished sweep in Parquet has no points.csv to append to, and nothing to run.
-    let out = if pending.is_empty() {
-        None
-    } else {
-        Some(Appender::open(&args.out)?)
+    // Opened when the first point is in: a fresh directory gets its sweep.json and header
+    // then (`store::Prepared::fresh`); a finished sweep in Parquet has no points.csv to
+    // append to, and nothing to run.
+    let out: Mutex<Option<Appender>> = Mutex::new(None);
+    let begun = |out: &mut Option<Appender>| -> Result<()> {
+        if out.is_none() {
+            if prepared.fresh {
+                store::begin(&dir, &meta)?;
+            }
+            *out = Some(Appender::open(&args.out)?);
+        }
+        Ok(())
     };
     let jobs = args.jobs.unwrap_or(pool.current_num_threads()).max(1);
     run_points(&pending, jobs, |i| {
         // The bar advances with the work inside each point (layers, vectors), so that its
         // time left holds from the first seconds, not only when whole points finish.
         let rows = pool.install(|| plan.run_point_with(i, &BarProgress(&bar, lines.as_ref())))?;
-        if let Some(out) = &out {
-            out.append(&rows)?;
+        {
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            begun(&mut out)?;
+            if let Some(out) = out.as_ref() {
+                out.append(&rows)?;
+            }
         }
         let done = points_done.fetch_add(1, Ordering::Relaxed) + 1;
         bar.set_message(format!("{done}/{} points", pending.len()));
@@ -102,7 +115,10 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     bar.finish_and_clear();
     drop(lines);
     let owned_ids: Vec<String> = owned.iter().map(|&i| plan.points[i].id.clone()).collect();
-    let meta = Meta::of(&plan, shard, args.format);
+    if prepared.fresh && pending.is_empty() {
+        // A shard that owns no point: its directory still says whose it is.
+        store::begin(&dir, &meta)?;
+    }
     let complete = store::finish(&dir, &meta, &owned_ids)?;
     if complete != owned_ids.len() {
         return Err(anyhow!(

@@ -443,6 +443,16 @@ fn scalar(v: &Ordered, p: &str, field: &str) -> Result<AxisValue> {
             bail!("{p}: {field}: {f} is not a finite number");
         }
     }
+    // A string value becomes a cell of points.csv, a label of a plot and a part of a
+    // printed line: one with control characters is refused here, as a bundle's names are.
+    if let Ordered::Scalar(toml::Value::String(t)) = v {
+        if t.chars().any(char::is_control) {
+            bail!(
+                "{p}: {field}: {} holds a control character (not allowed in a value that becomes a cell)",
+                bounds::text::printable(t)
+            );
+        }
+    }
     match v {
         Ordered::Scalar(s) => AxisValue::from_toml(s),
         _ => None,
@@ -544,6 +554,23 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("g.toml: line 2: samples: "), "{e}");
+    }
+
+    /// A string value is a cell of points.csv: one holding an escape reached the file and
+    /// the terminal raw; it is refused naming the axis (or the fixed key, or the point).
+    #[test]
+    fn a_string_value_with_a_control_character_is_refused() {
+        for text in [
+            "workloads = [\"lenet5\"]\n[axes]\n\"energy.table\" = [\"e\\u001b[2J.toml\"]\n",
+            "workloads = [\"lenet5\"]\n[set]\n\"synth.structure\" = \"ssl\\u0007\"\n",
+            "workloads = [\"lenet5\"]\n[[points]]\n\"synth.structure\" = \"a\\nb\"\n",
+        ] {
+            let e = Grid::parse(text, Path::new("g.toml"), DEFAULT_MAX_POINTS)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("holds a control character"), "{e}");
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+        }
     }
 
     #[test]

@@ -37,11 +37,12 @@ pub use args::{CompareArgs, MergeArgs, PlotArgs, SweepArgs};
 use anyhow::{bail, Result};
 use std::io::Write;
 
-/// Writes `lines` to stdout, returning any error (a closed pipe included).
+/// Writes `lines` to stdout, returning any error (a closed pipe included). The lines
+/// quote paths and cells of the files read: every one is escaped (`bounds::text`).
 fn say(lines: &[String]) -> Result<()> {
     let mut o = std::io::stdout().lock();
     for l in lines {
-        writeln!(o, "{l}")?;
+        writeln!(o, "{}", bounds::text::printable(l))?;
     }
     o.flush()?;
     Ok(())
@@ -80,13 +81,8 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
     let new = table::Table::read(&args.new)?;
     let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;
     if !args.quiet {
-        // The lines quote cells and column names of the files: escaped (`bounds::text`).
-        let lines: Vec<String> = rep
-            .lines
-            .iter()
-            .map(|l| bounds::text::printable(l).into_owned())
-            .collect();
-        say(&lines)?;
+        // The lines quote cells and column names of the files: `say` escapes them.
+        say(&rep.lines)?;
         say(&[rep.summary(args.tolerance)])?;
     }
     if rep.differs() {

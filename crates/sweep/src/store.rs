@@ -37,13 +37,32 @@ pub fn header_bytes(cols: &[String]) -> Result<Vec<u8>> {
 /// directory of another grid, shard or table format is, and a damaged points.csv is
 /// repaired: complete points kept, a torn tail and incomplete points dropped, the header
 /// rewritten. A sweep.json of the earlier format is rewritten in this one.
+/// What [`prepare`] found in the directory.
+pub struct Prepared {
+    /// The ids of the points already complete.
+    pub done: HashSet<String>,
+    /// The directory held no sweep: nothing was written to it yet, and [`begin`] writes
+    /// sweep.json and the points table's header when the first point is in, so that a
+    /// sweep whose points are refused before any completes leaves no sweep behind (a rerun
+    /// of the corrected grid starts afresh rather than meeting "holds a sweep already").
+    pub fresh: bool,
+}
+
+/// Writes a fresh sweep's sweep.json and the header of its points.csv (see
+/// [`Prepared::fresh`]).
+pub fn begin(dir: &OutputDir, meta: &Meta) -> Result<()> {
+    let empty = header_bytes(&meta.columns())?;
+    dir.replace(&[("sweep.json", &meta.json()?), ("points.csv", &empty)])
+}
+
 pub fn prepare(
     dir: &OutputDir,
     plan: &Plan,
     shard: Option<Shard>,
     resume: bool,
     format: sim::format::Format,
-) -> Result<HashSet<String>> {
+) -> Result<Prepared> {
+    let done = |done: HashSet<String>| Prepared { done, fresh: false };
     let d = dir.path().display();
     let meta = Meta::of(plan, shard, format);
     let csv_path = dir.path().join("points.csv");
@@ -57,8 +76,10 @@ pub fn prepare(
         if csv_path.exists() || pq_path.exists() {
             bail!("{d}: has a points table but no sweep.json (not a sweep directory?)");
         }
-        dir.replace(&[("sweep.json", &meta.json()?), ("points.csv", &empty)])?;
-        return Ok(HashSet::new());
+        return Ok(Prepared {
+            done: HashSet::new(),
+            fresh: true,
+        });
     }
     let old = Meta::read_head(dir.path())?;
     if old.fingerprint != meta.fingerprint {
@@ -116,15 +137,16 @@ pub fn prepare(
         }
         let ids = meta.ids();
         let ix = index_parquet(&pq_path, &meta.columns(), &ids)?;
-        return Ok(ix
-            .totals()
-            .iter()
-            .map(|t| ids.text(t.point as usize))
-            .collect());
+        return Ok(done(
+            ix.totals()
+                .iter()
+                .map(|t| ids.text(t.point as usize))
+                .collect(),
+        ));
     }
     if !csv_path.exists() {
         dir.replace(&[("points.csv", &empty)])?;
-        return Ok(HashSet::new());
+        return Ok(done(HashSet::new()));
     }
     let ids = meta.ids();
     let ix = index(&csv_path, &meta.columns(), &ids)?;
@@ -141,7 +163,7 @@ pub fn prepare(
     if ix.torn || ix.headless || !totals.iter().all(whole) {
         rewrite(dir, &meta.columns(), &ix, &kept)?;
     }
-    Ok(complete)
+    Ok(done(complete))
 }
 
 fn remove(path: &Path) -> Result<()> {
