@@ -119,5 +119,8 @@ fn paths_in_ok_and_wrote_lines_are_escaped() {
         "--y",
         "cycles",
     ]));
-    assert!(no_control(out.as_bytes()) && out.contains("s\\u{1b}[2J"), "{out:?}");
+    assert!(
+        no_control(out.as_bytes()) && out.contains("s\\u{1b}[2J"),
+        "{out:?}"
+    );
 }

@@ -179,7 +179,11 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     }
     for line in lines.into_iter().filter(|_| !cmd.quiet) {
         // The files are in place; a closed stdout does not undo them.
-        let _ = writeln!(std::io::stdout(), "wrote {}", bounds::text::printable(&line));
+        let _ = writeln!(
+            std::io::stdout(),
+            "wrote {}",
+            bounds::text::printable(&line)
+        );
     }
     Ok(())
 }

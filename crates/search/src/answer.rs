@@ -506,7 +506,12 @@ mod slug_tests {
     /// refused after the whole search had run; every name now fits, and stays distinct.
     #[test]
     fn a_long_group_keeps_a_short_distinct_name() {
-        let long = |c: char| vec!["lenet5".to_string(), format!("/tmp/{}.toml", c.to_string().repeat(250))];
+        let long = |c: char| {
+            vec![
+                "lenet5".to_string(),
+                format!("/tmp/{}.toml", c.to_string().repeat(250)),
+            ]
+        };
         let (a, b) = (slug(&long('a')), slug(&long('b')));
         assert!(a.len() <= SLUG_MAX && b.len() <= SLUG_MAX, "{a}");
         assert_ne!(a, b);
