@@ -393,7 +393,8 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
 /// Nothing is removed in the other directories of a replacement (`memory`'s exports):
 /// the files written there are always the whole pair.
 fn stale(dir: &Path, plan: &Plan, entries: &[Entry]) -> Result<Vec<String>> {
-    let list = std::fs::read_dir(dir).map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;
+    let list =
+        std::fs::read_dir(dir).map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;
     let mut gone = Vec::new();
     for e in list {
         let e = e.map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;

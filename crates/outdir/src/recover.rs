@@ -393,11 +393,9 @@ fn parse(text: &str) -> Result<Journal, String> {
     let with_gone = match lines.next() {
         Some(JOURNAL_FORMAT) => true,
         Some(JOURNAL_FORMAT_2) => false,
-        Some(l) if l.starts_with('/') => {
-            return Err(format!(
-                "written by an earlier sresim (a list of paths; this one writes \"{JOURNAL_FORMAT}\")"
-            ))
-        }
+        Some(l) if l.starts_with('/') => return Err(format!(
+            "written by an earlier sresim (a list of paths; this one writes \"{JOURNAL_FORMAT}\")"
+        )),
         _ => return Err(format!("its first line is not \"{JOURNAL_FORMAT}\"")),
     };
     let field = |line: Option<&str>, key: &str| -> Result<String, String> {
@@ -489,7 +487,10 @@ fn parse(text: &str) -> Result<Journal, String> {
                 ));
             }
             if !writer.lists(name) {
-                return Err(format!("{at}: {name} is not a file `{}` writes", writer.name));
+                return Err(format!(
+                    "{at}: {name} is not a file `{}` writes",
+                    writer.name
+                ));
             }
             if gone.iter().any(|g| g == name) {
                 return Err(format!("{at}: {name} is named twice"));
@@ -830,11 +831,23 @@ mod tests {
         // What a writer removes: a file it lists, in its journal's directory, not one of
         // the new set; none in a journal of the format before.
         let run = head("run") + "file 0 1 - layers.parquet\nfile 0 2 - summary.json\n";
-        bad(&(run.clone() + "gone 0 tensors.npz\n"), "tensors.npz is not a file `run` writes");
+        bad(
+            &(run.clone() + "gone 0 tensors.npz\n"),
+            "tensors.npz is not a file `run` writes",
+        );
         bad(&(run.clone() + "gone 0 .bashrc\n"), "not a plain file name");
-        bad(&(run.clone() + "gone 0 ../layers.csv\n"), "not a plain file name");
-        bad(&(run.clone() + "gone 1 layers.csv\n"), "not \"gone 0 NAME\"");
-        bad(&(run.clone() + "gone 0 summary.json\n"), "is a file of the new set");
+        bad(
+            &(run.clone() + "gone 0 ../layers.csv\n"),
+            "not a plain file name",
+        );
+        bad(
+            &(run.clone() + "gone 1 layers.csv\n"),
+            "not \"gone 0 NAME\"",
+        );
+        bad(
+            &(run.clone() + "gone 0 summary.json\n"),
+            "is a file of the new set",
+        );
         bad(
             &(run.clone() + "gone 0 layers.csv\ngone 0 layers.csv\n"),
             "named twice",
@@ -846,7 +859,9 @@ mod tests {
         let j = parse(&(run + "gone 0 layers.csv\ngone 0 outputs.npz\n")).unwrap();
         assert_eq!(j.gone, ["layers.csv", "outputs.npz"]);
         // A journal of the format before, without "gone" lines, is still completed.
-        let j = parse(&format!("{JOURNAL_FORMAT_2}\nwriter run\npid 4\nfile 0 1 - layers.csv\n"));
+        let j = parse(&format!(
+            "{JOURNAL_FORMAT_2}\nwriter run\npid 4\nfile 0 1 - layers.csv\n"
+        ));
         assert!(j.unwrap().gone.is_empty());
     }
 }

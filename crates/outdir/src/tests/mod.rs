@@ -413,7 +413,11 @@ fn a_replacement_removes_what_is_left_of_the_result_it_replaces() {
         .unwrap();
     assert_eq!(
         entries(t.path()),
-        pairs(&[("layers.csv", "2"), ("notes.txt", "mine"), ("summary.json", "2")])
+        pairs(&[
+            ("layers.csv", "2"),
+            ("notes.txt", "mine"),
+            ("summary.json", "2")
+        ])
     );
     d.replace(&[("layers.parquet", b"3"), ("summary.json", b"3")])
         .unwrap();

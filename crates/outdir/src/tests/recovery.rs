@@ -712,7 +712,12 @@ fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
         let plot = std::fs::read_to_string(&plot).ok();
         for which in ["old", "new"] {
             let plot_ok = match which {
-                "old" => plot == Some(format!("old {}", home.join("memory_vs_capacity.svg").display())),
+                "old" => {
+                    plot == Some(format!(
+                        "old {}",
+                        home.join("memory_vs_capacity.svg").display()
+                    ))
+                }
                 _ => plot.is_none(),
             };
             if plot_ok
