@@ -235,7 +235,7 @@ fn a_result_leaves_nothing_of_the_one_it_replaces() {
             "memory",
             "-q",
             "--workload",
-            "lenet5",
+            "workloads/lenet5-mnist",
             "--batch",
             "1",
             "--out",
