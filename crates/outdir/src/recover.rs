@@ -393,9 +393,11 @@ fn parse(text: &str) -> Result<Journal, String> {
     let with_gone = match lines.next() {
         Some(JOURNAL_FORMAT) => true,
         Some(JOURNAL_FORMAT_2) => false,
-        Some(l) if l.starts_with('/') => return Err(format!(
+        Some(l) if l.starts_with('/') => {
+            return Err(format!(
             "written by an earlier sresim (a list of paths; this one writes \"{JOURNAL_FORMAT}\")"
-        )),
+        ))
+        }
         _ => return Err(format!("its first line is not \"{JOURNAL_FORMAT}\"")),
     };
     let field = |line: Option<&str>, key: &str| -> Result<String, String> {
