@@ -371,3 +371,60 @@ fn bad_export_flags_are_one_line_errors_and_write_nothing() {
         assert_eq!(entries(d), before, "{extra:?} left files behind");
     }
 }
+
+/// Every directory `memory` writes is locked like its --out for the command's whole life:
+/// with another writer holding the --dump-access-list directory, it is refused at once in
+/// one line naming the flag, the directory unchanged (two runs exporting to one directory
+/// used to mix their access_list.csv and prefetch_list.csv). The same directory named
+/// twice (as --out and, through `..`, as the lists' directory) is locked once.
+#[test]
+fn an_export_directory_is_locked_like_an_output_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (lists, out) = (tmp.path().join("lists"), tmp.path().join("out"));
+    std::fs::create_dir(&lists).unwrap();
+    std::fs::write(lists.join("access_list.csv"), "theirs").unwrap();
+    std::fs::write(lists.join("prefetch_list.csv"), "theirs").unwrap();
+    let wl = lenet();
+    let memory = |out: &Path, lists: &Path| {
+        sresim(&[
+            "memory",
+            "-q",
+            "--workload",
+            &wl,
+            "--batch",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--dump-access-list",
+            lists.to_str().unwrap(),
+        ])
+    };
+    let held = outdir::OutputDir::open(&lists).unwrap();
+    let before = entries(tmp.path());
+    let o = memory(&out, &lists);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: --dump-access-list: ")
+            && err.contains("another sresim process is writing this directory"),
+        "{err}"
+    );
+    assert_eq!(entries(tmp.path()), before, "nothing written");
+    assert_eq!(
+        std::fs::read_to_string(lists.join("access_list.csv")).unwrap(),
+        "theirs"
+    );
+    drop(held);
+    let o = memory(&out, &lists);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ne!(
+        std::fs::read_to_string(lists.join("access_list.csv")).unwrap(),
+        "theirs"
+    );
+    // One directory twice, the second time through `..` and not yet made.
+    let both = tmp.path().join("both");
+    let o = memory(&both, &both.join("../both"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(both.join("access_list.csv").is_file() && both.join("memory_summary.json").is_file());
+}

@@ -208,3 +208,49 @@ fn a_default_figure_stays_next_to_its_table() {
     let beside = std::fs::read_dir(&ab).unwrap().count();
     assert_eq!(beside, 3, "t.csv and the two figures");
 }
+
+/// A result replacing an earlier one of its command removes what the earlier one had and
+/// it has not: `run --dump-outputs` then `run` used to leave the old outputs.npz beside
+/// the new tables, `memory --dump-access-list D -o D` then `memory -o D` the old lists,
+/// `--format parquet` then csv the old table (one result a directory).
+#[test]
+fn a_result_leaves_nothing_of_the_one_it_replaces() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("D");
+    let mut run = RUN.to_vec();
+    run.extend(["--functional", "--dump-outputs", "-o", s(&d)]);
+    ok(&sresim(&run));
+    assert!(d.join("outputs.npz").is_file());
+    let mut plain = RUN.to_vec();
+    plain.extend(["-o", s(&d), "--format", "parquet"]);
+    ok(&sresim(&plain));
+    let names = |d: &Path| -> Vec<String> { files(d).into_iter().map(|f| f.0).collect() };
+    assert_eq!(names(&d), ["layers.parquet", "summary.json"]);
+    plain.truncate(plain.len() - 2);
+    ok(&sresim(&plain));
+    assert_eq!(names(&d), ["layers.csv", "summary.json"]);
+    let m = t.path().join("M");
+    let memory = |more: &[&str]| {
+        let mut a = vec![
+            "memory",
+            "-q",
+            "--workload",
+            "workloads/lenet5-mnist",
+            "--batch",
+            "1",
+            "--out",
+            s(&m),
+        ];
+        a.extend(more);
+        ok(&sresim(&a));
+    };
+    memory(&["--dump-access-list", s(&m)]);
+    assert!(m.join("access_list.csv").is_file() && m.join("prefetch_list.csv").is_file());
+    memory(&[]);
+    let left = names(&m);
+    assert!(
+        !left.iter().any(|n| n.ends_with("_list.csv"))
+            && left.contains(&"memory_summary.json".to_string()),
+        "{left:?}"
+    );
+}

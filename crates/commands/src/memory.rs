@@ -8,7 +8,7 @@ use engine::EngineKind;
 use outdir::OutputDir;
 use sim::{config, run};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct MemoryCmd {
@@ -120,15 +120,38 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
     let args = cmd.args.to_args();
-    // The directory the journal goes to is opened (locked, and a replacement left there
-    // completed) before any file is staged: --out, else the directory of the first export
-    // when it exists (docs/errors.md, "Output directories"). Every other directory a file
-    // is staged in is refused while it holds a journal or a mark (outdir::stage).
-    let out = args.out.as_deref().map(OutputDir::open).transpose()?;
-    let _home = match (&out, sim::memory_out::journal_dir(&cmd.export_flags())) {
-        (None, Some(d)) if d.is_dir() => Some(OutputDir::open(&d)?),
-        _ => None,
+    // Every directory the command writes is opened like --out (locked for the command's
+    // whole life, and a replacement left there completed) before any file is staged: --out,
+    // the --dump-access-list directory (its two lists are one pair) and the trace's, so
+    // that two runs exporting to one directory cannot mix their files; in the order of
+    // their resolved paths, each once (OutputDir::open_all; docs/errors.md, "Output
+    // directories"). A path that is not a directory, and cannot be made one, is left to the
+    // export's own check, which names its flag.
+    let flags = cmd.export_flags();
+    let mut dirs: Vec<(&Path, &str)> = Vec::new();
+    dirs.extend(args.out.as_deref().map(|d| (d, "")));
+    dirs.extend(
+        flags
+            .dump_access_list
+            .as_deref()
+            .filter(|d| !d.as_os_str().is_empty() && creatable(d))
+            .map(|d| (d, "--dump-access-list")),
+    );
+    let trace_dir = flags.dump_trace.as_deref().map(|t| match t.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    });
+    dirs.extend(
+        trace_dir
+            .filter(|d| d.is_dir())
+            .map(|d| (d, "--dump-trace")),
+    );
+    let mut locked = OutputDir::open_all(&dirs)?;
+    let out = match args.out {
+        Some(_) => locked[0].take(),
+        None => None,
     };
+    let exported: Vec<OutputDir> = locked.into_iter().flatten().collect();
     let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
     let compute = match mc.compute {
         ::memory::ComputeKind::Peak => ::memory::ComputeSource::Peak,
@@ -174,8 +197,8 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
         true => outputs.write_with(out.as_ref(), staged, &mut std::io::sink())?,
         false => outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?,
     }
-    if let Some(dir) = &out {
-        sim::format::remove_other(dir.path(), "memory_layers", cmd.format)?;
+    for d in &exported {
+        d.mark_written();
     }
     for line in lines.into_iter().filter(|_| !cmd.quiet) {
         // The files are in place; a closed stdout does not undo them.
@@ -186,4 +209,15 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `d` is a directory, or can be made one: its deepest existing ancestor is a directory.
+fn creatable(d: &Path) -> bool {
+    d.ancestors()
+        .map(|a| match a.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => a,
+        })
+        .find(|a| a.exists())
+        .is_some_and(Path::is_dir)
 }

@@ -259,6 +259,11 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         let writer = plan.as_ref().filter(|_| !e.named).map(|p| p.writer);
         one_set(&e.dir, &e.name, &e.dst, alone, writer)?;
     }
+    // The files of the writer's earlier result the new one does not hold go with it.
+    let gone = match (&plan, own) {
+        (Some(p), true) => stale(dir, p, &entries)?,
+        _ => Vec::new(),
+    };
     let mut links = Scratch::default();
     let mut olds = Vec::with_capacity(entries.len());
     for e in &entries {
@@ -283,7 +288,7 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
                     _ => None,
                 })
                 .collect();
-            let journal = write_journal(dir, &plan, &entries, &saved)?;
+            let journal = write_journal(dir, &plan, &entries, &saved, &gone)?;
             // Each other directory is marked before any of its files is renamed.
             let mut marks = Scratch::default();
             for (i, d) in plan.dirs.iter().enumerate() {
@@ -340,6 +345,22 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         }
     }
     temps.0.clear();
+    // The earlier result's files the new set does not hold, once the new set is in place
+    // (a kill before leaves them to the recovery, which removes them too).
+    let mut not_removed = None;
+    for name in &gone {
+        kill_point();
+        let p = dir.join(name);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                not_removed.get_or_insert(anyhow!(
+                    "{}: cannot remove (a file of the result this one replaces): {e}",
+                    p.display()
+                ));
+            }
+            _ => {}
+        }
+    }
     for d in parents(&entries, dir) {
         sync_dir(&d);
     }
@@ -358,7 +379,41 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         let _ = std::fs::remove_file(j);
         sync_dir(dir);
     }
-    Ok(())
+    match not_removed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The files of `dir` (the command's own output directory, the journal's) that the writer
+/// of `plan` lists (names.rs, patterns included) and that its new set `entries` does not
+/// hold there: what is left of the result it replaces (an outputs.npz of a `run` with
+/// `--dump-outputs` replaced by one without, a layers.csv replaced by a layers.parquet, a
+/// Pareto plot of a group the new search does not have). Regular files only; sorted.
+/// Nothing is removed in the other directories of a replacement (`memory`'s exports):
+/// the files written there are always the whole pair.
+fn stale(dir: &Path, plan: &Plan, entries: &[Entry]) -> Result<Vec<String>> {
+    let list =
+        std::fs::read_dir(dir).map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;
+    let mut gone = Vec::new();
+    for e in list {
+        let e = e.map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;
+        let Some(name) = e.file_name().to_str().map(String::from) else {
+            continue;
+        };
+        let kept = entries
+            .iter()
+            .zip(&plan.index)
+            .any(|(x, &i)| i == 0 && x.name == name);
+        if kept || !plan.writer.lists(&name) {
+            continue;
+        }
+        if std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_file()) {
+            gone.push(name);
+        }
+    }
+    gone.sort();
+    Ok(gone)
 }
 
 /// `SRESIM_TEST_ABORT_AFTER_RENAMES=N`: a replacement of several files aborts the process
@@ -602,7 +657,12 @@ pub fn check_apart(writer: &str, files: &[(&Path, &str, bool)]) -> Result<()> {
 
 /// The text of the journal of `plan` (see [`crate::recover`] for its format): the old
 /// links of `olds` are those of the files, by N.
-pub(crate) fn journal_text(plan: &Plan, entries: &[Entry], olds: &[Option<u64>]) -> String {
+pub(crate) fn journal_text(
+    plan: &Plan,
+    entries: &[Entry],
+    olds: &[Option<u64>],
+    gone: &[String],
+) -> String {
     let mut text = format!(
         "{JOURNAL_FORMAT}\nwriter {}\npid {}\n",
         plan.writer.name,
@@ -615,6 +675,9 @@ pub(crate) fn journal_text(plan: &Plan, entries: &[Entry], olds: &[Option<u64>])
         let old = o.map_or("-".to_string(), |n| n.to_string());
         text += &format!("file {i} {} {old} {}\n", e.serial, e.name);
     }
+    for name in gone {
+        text += &format!("gone 0 {name}\n");
+    }
     text
 }
 
@@ -625,8 +688,9 @@ pub(crate) fn write_journal(
     plan: &Plan,
     entries: &[Entry],
     olds: &[Option<u64>],
+    gone: &[String],
 ) -> Result<PathBuf> {
-    let text = journal_text(plan, entries, olds);
+    let text = journal_text(plan, entries, olds, gone);
     write_small(dir, JOURNAL, &text)
 }
 

@@ -5,7 +5,9 @@
 //! opens it as an [`OutputDir`]: the directory is created if needed and locked with an
 //! advisory `flock` on the directory itself, which the kernel releases when the process
 //! ends, however it ends. A second sresim process that opens the same directory stops
-//! with one clear error instead of mixing its files with the first one's.
+//! with one clear error instead of mixing its files with the first one's. A command that
+//! writes several directories (`memory`'s exports) locks each of them so for its whole
+//! life ([`OutputDir::open_all`]: in the order of their resolved paths, each once).
 //!
 //! [`replace`] (and [`OutputDir::replace`], [`replace_staged`]) replaces a set of files:
 //!
@@ -15,12 +17,16 @@
 //!    unique per process and per call) and synced to disk;
 //! 3. each existing destination gets a hard link `.NAME.old.PID.N` to its old content;
 //! 4. for more than one file, the journal [`JOURNAL`] (`.sresim-commit`: the writer, its
-//!    process id, and each file's name with the N of its temporary and old link; see
-//!    [`recover`] for the format) is written, synced and renamed into the directory — the
-//!    commit point; each other directory the files lie in (`memory`'s exports) then gets
-//!    the mark [`EXPORT_MARK`], naming the journal's directory;
-//! 5. the temporaries are renamed over the destinations, the directories synced, the old
-//!    links, the marks and then the journal removed.
+//!    process id, each file's name with the N of its temporary and old link, and, in a
+//!    command's own output directory, the files of the result it replaces that the new
+//!    set does not hold; see [`recover`] for the format) is written, synced and renamed
+//!    into the directory — the commit point; each other directory the files lie in
+//!    (`memory`'s exports) then gets the mark [`EXPORT_MARK`], naming the journal's
+//!    directory;
+//! 5. the temporaries are renamed over the destinations, the replaced result's files the
+//!    new set does not hold removed (an old outputs.npz, the layers table of the other
+//!    format: a directory holds one result), the directories synced, the old links, the
+//!    marks and then the journal removed.
 //!
 //! A failure in steps 1-4 leaves every destination as it was and removes the files the
 //! call made. A rename that fails in step 5 puts back the files already renamed (from
@@ -93,6 +99,32 @@ impl OutputDir {
         })
     }
 
+    /// [`OutputDir::open`] of each of `dirs` (a command's output directory and the
+    /// directories it exports to, each with the flag that named it, said first in an
+    /// error; "" for none), for the command's whole life: in the order of their resolved
+    /// paths, so that two processes locking overlapping directories take them in one
+    /// order, and each directory once. The result follows `dirs`: the first entry of each
+    /// directory gets it, a repeat None. On a failure the ones opened are let go.
+    pub fn open_all(dirs: &[(&Path, &str)]) -> Result<Vec<Option<OutputDir>>> {
+        let mut keys: Vec<(PathBuf, usize)> = dirs
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| (resolved_key(p), i))
+            .collect();
+        keys.sort();
+        // A later entry of one directory is removed: the first keeps it.
+        keys.dedup_by(|later, first| later.0 == first.0);
+        let mut out: Vec<Option<OutputDir>> = dirs.iter().map(|_| None).collect();
+        for (_, i) in keys {
+            let (path, flag) = dirs[i];
+            out[i] = Some(OutputDir::open(path).map_err(|e| match flag {
+                "" => e,
+                f => anyhow!("{f}: {e}"),
+            })?);
+        }
+        Ok(out)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -134,6 +166,40 @@ impl Drop for OutputDir {
             }
         }
     }
+}
+
+/// `path` resolved as far as it exists (its deepest existing ancestor made canonical, the
+/// rest appended): the key [`OutputDir::open_all`] orders and merges directories by.
+fn resolved_key(path: &Path) -> PathBuf {
+    let path = match path.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => path,
+    };
+    for base in path.ancestors() {
+        let shown = match base.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => base,
+        };
+        if let Ok(c) = std::fs::canonicalize(shown) {
+            // The part that does not exist holds no link: `..` there is lexical.
+            let mut key = c;
+            for part in path
+                .strip_prefix(base)
+                .unwrap_or(Path::new(""))
+                .components()
+            {
+                match part {
+                    std::path::Component::ParentDir => {
+                        key.pop();
+                    }
+                    std::path::Component::Normal(n) => key.push(n),
+                    _ => {}
+                }
+            }
+            return key;
+        }
+    }
+    path.to_path_buf()
 }
 
 /// How long a writer waits for readers that hold the directory's lock shared.

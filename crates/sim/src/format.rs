@@ -37,14 +37,6 @@ impl Format {
     pub fn name(self) -> &'static str {
         self.ext()
     }
-
-    /// The other format.
-    pub fn other(self) -> Format {
-        match self {
-            Format::Csv => Format::Parquet,
-            Format::Parquet => Format::Csv,
-        }
-    }
 }
 
 impl std::fmt::Display for Format {
@@ -143,17 +135,6 @@ fn convert_csv(
         w.row(&cells).map_err(|e| anyhow!("{name}: {e}"))?;
     }
     w.finish().map_err(|e| anyhow!("{name}: {e}"))
-}
-
-/// Removes `dir/STEM.<the other format>` if it is there (a result of an earlier command
-/// in the other format), once the new result is in place.
-pub fn remove_other(dir: &Path, stem: &str, format: Format) -> Result<()> {
-    let stale = dir.join(format.other().file(stem));
-    match std::fs::remove_file(&stale) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow!("{}: cannot remove: {e}", stale.display())),
-    }
 }
 
 /// Whether the file at `path` is Parquet (by its first bytes).

@@ -176,19 +176,6 @@ pub struct ExportFlags {
     pub trace_clock_mhz: Option<f64>,
 }
 
-/// The directory of the first export (the access lists', else the trace's): where the
-/// journal of a `memory` command without `--out` goes (`memory::report`'s `write_with`).
-pub fn journal_dir(flags: &ExportFlags) -> Option<PathBuf> {
-    if let Some(d) = &flags.dump_access_list {
-        return Some(d.clone());
-    }
-    let t = flags.dump_trace.as_ref()?;
-    Some(match t.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    })
-}
-
 impl Exports {
     /// Checks the export flags and opens their temporary files, before anything is
     /// computed; a bad value or an unwritable path is an error naming the flag.

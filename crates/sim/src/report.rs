@@ -592,8 +592,10 @@ pub fn summary_json(res: &RunResult, cfg: &Resolved) -> Value {
 }
 
 /// Replaces layers.csv (or layers.parquet) and summary.json in `dir` together, with
-/// outputs.npz when the run has it; then removes the layers table of the other format,
-/// should an earlier run have left one, so that the directory holds one result.
+/// outputs.npz when the run has it. The replacement removes what an earlier run left
+/// that this one does not write (the layers table of the other format, an outputs.npz),
+/// so that the directory holds one result (outdir, docs/errors.md "One result set,
+/// whole").
 pub fn write_outputs(
     dir: &outdir::OutputDir,
     res: &RunResult,
@@ -618,7 +620,7 @@ pub fn write_outputs(
         ])?,
         None => dir.replace(&[(&name, &table), ("summary.json", &json)])?,
     }
-    crate::format::remove_other(dir.path(), "layers", format)
+    Ok(())
 }
 
 /// The per-mode summary table printed on stdout.

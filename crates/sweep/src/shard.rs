@@ -156,8 +156,8 @@ pub fn merge(
         true => anyhow!("{e}"),
         false => anyhow!("{}/sweep.json: cannot write: {e}", out.display()),
     })?;
+    // The replacement removes a points table of the other format an earlier merge left.
     out_dir.replace_staged(vec![table, json])?;
-    sim::format::remove_other(out, "points", format)?;
     let kept = if already {
         " (with the points it held)"
     } else {

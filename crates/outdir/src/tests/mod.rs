@@ -393,3 +393,44 @@ fn a_result_set_is_never_mixed_with_a_file_of_another_command() {
     replace(&free, &[("summary.json", b"<svg/> 2")]).unwrap();
     replace(&run, &[("layers.csv", b"l2"), ("summary.json", b"s2")]).unwrap();
 }
+
+/// A command's result replacing its earlier one in its own output directory removes, in
+/// the same replacement, the files of the earlier result the new set does not hold (an
+/// outputs.npz, a table of the other format); a replacement of one file, or one outside a
+/// command's own directory, removes nothing.
+#[test]
+fn a_replacement_removes_what_is_left_of_the_result_it_replaces() {
+    let t = tempfile::tempdir().unwrap();
+    let d = OutputDir::open(t.path()).unwrap();
+    d.replace(&[
+        ("layers.csv", b"1"),
+        ("summary.json", b"1"),
+        ("outputs.npz", b"1"),
+    ])
+    .unwrap();
+    std::fs::write(t.path().join("notes.txt"), "mine").unwrap();
+    d.replace(&[("layers.csv", b"2"), ("summary.json", b"2")])
+        .unwrap();
+    assert_eq!(
+        entries(t.path()),
+        pairs(&[
+            ("layers.csv", "2"),
+            ("notes.txt", "mine"),
+            ("summary.json", "2")
+        ])
+    );
+    d.replace(&[("layers.parquet", b"3"), ("summary.json", b"3")])
+        .unwrap();
+    assert_eq!(
+        entries(t.path()),
+        pairs(&[
+            ("layers.parquet", "3"),
+            ("notes.txt", "mine"),
+            ("summary.json", "3")
+        ])
+    );
+    d.replace(&[("summary.json", b"4")]).unwrap();
+    assert!(t.path().join("layers.parquet").exists());
+    replace(t.path(), &[("layers.csv", b"5"), ("summary.json", b"5")]).unwrap();
+    assert!(t.path().join("layers.parquet").exists());
+}

@@ -661,7 +661,8 @@ fn two_outputs_at_one_path_are_refused_before_the_commit() {
 /// `memory`'s replacement of four files in three directories (its reports in `home`, its
 /// lists in `x`, a trace in `t`), killed at every point of the commit sequence in turn
 /// (the journal's temporary written, the journal in place, each mark's temporary, each
-/// mark, each rename, each mark removed): the next open of `home` recovers every time,
+/// mark, each rename, the removal of the old result's plot the new one lacks, each mark
+/// removed): the next open of `home` recovers every time,
 /// rolling back or forward to the whole old or the whole new set, no mark or journal
 /// left, and the next replacement goes through. A kill after the journal was in place and
 /// before the mark of `x` used to leave a journal every later command refused.
@@ -679,9 +680,12 @@ fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
         x.join("prefetch_list.csv"),
         tr.join("t.trace"),
     ];
+    // The old result also has a plot the new one does not: it goes with the replacement.
+    let plot = home.join("memory_vs_capacity.svg");
     let write = |text: &str| {
         let mut staged = Vec::new();
-        for f in &files {
+        let with_plot = [&plot].into_iter().filter(|_| text == "old");
+        for f in files.iter().chain(with_plot) {
             // The lists and reports as `memory` stages them (its set), the trace as a
             // file the user named.
             let mut s = match f.ends_with("t.trace") {
@@ -696,7 +700,8 @@ fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
                 .unwrap();
             staged.push(s);
         }
-        replace_staged(&home, staged)
+        // As a command replaces its result in its own output directory.
+        crate::commit::commit(&home, staged, true)
     };
     // Which whole set the visible files hold: "old" or "new" (a mix fails).
     let set = || {
@@ -704,16 +709,27 @@ fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
             .iter()
             .map(|f| std::fs::read_to_string(f).unwrap())
             .collect();
+        let plot = std::fs::read_to_string(&plot).ok();
         for which in ["old", "new"] {
-            if files
-                .iter()
-                .zip(&texts)
-                .all(|(f, s)| *s == format!("{which} {}", f.display()))
+            let plot_ok = match which {
+                "old" => {
+                    plot == Some(format!(
+                        "old {}",
+                        home.join("memory_vs_capacity.svg").display()
+                    ))
+                }
+                _ => plot.is_none(),
+            };
+            if plot_ok
+                && files
+                    .iter()
+                    .zip(&texts)
+                    .all(|(f, s)| *s == format!("{which} {}", f.display()))
             {
                 return which;
             }
         }
-        panic!("a mixed set: {texts:?}");
+        panic!("a mixed set: {texts:?}, plot {plot:?}");
     };
     let mut outcomes = Vec::new();
     for n in 0.. {
@@ -743,12 +759,85 @@ fn a_kill_at_any_step_of_the_commit_recovers_to_one_whole_set() {
         write("new").unwrap_or_else(|e| panic!("killed at point {n}, then: {e}"));
         assert_eq!(set(), "new");
     }
-    // Journal: 2 points; 2 marks: 4; 5 renames, the end of the renames, 2 marks removed.
-    // Rolled back up to the second mark's temporary, forward from its rename on.
-    assert_eq!(outcomes.len(), 14, "{outcomes:?}");
+    // Journal: 2 points; 2 marks: 4; 5 renames, the removal of the old plot, the end of
+    // the renames, 2 marks removed. Rolled back up to the second mark's temporary, forward
+    // from its rename on.
+    assert_eq!(outcomes.len(), 15, "{outcomes:?}");
     assert_eq!(
         outcomes.iter().filter(|o| **o == "old").count(),
         5,
         "{outcomes:?}"
+    );
+}
+
+/// A planted journal may not make recovery replace one file of another command's result:
+/// `memory`'s user-named file taken as the run's layers.csv, or `accuracy`'s summary.json
+/// (a name it shares with `run`) in a run's directory. Refused by the one-set rule of a
+/// first write, nothing touched. A journal of `run` itself is completed.
+#[test]
+fn recovery_keeps_another_commands_result_whole() {
+    let p = planted();
+    std::fs::write(p.home.join("summary.json"), "run's").unwrap();
+    std::fs::write(p.home.join(".summary.json.tmp.42.1"), "planted").unwrap();
+    p.refused(
+        &v2("memory", "file 0 1 - layers.csv\n"),
+        "layers.csv: is a file of the result `run` writes together",
+    );
+    p.refused(
+        &v2("accuracy", "file 0 1 - summary.json\n"),
+        "holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`",
+    );
+    // The writer's own other files beside it: its own result, replaced.
+    std::fs::write(p.home.join(JOURNAL), v2("run", "file 0 1 - summary.json\n")).unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        entries(&p.home),
+        pairs(&[
+            (".keep", "dot"),
+            (".layers.csv.tmp.42.1", "planted"),
+            ("layers.csv", "mine"),
+            ("summary.json", "planted"),
+        ])
+    );
+}
+
+/// A journal's `gone` lines: the files of the replaced result its new set does not hold
+/// are removed by the recovery once the new set is in place; never a file of a result
+/// another writer shares the name with, nor anything but a regular file.
+#[cfg(unix)]
+#[test]
+fn recovery_removes_only_the_replaced_results_files() {
+    let p = planted();
+    std::fs::write(p.home.join(".summary.json.tmp.42.1"), "planted").unwrap();
+    std::fs::write(p.home.join("outputs.npz"), "old npz").unwrap();
+    std::fs::write(
+        p.home.join(JOURNAL),
+        v2(
+            "run",
+            "file 0 1 - summary.json\ngone 0 layers.csv\ngone 0 outputs.npz\ngone 0 layers.parquet\n",
+        ),
+    )
+    .unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        entries(&p.home),
+        pairs(&[
+            (".keep", "dot"),
+            (".layers.csv.tmp.42.1", "planted"),
+            ("summary.json", "planted"),
+        ])
+    );
+    // An accuracy result's summary.json is not a run's to remove.
+    std::fs::write(p.home.join("accuracy.csv"), "acc").unwrap();
+    p.refused(
+        &v2("run", "file 0 9 - layers.csv\ngone 0 summary.json\n"),
+        "holds the result of `accuracy` (accuracy.csv), which shares summary.json",
+    );
+    std::fs::remove_file(p.home.join(JOURNAL)).unwrap();
+    std::fs::remove_file(p.home.join("accuracy.csv")).unwrap();
+    std::os::unix::fs::symlink(p.beside.join("victim"), p.home.join("outputs.npz")).unwrap();
+    p.refused(
+        &v2("run", "file 0 9 - layers.csv\ngone 0 outputs.npz\n"),
+        "outputs.npz: not a regular file",
     );
 }
