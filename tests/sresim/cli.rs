@@ -406,3 +406,53 @@ fn a_missing_argument_is_named_in_the_one_line() {
         }
     }
 }
+
+/// A stdout that cannot be written (`> /dev/full`) is one error line naming stdout and a
+/// non-zero exit, for every command that prints its results there.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_full_stdout_is_one_line_naming_it() {
+    const TABLE: &str = "docs/studies/data/sre-eval-networks.csv";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let out = out.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["workloads"],
+        vec![
+            "run",
+            "--workload",
+            "lenet5",
+            "--samples",
+            "1",
+            "--modes",
+            "dense",
+        ],
+        vec![
+            "run",
+            "--workload",
+            "lenet5",
+            "--samples",
+            "1",
+            "--modes",
+            "dense",
+            "--out",
+            out,
+        ],
+        vec!["check", "workloads/lenet5-mnist"],
+        vec!["compare", TABLE, TABLE],
+    ];
+    for args in cases {
+        let o = Command::new(BIN)
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(
+            err, "error: stdout: cannot write: No space left on device\n",
+            "{args:?}"
+        );
+    }
+}

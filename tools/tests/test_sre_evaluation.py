@@ -71,9 +71,20 @@ def test_a_wrong_flag_is_one_error_line_before_anything_runs(tmp_path, args, say
 
 
 FAKE = """#!/bin/sh
-# stands for sresim: refuses every grid as sresim refuses a bad --set
+# stands for sresim: says its version, refuses every grid as sresim refuses a bad --set
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
 for a in "$@"; do case "$a" in *.toml) g="$a";; esac; done
 echo "error: $g: set: ou.bogus: unknown key (see configs/default.toml)" >&2
+exit 1
+"""
+
+# stands for sresim refusing a grid at a line of it (as it refuses a string value with a
+# control character), and accepting every grid without the key timing.sync
+FAKE_LINE = """#!/bin/sh
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
+for a in "$@"; do case "$a" in *.toml) g="$a";; esac; done
+grep -q timing.sync "$g" || exit 0
+echo "error: $g: line 5: set.timing.sync: a control character in a string" >&2
 exit 1
 """
 
@@ -87,9 +98,35 @@ def test_a_set_sresim_refuses_is_one_line_before_anything_is_written(tmp_path):
                         "--out", str(out), "--set", "ou.bogus=1"],
                        capture_output=True, text=True)
     assert p.returncode == 1, p.stderr
-    assert p.stderr.strip() == "error: --set: ou.bogus: unknown key (see configs/default.toml)", \
+    assert p.stderr.strip() == \
+        "error: --set ou.bogus=1: ou.bogus: unknown key (see configs/default.toml)", p.stderr
+    assert not out.exists()
+
+
+def test_a_set_refused_at_a_line_of_the_scratch_grid_names_the_set(tmp_path):
+    # The scratch grid is not the user's: the error names the --set that sresim refused
+    # (of several), never the grid's file or a line of it.
+    fake = tmp_path / "sresim"
+    fake.write_text(FAKE_LINE)
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--fast", "--check",
+                        "--out", str(out), "--set", "ou.rows=8", "--set", "timing.sync=a\x1bb"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == \
+        "error: --set timing.sync=a\\u{1b}b: timing.sync: a control character in a string", \
         p.stderr
     assert not out.exists()
+
+
+def test_a_set_value_reaches_sresim_as_written():
+    # Control characters, quotes and backslashes go into the grid as TOML escapes.
+    import tomllib
+    for v in ["a\x1bb", 'q"uote', "back\\slash", "tab\tnl\n", "\x7f", "µ层"]:
+        text = se.grid_text({"workloads": ["lenet5"], "modes": ["dense"], "set": {},
+                             "axes": {}}, {"k\n\"": v})
+        assert tomllib.loads(text)["set"] == {"k\n\"": v}
 
 
 def test_a_failing_sresim_call_prints_no_traceback(tmp_path):

@@ -156,7 +156,11 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         };
         outdir::replace_staged(dir, vec![staged]).map_err(flag)?;
         if !args.quiet {
-            println!("wrote {} ({shape:?} float64)", bounds::text::path(path));
+            writeln!(
+                outdir::stdout(),
+                "wrote {} ({shape:?} float64)",
+                bounds::text::path(path)
+            )?;
         }
         return Ok(());
     }
@@ -186,7 +190,8 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         let m = pool.install(|| shard.write(dir, &|n| bar.inc(n)))?;
         drop(bar);
         if !args.quiet {
-            println!(
+            writeln!(
+                outdir::stdout(),
                 "wrote {}/{{{},{}}}: samples {}..{} of {} (fingerprint {}); `sresim accuracy-merge` joins the shards",
                 bounds::text::path(dir.path()),
                 sim::accuracy_shard::RECORDS,
@@ -195,7 +200,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
                 range.end,
                 samples,
                 m.fingerprint
-            );
+            )?;
         }
         return Ok(());
     }

@@ -30,7 +30,7 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         eprintln!("note: {note}");
     }
     if !args.quiet {
-        let mut o = std::io::stdout().lock();
+        let mut o = outdir::stdout();
         writeln!(o, "{}", checked.line(&args.bundle))?;
         o.flush()?;
     }

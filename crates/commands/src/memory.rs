@@ -195,18 +195,15 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     let (staged, lines) = exports.finish();
     match cmd.quiet {
         true => outputs.write_with(out.as_ref(), staged, &mut std::io::sink())?,
-        false => outputs.write_with(out.as_ref(), staged, &mut std::io::stdout().lock())?,
+        false => outputs.write_with(out.as_ref(), staged, &mut outdir::stdout())?,
     }
     for d in &exported {
         d.mark_written();
     }
     for line in lines.into_iter().filter(|_| !cmd.quiet) {
-        // The files are in place; a closed stdout does not undo them.
-        let _ = writeln!(
-            std::io::stdout(),
-            "wrote {}",
-            bounds::text::printable(&line)
-        );
+        // The files are in place; a stdout that cannot be written does not undo them,
+        // but it is an error all the same (a closed pipe ends quietly).
+        writeln!(outdir::stdout(), "wrote {}", bounds::text::printable(&line))?;
     }
     Ok(())
 }

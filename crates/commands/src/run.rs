@@ -200,7 +200,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         report::write_outputs(dir, &result, &cfg, args.format)?;
     }
     if !args.quiet {
-        let mut o = std::io::stdout().lock();
+        let mut o = outdir::stdout();
         if selector.is_some() {
             let names: Vec<&str> = w.layers().iter().map(|l| l.name.as_str()).collect();
             writeln!(

@@ -21,7 +21,7 @@ pub fn run(args: &WorkloadsArgs) -> Result<()> {
     let cfg = config::load(args.config.as_deref(), &[])?;
     let listing = sim::workloads::listing(&cfg)?;
     if !args.quiet {
-        let mut o = std::io::stdout().lock();
+        let mut o = outdir::stdout();
         // Bundle folders' names are data: escaped (`bounds::text`), line breaks kept.
         write!(o, "{}", bounds::text::printable_lines(&listing))?;
         o.flush()?;

@@ -261,3 +261,40 @@ pub use recover::recover;
 
 #[cfg(test)]
 mod tests;
+
+/// Standard output as every command prints its results to it. A write that fails
+/// (`sresim run > /dev/full`) is an error naming stdout, one line on its own:
+/// `stdout: cannot write: No space left on device` (docs/errors.md, "Command line"); a
+/// closed pipe keeps its kind, `BrokenPipe`, which the binary ends on quietly. The one
+/// place that names the stream: every command prints through [`stdout`].
+pub struct Stdout(std::io::StdoutLock<'static>);
+
+/// The process's standard output, locked, its write errors naming it.
+pub fn stdout() -> Stdout {
+    Stdout(std::io::stdout().lock())
+}
+
+/// `e` as the error of a write to stdout: `stdout: cannot write: REASON`, the reason
+/// without the `(os error N)` suffix, the kind kept.
+fn stdout_error(e: std::io::Error) -> std::io::Error {
+    let reason = e.to_string();
+    let reason = match reason.find(" (os error ") {
+        Some(at) => &reason[..at],
+        None => &reason,
+    };
+    std::io::Error::new(e.kind(), format!("stdout: cannot write: {reason}"))
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(stdout_error)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf).map_err(stdout_error)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(stdout_error)
+    }
+}

@@ -82,7 +82,7 @@ pub fn search_command(args: &SearchArgs) -> Result<()> {
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
     dir.replace(&refs)?;
     if !args.quiet {
-        let mut o = std::io::stdout().lock();
+        let mut o = outdir::stdout();
         write!(o, "{}", answer::table(&plan, &spec, &found, settings))?;
         writeln!(
             o,

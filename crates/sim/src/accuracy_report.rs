@@ -37,7 +37,7 @@ impl Outputs<'_> {
             dir.replace(&[("accuracy.csv", &csv), ("summary.json", &json)])?;
         }
         if !quiet {
-            let mut o = std::io::stdout().lock();
+            let mut o = outdir::stdout();
             write!(o, "{}", table(net, ev))?;
             if draws.k > 1 {
                 write!(o, "{}", draws_table(net, draws))?;

@@ -471,5 +471,5 @@ pub fn run(args: &MemoryArgs, cfg: &MemoryConfig, compute: ComputeSource) -> Res
         .as_deref()
         .map(outdir::OutputDir::open)
         .transpose()?;
-    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut std::io::stdout().lock())
+    outputs(args, cfg, compute)?.write(dir.as_ref(), &mut outdir::stdout())
 }

@@ -40,7 +40,7 @@ use std::io::Write;
 /// Writes `lines` to stdout, returning any error (a closed pipe included). The lines
 /// quote paths and cells of the files read: every one is escaped (`bounds::text`).
 fn say(lines: &[String]) -> Result<()> {
-    let mut o = std::io::stdout().lock();
+    let mut o = outdir::stdout();
     for l in lines {
         writeln!(o, "{}", bounds::text::printable(l))?;
     }

@@ -67,8 +67,20 @@ pub fn resolve(
             (text, path.parent().map(Path::to_path_buf))
         }
     };
+    // A bad value of a preset file, one that `[chip]` does not override, is that file's
+    // mistake: named by its path and its own key (docs/errors.md, "[chip]"), not blamed
+    // on the config that names the file.
+    let preset_file = preset_dir.as_ref().map(|_| at(&cfg.preset));
     let spec =
-        ChipSpec::from_preset(&text, &cfg.overrides).map_err(|e| anyhow!("{origin}: {e}"))?;
+        ChipSpec::from_preset(&text, &cfg.overrides).map_err(|e| match (&preset_file, &e) {
+            (Some(file), chip::ChipError::Key { key, msg }) if !cfg.overrides.contains_key(key) => {
+                match key.as_str() {
+                    "preset" => anyhow!("{}: {msg}", bounds::text::path(file)),
+                    _ => anyhow!("{}: {key}: {msg}", bounds::text::path(file)),
+                }
+            }
+            _ => anyhow!("{origin}: {e}"),
+        })?;
     let rel = Path::new(&spec.area_table);
     let path = match &preset_dir {
         Some(d) => d.join(rel),
@@ -96,4 +108,44 @@ pub fn resolve(
         .at_node(node_nm)
         .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
     Ok(ResolvedChip { spec, area })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve_in(dir: &Path, overrides: Table) -> String {
+        let cfg = ChipCfg {
+            preset: "mine.toml".into(),
+            overrides,
+        };
+        format!("{:#}", resolve(&cfg, 32, "c.toml", Some(dir)).unwrap_err())
+    }
+
+    #[test]
+    fn a_bad_value_of_a_preset_file_is_named_in_that_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = chip::builtin_preset("isaac").unwrap();
+        let file = dir.path().join("mine.toml");
+        std::fs::write(&file, text.replace("mesh_x = 7", "mesh_x = 0")).unwrap();
+        let shown = bounds::text::path(&file);
+        assert_eq!(
+            resolve_in(dir.path(), Table::new()),
+            format!("{shown}: mesh_x: 0 (expected a number >= 1)")
+        );
+        std::fs::write(&file, text.replace("hop_ns = 0.833", "hop_ns = \"x\"")).unwrap();
+        let e = resolve_in(dir.path(), Table::new());
+        assert!(e.starts_with(&format!("{shown}: hop_ns: ")), "{e}");
+        std::fs::write(&file, "mesh_x = [").unwrap();
+        let e = resolve_in(dir.path(), Table::new());
+        assert!(e.starts_with(&format!("{shown}: ")), "{e}");
+        // A value the config's [chip] gives is the config's.
+        std::fs::write(&file, text).unwrap();
+        let mut over = Table::new();
+        over.insert("mesh_y".into(), toml::Value::Integer(0));
+        assert_eq!(
+            resolve_in(dir.path(), over),
+            "c.toml: chip.mesh_y: 0 (expected a number >= 1)"
+        );
+    }
 }
