@@ -381,9 +381,9 @@ fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
     };
     // An error at a table's own header (`[modes]` where a list is expected, `[nonsense]`
     // unknown) names the table's key, which the header spells in full.
-    let rest = text.get(span.start..).unwrap_or("").trim_start();
-    if head.trim().is_empty() && rest.starts_with('[') {
-        let header = rest.lines().next().unwrap_or("").trim_start_matches('[');
+    let line = text.get(start..).unwrap_or("").lines().next().unwrap_or("");
+    if line.trim_start().starts_with('[') {
+        let header = line.trim_start().trim_start_matches('[');
         let name = clean(header.split(']').next().unwrap_or(""));
         if !name.is_empty() {
             return anyhow!("{p}: line {line_no}: {name}: {msg}");
