@@ -131,7 +131,7 @@ fn a_shard_field_out_of_its_range_is_refused_even_with_its_fingerprint_recompute
     };
     let originals: Vec<(String, Manifest)> = shards.iter().map(|d| read(d)).collect();
     type Edit = fn(&mut Manifest);
-    let edits: [(Edit, &str); 9] = [
+    let edits: [(Edit, &str); 12] = [
         (
             |m| m.network = "n\u{1b}[2J".into(),
             "network: 'n\\u{1b}[2J'",
@@ -155,6 +155,20 @@ fn a_shard_field_out_of_its_range_is_refused_even_with_its_fingerprint_recompute
         (
             |m| m.config_values["ou"]["rows"] = serde_json::json!(-1),
             "config_values: ou.rows: invalid value: integer `-1`",
+        ),
+        // config_values pass every check of a config file, not only its types.
+        (
+            |m| m.config_values["ou"]["rows"] = serde_json::json!(0),
+            "config_values: ou.rows: ",
+        ),
+        (
+            |m| m.config_values["precision"]["input_bits"] = serde_json::json!(64),
+            "config_values: precision.input_bits",
+        ),
+        // A key naming a file is refused, never opened.
+        (
+            |m| m.config_values["energy"]["table"] = serde_json::json!("/etc/passwd"),
+            "config_values: energy.table: '/etc/passwd' names a file, and a config read as data opens none",
         ),
     ];
     let merged = t.path().join("am");

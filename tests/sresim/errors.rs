@@ -114,6 +114,7 @@
 //! | fifo_config | c.toml is a FIFO | c.toml, not a regular file |
 //! | npz_int64_min_weight | int64 weight -2^63 (was simulated as 0) | conv2.weight, -9223372036854775808 |
 //! | npz_nested_header | a .npy header of 14 KB of nested lists (parsed in exponential time) | conv1.weight, nests brackets |
+//! | npz_header_key_twice | a .npy header naming 'shape' twice (the parser kept the last) | conv1.weight, 'shape' twice |
 //! | npz_long_header_text | a .npy dtype of 15 KB of text | conv1.weight, the quote cut short |
 //! | config_energy_table_dir | `energy.table = "/tmp"` | energy.table, is a directory |
 //! | config_huge_static_power | `power.static_mw_per_crossbar = 1e308` | power.static_mw_per_crossbar, not a finite number |
@@ -659,6 +660,12 @@ fn cases() -> Vec<Case> {
                 let mut w = ArrayD::<i64>::zeros(IxDyn(&[4, 2, 3, 3]));
                 w[[0, 0, 0, 0]] = i64::MIN;
                 set(e, "conv2.weight", npy(&w))
+            })
+        }),
+        case("npz_header_key_twice", &["b/tensors.npz", "conv1.weight: not a valid .npy array: header names 'shape' twice"], |d| {
+            bundle(d, |_, e| {
+                let h = npy_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (4, 2, 3, 3), }");
+                set(e, "conv1.weight", h)
             })
         }),
         case("npz_long_header_text", &["b/tensors.npz", "conv1.weight: dtype", "more characters)"], |d| {

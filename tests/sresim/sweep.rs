@@ -304,6 +304,34 @@ fn resume_refuses_a_tampered_kept_point() {
     );
 }
 
+/// A directory holding a search's answer (points.csv beside search.json) is not a sweep
+/// `--resume` could continue: the refusal says what it holds, with or without
+/// `--resume`, and leaves it as it was.
+#[test]
+fn a_search_result_is_not_taken_for_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let out = dir.path().join("found");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("points.csv"), "point,workload\n").unwrap();
+    std::fs::write(out.join("search.json"), "{}\n").unwrap();
+    for more in [&[][..], &["--resume"][..]] {
+        let args = [&["sweep", "-g", s(&grid), "-o", s(&out), "-q"][..], more].concat();
+        let e = fails(&sresim(&args));
+        assert!(
+            e.contains("holds the result of `sresim search` (search.json), not a sweep: choose another --out")
+                && !e.contains("--resume"),
+            "{more:?}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    assert!(!out.join("sweep.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("points.csv")).unwrap(),
+        "point,workload\n"
+    );
+}
+
 #[test]
 fn an_existing_sweep_is_neither_overwritten_nor_mixed_with_another_grid() {
     let dir = tempfile::tempdir().unwrap();

@@ -44,9 +44,45 @@ pub fn printable_lines(s: &str) -> String {
     s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
 }
 
+/// FNV-1a, 64 bits: a hash that is the same on every machine and every Rust release.
+pub fn fnv64(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A file name made of data (column names, a group's values), bounded: `name` itself
+/// when it is at most `max` bytes, else its first part (cut at a character boundary)
+/// and `-` and 16 hex digits of [`fnv64`] of `whole` (what the name was made from), so
+/// that two long names stay apart and every name fits a file system's 255 bytes. The one
+/// bound of a default output name (`plot`'s figure, `search`'s Pareto plots); `max` is
+/// at least 17.
+pub fn bounded_name(name: &str, max: usize, whole: &str) -> String {
+    if name.len() <= max {
+        return name.to_string();
+    }
+    let mut cut = max.saturating_sub(17);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{:016x}", &name[..cut], fnv64(whole))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_name_is_cut_with_the_hash_of_the_whole() {
+        assert_eq!(bounded_name("short", 20, "x"), "short");
+        assert_eq!(bounded_name(&"a".repeat(20), 20, "x"), "a".repeat(20));
+        let long = "é".repeat(40);
+        let b = bounded_name(&long, 30, &long);
+        assert!(b.len() <= 30, "{b}");
+        assert_eq!(b, format!("{}-{:016x}", "é".repeat(6), fnv64(&long)));
+        assert_ne!(b, bounded_name(&"é".repeat(41), 30, &"é".repeat(41)));
+        assert_eq!(fnv64(""), 0xcbf2_9ce4_8422_2325);
+    }
 
     #[test]
     fn control_and_xml_invalid_characters_are_escaped_and_nothing_else() {

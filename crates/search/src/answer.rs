@@ -272,11 +272,7 @@ fn slug(key: &[String]) -> String {
     // The values are data (a long energy.table path): a name longer than SLUG_MAX keeps
     // its first part and the hash of the whole key, so every file name of the answer fits
     // a file system's 255 bytes and is known before the search runs.
-    if s.len() <= SLUG_MAX {
-        return s;
-    }
-    let hash = sweep::grid::fnv64(&key.join("\u{1f}"));
-    format!("{}-{hash:016x}", &s[..SLUG_MAX - 17])
+    bounds::text::bounded_name(&s, SLUG_MAX, &key.join("\u{1f}"))
 }
 
 /// Longest group name in a plot's file name (`pareto-energy-` and `.svg` around it).

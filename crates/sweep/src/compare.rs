@@ -47,20 +47,35 @@ pub fn is_key_column(col: &str) -> bool {
 }
 
 /// Equal within relative tolerance `tol` (numbers), or identical (anything else).
-/// Identical text is always the same, even `NaN` (which is not equal to itself).
+/// Identical text is always the same, and two cells that are not a number (`NaN`,
+/// `nan`: not equal to themselves as floats) are the same too.
 pub fn same(a: &str, b: &str, tol: f64) -> bool {
     if a == b {
         return true;
     }
     match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) if x.is_nan() && y.is_nan() => true,
         (Ok(x), Ok(y)) => x == y || (x - y).abs() <= tol * x.abs().max(y.abs()),
         _ => a == b,
     }
 }
 
+/// A changed cell as a line shows it: both values and the relative change. A cell that
+/// parses as NaN is told as "not a number" (docs/errors.md, "Text from data files"), and
+/// no percentage is computed from it or from an infinity: the line never prints `NaN`.
 fn change(a: &str, b: &str) -> String {
+    let nan = |s: &str| s.parse::<f64>().is_ok_and(f64::is_nan);
+    if nan(a) || nan(b) {
+        let shown = |s: &str| match nan(s) {
+            true => "not a number".to_string(),
+            false => format!("'{s}'"),
+        };
+        return format!("{} -> {}", shown(a), shown(b));
+    }
     match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) if x != 0.0 => format!("{a} -> {b} ({:+.3}%)", 100.0 * (y - x) / x.abs()),
+        (Ok(x), Ok(y)) if x != 0.0 && x.is_finite() && y.is_finite() => {
+            format!("{a} -> {b} ({:+.3}%)", 100.0 * (y - x) / x.abs())
+        }
         _ => format!("'{a}' -> '{b}'"),
     }
 }
@@ -201,6 +216,20 @@ mod tests {
         assert!(!same("", "0", 0.0));
         assert!(same("conv", "conv", 0.0));
         assert_eq!(change("200", "201"), "200 -> 201 (+0.500%)");
+    }
+
+    /// A cell that is NaN was shown as `1 -> NaN (+NaN%)`: it is told as not a number,
+    /// and two NaN cells are the same.
+    #[test]
+    fn a_cell_that_is_not_a_number_is_said_so() {
+        assert_eq!(change("1", "NaN"), "'1' -> not a number");
+        assert_eq!(change("nan", "2"), "not a number -> '2'");
+        assert_eq!(change("1", "inf"), "'1' -> 'inf'");
+        for (a, b) in [("1", "NaN"), ("NaN", "0"), ("-nan", "3")] {
+            assert!(!change(a, b).to_lowercase().contains("nan"), "{a} {b}");
+        }
+        assert!(same("NaN", "nan", 0.0));
+        assert!(!same("NaN", "1", 0.5));
     }
 
     /// The digital unit's columns (and every other result column of layers.csv) are

@@ -99,11 +99,7 @@ pub struct Point {
 }
 
 /// FNV-1a, 64 bits: a hash that is the same on every machine and every Rust release.
-pub fn fnv64(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
+pub use bounds::text::fnv64;
 
 /// The stable id of a point: 12 hex digits of the hash of its workload and its sorted
 /// `key=value` pairs. It does not depend on the order of axes or values in the file.
@@ -383,6 +379,16 @@ fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
             .join(".");
         k.chars().filter(|c| !c.is_control()).take(60).collect()
     };
+    // An error at a table's own header (`[modes]` where a list is expected, `[nonsense]`
+    // unknown) names the table's key, which the header spells in full.
+    let line = text.get(start..).unwrap_or("").lines().next().unwrap_or("");
+    if line.trim_start().starts_with('[') {
+        let header = line.trim_start().trim_start_matches('[');
+        let name = clean(header.split(']').next().unwrap_or(""));
+        if !name.is_empty() {
+            return anyhow!("{p}: line {line_no}: {name}: {msg}");
+        }
+    }
     let key = head
         .split_once('=')
         .map(|(k, _)| clean(k))
@@ -554,6 +560,29 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("g.toml: line 2: samples: "), "{e}");
+    }
+
+    /// A top-level key written as a table (a list expected, or a key the grid does not
+    /// have) is named by its key, not by the line alone.
+    #[test]
+    fn a_table_where_a_key_is_wrong_is_named_by_its_key() {
+        for (text, want) in [
+            (
+                "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\n[modes]\nx = 1\n",
+                "g.toml: line 4: modes: ",
+            ),
+            (
+                "workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [4]\n[nonsense]\nx = 1\n",
+                "g.toml: line 4: nonsense: ",
+            ),
+            ("[workloads]\na = 1\n", "g.toml: line 1: workloads: "),
+        ] {
+            let e = Grid::parse(text, Path::new("g.toml"), DEFAULT_MAX_POINTS)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{want}: {e}");
+            assert_eq!(e.lines().count(), 1);
+        }
     }
 
     /// A string value is a cell of points.csv: one holding an escape reached the file and

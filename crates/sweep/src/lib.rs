@@ -77,6 +77,14 @@ pub fn plot_command(args: &PlotArgs) -> Result<()> {
 
 /// `sresim compare`: prints every difference and fails when there is one.
 pub fn compare_command(args: &CompareArgs) -> Result<()> {
+    // A NaN tolerance compares nothing and would print as NaN in every line about it.
+    if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
+        let what = match args.tolerance.is_nan() {
+            true => "not a number".to_string(),
+            false => args.tolerance.to_string(),
+        };
+        bail!("--tolerance: {what}: expected a relative tolerance, a finite number 0 or above");
+    }
     let old = table::Table::read(&args.old)?;
     let new = table::Table::read(&args.new)?;
     let rep = compare::compare(&old, &new, args.tolerance, &args.ignore)?;

@@ -436,9 +436,12 @@ pub fn stacked_of(src: &Source, a: &PlotArgs) -> Result<Chart> {
 /// The default figure's name, made of column names (data, never a path): one file name
 /// next to the table. A `/` or `\\` (which would put it in another directory, `../../x`
 /// two levels up, `/x` anywhere) and a control character become `_`, and so does a
-/// leading dot (a hidden file, or `..`).
+/// leading dot (a hidden file, or `..`); a name longer than [`NAME_MAX`] keeps its first
+/// part and a hash of the whole (`bounds::text::bounded_name`), so it fits a file
+/// system's 255 bytes.
 fn one_name(name: String) -> String {
-    let mut v: String = name
+    let stem = name.strip_suffix(".svg").unwrap_or(&name);
+    let mut v: String = stem
         .chars()
         .map(|c| match c {
             '/' | '\\' => '_',
@@ -449,8 +452,11 @@ fn one_name(name: String) -> String {
     if v.starts_with('.') {
         v.replace_range(..1, "_");
     }
-    v
+    format!("{}.svg", bounds::text::bounded_name(&v, NAME_MAX, &name))
 }
+
+/// The longest default figure name before its `.svg`, in bytes.
+const NAME_MAX: usize = 200;
 
 /// `sresim plot`: writes the SVG and returns its path.
 pub fn plot(a: &PlotArgs) -> Result<PathBuf> {

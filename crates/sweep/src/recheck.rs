@@ -37,9 +37,11 @@ pub struct Recheck<'a> {
     axes: usize,
     /// Columns every row a run writes fills (`sim::report::never_empty`).
     filled: Vec<bool>,
-    /// Float columns of quantities that cannot be negative (energies, times, cycles:
-    /// [`super::names`]' domain `NonNegative`).
-    nonnegative: Vec<bool>,
+    /// The ends of each numeric result column's domain ([`super::names`]: an energy is
+    /// never negative, a top-1 lies in [0, 1], a drop in [-1, 1]); None for any value.
+    domain: Vec<Option<(f64, f64)>>,
+    /// The (low, high) column pairs of the intervals (`<f>_ci_low`, `<f>_ci_high`).
+    intervals: Vec<(usize, usize)>,
     /// Per workload, the network, layer and kind cells of the first point checked.
     shapes: Mutex<HashMap<String, Shape>>,
     /// Whether the first point checked ran the cycle engine (the grid's one `engine`)
@@ -62,14 +64,29 @@ impl<'a> Recheck<'a> {
                 .enumerate()
                 .map(|(i, c)| i >= 2 + meta.axes.len() && sim::report::never_empty(&c.name))
                 .collect(),
-            nonnegative: cols
+            domain: cols
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    i >= 2 + meta.axes.len()
-                        && c.kind == Kind::Float
-                        && super::names::known(&c.name)
-                            .is_some_and(|n| n.domain == super::names::Domain::NonNegative)
+                    let numeric = matches!(c.kind, Kind::Float | Kind::Int | Kind::Count);
+                    let d = super::names::known(&c.name).map(|n| n.domain);
+                    match d {
+                        Some(d) if numeric && i >= 2 + meta.axes.len() => {
+                            Some(d.range()).filter(|(lo, hi)| lo.is_finite() || hi.is_finite())
+                        }
+                        _ => None,
+                    }
+                })
+                .collect(),
+            intervals: cols
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i >= 2 + meta.axes.len())
+                .filter_map(|(i, c)| {
+                    let stem = c.name.strip_suffix("_ci_low")?;
+                    let high = format!("{stem}_ci_high");
+                    let j = cols.iter().position(|h| h.name == high)?;
+                    Some((i, j))
                 })
                 .collect(),
             shapes: Mutex::new(HashMap::new()),
@@ -405,9 +422,7 @@ impl<'a> Recheck<'a> {
                         self.names[i]
                     );
                 }
-                if bytes.is_empty()
-                    || (plain(self.kinds[i], bytes) && !(self.nonnegative[i] && bytes[0] == b'-'))
-                {
+                if bytes.is_empty() || (plain(self.kinds[i], bytes) && self.glance(i, bytes)) {
                     continue;
                 }
                 let cell = text(i);
@@ -425,13 +440,13 @@ impl<'a> Recheck<'a> {
                             problem: bounds::finite::Problem::Saturated,
                         }
                         .to_string()),
-                        Some(_) => Ok(()),
+                        Some(v) => self.in_domain(i, cell, v as f64),
                         None => Err(format!(
                             "{col}: '{cell}' is not a count (an unsigned 64-bit integer)"
                         )),
                     },
                     Kind::Int => match number::<i64>(cell) {
-                        Some(_) => Ok(()),
+                        Some(v) => self.in_domain(i, cell, v as f64),
                         None => Err(format!("{col}: '{cell}' is not a 64-bit integer")),
                     },
                     Kind::Float => match cell.parse::<f64>() {
@@ -449,17 +464,62 @@ impl<'a> Recheck<'a> {
                     bail!("{}: {e}", at());
                 }
             }
+            // An interval's low end is at most its high end (both in the domain, above).
+            for &(lo, hi) in &self.intervals {
+                let (a, b) = (text(lo), text(hi));
+                if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
+                    if x > y {
+                        bail!(
+                            "{}: {}: '{a}' is above {} '{b}': an interval's low end is at most its high end",
+                            at(),
+                            self.names[lo],
+                            self.names[hi]
+                        );
+                    }
+                }
+            }
         }
         self.determined(path, &id, workload, rows)
     }
 
-    /// A float of column `i` inside its quantity's domain: an energy, a time or a count of
-    /// cycles is never negative (not even `-0`).
+    /// Whether a cell the glance finds plain is inside column `i`'s domain without being
+    /// parsed: any value, or a nonnegative quantity's cell without a `-`. A column with
+    /// an upper end (a fraction, a drop, a saving) is always parsed: a glance cannot tell
+    /// 1.7 from 0.7.
+    fn glance(&self, i: usize, bytes: &[u8]) -> bool {
+        match self.domain[i] {
+            None => true,
+            Some((lo, hi)) => lo == 0.0 && hi == f64::INFINITY && bytes[0] != b'-',
+        }
+    }
+
+    /// A number of column `i` inside its quantity's domain (docs/errors.md, "Merged
+    /// rows"): an energy, a time or a count of cycles is never negative (not even `-0`),
+    /// a fraction lies in [0, 1], a drop in [-1, 1], a saving at most 1.
     fn in_domain(&self, i: usize, cell: &str, v: f64) -> Result<(), String> {
-        if self.nonnegative[i] && v.is_sign_negative() {
+        let Some((lo, hi)) = self.domain[i] else {
+            return Ok(());
+        };
+        let col = &self.names[i];
+        if lo == 0.0 && hi == f64::INFINITY {
+            if v.is_sign_negative() {
+                return Err(format!(
+                    "{col}: '{cell}' is negative, outside the quantity's domain [0, inf)"
+                ));
+            }
+            return Ok(());
+        }
+        if v < lo || v > hi {
+            let low = match lo.is_finite() {
+                true => format!("[{lo}"),
+                false => "(-inf".to_string(),
+            };
+            let high = match hi.is_finite() {
+                true => format!("{hi}]"),
+                false => "inf)".to_string(),
+            };
             return Err(format!(
-                "{}: '{cell}' is negative, outside the quantity's domain [0, inf)",
-                self.names[i]
+                "{col}: '{cell}' is outside the quantity's domain {low}, {high}"
             ));
         }
         Ok(())

@@ -68,6 +68,11 @@ pub fn prepare(
     let csv_path = dir.path().join("points.csv");
     let pq_path = dir.path().join("points.parquet");
     let has_meta = dir.path().join("sweep.json").exists();
+    // A search's answer (search.json beside its points.csv) is no sweep: `--resume`
+    // cannot continue it, so it is not the advice.
+    if !has_meta && dir.path().join("search.json").exists() {
+        bail!("{d}: holds the result of `sresim search` (search.json), not a sweep: choose another --out");
+    }
     if !resume && (has_meta || csv_path.exists() || pq_path.exists()) {
         bail!("{d}: holds a sweep already (--resume continues it, or choose another --out)");
     }

@@ -37,8 +37,13 @@ pub fn resolve(
     cfg: &ChipCfg,
     node_nm: u32,
     origin: &str,
-    base_dir: Option<&Path>,
+    files: super::Files,
 ) -> Result<ResolvedChip> {
+    let base_dir = match files {
+        super::Files::Beside(d) => d,
+        super::Files::Never => None,
+    };
+    let never = matches!(files, super::Files::Never);
     let at = |rel: &str| -> PathBuf {
         match base_dir {
             Some(d) => d.join(rel),
@@ -50,6 +55,14 @@ pub fn resolve(
     }
     let (text, preset_dir) = match chip::builtin_preset(&cfg.preset) {
         Some(t) => (t.to_string(), None),
+        None if never => {
+            return Err(super::never(
+                origin,
+                "chip.preset",
+                &cfg.preset,
+                "\"isaac\" or \"pp_sim\"",
+            ))
+        }
         None => {
             let path = at(&cfg.preset);
             let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
@@ -86,11 +99,21 @@ pub fn resolve(
         Some(d) => d.join(rel),
         None => at(&spec.area_table),
     };
-    let area = if std::fs::symlink_metadata(&path).is_ok() {
+    let shipped = rel.file_name().is_some_and(|f| f == "area-isaac-32nm.toml");
+    let area = if never && shipped {
+        AreaTable::isaac_32nm()
+    } else if never {
+        return Err(super::never(
+            origin,
+            "chip.area_table",
+            &spec.area_table,
+            "area-isaac-32nm.toml",
+        ));
+    } else if std::fs::symlink_metadata(&path).is_ok() {
         let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
             .map_err(|e| anyhow!("{origin}: chip.area_table: {}: {e}", path.display()))?;
         AreaTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
-    } else if rel.file_name().is_some_and(|f| f == "area-isaac-32nm.toml") {
+    } else if shipped {
         AreaTable::isaac_32nm()
     } else {
         bail!(

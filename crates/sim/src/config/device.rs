@@ -236,11 +236,22 @@ pub fn apply_preset(
 pub fn resolve_device(
     cfg: &DeviceCfg,
     origin: &str,
-    base_dir: Option<&std::path::Path>,
+    files: super::Files,
 ) -> Result<functional::Device> {
     let table = if cfg.error_table.is_empty() {
         None
     } else {
+        let base_dir = match files {
+            super::Files::Beside(d) => d,
+            super::Files::Never => {
+                return Err(super::never(
+                    origin,
+                    "device.error_table",
+                    &cfg.error_table,
+                    "none (\"\")",
+                ))
+            }
+        };
         let p = std::path::Path::new(&cfg.error_table);
         let p = match base_dir {
             Some(d) if p.is_relative() => d.join(p),

@@ -28,14 +28,22 @@ fn read_table<T>(
     embedded: fn() -> T,
     parse: impl Fn(&str) -> Result<T, digital::TableError>,
     origin: &str,
-    base_dir: Option<&Path>,
+    files: super::Files,
 ) -> Result<T> {
     let relp = Path::new(rel);
+    let shipped_name = Path::new(shipped).file_name();
+    let base_dir = match files {
+        super::Files::Beside(d) => d,
+        super::Files::Never if relp.file_name() == shipped_name => return Ok(embedded()),
+        super::Files::Never => {
+            let name = shipped_name.map_or(shipped.into(), |n| n.to_string_lossy());
+            return Err(super::never(origin, key, rel, &name));
+        }
+    };
     let path = match base_dir {
         Some(d) => d.join(relp),
         None => Path::new("configs").join(relp),
     };
-    let shipped_name = Path::new(shipped).file_name();
     match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
         // The file is named by `key` (in the config or by `--set`): both are said, so a
         // `--set digital.table=/etc/passwd` reads as that key's file, not a config.
@@ -51,7 +59,7 @@ pub fn resolve(
     a: &AttentionCfg,
     node_nm: u32,
     origin: &str,
-    base_dir: Option<&Path>,
+    files: super::Files,
 ) -> Result<ResolvedDigital> {
     let unit = d.unit();
     unit.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
@@ -70,7 +78,7 @@ pub fn resolve(
         DigitalTable::horowitz_45nm,
         DigitalTable::from_toml,
         origin,
-        base_dir,
+        files,
     )?
     .at_node(node_nm)
     .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
@@ -81,7 +89,7 @@ pub fn resolve(
         CellWrite::pipelayer,
         CellWrite::from_toml,
         origin,
-        base_dir,
+        files,
     )?;
     Ok(ResolvedDigital {
         unit,

@@ -138,6 +138,9 @@ pub fn load_str(
             let line = text.get(..s.start).map_or(0, |t| t.matches('\n').count()) + 1;
             format!("line {line}: ")
         });
+        if let Some((key, v)) = e.span().and_then(|s| integer_too_large(text, s.start)) {
+            return anyhow!("{origin}: {at}{key}: {}", above_toml(v));
+        }
         anyhow!("{origin}: {at}{} (expected TOML)", one_line(&e))
     })?;
     let mut merged = defaults();
@@ -175,7 +178,7 @@ fn load_table(
             };
             anyhow!("{source}: {key}{}", one_line(e.inner()))
         })?;
-    let mut r = resolve(config, origin, base_dir)?;
+    let mut r = resolve(config, origin, Files::Beside(base_dir.as_deref()))?;
     r.sets = sets.to_vec();
     Ok(r)
 }
@@ -268,10 +271,12 @@ fn source_of_key(key: &str, sets: &[String], origin: &str) -> String {
 }
 
 /// Whether `v` (a config as summary.json's `config_values` writes it) is a config: laid
-/// over the defaults as a config file is, every key known and of its type. The problem
-/// starts with `config_values: ` and names the key by its path (`config_values: ou.rows:
-/// invalid value: integer \`-1\`, expected u32`). No file is read (an energy table named
-/// in it is not opened): what a shard says is checked as data.
+/// over the defaults as a config file is, every key known and of its type, then every
+/// check of a config file ([`resolve`]: ranges, keys that depend on each other). The
+/// problem starts with `config_values: ` and names the key by its path (`config_values:
+/// ou.rows: invalid value: integer \`-1\`, expected u32`, `config_values: ou.rows: OU
+/// height 0 ...`). No file is read: what a shard says is checked as data, with the
+/// shipped tables, and a key naming another file is refused ([`Files::Never`]).
 pub fn check_values(v: &serde_json::Value) -> std::result::Result<(), String> {
     const AT: &str = "config_values";
     let user = match Value::try_from(v) {
@@ -281,12 +286,20 @@ pub fn check_values(v: &serde_json::Value) -> std::result::Result<(), String> {
     };
     let mut merged = defaults();
     merge(&mut merged, user, "", AT).map_err(|e| e.to_string())?;
-    serde_path_to_error::deserialize::<_, Config>(Value::Table(merged))
-        .map(|_| ())
-        .map_err(|e| match e.path().to_string().as_str() {
+    let config =
+        serde_path_to_error::deserialize::<_, Config>(Value::Table(merged)).map_err(|e| match e
+            .path()
+            .to_string()
+            .as_str()
+        {
             "" | "." => format!("{AT}: {}", one_line(e.inner())),
             path => format!("{AT}: {path}: {}", one_line(e.inner())),
-        })
+        })?;
+    // The very checks a config file passes, opening no file: a table key naming
+    // anything but the shipped table is refused (the merge never reads it).
+    resolve(config, AT.to_string(), Files::Never)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Merges `user` over `base`; a key absent from the defaults is an error.
@@ -397,6 +410,13 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
             suggest_key(key)
         );
     }
+    if beyond_toml(raw.trim()) {
+        bail!(
+            "--set {key}={}: {key}: {}",
+            raw.trim(),
+            above_toml(raw.trim())
+        );
+    }
     let value = parse_value(raw.trim());
     if parts[0] == "chip" && !table.contains_key("chip") {
         table.insert("chip".into(), Value::Table(Table::new()));
@@ -416,6 +436,54 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether `raw` is an integer literal above the largest TOML holds (2^63 - 1): digits
+/// (`_` between them allowed) after an optional `+`. TOML cannot read it as a number, and
+/// `--set` would take it for a string.
+fn beyond_toml(raw: &str) -> bool {
+    let d = raw.strip_prefix('+').unwrap_or(raw);
+    d.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && d.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        && d.replace('_', "").parse::<i64>().is_err()
+}
+
+/// The refusal of an integer `v` above what TOML holds, whatever the key accepts.
+fn above_toml(v: &str) -> String {
+    format!(
+        "{v} is above the largest accepted value, {} (TOML integers stop at 2^63 - 1)",
+        i64::MAX
+    )
+}
+
+/// The key and value of the line of config `text` at byte `at` when its value is an
+/// integer TOML cannot hold ([`beyond_toml`]): the key with its table (`limits.max_layer_bytes`).
+fn integer_too_large(text: &str, at: usize) -> Option<(String, &str)> {
+    let start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, value) = line.split_once('=')?;
+    let value = value.split('#').next()?.trim();
+    if !beyond_toml(value) {
+        return None;
+    }
+    let clean = |k: &str| -> String {
+        k.split('.')
+            .map(|p| p.trim().trim_matches('"').trim_matches('\''))
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| clean(l.trim_start_matches('[').split(']').next().unwrap_or("")));
+    let key = clean(key);
+    let key = match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key,
+    };
+    Some((bounds::text::printable(&key).into_owned(), value))
+}
+
 fn parse_value(raw: &str) -> Value {
     format!("v = {raw}")
         .parse::<Table>()
@@ -428,7 +496,30 @@ fn one_line(e: &toml::de::Error) -> String {
     e.message().replace('\n', " ")
 }
 
-fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<Resolved> {
+/// Where the files a config names are read from: `energy.table`, `digital.table`,
+/// `attention.write_table`, `device.error_table`, a `chip.preset` file and its area table.
+#[derive(Debug, Clone, Copy)]
+pub enum Files<'a> {
+    /// Relative to the config file's directory (None: the default config's places).
+    Beside(Option<&'a Path>),
+    /// None at all: a config that came as data (a shard's `config_values`) is checked
+    /// with the shipped tables, and a key naming any other file is refused ([`never`]).
+    Never,
+}
+
+/// The refusal of `key` = `value` naming a file in a config read as data: such a config
+/// is an instruction to open nothing (docs/errors.md, "accuracy-merge").
+pub(crate) fn never(origin: &str, key: &str, value: &str, shipped: &str) -> anyhow::Error {
+    anyhow!(
+        "{origin}: {key}: '{}' names a file, and a config read as data opens none (only the shipped {shipped} is accepted here)",
+        bounds::text::printable(value)
+    )
+}
+
+/// The checks every config passes after its types (ranges, keys that depend on each
+/// other, the tables it names), and what they resolve to: the one validation of a config
+/// file, `--set`, a grid point and a shard's `config_values` ([`check_values`]).
+fn resolve(config: Config, origin: String, files: Files) -> Result<Resolved> {
     let adc_bits = match &config.adc.bits {
         AdcBitsCfg::Fixed(b) => AdcBits::Fixed(*b),
         AdcBitsCfg::Named(s) if s == "auto" => AdcBits::Auto,
@@ -487,13 +578,13 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
             workload::text::did_you_mean(&config.adc.energy_law, AdcLaw::NAMES)
         )
     })?;
-    let energy = load_energy(&config.energy, node_nm, &origin, base_dir.as_deref())?;
+    let energy = load_energy(&config.energy, node_nm, &origin, files)?;
     let chip = config
         .chip
         .as_ref()
-        .map(|c| chip::resolve(c, node_nm, &origin, base_dir.as_deref()))
+        .map(|c| chip::resolve(c, node_nm, &origin, files))
         .transpose()?;
-    let mut device = device::resolve_device(&config.device, &origin, base_dir.as_deref())?;
+    let mut device = device::resolve_device(&config.device, &origin, files)?;
     device.converter = functional::Converter {
         offset: config.adc.offset,
         gain_error: config.adc.gain_error,
@@ -504,13 +595,7 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
         .converter
         .validate()
         .map_err(|e| anyhow!("{origin}: {e}"))?;
-    let digital = digital::resolve(
-        &config.digital,
-        &config.attention,
-        node_nm,
-        &origin,
-        base_dir.as_deref(),
-    )?;
+    let digital = digital::resolve(&config.digital, &config.attention, node_nm, &origin, files)?;
     Ok(Resolved {
         chip,
         device,
@@ -535,26 +620,37 @@ fn resolve(config: Config, origin: String, base_dir: Option<PathBuf>) -> Result<
 /// The table file (relative to the config file, or to ./configs for the default config;
 /// the default table is embedded), carried to `node_nm`, then the `[energy]` overrides
 /// (an override is the figure used at that node).
-fn load_energy(
-    cfg: &EnergyCfg,
-    node_nm: u32,
-    origin: &str,
-    base_dir: Option<&Path>,
-) -> Result<EnergyTable> {
+fn load_energy(cfg: &EnergyCfg, node_nm: u32, origin: &str, files: Files) -> Result<EnergyTable> {
     let rel = Path::new(&cfg.table);
+    let shipped = rel.file_name().is_some_and(|f| f == "isaac-32nm.toml");
+    let base_dir = match files {
+        Files::Beside(d) => d,
+        Files::Never if shipped => {
+            return with_overrides(EnergyTable::isaac_32nm(), cfg, node_nm, origin)
+        }
+        Files::Never => return Err(never(origin, "energy.table", &cfg.table, "isaac-32nm.toml")),
+    };
     let path = match base_dir {
         Some(d) => d.join(rel),
         None => Path::new("configs").join(rel),
     };
-    let mut table = match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
+    let table = match workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES) {
         Ok(text) => {
             EnergyTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
-        Err(_) if !path.exists() && rel.file_name().is_some_and(|f| f == "isaac-32nm.toml") => {
-            EnergyTable::isaac_32nm()
-        }
+        Err(_) if !path.exists() && shipped => EnergyTable::isaac_32nm(),
         Err(why) => bail!("{origin}: energy.table: {} {why}", path.display()),
     };
+    with_overrides(table, cfg, node_nm, origin)
+}
+
+/// `table` carried to `node_nm`, then the `[energy]` overrides.
+fn with_overrides(
+    mut table: EnergyTable,
+    cfg: &EnergyCfg,
+    node_nm: u32,
+    origin: &str,
+) -> Result<EnergyTable> {
     table = table
         .at_node(node_nm)
         .map_err(|e| anyhow!("{origin}: tech.node: {e}"))?;
@@ -583,6 +679,56 @@ mod tests {
     use super::*;
     use pipeline::cycle::{PipelineOptions, QueueDepth};
     use pipeline::{SlowStage, Sync};
+
+    /// A shard's config_values pass the very checks of a config file (they were only
+    /// type-checked: `ou.rows` 0 merged), and a key naming a file is refused, never
+    /// opened.
+    #[test]
+    fn config_values_are_checked_as_a_config_file_and_open_no_file() {
+        let base = serde_json::to_value(&load(None, &[]).unwrap().config).unwrap();
+        check_values(&base).unwrap();
+        let edit = |section: &str, key: &str, v: serde_json::Value| {
+            let mut b = base.clone();
+            b[section][key] = v;
+            check_values(&b).unwrap_err()
+        };
+        let e = edit("ou", "rows", serde_json::json!(0));
+        assert!(e.starts_with("config_values: ou.rows: "), "{e}");
+        let e = edit("precision", "input_bits", serde_json::json!(64));
+        assert!(e.starts_with("config_values: precision.input_bits"), "{e}");
+        let e = edit("ou", "rows", serde_json::json!(300));
+        assert!(
+            e.contains("ou.rows: OU height 300 exceeds crossbar.rows 128"),
+            "{e}"
+        );
+        // A file that exists and is not a table: a read would say so; nothing reads it.
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("e.toml");
+        std::fs::write(&f, "not toml [").unwrap();
+        let f = f.display().to_string();
+        for (section, key, shipped) in [
+            ("energy", "table", "isaac-32nm.toml"),
+            ("digital", "table", "digital-45nm.toml"),
+            ("attention", "write_table", "cell-write-pipelayer.toml"),
+            ("device", "error_table", "none"),
+        ] {
+            let e = edit(section, key, serde_json::json!(f));
+            assert_eq!(
+                e,
+                format!("config_values: {section}.{key}: '{f}' names a file, and a config read as data opens none (only the shipped {shipped}{} is accepted here)", if shipped == "none" { " (\"\")" } else { "" }),
+            );
+        }
+        // The shipped tables by name are checked with the embedded tables.
+        let mut b = base.clone();
+        b["energy"]["table"] = serde_json::json!("elsewhere/isaac-32nm.toml");
+        check_values(&b).unwrap();
+        let mut b = base.clone();
+        b["chip"] = serde_json::json!({"preset": f});
+        let e = check_values(&b).unwrap_err();
+        assert!(e.starts_with("config_values: chip.preset: "), "{e}");
+        b["chip"] = serde_json::json!({"preset": "isaac"});
+        check_values(&b).unwrap();
+    }
 
     #[test]
     fn default_config_is_section_1() {
@@ -635,6 +781,20 @@ mod tests {
         assert!(err("crossbar.cell_bits=0").contains("crossbar.cell_bits"));
         assert!(err("timing.sync=sometimes").contains("sometimes"));
         assert!(err("ou.rows").contains("expected KEY=VALUE"));
+        // An integer above TOML's 2^63 - 1 was called a string: it is named as too large.
+        assert_eq!(
+            err("limits.max_layer_bytes=18446744073709551615"),
+            "--set limits.max_layer_bytes=18446744073709551615: limits.max_layer_bytes: 18446744073709551615 is above the largest accepted value, 9223372036854775807 (TOML integers stop at 2^63 - 1)"
+        );
+        let e = load_str(
+            "[ou]\nrows = 8\n[limits]\nmax_layer_bytes = 18446744073709551615 # all\n",
+            "c.toml",
+            None,
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "c.toml: line 4: limits.max_layer_bytes: 18446744073709551615 is above the largest accepted value, 9223372036854775807 (TOML integers stop at 2^63 - 1)");
         assert!(err("energy.dac_per_row_pj=-1").contains("dac_per_row_pj"));
         assert!(err("timing.cycle_ns=0").contains("timing.cycle_ns"));
         assert!(err("pipeline.queue_depth=0").contains("pipeline.queue_depth: '0'"));

@@ -329,3 +329,17 @@ fn a_csv_file_is_read_one_row_at_a_time_and_rows_are_placed_by_line() {
     assert_eq!(c.series[0].1.len(), 1001);
     assert_eq!(c.series[0].1[0], (0.0, 1000.0));
 }
+
+/// The default figure name is made of column names, which are data: a long one is cut
+/// to a bounded name with a hash (the one bound search's plot names use), a short one is
+/// as it was.
+#[test]
+fn a_default_figure_name_is_bounded() {
+    assert_eq!(one_name("cycles-vs-mode.svg".into()), "cycles-vs-mode.svg");
+    assert_eq!(one_name("../a/b\u{1b}-vs-x.svg".into()), "_._a_b_-vs-x.svg");
+    let long = format!("{}-vs-x.svg", "é".repeat(300));
+    let n = one_name(long.clone());
+    assert!(n.len() <= 255 && n.ends_with(".svg"), "{n}");
+    let other = one_name(format!("{}-vs-y.svg", "é".repeat(300)));
+    assert_ne!(n, other);
+}

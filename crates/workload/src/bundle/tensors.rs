@@ -70,6 +70,43 @@ fn nesting_depth(text: &[u8]) -> usize {
     max
 }
 
+/// The first key the header's dictionary names twice: the parser keeps the last
+/// (`'shape': (1,), 'shape': (4, 2, 3, 3)` read as the second), so a header that says two
+/// things is refused rather than read as one of them. A key is a quoted string directly
+/// inside the outer braces and followed by `:`.
+fn repeated_key(text: &[u8]) -> Option<String> {
+    let chars: Vec<char> = String::from_utf8_lossy(text).chars().collect();
+    let (mut depth, mut i) = (0i64, 0usize);
+    let mut keys: Vec<String> = Vec::new();
+    while i < chars.len() {
+        match chars[i] {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            q @ ('\'' | '"') => {
+                let mut j = i + 1;
+                while j < chars.len() && chars[j] != q {
+                    j += if chars[j] == '\\' { 2 } else { 1 };
+                }
+                let end = j.min(chars.len());
+                let lit: String = chars[i + 1..end].iter().collect();
+                let next = chars[end.saturating_add(1).min(chars.len())..]
+                    .iter()
+                    .find(|c| !c.is_whitespace());
+                if depth == 1 && next == Some(&':') {
+                    if keys.contains(&lit) {
+                        return Some(lit);
+                    }
+                    keys.push(lit);
+                }
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// npy headers longer than this are refused (numpy itself writes a few hundred bytes and
 /// refuses to read more than 10 000 by default).
 const MAX_HEADER_BYTES: usize = 65_536;
@@ -210,6 +247,12 @@ impl<R: Read + Seek> Npz<R> {
         if depth > MAX_HEADER_NESTING {
             return Err(format!(
                 "not a valid .npy array: header nests brackets {depth} deep (at most {MAX_HEADER_NESTING})"
+            ));
+        }
+        if let Some(k) = repeated_key(&text) {
+            return Err(format!(
+                "not a valid .npy array: header names '{}' twice (a header names each key once)",
+                crate::text::clip(&k)
             ));
         }
         // The parser reads the preamble again, then the header text.
@@ -453,4 +496,30 @@ impl AnyArray {
 pub fn fmt_shape(s: &[usize]) -> String {
     let parts: Vec<String> = s.iter().map(|d| d.to_string()).collect();
     format!("[{}]", parts.join(","))
+}
+
+#[cfg(test)]
+mod header_tests {
+    use super::repeated_key;
+
+    #[test]
+    fn a_header_key_named_twice_is_found() {
+        let k = |t: &str| repeated_key(t.as_bytes());
+        assert_eq!(
+            k("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (4, 2), }"),
+            Some("shape".into())
+        );
+        assert_eq!(
+            k("{\"descr\": '<f4', 'descr' : '<f8', 'shape': (3,)}"),
+            Some("descr".into())
+        );
+        // Values that look like keys (a string value, a nested dict) are not keys.
+        assert_eq!(
+            k("{'descr': 'shape', 'fortran_order': False, 'shape': (4,), }"),
+            None
+        );
+        assert_eq!(k("{'descr': [('shape', '<f4')], 'shape': (2,)}"), None);
+        assert_eq!(k("{'a\\'b': 1, 'shape': ()}"), None);
+        assert_eq!(k("{'shape"), None);
+    }
 }
