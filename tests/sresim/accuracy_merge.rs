@@ -165,10 +165,14 @@ fn a_shard_field_out_of_its_range_is_refused_even_with_its_fingerprint_recompute
             |m| m.config_values["precision"]["input_bits"] = serde_json::json!(64),
             "config_values: precision.input_bits",
         ),
-        // A key naming a file is refused, never opened.
+        // A key naming a file is never opened (/etc/passwd is no table), and the other
+        // keys are still checked beside it.
         (
-            |m| m.config_values["energy"]["table"] = serde_json::json!("/etc/passwd"),
-            "config_values: energy.table: '/etc/passwd' names a file, and a config read as data opens none",
+            |m| {
+                m.config_values["energy"]["table"] = serde_json::json!("/etc/passwd");
+                m.config_values["ou"]["rows"] = serde_json::json!(0);
+            },
+            "config_values: ou.rows: ",
         ),
     ];
     let merged = t.path().join("am");

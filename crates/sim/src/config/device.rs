@@ -238,31 +238,25 @@ pub fn resolve_device(
     origin: &str,
     files: super::Files,
 ) -> Result<functional::Device> {
-    let table = if cfg.error_table.is_empty() {
-        None
-    } else {
-        let base_dir = match files {
-            super::Files::Beside(d) => d,
-            super::Files::Never => {
-                return Err(super::never(
-                    origin,
-                    "device.error_table",
-                    &cfg.error_table,
-                    "none (\"\")",
-                ))
-            }
-        };
-        let p = std::path::Path::new(&cfg.error_table);
-        let p = match base_dir {
-            Some(d) if p.is_relative() => d.join(p),
-            _ => p.to_path_buf(),
-        };
-        let label = p.display().to_string();
-        let text =
-            workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
-                anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
-            })?;
-        Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
+    let table = match files {
+        _ if cfg.error_table.is_empty() => None,
+        // Read as data (a shard's `config_values`): the table is the one the shards ran
+        // with (their fingerprint binds it), never opened here; the other keys are
+        // checked without it (docs/errors.md, "accuracy-merge").
+        super::Files::Never => None,
+        super::Files::Beside(base_dir) => {
+            let p = std::path::Path::new(&cfg.error_table);
+            let p = match base_dir {
+                Some(d) if p.is_relative() => d.join(p),
+                _ => p.to_path_buf(),
+            };
+            let label = p.display().to_string();
+            let text =
+                workload::files::read_string(&p, workload::files::MAX_TEXT_BYTES).map_err(|e| {
+                    anyhow::anyhow!("{origin}: device.error_table: {label}: cannot read: {e}")
+                })?;
+            Some(functional::ErrorTable::parse(&text, &label).map_err(anyhow::Error::msg)?)
+        }
     };
     let sampler = functional::Sampler::parse(&cfg.sampler).ok_or_else(|| {
         anyhow::anyhow!(

@@ -34,11 +34,8 @@ fn read_table<T>(
     let shipped_name = Path::new(shipped).file_name();
     let base_dir = match files {
         super::Files::Beside(d) => d,
-        super::Files::Never if relp.file_name() == shipped_name => return Ok(embedded()),
-        super::Files::Never => {
-            let name = shipped_name.map_or(shipped.into(), |n| n.to_string_lossy());
-            return Err(super::never(origin, key, rel, &name));
-        }
+        // Read as data: the shipped table stands for any file named (never opened).
+        super::Files::Never => return Ok(embedded()),
     };
     let path = match base_dir {
         Some(d) => d.join(relp),

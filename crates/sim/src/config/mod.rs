@@ -276,7 +276,7 @@ fn source_of_key(key: &str, sets: &[String], origin: &str) -> String {
 /// problem starts with `config_values: ` and names the key by its path (`config_values:
 /// ou.rows: invalid value: integer \`-1\`, expected u32`, `config_values: ou.rows: OU
 /// height 0 ...`). No file is read: what a shard says is checked as data, with the
-/// shipped tables, and a key naming another file is refused ([`Files::Never`]).
+/// shipped tables standing for every table file a key names ([`Files::Never`]).
 pub fn check_values(v: &serde_json::Value) -> std::result::Result<(), String> {
     const AT: &str = "config_values";
     let user = match Value::try_from(v) {
@@ -296,7 +296,7 @@ pub fn check_values(v: &serde_json::Value) -> std::result::Result<(), String> {
             path => format!("{AT}: {path}: {}", one_line(e.inner())),
         })?;
     // The very checks a config file passes, opening no file: a table key naming
-    // anything but the shipped table is refused (the merge never reads it).
+    // stands as the shipped table (the merge never reads it).
     resolve(config, AT.to_string(), Files::Never)
         .map(|_| ())
         .map_err(|e| e.to_string())
@@ -503,17 +503,9 @@ pub enum Files<'a> {
     /// Relative to the config file's directory (None: the default config's places).
     Beside(Option<&'a Path>),
     /// None at all: a config that came as data (a shard's `config_values`) is checked
-    /// with the shipped tables, and a key naming any other file is refused ([`never`]).
+    /// with the shipped tables: a key naming any other file is kept as written, and the
+    /// file is never opened (a preset file stands as ISAAC's preset, an error table as none).
     Never,
-}
-
-/// The refusal of `key` = `value` naming a file in a config read as data: such a config
-/// is an instruction to open nothing (docs/errors.md, "accuracy-merge").
-pub(crate) fn never(origin: &str, key: &str, value: &str, shipped: &str) -> anyhow::Error {
-    anyhow!(
-        "{origin}: {key}: '{}' names a file, and a config read as data opens none (only the shipped {shipped} is accepted here)",
-        bounds::text::printable(value)
-    )
 }
 
 /// The checks every config passes after its types (ranges, keys that depend on each
@@ -625,10 +617,8 @@ fn load_energy(cfg: &EnergyCfg, node_nm: u32, origin: &str, files: Files) -> Res
     let shipped = rel.file_name().is_some_and(|f| f == "isaac-32nm.toml");
     let base_dir = match files {
         Files::Beside(d) => d,
-        Files::Never if shipped => {
-            return with_overrides(EnergyTable::isaac_32nm(), cfg, node_nm, origin)
-        }
-        Files::Never => return Err(never(origin, "energy.table", &cfg.table, "isaac-32nm.toml")),
+        // Read as data: the shipped table stands for any file named (never opened).
+        Files::Never => return with_overrides(EnergyTable::isaac_32nm(), cfg, node_nm, origin),
     };
     let path = match base_dir {
         Some(d) => d.join(rel),
@@ -701,31 +691,33 @@ mod tests {
             e.contains("ou.rows: OU height 300 exceeds crossbar.rows 128"),
             "{e}"
         );
-        // A file that exists and is not a table: a read would say so; nothing reads it.
+        // A file that exists and is not a table: a read would refuse it, so a pass says
+        // nothing read it. The shards ran with their tables; the merge keeps the names.
         let t = tempfile::tempdir().unwrap();
         let f = t.path().join("e.toml");
         std::fs::write(&f, "not toml [").unwrap();
         let f = f.display().to_string();
-        for (section, key, shipped) in [
-            ("energy", "table", "isaac-32nm.toml"),
-            ("digital", "table", "digital-45nm.toml"),
-            ("attention", "write_table", "cell-write-pipelayer.toml"),
-            ("device", "error_table", "none"),
+        for (section, key) in [
+            ("energy", "table"),
+            ("digital", "table"),
+            ("attention", "write_table"),
+            ("device", "error_table"),
         ] {
-            let e = edit(section, key, serde_json::json!(f));
-            assert_eq!(
-                e,
-                format!("config_values: {section}.{key}: '{f}' names a file, and a config read as data opens none (only the shipped {shipped}{} is accepted here)", if shipped == "none" { " (\"\")" } else { "" }),
-            );
+            let mut b = base.clone();
+            b[section][key] = serde_json::json!(f);
+            check_values(&b).unwrap_or_else(|e| panic!("{section}.{key}: {e}"));
         }
-        // The shipped tables by name are checked with the embedded tables.
-        let mut b = base.clone();
-        b["energy"]["table"] = serde_json::json!("elsewhere/isaac-32nm.toml");
-        check_values(&b).unwrap();
         let mut b = base.clone();
         b["chip"] = serde_json::json!({"preset": f});
+        check_values(&b).unwrap();
+        // The other keys are still checked beside a table that is not read.
+        b["ou"]["rows"] = serde_json::json!(0);
         let e = check_values(&b).unwrap_err();
-        assert!(e.starts_with("config_values: chip.preset: "), "{e}");
+        assert!(e.starts_with("config_values: ou.rows: "), "{e}");
+        b = base.clone();
+        b["chip"] = serde_json::json!({"preset": f, "mesh_x": 0});
+        let e = check_values(&b).unwrap_err();
+        assert!(e.contains("mesh_x"), "{e}");
         b["chip"] = serde_json::json!({"preset": "isaac"});
         check_values(&b).unwrap();
     }
