@@ -259,7 +259,8 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         let writer = plan.as_ref().filter(|_| !e.named).map(|p| p.writer);
         one_set(&e.dir, &e.name, &e.dst, alone, writer)?;
     }
-    // The files of the writer's earlier result the new one does not hold go with it.
+    // The files of the writer's earlier result the new one does not hold go with it
+    // (found now, removed once the new set is in; never through the journal).
     let gone = match (&plan, own) {
         (Some(p), true) => stale(dir, p, &entries)?,
         _ => Vec::new(),
@@ -288,7 +289,7 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
                     _ => None,
                 })
                 .collect();
-            let journal = write_journal(dir, &plan, &entries, &saved, &gone)?;
+            let journal = write_journal(dir, &plan, &entries, &saved)?;
             // Each other directory is marked before any of its files is renamed.
             let mut marks = Scratch::default();
             for (i, d) in plan.dirs.iter().enumerate() {
@@ -345,22 +346,6 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         }
     }
     temps.0.clear();
-    // The earlier result's files the new set does not hold, once the new set is in place
-    // (a kill before leaves them to the recovery, which removes them too).
-    let mut not_removed = None;
-    for name in &gone {
-        kill_point();
-        let p = dir.join(name);
-        match std::fs::remove_file(&p) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                not_removed.get_or_insert(anyhow!(
-                    "{}: cannot remove (a file of the result this one replaces): {e}",
-                    p.display()
-                ));
-            }
-            _ => {}
-        }
-    }
     for d in parents(&entries, dir) {
         sync_dir(&d);
     }
@@ -379,6 +364,28 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
         let _ = std::fs::remove_file(j);
         sync_dir(dir);
     }
+    // The earlier result's files the new set does not hold, once the new set is in place
+    // and its journal gone: a journal names only files to rename, so nothing a journal
+    // says can make recovery delete a file. A kill in this moment leaves such a file
+    // beside the new set; the next result of the same command removes it
+    // (docs/errors.md, "One result set, whole").
+    let mut not_removed = None;
+    for name in &gone {
+        kill_point();
+        let p = dir.join(name);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                not_removed.get_or_insert(anyhow!(
+                    "{}: cannot remove (a file of the result this one replaces): {e}",
+                    p.display()
+                ));
+            }
+            _ => {}
+        }
+    }
+    if !gone.is_empty() {
+        sync_dir(dir);
+    }
     match not_removed {
         Some(e) => Err(e),
         None => Ok(()),
@@ -392,7 +399,20 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
 /// Pareto plot of a group the new search does not have). Regular files only; sorted.
 /// Nothing is removed in the other directories of a replacement (`memory`'s exports):
 /// the files written there are always the whole pair.
+///
+/// Only when the directory holds an earlier result of the writer, its anchor (names.rs:
+/// the file every result of it holds, run's summary.json, memory's memory_summary.json).
+/// Files of those names beside no result of the writer are the user's, left alone.
 fn stale(dir: &Path, plan: &Plan, entries: &[Entry]) -> Result<Vec<String>> {
+    let anchor = plan.writer.anchor;
+    let earlier = std::fs::symlink_metadata(dir.join(anchor)).is_ok_and(|m| m.is_file())
+        && entries
+            .iter()
+            .zip(&plan.index)
+            .any(|(x, &i)| i == 0 && x.name == anchor);
+    if !earlier {
+        return Ok(Vec::new());
+    }
     let list =
         std::fs::read_dir(dir).map_err(|e| anyhow!("{}: cannot read: {e}", dir.display()))?;
     let mut gone = Vec::new();
@@ -657,12 +677,7 @@ pub fn check_apart(writer: &str, files: &[(&Path, &str, bool)]) -> Result<()> {
 
 /// The text of the journal of `plan` (see [`crate::recover`] for its format): the old
 /// links of `olds` are those of the files, by N.
-pub(crate) fn journal_text(
-    plan: &Plan,
-    entries: &[Entry],
-    olds: &[Option<u64>],
-    gone: &[String],
-) -> String {
+pub(crate) fn journal_text(plan: &Plan, entries: &[Entry], olds: &[Option<u64>]) -> String {
     let mut text = format!(
         "{JOURNAL_FORMAT}\nwriter {}\npid {}\n",
         plan.writer.name,
@@ -675,9 +690,6 @@ pub(crate) fn journal_text(
         let old = o.map_or("-".to_string(), |n| n.to_string());
         text += &format!("file {i} {} {old} {}\n", e.serial, e.name);
     }
-    for name in gone {
-        text += &format!("gone 0 {name}\n");
-    }
     text
 }
 
@@ -688,9 +700,8 @@ pub(crate) fn write_journal(
     plan: &Plan,
     entries: &[Entry],
     olds: &[Option<u64>],
-    gone: &[String],
 ) -> Result<PathBuf> {
-    let text = journal_text(plan, entries, olds, gone);
+    let text = journal_text(plan, entries, olds);
     write_small(dir, JOURNAL, &text)
 }
 

@@ -17,16 +17,17 @@
 //!    unique per process and per call) and synced to disk;
 //! 3. each existing destination gets a hard link `.NAME.old.PID.N` to its old content;
 //! 4. for more than one file, the journal [`JOURNAL`] (`.sresim-commit`: the writer, its
-//!    process id, each file's name with the N of its temporary and old link, and, in a
-//!    command's own output directory, the files of the result it replaces that the new
-//!    set does not hold; see [`recover`] for the format) is written, synced and renamed
+//!    process id, each file's name with the N of its temporary and old link; see
+//!    [`recover`] for the format) is written, synced and renamed
 //!    into the directory — the commit point; each other directory the files lie in
 //!    (`memory`'s exports) then gets the mark [`EXPORT_MARK`], naming the journal's
 //!    directory;
-//! 5. the temporaries are renamed over the destinations, the replaced result's files the
-//!    new set does not hold removed (an old outputs.npz, the layers table of the other
-//!    format: a directory holds one result), the directories synced, the old links, the
-//!    marks and then the journal removed.
+//! 5. the temporaries are renamed over the destinations, the directories synced, the old
+//!    links, the marks and then the journal removed;
+//! 6. in a command's own output directory holding an earlier result of it (its anchor,
+//!    names.rs), that result's files the new set does not hold are removed (an old
+//!    outputs.npz, the layers table of the other format: a directory holds one result):
+//!    after the journal, never through it, so no journal can make recovery delete a file.
 //!
 //! A failure in steps 1-4 leaves every destination as it was and removes the files the
 //! call made. A rename that fails in step 5 puts back the files already renamed (from

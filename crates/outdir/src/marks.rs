@@ -14,12 +14,11 @@ use std::path::Path;
 /// replacement ([`crate::recover`]).
 pub const JOURNAL: &str = ".sresim-commit";
 
-/// The first line of a journal: its format (3: with the `gone` lines of the files of the
-/// replaced result that the new set does not hold; see [`crate::recover`]).
-pub const JOURNAL_FORMAT: &str = "sresim-commit 3";
-
-/// The format before `gone` lines: still completed (a journal left by an earlier sresim).
-pub(crate) const JOURNAL_FORMAT_2: &str = "sresim-commit 2";
+/// The first line of a journal: its format (see [`crate::recover`]). A journal only ever
+/// names files to rename: what a replacement removes (the earlier result's files its new
+/// set does not hold) is removed after the journal is gone, so no journal can make
+/// recovery delete a file.
+pub const JOURNAL_FORMAT: &str = "sresim-commit 2";
 
 /// The mark a replacement leaves in each other directory its files lie in (the exports of
 /// `sresim memory`), from just after its journal is written until just before it is

@@ -16,6 +16,9 @@ pub struct Writer {
     /// How many directories besides the journal's its files may lie in (the exports of
     /// `memory`: the `--dump-access-list` directory and the trace's).
     pub export_dirs: usize,
+    /// The file every result of it holds: where it is, a result of this writer is (its
+    /// other listed files there belong to that result, and go when it is replaced).
+    pub anchor: &'static str,
 }
 
 /// Every writer of several files, in the order a set of names is matched against them.
@@ -29,24 +32,28 @@ pub const WRITERS: &[Writer] = &[
             "outputs.npz",
         ],
         named: false,
+        anchor: "summary.json",
         export_dirs: 0,
     },
     Writer {
         name: "accuracy",
         files: &["accuracy.csv", "summary.json"],
         named: false,
+        anchor: "summary.json",
         export_dirs: 0,
     },
     Writer {
         name: "accuracy-shard",
         files: &["records.csv", "shard.json"],
         named: false,
+        anchor: "shard.json",
         export_dirs: 0,
     },
     Writer {
         name: "sweep",
         files: &["sweep.json", "points.csv", "points.parquet"],
         named: false,
+        anchor: "sweep.json",
         export_dirs: 0,
     },
     Writer {
@@ -58,6 +65,7 @@ pub const WRITERS: &[Writer] = &[
             "pareto-energy-*.svg",
         ],
         named: false,
+        anchor: "search.json",
         export_dirs: 0,
     },
     Writer {
@@ -71,12 +79,14 @@ pub const WRITERS: &[Writer] = &[
             "prefetch_list.csv",
         ],
         named: true,
+        anchor: "memory_summary.json",
         export_dirs: 2,
     },
     Writer {
         name: "export",
         files: &["manifest.json", "tensors.npz"],
         named: false,
+        anchor: "manifest.json",
         export_dirs: 0,
     },
 ];

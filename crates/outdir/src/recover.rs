@@ -7,31 +7,28 @@
 //! The journal `.sresim-commit`, one item a line:
 //!
 //! ```text
-//! sresim-commit 3
+//! sresim-commit 2
 //! writer memory                 one of names::WRITERS
 //! pid 4242                      the writer's process id
 //! dir /abs/path/of/exports      0 to 2 lines: directories besides the journal's
 //! file 0 17 18 memory_summary.json
 //! file 1 19 - trace.txt         directory (0: the journal's, i: the i-th `dir`),
 //!                               N of the temporary, N of the old link or -, the name
-//! gone 0 memory_vs_capacity.svg a file of the replaced result the new set does not
-//!                               hold, in the journal's directory: removed
 //! ```
 //!
-//! A journal of format 2 (`sresim-commit 2`, no `gone` lines) is still completed.
+//! A journal never names a file to delete: recovery removes nothing but its own temporaries'
+//! old links and marks.
 //!
 //! Recovery touches only, in the journal's directory or in a recorded directory, a file
 //! NAME its writer replaces (names.rs; or the one file a user named, for `memory`), its
 //! temporary `.NAME.tmp.PID.N` (renamed over NAME) and its old link `.NAME.old.PID.N`
-//! (removed), PID the journal's, and a `gone` file of the journal's directory (a name its
-//! writer lists, removed after the renames when it is a regular file). A recorded
+//! (removed), PID the journal's. A recorded
 //! directory must be absolute and already
 //! resolved (no `.`, `..`, doubled or trailing `/` or symbolic link in it, written as a
 //! writer prints it) and not the journal's own. Before anything is renamed, every
 //! destination passes the check of a first write (absent or a regular file: never a
 //! link, directory, FIFO or device) and its one-set rule (`commit::one_set` with the
-//! journal's writer; the user-named file of `memory` as a file written alone), and so
-//! does every `gone` file; every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
+//! journal's writer; the user-named file of `memory` as a file written alone); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
 //! (a writer leaves it before any rename), and its user-named file only when the mark
@@ -48,7 +45,6 @@
 
 use crate::marks::{
     destination_kind, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
-    JOURNAL_FORMAT_2,
 };
 use crate::names::{self, scratch_name, Writer};
 use anyhow::{anyhow, bail, Result};
@@ -64,9 +60,6 @@ struct Journal {
     pid: u32,
     dirs: Vec<PathBuf>,
     files: Vec<File>,
-    /// The files of the replaced result the new set does not hold, in the journal's
-    /// directory: removed once the new set is in place.
-    gone: Vec<String>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -221,36 +214,11 @@ pub fn recover(dir: &Path) -> Result<()> {
         crate::commit::one_set(&s.d.path, s.name, &s.d.path.join(s.name), alone, writer)
             .map_err(|e| refuse(e.to_string()))?;
     }
-    // The files of the replaced result to remove: regular files only (a writer records
-    // nothing else), under the same one-set rule (never a file of a result another writer
-    // shares the name with).
-    let home = &dirs[0];
-    let mut gone = Vec::with_capacity(journal.gone.len());
-    for name in &journal.gone {
-        match home.kind(name).map_err(&refuse)? {
-            None => {}
-            Some(Kind::File) => {
-                let p = home.path.join(name);
-                crate::commit::one_set(&home.path, name, &p, false, Some(journal.writer))
-                    .map_err(|e| refuse(e.to_string()))?;
-                gone.push(name.as_str());
-            }
-            Some(_) => {
-                return Err(refuse(format!(
-                    "{}: not a regular file",
-                    home.path.join(name).display()
-                )))
-            }
-        }
-    }
     for Step { d, tmp, name, .. } in &steps {
         if let Some(tmp) = tmp {
             d.rename(tmp, name)
                 .map_err(|e| anyhow!("{}: cannot replace: {e}", d.path.join(name).display()))?;
         }
-    }
-    for name in gone {
-        let _ = home.unlink(name);
     }
     for d in &dirs {
         d.sync();
@@ -389,17 +357,15 @@ fn me() -> u32 {
 /// the recorded directories, and files that writer replaces.
 fn parse(text: &str) -> Result<Journal, String> {
     let mut lines = text.split_terminator('\n');
-    // Format 2 is format 3 without "gone" lines.
-    let with_gone = match lines.next() {
-        Some(JOURNAL_FORMAT) => true,
-        Some(JOURNAL_FORMAT_2) => false,
+    match lines.next() {
+        Some(JOURNAL_FORMAT) => {}
         Some(l) if l.starts_with('/') => {
             return Err(format!(
             "written by an earlier sresim (a list of paths; this one writes \"{JOURNAL_FORMAT}\")"
         ))
         }
         _ => return Err(format!("its first line is not \"{JOURNAL_FORMAT}\"")),
-    };
+    }
     let field = |line: Option<&str>, key: &str| -> Result<String, String> {
         line.and_then(|l| l.strip_prefix(key))
             .and_then(|l| l.strip_prefix(' '))
@@ -416,12 +382,11 @@ fn parse(text: &str) -> Result<Journal, String> {
         .ok_or_else(|| format!("pid {pid:?}: not a process id"))?;
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut files: Vec<File> = Vec::new();
-    let mut gone: Vec<String> = Vec::new();
     let mut named = 0;
     for line in lines {
         if let Some(d) = line.strip_prefix("dir ") {
-            if !files.is_empty() || !gone.is_empty() {
-                return Err("a \"dir\" line after a \"file\" or \"gone\" line".into());
+            if !files.is_empty() {
+                return Err("a \"dir\" line after a \"file\" line".into());
             }
             if dirs.len() >= writer.export_dirs {
                 return Err(format!(
@@ -475,40 +440,9 @@ fn parse(text: &str) -> Result<Journal, String> {
                 old,
                 name: name.to_string(),
             });
-        } else if let Some(rest) = line.strip_prefix("gone ").filter(|_| with_gone) {
-            // Only a file its writer lists, in the journal's own directory.
-            let at = format!("gone {rest}");
-            let Some(name) = rest.strip_prefix("0 ") else {
-                return Err(format!(
-                    "{at}: not \"gone 0 NAME\" (a writer removes files only in its journal's directory)"
-                ));
-            };
-            if !names::plain(name) {
-                return Err(format!(
-                    "{at}: {name:?} is not a plain file name (no dot first, no /)"
-                ));
-            }
-            if !writer.lists(name) {
-                return Err(format!(
-                    "{at}: {name} is not a file `{}` writes",
-                    writer.name
-                ));
-            }
-            if gone.iter().any(|g| g == name) {
-                return Err(format!("{at}: {name} is named twice"));
-            }
-            gone.push(name.to_string());
         } else {
-            return Err(format!(
-                "line {line:?}: not a \"dir\", \"file\" or \"gone\" line"
-            ));
+            return Err(format!("line {line:?}: not a \"dir\" or \"file\" line"));
         }
-    }
-    if let Some(g) = gone
-        .iter()
-        .find(|g| files.iter().any(|f| f.dir == 0 && f.name == **g))
-    {
-        return Err(format!("gone 0 {g}: {g} is a file of the new set"));
     }
     if files.is_empty() {
         return Err("it names no file".into());
@@ -524,7 +458,6 @@ fn parse(text: &str) -> Result<Journal, String> {
         pid,
         dirs,
         files,
-        gone,
     })
 }
 
@@ -828,42 +761,19 @@ mod tests {
         );
         bad(
             &(head("run") + "rename a b\n"),
-            "not a \"dir\", \"file\" or \"gone\" line",
+            "not a \"dir\" or \"file\" line",
         );
-        // What a writer removes: a file it lists, in its journal's directory, not one of
-        // the new set; none in a journal of the format before.
+        // A journal never names a file to remove (a line of a build that wrote them is
+        // refused).
         let run = head("run") + "file 0 1 - layers.parquet\nfile 0 2 - summary.json\n";
         bad(
-            &(run.clone() + "gone 0 tensors.npz\n"),
-            "tensors.npz is not a file `run` writes",
-        );
-        bad(&(run.clone() + "gone 0 .bashrc\n"), "not a plain file name");
-        bad(
-            &(run.clone() + "gone 0 ../layers.csv\n"),
-            "not a plain file name",
+            &(run.clone() + "gone 0 layers.csv\n"),
+            "not a \"dir\" or \"file\" line",
         );
         bad(
-            &(run.clone() + "gone 1 layers.csv\n"),
-            "not \"gone 0 NAME\"",
+            &(run.replace(JOURNAL_FORMAT, "sresim-commit 3") + "gone 0 layers.csv\n"),
+            "its first line is not",
         );
-        bad(
-            &(run.clone() + "gone 0 summary.json\n"),
-            "is a file of the new set",
-        );
-        bad(
-            &(run.clone() + "gone 0 layers.csv\ngone 0 layers.csv\n"),
-            "named twice",
-        );
-        bad(
-            &(run.replace(JOURNAL_FORMAT, JOURNAL_FORMAT_2) + "gone 0 layers.csv\n"),
-            "not a \"dir\", \"file\" or \"gone\" line",
-        );
-        let j = parse(&(run + "gone 0 layers.csv\ngone 0 outputs.npz\n")).unwrap();
-        assert_eq!(j.gone, ["layers.csv", "outputs.npz"]);
-        // A journal of the format before, without "gone" lines, is still completed.
-        let j = parse(&format!(
-            "{JOURNAL_FORMAT_2}\nwriter run\npid 4\nfile 0 1 - layers.csv\n"
-        ));
-        assert!(j.unwrap().gone.is_empty());
+        assert_eq!(parse(&run).unwrap().files.len(), 2);
     }
 }

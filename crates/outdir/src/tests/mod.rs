@@ -433,4 +433,21 @@ fn a_replacement_removes_what_is_left_of_the_result_it_replaces() {
     assert!(t.path().join("layers.parquet").exists());
     replace(t.path(), &[("layers.csv", b"5"), ("summary.json", b"5")]).unwrap();
     assert!(t.path().join("layers.parquet").exists());
+    // Files of a run's names beside no run result (no summary.json) are the user's: a
+    // first result leaves them.
+    let u = tempfile::tempdir().unwrap();
+    std::fs::write(u.path().join("outputs.npz"), "mine").unwrap();
+    std::fs::write(u.path().join("layers.parquet"), "mine").unwrap();
+    let d = OutputDir::open(u.path()).unwrap();
+    d.replace(&[("layers.csv", b"1"), ("summary.json", b"1")])
+        .unwrap();
+    assert_eq!(
+        entries(u.path()),
+        pairs(&[
+            ("layers.csv", "1"),
+            ("layers.parquet", "mine"),
+            ("outputs.npz", "mine"),
+            ("summary.json", "1")
+        ])
+    );
 }
