@@ -73,7 +73,8 @@ fn change(a: &str, b: &str) -> String {
         return format!("{} -> {}", shown(a), shown(b));
     }
     match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) if x != 0.0 && x.is_finite() && y.is_finite() => {
+        // A change too large for a float (1 -> 1e308) is shown without its percentage.
+        (Ok(x), Ok(y)) if x != 0.0 && (100.0 * (y - x) / x.abs()).is_finite() => {
             format!("{a} -> {b} ({:+.3}%)", 100.0 * (y - x) / x.abs())
         }
         _ => format!("'{a}' -> '{b}'"),
@@ -230,6 +231,10 @@ mod tests {
         }
         assert!(same("NaN", "nan", 0.0));
         assert!(!same("NaN", "1", 0.5));
+        // Finite cells whose relative change overflows: no `inf` percentage.
+        for (a, b) in [("1", "1e308"), ("5e-324", "1"), ("1", "-1e308")] {
+            assert_eq!(change(a, b), format!("'{a}' -> '{b}'"));
+        }
     }
 
     /// The digital unit's columns (and every other result column of layers.csv) are
