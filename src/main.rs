@@ -37,8 +37,24 @@ fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
+                // Help and version are output like any other: a stdout that cannot take
+                // them (`sresim --version > /dev/full`) is one line and status 1.
+                let mut out = std::io::stdout().lock();
+                return match out
+                    .write_all(e.render().to_string().as_bytes())
+                    .and_then(|()| out.flush())
+                {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => {
+                        ExitCode::from(128 + 13)
+                    }
+                    Err(w) => {
+                        let w = w.to_string();
+                        let w = w.split(" (os error ").next().unwrap_or_default();
+                        let _ = writeln!(std::io::stderr(), "error: stdout: cannot write: {w}");
+                        ExitCode::FAILURE
+                    }
+                };
             }
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 // `sresim` alone (or a command group without its subcommand) is a usage

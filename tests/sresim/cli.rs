@@ -440,6 +440,10 @@ fn a_full_stdout_is_one_line_naming_it() {
         ],
         vec!["check", "workloads/lenet5-mnist"],
         vec!["compare", TABLE, TABLE],
+        // Help and version are output too.
+        vec!["--version"],
+        vec!["--help"],
+        vec!["run", "--help"],
     ];
     for args in cases {
         let o = Command::new(BIN)
