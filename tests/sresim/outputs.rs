@@ -75,6 +75,70 @@ fn with_file_size_limit(kib: u64, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A sweep whose append of a point fails part way (here a file-size limit; a full disk
+/// alike) exits with one line and leaves points.csv ending in a whole row, so `plot`,
+/// which follows a sweep's points.csv without the lock, still reads it.
+#[test]
+fn sweep_whose_append_fails_leaves_no_torn_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = common::write(
+        dir.path(),
+        "k.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\", \"sre\"]\nsamples = 1\n\
+         [axes]\n\"ou.rows\" = [2, 4, 8, 9, 16]\n\"ou.cols\" = [4, 8]\n",
+    );
+    let out = dir.path().join("sw");
+    let o = with_file_size_limit(
+        4,
+        &[
+            "sweep",
+            "--grid",
+            s(&grid),
+            "--out",
+            s(&out),
+            "-q",
+            "--threads",
+            "1",
+        ],
+    );
+    let e = fails(&o);
+    assert!(e.contains("points.csv: cannot append: "), "{e}");
+    let points = out.join("points.csv");
+    let text = std::fs::read_to_string(&points).unwrap();
+    let tail = &text[text.len().saturating_sub(80)..];
+    assert!(text.ends_with('\n'), "torn last row: {tail:?}");
+    // Every row has the header's width (the reader refuses a short record).
+    let (header, rows) = common::read_csv(&points);
+    assert!(!rows.is_empty(), "no point was written before the limit");
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let svg = dir.path().join("p.svg");
+    ok(&sresim(&[
+        "plot",
+        s(&out),
+        "--x",
+        "ou.rows",
+        "--y",
+        "cycles",
+        "--where",
+        "ou.cols=4",
+        "-o",
+        s(&svg),
+        "-q",
+    ]));
+    // The cut-off point is run again by --resume.
+    ok(&sresim(&[
+        "sweep",
+        "--grid",
+        s(&grid),
+        "--out",
+        s(&out),
+        "--resume",
+        "-q",
+        "--threads",
+        "1",
+    ]));
+}
+
 #[test]
 fn run_that_cannot_write_summary_json_keeps_the_old_layers_csv() {
     let dir = tempfile::tempdir().unwrap();

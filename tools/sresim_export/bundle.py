@@ -154,6 +154,13 @@ def check_finite(manifest, tensors):
     for entry in manifest["layers"]:
         if "input_max" in entry:
             top = entry["input_max"]
+            # Zero is told as zero: an all-zero input is not a NaN one (docs/errors.md,
+            # "The exporter").
+            if np.isfinite(top) and top <= 0:
+                raise ValueError(f"{entry['name']}: its input is zero on every calibration "
+                                 f"sample (input_max = {top}), so it has no range to quantize "
+                                 f"to (an all-zero graph input, or layers before it that "
+                                 f"output only zeros)")
             if not (np.isfinite(top) and top > 0):
                 raise ValueError(f"{entry['name']}: its input calibrates to input_max = {top}, "
                                  f"not a positive finite number (the graph input holds NaN or "

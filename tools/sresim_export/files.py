@@ -35,6 +35,13 @@ def load_npy(path):
     """The array of the .npy file `path`, after `check_file`; numpy's refusal of a damaged
     file is told in one line naming it."""
     check_file(path, "a .npy array")
+    # Without the signature numpy tries the file as a pickle and calls any other file
+    # "pickled (object) data"; what is wrong is that it is no .npy file at all.
+    with open(path, "rb") as f:
+        head = f.read(6)
+    if head != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a .npy array: it does not begin with the .npy "
+                         f"signature (\\x93NUMPY)")
     try:
         return np.load(path)
     except Exception as e:  # numpy's ValueError/EOFError/UnpicklingError: one line

@@ -265,3 +265,27 @@ def test_the_structure_checks_accept_every_model_the_tests_ship():
     for name in names:
         check_structure(onnx.load(os.path.join(fixtures, name)), name)
 
+
+
+# --- inputs: what is wrong is what is said ---------------------------------------------
+
+def test_a_text_file_given_as_npy_is_told_as_not_npy(tmp_path):
+    garbage = tmp_path / "garbage.npy"
+    garbage.write_text("garbage")
+    line = one_line(run_cli(VIT, "--input", garbage, "--out", tmp_path / "o"))
+    assert line == (f"error: {garbage}: not a .npy array: it does not begin with the .npy "
+                    f"signature (\\x93NUMPY)")
+    assert "pickled" not in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_all_zero_input_is_told_as_zero_not_as_nan(tmp_path):
+    import numpy as np
+
+    shape = np.load(VIT_INPUTS).shape
+    zeros = tmp_path / "z.npy"
+    np.save(zeros, np.zeros(shape, np.int64))
+    line = one_line(run_cli(VIT, "--input", zeros, "--out", tmp_path / "o"))
+    assert "is zero on every calibration sample (input_max = 0.0)" in line, line
+    assert "NaN" not in line
+    assert not (tmp_path / "o").exists()

@@ -58,10 +58,10 @@ impl fmt::Display for LimitError {
             }
             LimitError::Memory { layer, need, cap } => write!(
                 f,
-                "{layer}: needs about {} to load, more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
+                "{layer}: needs about {} to load, more than limits.max_layer_bytes = {} ({})",
                 workload::bundle::fmt_bytes(*need),
                 workload::bundle::fmt_bytes(*cap as u128),
-                need.next_power_of_two()
+                workload::bundle::raise_layer_bytes_hint(*need)
             ),
         }
     }

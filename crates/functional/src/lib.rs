@@ -49,7 +49,7 @@ use workload::LayerSpec;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum FuncError {
-    #[error("layer {layer}: a functional run of it needs about {} ({} of programs and buffers besides the {} the counts need), more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})", workload::bundle::fmt_bytes(*need), workload::bundle::fmt_bytes(*programs), workload::bundle::fmt_bytes(need - programs), workload::bundle::fmt_bytes(*cap as u128), need.next_power_of_two())]
+    #[error("layer {layer}: a functional run of it needs about {} ({} of programs and buffers besides the {} the counts need), more than limits.max_layer_bytes = {} ({})", workload::bundle::fmt_bytes(*need), workload::bundle::fmt_bytes(*programs), workload::bundle::fmt_bytes(need - programs), workload::bundle::fmt_bytes(*cap as u128), workload::bundle::raise_layer_bytes_hint(*need))]
     Memory {
         layer: String,
         need: u128,

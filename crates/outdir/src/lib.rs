@@ -256,7 +256,9 @@ mod commit;
 mod marks;
 pub mod names;
 mod recover;
-pub use commit::{check_apart, open_append, replace, replace_staged, stage, stage_file, Staged};
+pub use commit::{
+    append_whole, check_apart, open_append, replace, replace_staged, stage, stage_file, Staged,
+};
 pub use marks::{interrupted, EXPORT_MARK, JOURNAL, JOURNAL_FORMAT};
 pub use recover::recover;
 

@@ -363,10 +363,28 @@ impl Grid {
 /// error lies in a value, its key with the table around it (`line 3: search.first_samples:
 /// number too large to fit in target type`; the parser's own message names no field).
 fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
-    let msg = e.message().replace('\n', " ");
+    let mut msg = e.message().replace('\n', " ");
     let Some(span) = e.span() else {
         return anyhow!("{p}: {msg}");
     };
+    // An integer past what TOML holds is named with the limit; a seed's with the reach of
+    // `run --seed` beside it, which takes any u64 on the command line.
+    let rest = text.get(span.start..).unwrap_or("");
+    let big = rest
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|d| d.replace('_', ""))
+        .find(|d| {
+            !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && d.parse::<i64>().is_err()
+        });
+    if let Some(big) = big.filter(|_| msg.contains("too large")) {
+        msg = format!(
+            "{big} is above the largest integer a grid holds, {} (TOML integers stop at 2^63 - 1)",
+            i64::MAX
+        );
+    }
     let before = text.get(..span.start).unwrap_or("");
     let line_no = before.matches('\n').count() + 1;
     let start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -402,10 +420,19 @@ fn toml_error(p: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
         .find(|l| l.starts_with('['))
         .map(|l| clean(l.trim_start_matches('[').split(']').next().unwrap_or("")))
         .filter(|t| !t.is_empty());
-    match (table, key) {
-        (Some(t), Some(k)) => anyhow!("{p}: line {line_no}: {t}.{k}: {msg}"),
-        (None, Some(k)) => anyhow!("{p}: line {line_no}: {k}: {msg}"),
-        _ => anyhow!("{p}: line {line_no}: {msg}"),
+    let key = match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, k) => k,
+        (Some(_), None) => None,
+    };
+    if msg.contains("2^63 - 1") && key.as_deref().is_some_and(|k| k.ends_with("seed")) {
+        msg.push_str(
+            ": the largest seed a grid can hold is 2^63 - 1; `run --seed` takes up to 2^64 - 1",
+        );
+    }
+    match key {
+        Some(k) => anyhow!("{p}: line {line_no}: {k}: {msg}"),
+        None => anyhow!("{p}: line {line_no}: {msg}"),
     }
 }
 
@@ -560,6 +587,16 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("g.toml: line 2: samples: "), "{e}");
+        assert!(e.ends_with("99999999999999999999 is above the largest integer a grid holds, 9223372036854775807 (TOML integers stop at 2^63 - 1)"), "{e}");
+        // A seed past 2^63 - 1 is told with the reach of `run --seed`.
+        let e = Grid::parse(
+            "workloads = [\"lenet5\"]\n[axes]\n\"synth.seed\" = [1, 18446744073709551615]\n",
+            Path::new("g.toml"),
+            9,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "g.toml: line 3: axes.synth.seed: 18446744073709551615 is above the largest integer a grid holds, 9223372036854775807 (TOML integers stop at 2^63 - 1): the largest seed a grid can hold is 2^63 - 1; `run --seed` takes up to 2^64 - 1");
     }
 
     /// A top-level key written as a table (a list expected, or a key the grid does not

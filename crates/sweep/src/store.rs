@@ -16,7 +16,6 @@ use super::plan::Plan;
 use anyhow::{anyhow, bail, Context, Result};
 use outdir::OutputDir;
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -200,7 +199,8 @@ impl Appender {
         })
     }
 
-    /// Writes the rows of one point in one write, then flushes and syncs them to disk.
+    /// Writes the rows of one point in one write, then syncs them to disk; a write that
+    /// fails leaves points.csv as it was before it.
     pub fn append(&self, rows: &[Vec<String>]) -> Result<()> {
         let mut w = csv::Writer::from_writer(Vec::new());
         for r in rows {
@@ -208,12 +208,8 @@ impl Appender {
         }
         let bytes = w.into_inner().context("csv buffer")?;
         let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        (|| {
-            f.write_all(&bytes)?;
-            f.flush()?;
-            f.sync_data()
-        })()
-        .map_err(|e| anyhow!("{}: cannot append: {e}", self.path.display()))
+        // Whole or not at all: a failed write is cut off again (outdir::append_whole).
+        outdir::append_whole(&mut f, &self.path, &bytes)
     }
 }
 

@@ -28,8 +28,27 @@ pub const MAX_TEXT_BYTES: u64 = 64 << 20;
 pub fn check_regular_file(path: &Path) -> Result<(), String> {
     match fs::metadata(path) {
         Ok(m) => kind_error(&m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err("does not exist".into()),
-        Err(e) => Err(format!("cannot read: {e}")),
+        Err(e) => Err(why(path, &e)),
+    }
+}
+
+/// Why `path` cannot be reached, from the error of `stat` or `open`, without the
+/// caller's own verb (`cannot read: ` is the caller's): `does not exist`; when a directory
+/// of the path is a file (a FIFO given as a shard's directory) that one is named,
+/// `ff is not a directory`, not the system's "Not a directory" about the whole path.
+fn why(path: &Path, e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "does not exist".into(),
+        io::ErrorKind::NotADirectory => path
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .find(|a| fs::metadata(a).is_ok_and(|m| !m.is_dir()))
+            .map_or_else(
+                || e.to_string(),
+                |a| format!("{} is not a directory", a.display()),
+            ),
+        _ => e.to_string(),
     }
 }
 
@@ -71,8 +90,7 @@ pub fn check_dir(path: &Path) -> Result<(), String> {
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err("is not a directory".into()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err("does not exist".into()),
-        Err(e) => Err(format!("cannot read: {e}")),
+        Err(e) => Err(why(path, &e)),
     }
 }
 
@@ -100,10 +118,7 @@ fn open_checked(path: &Path) -> Result<fs::File, String> {
             ));
         }
     }
-    let file = open_nonblocking(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => "does not exist".to_string(),
-        _ => e.to_string(),
-    })?;
+    let file = open_nonblocking(path).map_err(|e| why(path, &e))?;
     let m = file.metadata().map_err(|e| e.to_string())?;
     kind_error(&m)?;
     Ok(file)
@@ -189,6 +204,21 @@ mod tests {
         );
         assert_eq!(check_dir(d.path()), Ok(()));
         assert_eq!(check_dir(&f), Err("is not a directory".into()));
+        // A file where a directory of the path should be is named, once, as such.
+        let under = f.join("shard.json");
+        let e = read_to_string(&under, &under.display().to_string(), 100).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "{}: cannot read: {} is not a directory",
+                under.display(),
+                f.display()
+            )
+        );
+        assert_eq!(
+            check_dir(&under),
+            Err(format!("{} is not a directory", f.display()))
+        );
     }
 
     /// A symbolic link is followed, and what it points at is checked: a link to

@@ -43,7 +43,10 @@ pub fn is_shape_path(path: &Path) -> bool {
 /// `field: problem` (the caller adds the file).
 pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        format!("invalid TOML: {}", e.message().replace('\n', " "))
+        let at = e
+            .span()
+            .map_or(String::new(), |s| toml_place(text, s.start));
+        format!("{at}invalid TOML: {}", e.message().replace('\n', " "))
     })?;
     let v = serde_json::to_value(&table).map_err(|e| format!("invalid TOML: {e}"))?;
     let o = v.as_object().ok_or("expected a TOML table")?;
@@ -64,6 +67,47 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
         roles,
         off_crossbar,
     })
+}
+
+/// Where byte `at` of shape file `text` lies, for a TOML error: `line 18: ` and, when it
+/// lies in a value, its key as the file's other errors name it (`layers[1].kv_len: `);
+/// the parser's own message ("number too large to fit in target type") names neither.
+fn toml_place(text: &str, at: usize) -> String {
+    let Some(before) = text.get(..at) else {
+        return String::new();
+    };
+    let line_no = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let key = before[start..].split_once('=').map(|(k, _)| {
+        let k: String = k
+            .trim()
+            .trim_matches(['"', '\''])
+            .chars()
+            .take(60)
+            .collect();
+        k.chars().filter(|c| !c.is_control()).collect::<String>()
+    });
+    let Some(key) = key.filter(|k| !k.is_empty()) else {
+        return format!("line {line_no}: ");
+    };
+    // The table the line lies in: the nth `[[layers]]` is layers[n - 1].
+    let headers: Vec<&str> = before[..start]
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('['))
+        .collect();
+    match headers.last() {
+        Some(h) if h.starts_with("[[") => {
+            let name = h.trim_matches(['[', ']', ' ']);
+            let n = headers.iter().filter(|x| **x == *h).count();
+            format!("line {line_no}: {name}[{}].{key}: ", n - 1)
+        }
+        Some(h) => format!(
+            "line {line_no}: {}.{key}: ",
+            h.trim_matches(['[', ']', ' '])
+        ),
+        None => format!("line {line_no}: {key}: "),
+    }
 }
 
 /// What the queries of an attention block attend to, as its attn_out layer says.
@@ -210,11 +254,11 @@ pub fn read(path: &Path, opts: &OpenOptions) -> anyhow::Result<ShapeFile> {
         let need = crate::bundle::array_bytes(&one_column, 1);
         if need > opts.max_layer_bytes as u128 {
             return Err(anyhow!(
-                "{label}: layers[{i}]: layer {} needs about {} to generate one sample, more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
+                "{label}: layers[{i}]: layer {} needs about {} to generate one sample, more than limits.max_layer_bytes = {} ({})",
                 l.name,
                 fmt_bytes(need),
                 fmt_bytes(opts.max_layer_bytes as u128),
-                need.next_power_of_two()
+                crate::bundle::raise_layer_bytes_hint(need)
             ));
         }
     }
@@ -289,7 +333,17 @@ out_features = 10
             e(&TWO.replace("in_channels = 3", "in_channels = -3")),
             "layers[0].in_channels: expected a positive integer"
         );
-        assert!(e("[[layers]\n").starts_with("invalid TOML: "));
+        assert!(e("[[layers]\n").starts_with("line 1: invalid TOML: "));
+        // An integer TOML cannot hold is named by its key and line, as other errors are.
+        let huge = TWO.replace("out_features = 10", "out_features = 18446744073709551615");
+        assert_eq!(
+            e(&huge),
+            "line 15: layers[1].out_features: invalid TOML: number too large to fit in target type"
+        );
+        assert_eq!(
+            e("name = 99999999999999999999\n"),
+            "line 1: name: invalid TOML: number too large to fit in target type"
+        );
         assert!(!e("[[layers]\n").contains('\n'));
         // Sizes beyond 2^31 - 1 are refused as a manifest refuses them.
         assert_eq!(
@@ -335,7 +389,21 @@ out_features = 10
             e.starts_with(&format!(
                 "{}: layers[1]: layer f needs about",
                 path.display()
-            )) && e.contains("limits.max_layer_bytes = 4 GiB"),
+            )) && e.contains(
+                "limits.max_layer_bytes = 4 GiB (raise it, e.g. --set limits.max_layer_bytes="
+            ),
+            "{e}"
+        );
+        // A need no settable limit holds (48 EiB, above 2^63 - 1 bytes) suggests no value.
+        let huge = "[[layers]]\nname = \"a\"\nkind = \"conv\"\nin_channels = 1\nout_channels = 1\n\
+                    kernel = 1\ninput_shape = [1, 2147483647, 2147483647]\n";
+        std::fs::write(&path, huge).unwrap();
+        let e = open(&path, &OpenOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("(no limits.max_layer_bytes holds it, the largest is 9223372036854775807 = 8 EiB: reduce the layer's size)")
+                && !e.contains("--set"),
             "{e}"
         );
     }

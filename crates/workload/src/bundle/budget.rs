@@ -58,6 +58,28 @@ pub fn bundle_layer_bytes(geom: &ConvGeometry, input: Option<&ArrayHeader>) -> u
     }
 }
 
+/// The largest limits.max_layer_bytes a config or `--set` can hold: TOML integers stop
+/// at 2^63 - 1.
+pub const MAX_SETTABLE_LAYER_BYTES: u64 = i64::MAX as u64;
+
+/// What a refusal of `need` bytes over limits.max_layer_bytes advises: a value of the
+/// key that holds it (the next power of two, or the largest settable value), or, when
+/// no settable value does, to reduce the layer. Every such refusal prints this, so a
+/// suggested `--set` is always one `--set` accepts (docs/errors.md, "Limits").
+pub fn raise_layer_bytes_hint(need: u128) -> String {
+    let max = MAX_SETTABLE_LAYER_BYTES as u128;
+    if need > max {
+        return format!(
+            "no limits.max_layer_bytes holds it, the largest is {max} = {}: reduce the layer's size",
+            fmt_bytes(max)
+        );
+    }
+    format!(
+        "raise it, e.g. --set limits.max_layer_bytes={}",
+        need.next_power_of_two().min(max)
+    )
+}
+
 /// `4 GiB`, `1.5 MiB`, `512 B`: a byte count for messages.
 pub fn fmt_bytes(b: u128) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -83,6 +105,30 @@ pub fn fmt_bytes(b: u128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The suggested limit is always one `--set` accepts (at most 2^63 - 1); a need
+    /// above that suggests none.
+    #[test]
+    fn the_raise_hint_names_only_settable_values() {
+        assert_eq!(
+            raise_layer_bytes_hint(248_552),
+            "raise it, e.g. --set limits.max_layer_bytes=262144"
+        );
+        // The next power of two of 2^62 + 1 is 2^63, one above the largest settable value.
+        assert_eq!(
+            raise_layer_bytes_hint((1 << 62) + 1),
+            "raise it, e.g. --set limits.max_layer_bytes=9223372036854775807"
+        );
+        let max = MAX_SETTABLE_LAYER_BYTES as u128;
+        assert!(raise_layer_bytes_hint(max).ends_with("=9223372036854775807"));
+        for need in [max + 1, 1 << 66, u128::MAX] {
+            let h = raise_layer_bytes_hint(need);
+            assert!(
+                !h.contains("--set") && h.contains("reduce the layer's size"),
+                "{h}"
+            );
+        }
+    }
 
     #[test]
     fn bytes_of_a_layer() {

@@ -30,7 +30,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 
-pub use budget::{array_bytes, bundle_layer_bytes, fmt_bytes, DEFAULT_MAX_LAYER_BYTES};
+pub use budget::{
+    array_bytes, bundle_layer_bytes, fmt_bytes, raise_layer_bytes_hint, DEFAULT_MAX_LAYER_BYTES,
+    MAX_SETTABLE_LAYER_BYTES,
+};
 pub use header::{ArrayHeader, Dtype};
 use inputs::{InputStats, Stream, Values};
 pub(crate) use manifest::{optional_name, parse_layers, unknown_top_key, LayerKeys};
@@ -344,13 +347,13 @@ impl BundleWorkload {
             let need = bundle_layer_bytes(&l.spec.geom, ih.as_ref().map(|(_, h)| h));
             if need > opts.max_layer_bytes as u128 {
                 bail!(
-                    "{}: {}: layer {} needs about {} to load {samples} sample(s), more than limits.max_layer_bytes = {} (raise it, e.g. --set limits.max_layer_bytes={})",
+                    "{}: {}: layer {} needs about {} to load {samples} sample(s), more than limits.max_layer_bytes = {} ({})",
                     self.npz_label,
                     ih.as_ref().map_or(l.weight.as_str(), |(n, _)| n.as_str()),
                     l.spec.name,
                     fmt_bytes(need),
                     fmt_bytes(opts.max_layer_bytes as u128),
-                    need.next_power_of_two()
+                    raise_layer_bytes_hint(need)
                 );
             }
             let a = self.read_array(&mut npz, &l.weight, &wh)?;
