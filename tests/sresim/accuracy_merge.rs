@@ -212,3 +212,74 @@ fn a_shard_field_out_of_its_range_is_refused_even_with_its_fingerprint_recompute
         s(&merged),
     ]);
 }
+
+/// A record's `crossbar` flag is the writer's: 1 exactly on a mode's path for a layer of
+/// shard.json's `layers`, and a layer off the datapath has datapath figures of 0 (the
+/// float path none at all). A records.csv edited against that, with its hash in
+/// shard.json recomputed, is refused naming the file, the line and the cell: a quantized
+/// row claiming `conv2.crossbar=1` with counts merged into `func_exact_frac=1` on the
+/// quantized path, which no unsharded run writes.
+#[test]
+fn a_record_whose_crossbar_flag_contradicts_its_path_and_layers_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let shard = t.path().join("a0");
+    let mut args = RUN.to_vec();
+    args.extend(["--sample-range", "0..4", "-q", "--out", s(&shard)]);
+    ok(&args);
+    let records = std::fs::read(shard.join("records.csv")).unwrap();
+    let manifest = std::fs::read_to_string(shard.join("shard.json")).unwrap();
+    let merged = t.path().join("am");
+    // The shard as written merges.
+    ok(&["accuracy-merge", s(&shard), "-q", "--out", s(&merged)]);
+    std::fs::remove_dir_all(&merged).unwrap();
+    // (path of the row, cells set, the cell named, what the refusal says)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 6] = [
+        (
+            "quantized",
+            &[("conv2.crossbar", "1"), ("conv2.func_outputs", "10"), ("conv2.func_exact", "10")],
+            "conv2.crossbar: '1', but `accuracy` writes 0 here (the quantized path has no datapath)",
+            "",
+        ),
+        ("sre", &[("conv2.crossbar", "0")], "conv2.crossbar: '0', but `accuracy` writes 1 here", ""),
+        ("dense", &[("conv1.crossbar", "1")], "conv1.crossbar: '1', but `accuracy` writes 0 here", "not one of shard.json's layers"),
+        ("quantized", &[("fc1.func_outputs", "10")], "fc1.func_outputs: '10' on a layer off the datapath", ""),
+        ("sre", &[("conv1.func_max_abs_err", "3")], "conv1.func_max_abs_err: '3' on a layer off the datapath", ""),
+        ("float", &[("fc1.crossbar", "0")], "fc1.crossbar: '0' on the float path", ""),
+    ];
+    for (path, cells, want, also) in cases {
+        let mut r = csv::Reader::from_reader(&records[..]);
+        let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+        let mut rows: Vec<Vec<String>> = r
+            .records()
+            .map(|x| x.unwrap().iter().map(String::from).collect())
+            .collect();
+        let line = rows.iter().position(|x| x[2] == path).unwrap();
+        for (c, v) in cells {
+            rows[line][h.iter().position(|x| x == c).unwrap()] = v.to_string();
+        }
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&h).unwrap();
+        for x in &rows {
+            w.write_record(x).unwrap();
+        }
+        let bytes = w.into_inner().unwrap();
+        // records.csv's hash in shard.json (FNV-1a 64 of its bytes) recomputed.
+        let mut x: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in &bytes {
+            x = (x ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        let mut m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+        m["records"] = serde_json::json!(format!("{x:016x}"));
+        std::fs::write(shard.join("records.csv"), &bytes).unwrap();
+        std::fs::write(shard.join("shard.json"), m.to_string()).unwrap();
+        let o = common::sresim(&["accuracy-merge", s(&shard), "--out", s(&merged)]);
+        let e = common::fails(&o);
+        let at = format!("a0/records.csv: line {}: ", line + 2);
+        assert!(
+            e.contains(&at) && e.contains(want) && e.contains(also),
+            "{path} {cells:?}: {e}"
+        );
+        assert!(!merged.exists(), "{e}");
+    }
+}

@@ -30,6 +30,7 @@ mod io_guards;
 mod layers;
 mod memory_exports;
 mod merge_cells;
+mod merge_derived;
 mod merge_domains;
 mod outputs;
 mod parquet;

@@ -543,6 +543,9 @@ struct RecordReader {
     range: Range<usize>,
     paths: Vec<String>,
     layers: usize,
+    /// Per layer of the network, whether it is one of the run's `layers` (through the
+    /// datapath on a mode's path).
+    datapath: Vec<bool>,
     labels: bool,
     /// Predictions and labels lie below it (0: not recorded, not checked).
     classes: usize,
@@ -573,6 +576,7 @@ impl RecordReader {
             range: m.range(),
             paths: m.paths(),
             layers: m.layer_names.len(),
+            datapath: m.layer_names.iter().map(|l| m.layers.contains(l)).collect(),
             labels: m.labels,
             classes: m.classes,
             records: m.records.clone(),
@@ -622,6 +626,14 @@ impl RecordReader {
         let float_prediction = c.int()? as usize;
         in_classes(&at, "prediction", float_prediction as i128, self.classes)?;
         let float_sq = c.float()?;
+        // The float network has no layer figures: `accuracy` leaves its cells empty.
+        if let Some(i) = (6..row.len()).find(|&i| !row[i].is_empty()) {
+            bail!(
+                "{at}: {}: '{}' on the float path, which has no layer figures (the cell is empty)",
+                self.names[i],
+                bounds::text::printable(&row[i])
+            );
+        }
         let mut out = Vec::with_capacity(paths.len() - 1);
         for p in &paths[1..] {
             let row = self.row(d, s, p)?;
@@ -636,12 +648,28 @@ impl RecordReader {
             in_classes(&at, "prediction", prediction as i128, self.classes)?;
             let output_sq_err = c.float()?;
             let mut layers = Vec::with_capacity(self.layers);
-            for _ in 0..self.layers {
+            for l in 0..self.layers {
                 let crossbar = match c.text() {
                     "0" => false,
                     "1" => true,
                     t => bail!("{at}: crossbar: '{t}' (expected 0 or 1)"),
                 };
+                // The flag is the writer's: 1 exactly on a mode's path for a layer of the
+                // run's `layers`, the only cells that hold datapath figures.
+                let want = p != "quantized" && self.datapath[l];
+                if crossbar != want {
+                    bail!(
+                        "{at}: {}: '{}', but `accuracy` writes {} here ({})",
+                        c.name(),
+                        u8::from(crossbar),
+                        u8::from(want),
+                        match (p == "quantized", self.datapath[l]) {
+                            (true, _) => "the quantized path has no datapath",
+                            (false, false) => "the layer is not one of shard.json's layers",
+                            (false, true) => "a mode's path runs the layers of shard.json's layers through the datapath",
+                        }
+                    );
+                }
                 let first = c.i;
                 let st = LayerStats {
                     crossbar,
@@ -660,6 +688,37 @@ impl RecordReader {
                     float_sq_err: c.float()?,
                     float_sq: c.float()?,
                 };
+                // A layer off the datapath has no datapath figures: the writer's are 0.
+                if !crossbar {
+                    let z = &st.func;
+                    let floats = [z.sq_err, z.sq_exact, z.float_sq_err, z.float_sq_ref];
+                    let counts = [
+                        (1, z.outputs),
+                        (2, z.exact),
+                        (5, z.max_abs_err),
+                        (6, z.float_outputs),
+                        (9, z.adc_conversions),
+                        (10, z.adc_clips),
+                    ];
+                    let bad = counts
+                        .iter()
+                        .find(|(_, v)| *v != 0)
+                        .map(|(k, _)| *k)
+                        .or_else(|| {
+                            [3, 4, 7, 8]
+                                .into_iter()
+                                .zip(floats)
+                                .find(|(_, v)| v.to_bits() != 0)
+                                .map(|(k, _)| k)
+                        });
+                    if let Some(k) = bad {
+                        bail!(
+                            "{at}: {}: '{}' on a layer off the datapath (crossbar 0), whose datapath figures are 0",
+                            self.names[first - 1 + k],
+                            bounds::text::printable(&row[first - 1 + k])
+                        );
+                    }
+                }
                 // Counts of one output each: a part never exceeds its whole.
                 let f = &st.func;
                 for (part, whole, p, w) in [

@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod compare;
+pub mod derived;
 pub mod exec;
 pub mod extra;
 pub mod grid;

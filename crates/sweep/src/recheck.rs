@@ -479,7 +479,9 @@ impl<'a> Recheck<'a> {
                 }
             }
         }
-        self.determined(path, &id, workload, rows)
+        self.determined(path, &id, workload, rows)?;
+        // The cells the writer derives from other cells of the point: the one place.
+        super::derived::check(&self.names, &self.meta.modes, path, &id, rows)
     }
 
     /// Whether a cell the glance finds plain is inside column `i`'s domain without being

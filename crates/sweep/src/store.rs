@@ -141,6 +141,8 @@ pub fn prepare(
         }
         let ids = meta.ids();
         let ix = index_parquet(&pq_path, &meta.columns(), &ids)?;
+        // Its points are kept as they are: checked as merge checks a shard's.
+        super::recheck::kept(&pq_path, &meta, &ids, &ix.grouped(|_| true, false))?;
         return Ok(done(
             ix.totals()
                 .iter()
