@@ -53,6 +53,12 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
     let cols = full.columns();
     let ids = full.ids();
     let kinds: Vec<Kind> = cols.iter().map(|c| sim::format::layers_kind(c)).collect();
+    let domains: Vec<(f64, f64)> = cols
+        .iter()
+        .map(|c| {
+            super::names::known(c).map_or((f64::NEG_INFINITY, f64::INFINITY), |k| k.domain.range())
+        })
+        .collect();
     let mut out = Vec::new();
     for index in 0..shards {
         let shard = Shard {
@@ -85,11 +91,55 @@ pub fn write_shards(dir: &Path, points: usize, rows: usize, shards: usize) -> Re
                     row.extend(values.iter().map(|v| v.csv()));
                     for (c, kind) in kinds.iter().enumerate().skip(row.len()) {
                         let x = (i * 131 + r * 17 + c * 7) as u64;
+                        // Each number inside its column's domain (merge re-checks it).
+                        let (lo, hi) = domains[c];
                         row.push(match kind {
                             Kind::Count => (x * 7919 % 10_000_000).to_string(),
                             Kind::Text => format!("t{}", x % 97),
+                            _ if hi.is_finite() => {
+                                let f = (x % 1000) as f64 / 1000.0;
+                                format!("{}", lo.max(0.0) + f * (hi - lo.max(0.0)))
+                            }
                             _ => format!("{}", (x % 1_000_000) as f64 * 0.618),
                         });
+                    }
+                    // The cells a sweep derives from the row's others, as merge
+                    // recomputes them: cycles and energy of the layer in each mode, the
+                    // dense row's for the ratios, one clock, busy within cycles.
+                    let m = full.modes.len().max(1);
+                    let (layer, mode) = (r / m, r % m);
+                    let cycles = |mode: usize| {
+                        1000 + ((i * 131 + layer * 17) % 100_000) as u64 + mode as u64 * 7
+                    };
+                    let parts = |mode: usize| -> Vec<f64> {
+                        (0..energy::Breakdown::COLUMNS.len())
+                            .map(|k| {
+                                ((i * 131 + layer * 17 + mode * 5 + k * 7) % 1000) as f64 * 0.5
+                                    + 1.0
+                            })
+                            .collect()
+                    };
+                    let total = |mode: usize| parts(mode).iter().sum::<f64>();
+                    let dense = full.modes.iter().position(|x| x == "dense").unwrap_or(0);
+                    for (c, name) in cols.iter().enumerate() {
+                        row[c] = match name.as_str() {
+                            "cycles" => cycles(mode).to_string(),
+                            "busy_cycles" => (cycles(mode) / 2).to_string(),
+                            "time_ns" => format!("{}", cycles(mode) as f64 * 7.68),
+                            "energy_pj" => format!("{}", total(mode)),
+                            "speedup_vs_dense" => {
+                                format!("{}", cycles(dense) as f64 / cycles(mode) as f64)
+                            }
+                            "energy_saving_vs_dense" => {
+                                format!("{}", 1.0 - total(mode) / total(dense))
+                            }
+                            "passes" => "1".into(),
+                            "input_cycles" => "16".into(),
+                            n => match energy::Breakdown::COLUMNS.iter().position(|k| *k == n) {
+                                Some(k) => format!("{}", parts(mode)[k]),
+                                None => continue,
+                            },
+                        };
                     }
                     // The cells the point's id determines (merge re-checks them): the
                     // grid's modes in order, TOTAL last, one layer list per workload,
