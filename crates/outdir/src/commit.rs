@@ -8,6 +8,7 @@ use crate::marks::{
     destination_kind, sync_dir, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
 };
 use crate::names::{self, scratch_name};
+use crate::sets::one_set;
 use anyhow::{anyhow, bail, Result};
 use std::fs::File;
 use std::io::Write;
@@ -588,83 +589,6 @@ fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result
     Ok(())
 }
 
-/// The one check that a result set stays whole across commands (docs/errors.md, "One
-/// result set, whole"): `dir/name` (shown as `dst`) is about to be replaced.
-///
-/// - A file written `alone` (one the user named on its own, `--dump-trace` or
-///   `--float-logits`, or the one file of a replacement outside a command's own output
-///   directory, `plot --out`) may not take a name of a writer's set (names.rs) in a
-///   directory that holds another file of that set: it would replace one file of that
-///   result and leave the others (an SVG as the points.csv beside a sweep's sweep.json).
-///   The command's own set replacing one of its files in its own output directory
-///   (`sweep` appending a point) is not alone.
-/// - A file of a set of `writer` (a replacement of several files) may not go into a
-///   directory holding a file that only another writer lists, when the two sets share a
-///   name (`run` and `accuracy`: summary.json; `sweep` and `search`: points.csv): the
-///   directory would hold one command's layers.csv beside another's summary.json. A set
-///   that shares no name with the one there (`memory -o` a run's directory) mixes nothing.
-pub(crate) fn one_set(
-    dir: &Path,
-    name: &str,
-    dst: &Path,
-    alone: bool,
-    writer: Option<&names::Writer>,
-) -> Result<()> {
-    let owners: Vec<&names::Writer> = match (alone, writer) {
-        (true, _) => names::WRITERS.iter().filter(|w| w.lists(name)).collect(),
-        (false, Some(w)) if w.lists(name) => vec![w],
-        _ => return Ok(()),
-    };
-    if owners.is_empty() {
-        return Ok(());
-    }
-    let shown = match dir.as_os_str().is_empty() {
-        true => Path::new("."),
-        false => dir,
-    };
-    let here = match std::fs::read_dir(shown) {
-        Ok(r) => r,
-        // The staging reports a directory that cannot be written.
-        Err(_) => return Ok(()),
-    };
-    let here: Vec<String> = here
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != name && names::plain(n))
-        .collect();
-    match (alone, writer) {
-        (true, _) => {
-            for w in owners {
-                if let Some(other) = here.iter().find(|n| w.lists(n)) {
-                    bail!(
-                        "{}: is a file of the result `{}` writes together, and {} holds that result ({other}): written alone it would leave a mixed set; name another file",
-                        dst.display(),
-                        w.name,
-                        shown.display()
-                    );
-                }
-            }
-        }
-        (false, Some(w)) => {
-            for v in names::WRITERS.iter().filter(|v| v.name != w.name) {
-                let Some(shared) = w.files.iter().find(|f| !f.contains('*') && v.lists(f)) else {
-                    continue;
-                };
-                if let Some(other) = here.iter().find(|n| v.lists(n) && !w.lists(n)) {
-                    bail!(
-                        "{}: holds the result of `{}` ({other}), which shares {shared} with the result of `{}`: writing it there would leave a mixed set; choose another directory, or remove that result first",
-                        shown.display(),
-                        v.name,
-                        w.name
-                    );
-                }
-            }
-        }
-        (false, None) => {}
-    }
-    Ok(())
-}
-
 /// [`apart`] for the outputs a command is about to write, before it computes them
 /// (`memory`: its reports, lists and trace): `files` (directory, name, named by the
 /// user); the directories must exist. The same check runs again when they are committed.
@@ -819,56 +743,4 @@ pub(crate) mod tests {
 }
 
 #[cfg(test)]
-mod append_tests {
-    use super::*;
-
-    /// Set in the child process this test starts under a file-size limit.
-    const CHILD: &str = "OUTDIR_APPEND_CHILD";
-
-    /// An append that crosses a file-size limit (`ulimit -f`, failing with EFBIG as a full
-    /// disk fails with ENOSPC) after part of its bytes leaves the file as it was before it.
-    #[test]
-    fn an_append_that_fails_part_way_is_cut_off() {
-        let row = b"0123456789,abcdefghij,0123456789,abcdefghij,0123456789\n";
-        if let Some(dir) = std::env::var_os(CHILD) {
-            let path = Path::new(&dir).join("points.csv");
-            let mut f = open_append(&path).unwrap();
-            let e = append_whole(&mut f, &path, &row.repeat(20)).unwrap_err();
-            assert!(e.to_string().contains("points.csv: cannot append: "), "{e}");
-            return;
-        }
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("points.csv");
-        // 400 bytes under the limit (one block: 512 bytes for sh, 1 KiB for bash): the
-        // next append is cut short by it, part of it written.
-        let before = b"h\n".repeat(200);
-        std::fs::write(&path, &before).unwrap();
-        let o = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\"")
-            .arg(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "commit::append_tests::an_append_that_fails_part_way_is_cut_off",
-            ])
-            .args(["--test-threads", "1", "--nocapture"])
-            .env(CHILD, d.path())
-            .output()
-            .unwrap();
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{out}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(out.contains("1 passed"), "{out}");
-        assert_eq!(std::fs::read(&path).unwrap(), before);
-        // Without a limit the same append is written whole.
-        let mut f = open_append(&path).unwrap();
-        append_whole(&mut f, &path, &row.repeat(10)).unwrap();
-        assert_eq!(
-            std::fs::read(&path).unwrap().len(),
-            before.len() + 10 * row.len()
-        );
-    }
-}
+mod append_tests;

@@ -256,6 +256,7 @@ mod commit;
 mod marks;
 pub mod names;
 mod recover;
+mod sets;
 pub use commit::{
     append_whole, check_apart, open_append, replace, replace_staged, stage, stage_file, Staged,
 };

@@ -27,7 +27,7 @@
 //! resolved (no `.`, `..`, doubled or trailing `/` or symbolic link in it, written as a
 //! writer prints it) and not the journal's own. Before anything is renamed, every
 //! destination passes the check of a first write (absent or a regular file: never a
-//! link, directory, FIFO or device) and its one-set rule (`commit::one_set` with the
+//! link, directory, FIFO or device) and its one-set rule (`sets::one_set` with the
 //! journal's writer; the user-named file of `memory` as a file written alone); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
@@ -203,7 +203,7 @@ pub fn recover(dir: &Path) -> Result<()> {
     // Nothing of this journal's to complete in an unmarked directory: its old links stay
     // (dot files).
     steps.retain(|s| s.marked);
-    // The one-set rule of a first write (`commit::one_set`), for every file about to be
+    // The one-set rule of a first write (`sets::one_set`), for every file about to be
     // renamed: a journal's set may not replace one file of another command's result (the
     // user-named file of `memory` is written alone; a file of the writer's set may not go
     // where a writer sharing a name with it holds a result). The writer's own other files
@@ -211,7 +211,7 @@ pub fn recover(dir: &Path) -> Result<()> {
     for s in steps.iter().filter(|s| s.tmp.is_some()) {
         let alone = !journal.writer.lists(s.name);
         let writer = (!alone).then_some(journal.writer);
-        crate::commit::one_set(&s.d.path, s.name, &s.d.path.join(s.name), alone, writer)
+        crate::sets::one_set(&s.d.path, s.name, &s.d.path.join(s.name), alone, writer)
             .map_err(|e| refuse(e.to_string()))?;
     }
     for Step { d, tmp, name, .. } in &steps {

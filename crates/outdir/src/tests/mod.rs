@@ -263,6 +263,7 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
     );
 }
 
+mod kill;
 mod recovery;
 
 /// A temporary of a rolled-back replacement left where recovery may not touch it, under

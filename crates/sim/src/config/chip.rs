@@ -37,13 +37,13 @@ pub fn resolve(
     cfg: &ChipCfg,
     node_nm: u32,
     origin: &str,
-    files: super::Files,
+    files: super::files::Files,
 ) -> Result<ResolvedChip> {
     let base_dir = match files {
-        super::Files::Beside(d) => d,
-        super::Files::Never => None,
+        super::files::Files::Beside(d) => d,
+        super::files::Files::Never => None,
     };
-    let never = matches!(files, super::Files::Never);
+    let never = matches!(files, super::files::Files::Never);
     let at = |rel: &str| -> PathBuf {
         match base_dir {
             Some(d) => d.join(rel),
@@ -137,7 +137,13 @@ mod tests {
         };
         format!(
             "{:#}",
-            resolve(&cfg, 32, "c.toml", super::super::Files::Beside(Some(dir))).unwrap_err()
+            resolve(
+                &cfg,
+                32,
+                "c.toml",
+                super::super::files::Files::Beside(Some(dir))
+            )
+            .unwrap_err()
         )
     }
 

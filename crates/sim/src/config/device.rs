@@ -236,15 +236,15 @@ pub fn apply_preset(
 pub fn resolve_device(
     cfg: &DeviceCfg,
     origin: &str,
-    files: super::Files,
+    files: super::files::Files,
 ) -> Result<functional::Device> {
     let table = match files {
         _ if cfg.error_table.is_empty() => None,
         // Read as data (a shard's `config_values`): the table is the one the shards ran
         // with (their fingerprint binds it), never opened here; the other keys are
         // checked without it (docs/errors.md, "accuracy-merge").
-        super::Files::Never => None,
-        super::Files::Beside(base_dir) => {
+        super::files::Files::Never => None,
+        super::files::Files::Beside(base_dir) => {
             let p = std::path::Path::new(&cfg.error_table);
             let p = match base_dir {
                 Some(d) if p.is_relative() => d.join(p),

@@ -28,14 +28,14 @@ fn read_table<T>(
     embedded: fn() -> T,
     parse: impl Fn(&str) -> Result<T, digital::TableError>,
     origin: &str,
-    files: super::Files,
+    files: super::files::Files,
 ) -> Result<T> {
     let relp = Path::new(rel);
     let shipped_name = Path::new(shipped).file_name();
     let base_dir = match files {
-        super::Files::Beside(d) => d,
+        super::files::Files::Beside(d) => d,
         // Read as data: the shipped table stands for any file named (never opened).
-        super::Files::Never => return Ok(embedded()),
+        super::files::Files::Never => return Ok(embedded()),
     };
     let path = match base_dir {
         Some(d) => d.join(relp),
@@ -56,7 +56,7 @@ pub fn resolve(
     a: &AttentionCfg,
     node_nm: u32,
     origin: &str,
-    files: super::Files,
+    files: super::files::Files,
 ) -> Result<ResolvedDigital> {
     let unit = d.unit();
     unit.validate().map_err(|e| anyhow!("{origin}: {e}"))?;

@@ -1,0 +1,84 @@
+//! The one-set rule (docs/errors.md, "One result set, whole"): a directory holds one
+//! command's result, whole. Checked by a first write ([`crate::commit`]) and by the
+//! recovery of a journal ([`crate::recover`]) alike, before anything is renamed.
+
+use crate::names;
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// The one check that a result set stays whole across commands (docs/errors.md, "One
+/// result set, whole"): `dir/name` (shown as `dst`) is about to be replaced.
+///
+/// - A file written `alone` (one the user named on its own, `--dump-trace` or
+///   `--float-logits`, or the one file of a replacement outside a command's own output
+///   directory, `plot --out`) may not take a name of a writer's set (names.rs) in a
+///   directory that holds another file of that set: it would replace one file of that
+///   result and leave the others (an SVG as the points.csv beside a sweep's sweep.json).
+///   The command's own set replacing one of its files in its own output directory
+///   (`sweep` appending a point) is not alone.
+/// - A file of a set of `writer` (a replacement of several files) may not go into a
+///   directory holding a file that only another writer lists, when the two sets share a
+///   name (`run` and `accuracy`: summary.json; `sweep` and `search`: points.csv): the
+///   directory would hold one command's layers.csv beside another's summary.json. A set
+///   that shares no name with the one there (`memory -o` a run's directory) mixes nothing.
+pub(crate) fn one_set(
+    dir: &Path,
+    name: &str,
+    dst: &Path,
+    alone: bool,
+    writer: Option<&names::Writer>,
+) -> Result<()> {
+    let owners: Vec<&names::Writer> = match (alone, writer) {
+        (true, _) => names::WRITERS.iter().filter(|w| w.lists(name)).collect(),
+        (false, Some(w)) if w.lists(name) => vec![w],
+        _ => return Ok(()),
+    };
+    if owners.is_empty() {
+        return Ok(());
+    }
+    let shown = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    let here = match std::fs::read_dir(shown) {
+        Ok(r) => r,
+        // The staging reports a directory that cannot be written.
+        Err(_) => return Ok(()),
+    };
+    let here: Vec<String> = here
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != name && names::plain(n))
+        .collect();
+    match (alone, writer) {
+        (true, _) => {
+            for w in owners {
+                if let Some(other) = here.iter().find(|n| w.lists(n)) {
+                    bail!(
+                        "{}: is a file of the result `{}` writes together, and {} holds that result ({other}): written alone it would leave a mixed set; name another file",
+                        dst.display(),
+                        w.name,
+                        shown.display()
+                    );
+                }
+            }
+        }
+        (false, Some(w)) => {
+            for v in names::WRITERS.iter().filter(|v| v.name != w.name) {
+                let Some(shared) = w.files.iter().find(|f| !f.contains('*') && v.lists(f)) else {
+                    continue;
+                };
+                if let Some(other) = here.iter().find(|n| v.lists(n) && !w.lists(n)) {
+                    bail!(
+                        "{}: holds the result of `{}` ({other}), which shares {shared} with the result of `{}`: writing it there would leave a mixed set; choose another directory, or remove that result first",
+                        shown.display(),
+                        v.name,
+                        w.name
+                    );
+                }
+            }
+        }
+        (false, None) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+use super::*;
+use pipeline::cycle::{PipelineOptions, QueueDepth};
+use pipeline::{SlowStage, Sync};
+
+/// A shard's config_values pass the very checks of a config file (they were only
+/// type-checked: `ou.rows` 0 merged), and a key naming a file is refused, never
+/// opened.
+#[test]
+fn config_values_are_checked_as_a_config_file_and_open_no_file() {
+    let base = serde_json::to_value(&load(None, &[]).unwrap().config).unwrap();
+    check_values(&base).unwrap();
+    let edit = |section: &str, key: &str, v: serde_json::Value| {
+        let mut b = base.clone();
+        b[section][key] = v;
+        check_values(&b).unwrap_err()
+    };
+    let e = edit("ou", "rows", serde_json::json!(0));
+    assert!(e.starts_with("config_values: ou.rows: "), "{e}");
+    let e = edit("precision", "input_bits", serde_json::json!(64));
+    assert!(e.starts_with("config_values: precision.input_bits"), "{e}");
+    let e = edit("ou", "rows", serde_json::json!(300));
+    assert!(
+        e.contains("ou.rows: OU height 300 exceeds crossbar.rows 128"),
+        "{e}"
+    );
+    // A file that exists and is not a table: a read would refuse it, so a pass says
+    // nothing read it. The shards ran with their tables; the merge keeps the names.
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("e.toml");
+    std::fs::write(&f, "not toml [").unwrap();
+    let f = f.display().to_string();
+    for (section, key) in [
+        ("energy", "table"),
+        ("digital", "table"),
+        ("attention", "write_table"),
+        ("device", "error_table"),
+    ] {
+        let mut b = base.clone();
+        b[section][key] = serde_json::json!(f);
+        check_values(&b).unwrap_or_else(|e| panic!("{section}.{key}: {e}"));
+    }
+    let mut b = base.clone();
+    b["chip"] = serde_json::json!({"preset": f});
+    check_values(&b).unwrap();
+    // The other keys are still checked beside a table that is not read.
+    b["ou"]["rows"] = serde_json::json!(0);
+    let e = check_values(&b).unwrap_err();
+    assert!(e.starts_with("config_values: ou.rows: "), "{e}");
+    b = base.clone();
+    b["chip"] = serde_json::json!({"preset": f, "mesh_x": 0});
+    let e = check_values(&b).unwrap_err();
+    assert!(e.contains("mesh_x"), "{e}");
+    b["chip"] = serde_json::json!({"preset": "isaac"});
+    check_values(&b).unwrap();
+}
+
+#[test]
+fn default_config_is_section_1() {
+    let r = load(None, &[]).unwrap();
+    assert_eq!(r.hw, Hardware::default());
+    assert_eq!(r.opts, SimOptions::default());
+    assert_eq!(r.cycle_ns, 7.68);
+    assert_eq!(r.energy, EnergyTable::isaac_32nm());
+}
+
+#[test]
+fn sets_override_and_are_checked() {
+    let r = load(
+        None,
+        &[
+            "ou.rows=16".into(),
+            "timing.sync=none".into(),
+            "adc.bits=6".into(),
+            "energy.dac_per_row_pj=1".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(r.hw.ou_rows, 16);
+    assert_eq!(r.opts.sync, Sync::None);
+    assert_eq!(r.hw.adc_bits, AdcBits::Fixed(6));
+    assert_eq!(r.energy.dac_per_row_pj, 1.0);
+    let err = |s: &str| load_cli(None, &[s.to_string()]).unwrap_err().to_string();
+    assert!(err("ou.height=3").contains("ou.height: unknown key"));
+    // A value that parses but fails a check names the --set, not the config file.
+    assert_eq!(
+        err("ou.rows=300"),
+        "--set ou.rows=300: ou.rows: OU height 300 exceeds crossbar.rows 128"
+    );
+    assert!(err("pipeline.queue_depth=0").starts_with(
+        "--set pipeline.queue_depth=0: pipeline.queue_depth: '0' is not a queue depth"
+    ));
+    assert!(err("timing.cycle_ns=0").starts_with("--set timing.cycle_ns=0: timing.cycle_ns:"));
+    // A set that clashes with a default it does not name: both are named.
+    assert_eq!(
+        err("crossbar.rows=8"),
+        "default config with --set crossbar.rows=8: ou.rows: OU height 9 exceeds crossbar.rows 8"
+    );
+    // Without sets, the file is the source.
+    let e = load_str("[ou]\nrows = 300\n", "c.toml", None, &[]).unwrap_err();
+    assert!(
+        e.to_string().starts_with("c.toml: ou.rows: OU height 300"),
+        "{e}"
+    );
+    assert!(err("ou.rows=200").contains("ou.rows: OU height 200 exceeds"));
+    assert!(err("crossbar.cell_bits=0").contains("crossbar.cell_bits"));
+    assert!(err("timing.sync=sometimes").contains("sometimes"));
+    assert!(err("ou.rows").contains("expected KEY=VALUE"));
+    // An integer above TOML's 2^63 - 1 was called a string: it is named as too large.
+    assert_eq!(
+            err("limits.max_layer_bytes=18446744073709551615"),
+            "--set limits.max_layer_bytes=18446744073709551615: limits.max_layer_bytes: 18446744073709551615 is above the largest accepted value, 9223372036854775807 (TOML integers stop at 2^63 - 1)"
+        );
+    let e = load_str(
+        "[ou]\nrows = 8\n[limits]\nmax_layer_bytes = 18446744073709551615 # all\n",
+        "c.toml",
+        None,
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(e, "c.toml: line 4: limits.max_layer_bytes: 18446744073709551615 is above the largest accepted value, 9223372036854775807 (TOML integers stop at 2^63 - 1)");
+    assert!(err("energy.dac_per_row_pj=-1").contains("dac_per_row_pj"));
+    assert!(err("timing.cycle_ns=0").contains("timing.cycle_ns"));
+    assert!(err("pipeline.queue_depth=0").contains("pipeline.queue_depth: '0'"));
+    assert!(err("pipeline.queue_depth=deep").contains("pipeline.queue_depth"));
+    assert!(err("pipeline.queue_depth=2.5").contains("pipeline.queue_depth: 2.5"));
+    assert!(err("pipeline.slow_stage=dac").contains("pipeline.slow_stage: unknown stage"));
+    assert!(err("pipeline.slow_stage_cycles=3").contains("pipeline.slow_stage_cycles"));
+    let p = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        load(None, &sets).unwrap().opts.pipeline
+    };
+    assert_eq!(p(&[]), PipelineOptions::default());
+    assert_eq!(
+        p(&["pipeline.queue_depth=4"]).queue_depth,
+        QueueDepth::Finite(4)
+    );
+    assert_eq!(
+        p(&["pipeline.queue_depth=unbounded"]).queue_depth,
+        QueueDepth::Unbounded
+    );
+    assert_eq!(
+        p(&["pipeline.slow_stage=adc", "pipeline.slow_stage_cycles=3"]).slow_stage,
+        Some(SlowStage {
+            stage: pipeline::Stage::Adc,
+            cycles: 3
+        })
+    );
+}
