@@ -11,6 +11,9 @@ Each script imports it from its own folder, found through symlinks:
 and ends in `main(run)`. Only the Python standard library is needed.
 """
 import argparse
+import contextlib
+import csv
+import io
 import os
 import shutil
 import subprocess
@@ -136,6 +139,95 @@ def data_error(path, e):
         return Refused(f"{printable(path)}: no {printable(e.args[0])!r} "
                        "(a column or key this script reads)")
     return Refused(f"{printable(path)}: {printable(e)}")
+
+
+class Table(list):
+    """The rows of a table read by `read_table` (dicts, header to cell), with its path,
+    so that a row the script needs and does not find is named with the file."""
+
+    def __init__(self, rows, path, header):
+        super().__init__(rows)
+        self.path = path
+        self.header = header
+
+    def one(self, **cells):
+        """The first row whose cells are `cells` (a key's `__` stands for `.`); a row
+        missing is refused with the file named."""
+        want = {k.replace("__", "."): str(v) for k, v in cells.items()}
+        for r in self:
+            if all(r.get(k) == v for k, v in want.items()):
+                return r
+        said = ", ".join(f"{k} = {v}" for k, v in want.items())
+        raise Refused(f"{printable(self.path)}: no row with {printable(said)} "
+                      "(a row this script reads)")
+
+
+def read_table(path, columns=(), numbers=(), blank=False, named=None):
+    """A CSV a script wrote earlier and reads back (a --markdown's table, a resumed
+    table): refused in one line, the file named (`named`, else its path), unless it is
+    a regular file of UTF-8 text whose header holds every one of `columns`, each row
+    as many cells as the header, and every cell of `numbers` a number (or empty, with
+    `blank`): a column of `numbers` is required too. Blank lines are passed over, as
+    csv.DictReader passes them."""
+    shown = printable(path if named is None else named)
+    if not os.path.isfile(path):
+        raise Refused(f"{shown}: not a regular file")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Refused(f"{shown}: not UTF-8 text (byte {e.start} is {raw[e.start]:#04x})")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise Refused(f"{shown}: empty (no header line)")
+        for c in [*columns, *numbers]:
+            if c not in header:
+                raise Refused(f"{shown}: no {printable(c)!r} (a column this script reads)")
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(header):
+                raise Refused(f"{shown}: line {reader.line_num}: {len(cells)} cells, "
+                              f"the header has {len(header)}")
+            row = dict(zip(header, cells))
+            for c in numbers:
+                v = row[c]
+                if blank and v == "":
+                    continue
+                try:
+                    float(v)
+                except ValueError:
+                    raise Refused(f"{shown}: line {reader.line_num}: {printable(c)} "
+                                  f"{printable(v)!r} is not a number") from None
+            rows.append(row)
+    except csv.Error as e:
+        raise Refused(f"{shown}: line {reader.line_num}: {printable(e)}")
+    return Table(rows, path, header)
+
+
+def printed_whole(work, *args):
+    """Runs `work(*args)`, what it prints kept until it has finished: a table refused
+    half way leaves nothing on stdout before the error line."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        work(*args)
+    sys.stdout.write(buf.getvalue())
+
+
+def table_dir(path, flag, names):
+    """A --data folder a --markdown reads: an existing directory holding at least one of
+    `names` (the tables it prints from); refused otherwise, rather than printing nothing."""
+    if not os.path.exists(path):
+        raise Refused(f"{flag} {printable(path)}: no such directory")
+    if not os.path.isdir(path):
+        raise Refused(f"{flag} {printable(path)}: exists and is not a directory")
+    if not any(os.path.lexists(os.path.join(path, n)) for n in names):
+        raise Refused(f"{flag} {printable(path)}: holds none of the tables "
+                      f"({', '.join(names[:2])}, ...)")
 
 
 def main(run):
