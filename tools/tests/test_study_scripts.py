@@ -259,3 +259,24 @@ def test_plot_only_refuses_a_short_row(work):
     before = listing(work)
     p = run("functional-study", ["lenet5", "--out", "f", "--plot-only"], work)
     assert_refused(p, "f.csv: line 2: 3 cells, the header has 5", before, work)
+
+
+HEADER = "workload,preset,ou.rows,mode,cycles,energy_pj,top1,agreement,output_rel_rmse,samples"
+
+
+@pytest.mark.parametrize("text, says", [
+    # its columns in another order: the new rows would be written misaligned under them
+    (",".join(reversed(HEADER.split(","))) + "\n", "not a table of this script (its header is not"),
+    # a last row without its newline: the new row would be glued on
+    (HEADER + "\nx,ideal,4,dense,1,1,1,1,1,1", "its last line does not end in a newline"),
+    (HEADER + "\nx,ideal,4\n", "line 2: 3 cells, the header has 10"),
+    (b"workload,preset\xff\n", "not UTF-8 text (byte 15 is 0xff)"),
+])
+def test_accuracy_study_appends_only_to_a_table_as_it_wrote_it(work, text, says):
+    out = work / "a.csv"
+    raw = text if isinstance(text, bytes) else text.encode()
+    out.write_bytes(raw)
+    before = listing(work)
+    p = run("accuracy-study", ["--out", out, *ACC], work)
+    assert_refused(p, f"--out {out}: {says}", before, work)
+    assert out.read_bytes() == raw
