@@ -280,3 +280,36 @@ def test_accuracy_study_appends_only_to_a_table_as_it_wrote_it(work, text, says)
     p = run("accuracy-study", ["--out", out, *ACC], work)
     assert_refused(p, f"--out {out}: {says}", before, work)
     assert out.read_bytes() == raw
+
+
+# Stands for sresim refusing what `accuracy` refuses of --workload and --samples, and
+# failing any `run` (the study's runs, and the preset probe): a refusal must come first.
+FAKE_ACCURACY = """#!/bin/sh
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
+case "$1 $*" in
+  accuracy*--workload\\ lenet5\\ *)
+    echo "error: --workload lenet5: a built-in network has synthetic weights and no graph input" >&2
+    exit 1;;
+  accuracy*--samples\\ 100000*)
+    echo "error: --samples 100000: the graph input of b holds 500 samples" >&2
+    exit 1;;
+  accuracy*) exit 0;;
+esac
+echo "error: ran before the refusal" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workload", "b", "--samples", "100000"],
+     "--samples 100000: the graph input of b holds 500 samples"),
+    (["--workload", "lenet5"], "--workload lenet5: a built-in network"),
+    (["--workload", "b", "--samples", "99999999999999999999"],
+     "--samples: 99999999999999999999 is more than sresim counts"),
+])
+def test_accuracy_study_checks_workload_and_samples_before_any_run(work, args, says):
+    fake = work / "sresim"
+    fake.write_text(FAKE_ACCURACY)
+    before = listing(work)
+    p = run("accuracy-study", ["--out", "a.csv", "--bin", fake, *args], work)
+    assert_refused(p, says, before, work)
