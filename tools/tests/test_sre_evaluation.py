@@ -153,3 +153,27 @@ def test_a_bad_out_or_usage_is_one_line(tmp_path, args, says):
     assert p.returncode != 0
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith(says), p.stderr
+
+
+# stands for sresim refusing a grid's [set] value as it does: naming the key by the
+# `--set KEY=VALUE` it makes of it (sweep's plan, config's blame_sets)
+FAKE_SET = """#!/bin/sh
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
+for a in "$@"; do case "$a" in *.toml) g="$a";; esac; done
+echo "error: $g: set: --set ou.rows=\\"zz\\": ou.rows: invalid type: string \\"zz\\", expected u32" >&2
+exit 1
+"""
+
+
+def test_a_set_refused_by_its_value_names_the_flag_once(tmp_path):
+    fake = tmp_path / "sresim"
+    fake.write_text(FAKE_SET)
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--fast", "--check",
+                        "--out", str(out), "--set", "ou.rows=zz"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip() == \
+        'error: --set ou.rows=zz: ou.rows: invalid type: string "zz", expected u32', p.stderr
+    assert not out.exists()
