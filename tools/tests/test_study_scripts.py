@@ -313,3 +313,18 @@ def test_accuracy_study_checks_workload_and_samples_before_any_run(work, args, s
     before = listing(work)
     p = run("accuracy-study", ["--out", "a.csv", "--bin", fake, *args], work)
     assert_refused(p, says, before, work)
+
+
+@pytest.mark.parametrize("script", ["accuracy-study", "functional-study", "ou-size-study",
+                                    "transformer-study", "sre-evaluation"])
+def test_a_script_run_through_a_symlink_finds_its_guards(work, script):
+    """scripts/study_guards.py is found from the script's real folder: a script linked
+    elsewhere (as check-docs links scripts/) still refuses a mistake in one line."""
+    link = work / "linked"
+    link.symlink_to(os.path.join(ROOT, "scripts", script))
+    p = subprocess.run([sys.executable, str(link), "--frobnicate"], capture_output=True,
+                       text=True, cwd=work)
+    assert p.returncode == 2
+    assert p.stderr.startswith("error: ") and "unrecognized arguments: --frobnicate" in \
+        p.stderr, p.stderr
+    assert len(p.stderr.splitlines()) == 1
