@@ -186,7 +186,7 @@ def read_table(path, columns=(), numbers=(), blank=False, named=None):
             raise Refused(f"{shown}: empty (no header line)")
         for c in [*columns, *numbers]:
             if c not in header:
-                raise Refused(f"{shown}: no {printable(c)!r} (a column this script reads)")
+                raise Refused(f"{shown}: no '{printable(c)}' (a column this script reads)")
         for cells in reader:
             if not cells:
                 continue
@@ -202,7 +202,7 @@ def read_table(path, columns=(), numbers=(), blank=False, named=None):
                     float(v)
                 except ValueError:
                     raise Refused(f"{shown}: line {reader.line_num}: {printable(c)} "
-                                  f"{printable(v)!r} is not a number") from None
+                                  f"'{printable(v)}' is not a number") from None
             rows.append(row)
     except csv.Error as e:
         raise Refused(f"{shown}: line {reader.line_num}: {printable(e)}")
