@@ -89,35 +89,32 @@ exit 1
 """
 
 
-def test_a_set_sresim_refuses_is_one_line_before_anything_is_written(tmp_path):
+def check_with_sets(tmp_path, fake_text, *sets):
+    """sre-evaluation --fast --check with each of `sets` as a --set, the fake sresim
+    `fake_text` standing for sresim: its one error line, after checking that it failed
+    and wrote nothing."""
     fake = tmp_path / "sresim"
-    fake.write_text(FAKE)
+    fake.write_text(fake_text)
     fake.chmod(0o755)
     out = tmp_path / "out"
+    args = [a for kv in sets for a in ("--set", kv)]
     p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--fast", "--check",
-                        "--out", str(out), "--set", "ou.bogus=1"],
-                       capture_output=True, text=True)
+                        "--out", str(out), *args], capture_output=True, text=True)
     assert p.returncode == 1, p.stderr
-    assert p.stderr.strip() == \
-        "error: --set ou.bogus=1: ou.bogus: unknown key (see configs/default.toml)", p.stderr
     assert not out.exists()
+    return p.stderr.strip()
+
+
+def test_a_set_sresim_refuses_is_one_line_before_anything_is_written(tmp_path):
+    assert check_with_sets(tmp_path, FAKE, "ou.bogus=1") == \
+        "error: --set ou.bogus=1: ou.bogus: unknown key (see configs/default.toml)"
 
 
 def test_a_set_refused_at_a_line_of_the_scratch_grid_names_the_set(tmp_path):
     # The scratch grid is not the user's: the error names the --set that sresim refused
     # (of several), never the grid's file or a line of it.
-    fake = tmp_path / "sresim"
-    fake.write_text(FAKE_LINE)
-    fake.chmod(0o755)
-    out = tmp_path / "out"
-    p = subprocess.run([sys.executable, SCRIPT, "--bin", str(fake), "--fast", "--check",
-                        "--out", str(out), "--set", "ou.rows=8", "--set", "timing.sync=a\x1bb"],
-                       capture_output=True, text=True)
-    assert p.returncode == 1, p.stderr
-    assert p.stderr.strip() == \
-        "error: --set timing.sync=a\\u{1b}b: timing.sync: a control character in a string", \
-        p.stderr
-    assert not out.exists()
+    assert check_with_sets(tmp_path, FAKE_LINE, "ou.rows=8", "timing.sync=a\x1bb") == \
+        "error: --set timing.sync=a\\u{1b}b: timing.sync: a control character in a string"
 
 
 def test_a_set_value_reaches_sresim_as_written():
@@ -153,3 +150,18 @@ def test_a_bad_out_or_usage_is_one_line(tmp_path, args, says):
     assert p.returncode != 0
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith(says), p.stderr
+
+
+# stands for sresim refusing a grid's [set] value as it does: naming the key by the
+# `--set KEY=VALUE` it makes of it (sweep's plan, config's blame_sets)
+FAKE_SET = """#!/bin/sh
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
+for a in "$@"; do case "$a" in *.toml) g="$a";; esac; done
+echo "error: $g: set: --set ou.rows=\\"zz\\": ou.rows: invalid type: string \\"zz\\", expected u32" >&2
+exit 1
+"""
+
+
+def test_a_set_refused_by_its_value_names_the_flag_once(tmp_path):
+    assert check_with_sets(tmp_path, FAKE_SET, "ou.rows=zz") == \
+        'error: --set ou.rows=zz: ou.rows: invalid type: string "zz", expected u32'

@@ -193,3 +193,139 @@ def test_printable_is_sresims_rule(text, shown):
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
         assert mod.printable(text) == shown, script
+
+
+# A table a --markdown reads back that is not what the script wrote: one line naming the
+# file, nothing on stdout (docs/errors.md, "Scripts": read_table).
+SRE_HEAD = ("workload,mode,speedup_vs_dense,energy_saving_vs_dense,rows_driven,"
+            "weight_storage_bits,index_storage_bits,e_index_pj,energy_pj,e_ouf_pj\n")
+SRE_ROW = "w,{},1,0.5,10,10,1,1,10,1\n"
+OU_HEAD = ("workload,mode,device.preset,adc.range,adc.bits,accuracy_samples,accuracy_draws,"
+           "ou.rows,top1_quantized,top1_mean,top1_ci_low,top1_ci_high,output_rel_rmse_mean\n")
+OU_ROW = "w,sre,ideal,max,4,40,5,2,0.9,0.8,0.7,0.9,0.01\n"
+BAD_TABLES = [
+    # sre-evaluation: no `workload` column
+    ("sre-evaluation", "sre-eval-networks.csv", "a,b\n1,2\n", "no 'workload'"),
+    # a dense row without its sre row (the chip table pairs them)
+    ("sre-evaluation", "sre-eval-chip.csv",
+     "workload,mode,chip_chips,chip_cycles_per_image,speedup_vs_dense,chip_energy_pj\n"
+     "x,dense,1,10,1,5\n", "no row with workload = x, mode = sre"),
+    # the speed table pairs every mode with dense
+    ("sre-evaluation", "sre-eval-pruned-bundles.csv",
+     SRE_HEAD + SRE_ROW.format("sre") + SRE_ROW.format("weight"),
+     "no row with workload = w, mode = dense"),
+    ("sre-evaluation", "sre-eval-networks.csv", SRE_HEAD + "w,dense,1,0.5\n",
+     "line 2: 4 cells, the header has 10"),
+    ("sre-evaluation", "sre-eval-networks.csv", SRE_HEAD + SRE_ROW.format("dense").replace("10", "ten", 1),
+     "line 2: rows_driven 'ten' is not a number"),
+    ("sre-evaluation", "sre-eval-networks.csv", b"workload,mode\xff\n", "not UTF-8 text (byte 13"),
+    # ou-size-study: short rows, a cell that is no number
+    ("ou-size-study", "ou-size-grid.csv", OU_HEAD + "w,sre,ideal,max,4,40\n",
+     "line 2: 6 cells, the header has 13"),
+    ("ou-size-study", "ou-size-grid.csv", OU_HEAD + OU_ROW.replace("0.8", "x"),
+     "line 2: top1_mean 'x' is not a number"),
+    ("ou-size-study", "ou-size-grid.csv", b"workload\xc3(\n", "not UTF-8 text (byte 8"),
+]
+
+
+@pytest.mark.parametrize("script, name, text, says", BAD_TABLES)
+def test_markdown_refuses_a_table_it_cannot_read(work, script, name, text, says):
+    data = work / "data"
+    data.mkdir()
+    (data / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    before = listing(work)
+    p = run(script, ["--markdown", "--data", data], work)
+    assert_refused(p, f"{data}/{name}: {says}", before, work)
+    assert p.stdout == ""
+
+
+@pytest.mark.parametrize("script", ["sre-evaluation", "ou-size-study"])
+def test_markdown_refuses_a_data_folder_it_cannot_read(work, script):
+    """--data that is no folder, or a folder holding none of the tables: refused, rather
+    than printing nothing and succeeding."""
+    os.mkfifo(work / "fifo")
+    (work / "empty").mkdir()
+    for data, says in (("/nonexistent", "--data /nonexistent: no such directory"),
+                       ("fifo", "--data fifo: exists and is not a directory"),
+                       ("empty", "--data empty: holds none of the tables")):
+        before = listing(work)
+        p = run(script, ["--markdown", "--data", data], work)
+        assert_refused(p, says, before, work)
+        assert p.stdout == ""
+
+
+def test_plot_only_refuses_a_short_row(work):
+    (work / "f.csv").write_text("workload,device,ou_rows,mode,func_rel_rmse\nw,d,4\n")
+    before = listing(work)
+    p = run("functional-study", ["lenet5", "--out", "f", "--plot-only"], work)
+    assert_refused(p, "f.csv: line 2: 3 cells, the header has 5", before, work)
+
+
+HEADER = "workload,preset,ou.rows,mode,cycles,energy_pj,top1,agreement,output_rel_rmse,samples"
+
+
+@pytest.mark.parametrize("text, says", [
+    # its columns in another order: the new rows would be written misaligned under them
+    (",".join(reversed(HEADER.split(","))) + "\n", "not a table of this script (its header is not"),
+    # a last row without its newline: the new row would be glued on
+    (HEADER + "\nx,ideal,4,dense,1,1,1,1,1,1", "its last line does not end in a newline"),
+    (HEADER + "\nx,ideal,4\n", "line 2: 3 cells, the header has 10"),
+    (b"workload,preset\xff\n", "not UTF-8 text (byte 15 is 0xff)"),
+])
+def test_accuracy_study_appends_only_to_a_table_as_it_wrote_it(work, text, says):
+    out = work / "a.csv"
+    raw = text if isinstance(text, bytes) else text.encode()
+    out.write_bytes(raw)
+    before = listing(work)
+    p = run("accuracy-study", ["--out", out, *ACC], work)
+    assert_refused(p, f"--out {out}: {says}", before, work)
+    assert out.read_bytes() == raw
+
+
+# Stands for sresim refusing what `accuracy` refuses of --workload and --samples, and
+# failing any `run` (the study's runs, and the preset probe): a refusal must come first.
+FAKE_ACCURACY = """#!/bin/sh
+[ "$1" = --version ] && { echo "sresim 0.0.0"; exit 0; }
+case "$1 $*" in
+  accuracy*--workload\\ lenet5\\ *)
+    echo "error: --workload lenet5: a built-in network has synthetic weights and no graph input" >&2
+    exit 1;;
+  accuracy*--samples\\ 100000*)
+    echo "error: --samples 100000: the graph input of b holds 500 samples" >&2
+    exit 1;;
+  accuracy*) exit 0;;
+esac
+echo "error: ran before the refusal" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workload", "b", "--samples", "100000"],
+     "--samples 100000: the graph input of b holds 500 samples"),
+    (["--workload", "lenet5"], "--workload lenet5: a built-in network"),
+    (["--workload", "b", "--samples", "99999999999999999999"],
+     "--samples: 99999999999999999999 is more than sresim counts"),
+])
+def test_accuracy_study_checks_workload_and_samples_before_any_run(work, args, says):
+    fake = work / "sresim"
+    fake.write_text(FAKE_ACCURACY)
+    before = listing(work)
+    p = run("accuracy-study", ["--out", "a.csv", "--bin", fake, *args], work)
+    assert_refused(p, says, before, work)
+
+
+@pytest.mark.parametrize("script", ["accuracy-study", "functional-study", "ou-size-study",
+                                    "transformer-study", "sre-evaluation"])
+def test_a_script_run_through_a_symlink_finds_its_guards(work, script):
+    """scripts/study_guards.py is found from the script's real folder: a script linked
+    elsewhere (as check-docs links scripts/) still refuses a mistake in one line."""
+    link = work / "linked"
+    link.symlink_to(os.path.join(ROOT, "scripts", script))
+    p = subprocess.run([sys.executable, str(link), "--frobnicate"], capture_output=True,
+                       text=True, cwd=work)
+    assert p.returncode == 2
+    # the one-line usage error of study_guards' Parser, naming the link as the program
+    assert p.stderr.startswith("error: ") and p.stderr.endswith("(see linked --help)\n"), \
+        p.stderr
+    assert len(p.stderr.splitlines()) == 1
