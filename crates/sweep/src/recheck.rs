@@ -2,7 +2,7 @@
 //! and merge"): a points table is data another process (or a person) may have edited, so
 //! every row of a point is re-read cell by cell: the workload and axis cells must be the
 //! ones the point's id stands for (regenerated from sweep.json), and every other cell
-//! must parse as its column's type (points.parquet's typed columns: counts unsigned
+//! must parse as its column's type, in the form a writer prints it ([`canonical`]) (points.parquet's typed columns: counts unsigned
 //! 64-bit integers, figures numbers, flags true or false; an empty cell a null) and pass
 //! the finite gate (`bounds::finite`: no NaN, no infinity, no count saturated at
 //! 2^64 - 1). The cells the point's id determines beyond its axes are checked too: the
@@ -691,7 +691,9 @@ pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run], grid: GridFigures
 /// digits (below 10^19, so below 2^64 - 1) without a leading zero; an integer of at most
 /// 18 digits after an optional `-`, without a leading zero; a
 /// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
-/// float) of at most 300 characters (below 10^300, so finite); true or false. Every cell
+/// float) of at most 300 characters (below 10^300, so finite), without a leading zero
+/// or a trailing one after the `.`, of at most 15 significant digits (so the text Rust
+/// prints for its number); true or false. Every cell
 /// it accepts parses as its kind and passes the finite gate; a cell it does not accept
 /// is parsed in full.
 fn plain(kind: Kind, cell: &[u8]) -> bool {
