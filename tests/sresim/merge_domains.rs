@@ -178,3 +178,109 @@ fn merge_refuses_a_parquet_cell_outside_its_columns_domain() {
         assert!(!out.exists(), "{e}");
     }
 }
+
+/// The accuracy cells against the grid and their own row (docs/errors.md, "Output
+/// directories"): draws and samples out of range, differing between the rows of a point
+/// or from the grid's (which `--resume` reads), a std above what fractions can spread,
+/// a mean outside its own interval, a number in a form sresim never writes.
+#[test]
+fn merge_and_resume_refuse_accuracy_cells_against_the_grid_or_their_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n);
+    let grid = write(dir.path(), "g.toml", GRID);
+    let full = d("full");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&full), "-q"]));
+    let (h, rows) = read_csv(&full.join("points.csv"));
+    let first = |column: &str| {
+        rows.iter()
+            .position(|r| !r[col(&h, column)].is_empty())
+            .unwrap()
+    };
+    let cell = |r: usize, column: &str| rows[r][col(&h, column)].parse::<f64>().unwrap();
+    // A mean outside its row's interval: below a low end above 0, else above a high end
+    // below 1 (the interval of a fraction lies in [0, 1]).
+    let m = first("top1_mean");
+    let outside = match cell(m, "top1_ci_low") > 0.0 {
+        true => "0",
+        false => "1",
+    };
+    assert!(cell(m, "top1_ci_low") > 0.0 || cell(m, "top1_ci_high") < 1.0);
+    // (column, value, what merge says, what --resume says)
+    let cases: [(&str, &str, &str, &str); 8] = [
+        (
+            "accuracy_draws",
+            "4294967296",
+            "is not a number of device draws (2 to 10000",
+            "is not a number of device draws",
+        ),
+        (
+            "accuracy_draws",
+            "4",
+            "'3' differs from '4' in the point's row",
+            "is not the grid's draws (3)",
+        ),
+        (
+            "accuracy_samples",
+            "99999",
+            "'24' differs from '99999' in the point's row",
+            "is not the grid's accuracy_samples (24)",
+        ),
+        ("top1_std", "0.9", "is above 0.61237", "is above 0.61237"),
+        (
+            "top1_mean",
+            outside,
+            "is outside the row's own interval [top1_ci_low, top1_ci_high]",
+            "outside the row's own interval",
+        ),
+        (
+            "top1",
+            "1e-400",
+            "is not a number as sresim writes one (it writes this one as 0)",
+            "not a number as sresim writes one",
+        ),
+        (
+            "top1",
+            "+0.5",
+            "is not a number as sresim writes one (it writes this one as 0.5)",
+            "not a number as sresim writes one",
+        ),
+        (
+            "agreement",
+            ".5",
+            "is not a number as sresim writes one (it writes this one as 0.5)",
+            "not a number as sresim writes one",
+        ),
+    ];
+    for (i, (column, value, merge_says, resume_says)) in cases.into_iter().enumerate() {
+        let shard = d(&format!("a{i}"));
+        let mut t = rows.clone();
+        t[first(column)][col(&h, column)] = value.to_string();
+        write_csv(&shard, &full, &h, &t);
+        let out = d(&format!("am{i}"));
+        let e = fails(&sresim(&["merge", s(&shard), "-o", s(&out)]));
+        assert!(
+            e.contains(&format!("a{i}/points.csv: point "))
+                && e.contains(&format!(": {column}: '"))
+                && e.contains(merge_says),
+            "merge {column}={value}: {e}"
+        );
+        assert!(!out.exists(), "{e}");
+        let before = std::fs::read(shard.join("points.csv")).unwrap();
+        let e = fails(&sresim(&[
+            "sweep",
+            "-g",
+            s(&grid),
+            "-o",
+            s(&shard),
+            "--resume",
+            "-q",
+        ]));
+        assert!(
+            e.contains(&format!("a{i}/points.csv: point "))
+                && e.contains(&format!(": {column}: '{value}' "))
+                && e.contains(resume_says),
+            "resume {column}={value}: {e}"
+        );
+        assert_eq!(std::fs::read(shard.join("points.csv")).unwrap(), before);
+    }
+}

@@ -47,6 +47,18 @@ impl fmt::Display for NotFinite {
     }
 }
 
+/// `x` as a message prints a number sresim checked: the shortest text that reads back as
+/// it, in exponent form when the plain form is longer (`1e-320`, `-1e308`, not 300
+/// digits), plain otherwise (`0.5`, `2`, `NaN`, `inf`).
+pub fn short(x: f64) -> String {
+    let plain = x.to_string();
+    let exp = format!("{x:e}");
+    match exp.len() < plain.len() {
+        true => exp,
+        false => plain,
+    }
+}
+
 /// `v`, or the refusal of figure `figure` when it is not finite.
 pub fn check(figure: impl FnOnce() -> String, v: f64) -> Result<f64, NotFinite> {
     if v.is_finite() {
@@ -131,6 +143,25 @@ pub fn check_row<S: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_reads_back_and_is_never_long() {
+        for (x, want) in [
+            (1e-320, "1e-320"),
+            (-1e308, "-1e308"),
+            (0.5, "0.5"),
+            (2.0, "2"),
+            (1234.5, "1234.5"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(short(x), want);
+        }
+        for x in [5e-324, 1.7976931348623157e308, 0.1 + 0.2, -3.3e-7] {
+            assert_eq!(short(x).parse::<f64>().unwrap(), x);
+            assert!(short(x).len() <= 24, "{x}");
+        }
+    }
 
     #[test]
     fn the_gate_refuses_nan_infinity_and_saturation() {

@@ -22,7 +22,7 @@ pub use place::{place, LayerPlace, Placed, Placement};
 pub use schedule::{schedule, LayerTiming, Timing};
 pub use spec::{
     builtin_preset, AutoWord, ChipSpec, Count, DataMovement, Overflow, Replication, Schedule,
-    ISAAC_PRESET_TOML, PP_SIM_PRESET_TOML,
+    ISAAC_PRESET_TOML, PP_SIM_PRESET_TOML, UNKNOWN_IN_PRESET,
 };
 
 pub use layer::{ChipError, Context, LayerMode, LayerShape};

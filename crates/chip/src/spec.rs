@@ -134,6 +134,11 @@ pub struct ChipSpec {
     pub data_movement: DataMovement,
 }
 
+/// The message of a key a preset's text holds that is no key of `[chip]` (`preset`
+/// itself among them: a preset file names no other preset). The key is named with it even
+/// when it is `preset`, the key other errors of the whole text are reported under.
+pub const UNKNOWN_IN_PRESET: &str = "unknown key in the preset";
+
 impl ChipSpec {
     /// A preset's text with `overrides` (keys of the `[chip]` table other than `preset`)
     /// applied over it, validated. Errors name the key as `chip.KEY`.
@@ -165,7 +170,7 @@ impl ChipSpec {
             if !known.contains_key(k) {
                 return Err(ChipError::Key {
                     key: k.clone(),
-                    msg: "unknown key in the preset".into(),
+                    msg: UNKNOWN_IN_PRESET.into(),
                 });
             }
         }

@@ -97,13 +97,33 @@ pub enum Error {
     /// A row group whose declared size is refused before it is read.
     #[error("row group {group}: {problem}")]
     RowGroup { group: usize, problem: String },
-    #[error("{0}")]
+    #[error("{}", parquet_text(.0))]
     Parquet(#[from] parquet::errors::ParquetError),
     /// The parquet crate gave up on a file by panicking (a footer or page header that
     /// contradicts itself: a negative column start, a dictionary-encoded page without its
     /// dictionary). Caught in [`guard`] and told as a corrupt file.
     #[error("a corrupt file ({0})")]
     Corrupt(String),
+}
+
+/// The text of a parquet error. A failure of the sink written to (parquet's
+/// `External`) is the sink's own error, told as it is: it names its file
+/// (`DIR/points.parquet: cannot write: File too large`), without parquet's `External: `.
+fn parquet_text(e: &parquet::errors::ParquetError) -> String {
+    match e {
+        parquet::errors::ParquetError::External(inner) => inner.to_string(),
+        e => e.to_string(),
+    }
+}
+
+impl Error {
+    /// Whether this is the sink's own error (its text names the file it writes).
+    pub fn is_sink(&self) -> bool {
+        matches!(
+            self,
+            Error::Parquet(parquet::errors::ParquetError::External(_))
+        )
+    }
 }
 
 thread_local! {
@@ -638,6 +658,36 @@ mod tests {
         assert!(e.to_string().contains("'1' is not true or false"));
         let e = w.row(&["a"]).unwrap_err();
         assert_eq!(e.to_string(), "row 6: 1 cells, the header has 5");
+    }
+
+    /// A sink that refuses every write, as a file past `ulimit -f` does, its error naming
+    /// the file as outdir's writers do.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other(
+                "D/points.parquet: cannot write: File too large",
+            ))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_sink_that_fails_is_told_by_its_own_error() {
+        let e = Writer::new(Full, cols())
+            .and_then(|mut w| {
+                w.row(&["a", "1", "2", "3", "true"])?;
+                w.finish().map(|_| ())
+            })
+            .unwrap_err();
+        assert!(e.is_sink(), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "D/points.parquet: cannot write: File too large"
+        );
     }
 
     /// `bytes` (a file of this writer) with every i64 field of its footer that holds 3

@@ -83,13 +83,13 @@ impl Aging {
         if !(self.time_s.is_finite() && self.time_s >= 0.0) {
             return Err(format!(
                 "device.time_s: {} is not a time >= 0 (seconds)",
-                self.time_s
+                bounds::finite::short(self.time_s)
             ));
         }
         if !(self.drift_t0_s.is_finite() && self.drift_t0_s > 0.0) {
             return Err(format!(
                 "device.drift_t0_s: {} is not a time > 0 (seconds)",
-                self.drift_t0_s
+                bounds::finite::short(self.drift_t0_s)
             ));
         }
         for (i, r) in self.drift_nu.iter().enumerate() {

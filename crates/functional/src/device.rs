@@ -136,20 +136,27 @@ impl Device {
             if (0.0..=1.0).contains(&p) {
                 Ok(())
             } else {
-                Err(format!("{key}: {p} is not a probability in [0, 1]"))
+                Err(format!(
+                    "{key}: {} is not a probability in [0, 1]",
+                    bounds::finite::short(p)
+                ))
             }
         };
         let non_neg = |key: &str, x: f64| {
             if x.is_finite() && x >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{key}: {x} is not a finite number >= 0"))
+                Err(format!(
+                    "{key}: {} is not a finite number >= 0",
+                    bounds::finite::short(x)
+                ))
             }
         };
         if let Some(r) = self.on_off_ratio {
             if !(r.is_finite() && r > 1.0) {
                 return Err(format!(
-                    "device.on_off_ratio: {r} is not a ratio > 1 (0 leaves it unset)"
+                    "device.on_off_ratio: {} is not a ratio > 1 (0 leaves it unset)",
+                    bounds::finite::short(r)
                 ));
             }
         }
@@ -159,7 +166,7 @@ impl Device {
         if self.stuck_at_0 + self.stuck_at_1 > 1.0 {
             return Err(format!(
                 "device.stuck_at_1: stuck_at_0 + stuck_at_1 = {} exceeds 1",
-                self.stuck_at_0 + self.stuck_at_1
+                bounds::finite::short(self.stuck_at_0 + self.stuck_at_1)
             ));
         }
         non_neg("device.read_noise", self.read_noise)?;

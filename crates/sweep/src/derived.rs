@@ -22,7 +22,10 @@
 //! - `input_cycles` is ceil(applied bits / `dac.bits`) (docs/model.md), the applied bits
 //!   `input_bits` (one pass) or `input_bits - 1` (two): every row of the point with the
 //!   same `passes` has the same `input_cycles`, at least 1, and a two-pass row's is the
-//!   one-pass rows' or one less. The one that differs from the most rows is named.
+//!   one-pass rows' or one less. The one that differs from the most rows is named;
+//! - the figures over device draws: each `<f>_mean` inside its row's `[<f>_ci_low,
+//!   <f>_ci_high]`, and `top1_std`, `agreement_std` at most sqrt(K / (K - 1)) / 2, the
+//!   largest sample standard deviation of K = `accuracy_draws` fractions.
 
 use anyhow::Result;
 use csv::ByteRecord;
@@ -127,6 +130,7 @@ pub fn check(
             }
         }
     }
+    draw_figures(rows, &col, &num, &count, &refuse)?;
     clock(rows, col("time_ns"), cycles, &num, &count, &refuse)?;
     inputs(
         rows,
@@ -139,6 +143,55 @@ pub fn check(
 
 type Num<'a, T> = &'a dyn Fn(&ByteRecord, Option<usize>) -> Option<T>;
 type Refuse<'a> = &'a dyn Fn(usize, usize, String) -> anyhow::Error;
+
+/// The figures over device draws of an accuracy point: each `<f>_mean` inside its own
+/// `[<f>_ci_low, <f>_ci_high]` (an interval is the mean plus and minus a half width,
+/// clipped to the figure's domain, which holds the mean), and the `_std` of a fraction
+/// (top1, agreement: each draw's value in [0, 1]) at most the largest sample standard
+/// deviation K values in [0, 1] can have, sqrt(K / (K - 1)) / 2 (half of them 0, half 1;
+/// K the row's `accuracy_draws`), within 4 ulps.
+fn draw_figures(
+    rows: &[ByteRecord],
+    col: &dyn Fn(&str) -> Option<usize>,
+    num: Num<f64>,
+    count: Num<u64>,
+    refuse: Refuse,
+) -> Result<()> {
+    let draws = col(super::extra::ACCURACY_DRAWS);
+    for (r, row) in rows.iter().enumerate() {
+        for stem in ["top1", "agreement", "output_rel_rmse", "top1_drop"] {
+            let [m, lo, hi] = ["mean", "ci_low", "ci_high"].map(|s| col(&format!("{stem}_{s}")));
+            if let (Some(i), Some(v), Some(a), Some(b)) =
+                (m, num(row, m), num(row, lo), num(row, hi))
+            {
+                if !(a <= v && v <= b) {
+                    return Err(refuse(
+                        r,
+                        i,
+                        format!("is outside the row's own interval [{stem}_ci_low, {stem}_ci_high] = [{a}, {b}]: an interval holds its mean"),
+                    ));
+                }
+            }
+        }
+        let Some(k) = count(row, draws).filter(|&k| k >= 2) else {
+            continue;
+        };
+        let most = (k as f64 / (k - 1) as f64).sqrt() / 2.0;
+        for stem in ["top1", "agreement"] {
+            let s = col(&format!("{stem}_std"));
+            if let (Some(i), Some(v)) = (s, num(row, s)) {
+                if v > most * (1.0 + ULPS) {
+                    return Err(refuse(
+                        r,
+                        i,
+                        format!("is above {most}, the largest standard deviation of {k} draws of a fraction in [0, 1]"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
 
 /// `time_ns` = `cycles` x one clock for the whole point.
 fn clock(

@@ -298,6 +298,15 @@ impl RunReader {
     }
 }
 
+/// An error of points.parquet's writer, once: the sink's own error names the file
+/// already (`DIR/points.parquet: cannot write: ...`); any other is prefixed with it.
+fn parquet_error(e: columnar::Error) -> anyhow::Error {
+    match e.is_sink() {
+        true => anyhow!("{e}"),
+        false => anyhow!("points.parquet: {e}"),
+    }
+}
+
 /// Writes a points table: the header `cols`, then rows; as CSV or as Parquet.
 pub struct RowWriter<W: Write + Send> {
     w: Sink<W>,
@@ -321,7 +330,7 @@ impl<W: Write + Send> RowWriter<W> {
 
     /// A writer of points.parquet with the columns `cols`.
     pub fn parquet(out: W, cols: Vec<columnar::Column>) -> Result<RowWriter<W>> {
-        let w = columnar::Writer::new(out, cols).map_err(|e| anyhow!("points.parquet: {e}"))?;
+        let w = columnar::Writer::new(out, cols).map_err(parquet_error)?;
         Ok(RowWriter {
             w: Sink::Parquet(Box::new(w)),
         })
@@ -333,7 +342,7 @@ impl<W: Write + Send> RowWriter<W> {
                 Sink::Csv(w) => w.write_byte_record(r)?,
                 Sink::Parquet(w) => {
                     let cells: Vec<&[u8]> = r.iter().collect();
-                    w.row(&cells).map_err(|e| anyhow!("points.parquet: {e}"))?;
+                    w.row(&cells).map_err(parquet_error)?;
                 }
             }
         }
@@ -354,7 +363,7 @@ impl<W: Write + Send> RowWriter<W> {
     pub fn finish(self) -> Result<W> {
         match self.w {
             Sink::Csv(w) => w.into_inner().map_err(|e| anyhow!("{}", e.error())),
-            Sink::Parquet(w) => w.finish().map_err(|e| anyhow!("points.parquet: {e}")),
+            Sink::Parquet(w) => w.finish().map_err(parquet_error),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! and merge"): a points table is data another process (or a person) may have edited, so
 //! every row of a point is re-read cell by cell: the workload and axis cells must be the
 //! ones the point's id stands for (regenerated from sweep.json), and every other cell
-//! must parse as its column's type (points.parquet's typed columns: counts unsigned
+//! must parse as its column's type, in the form a writer prints it ([`canonical`]) (points.parquet's typed columns: counts unsigned
 //! 64-bit integers, figures numbers, flags true or false; an empty cell a null) and pass
 //! the finite gate (`bounds::finite`: no NaN, no infinity, no count saturated at
 //! 2^64 - 1). The cells the point's id determines beyond its axes are checked too: the
@@ -48,6 +48,21 @@ pub struct Recheck<'a> {
     /// and, per workload, whether its first point had the digital unit's figures: with
     /// the id of that point and its file.
     groups: Mutex<HashMap<String, (bool, String, String)>>,
+    /// The accuracy run's figures a grid fixes (`accuracy_draws` for the grid,
+    /// `accuracy_samples` per workload) as the first point checked wrote them: with the
+    /// id of that point and its file.
+    figures: Mutex<HashMap<String, (String, String, String)>>,
+    /// The grid's own figures, when the grid was read (`sweep --resume`; merge has only
+    /// sweep.json, which does not hold them).
+    grid: Option<GridFigures>,
+}
+
+/// What a grid file says of its accuracy columns: `draws` (the `accuracy_draws` of every
+/// point, when above 1) and `accuracy_samples` (when set; else each bundle's samples).
+#[derive(Debug, Clone, Copy)]
+pub struct GridFigures {
+    pub draws: u32,
+    pub accuracy_samples: Option<usize>,
 }
 
 impl<'a> Recheck<'a> {
@@ -91,7 +106,114 @@ impl<'a> Recheck<'a> {
                 .collect(),
             shapes: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
+            figures: Mutex::new(HashMap::new()),
+            grid: None,
         }
+    }
+
+    /// The same check, which also holds the accuracy columns to the grid's figures.
+    pub fn with_grid(self, grid: GridFigures) -> Recheck<'a> {
+        Recheck {
+            grid: Some(grid),
+            ..self
+        }
+    }
+
+    /// `accuracy_samples` and `accuracy_draws` (the cells of the TOTAL rows of an accuracy
+    /// point): a count of at least 1 (draws: 2 to [`sim::draws::MAX_DRAWS`]), the grid's
+    /// when it is known, the same in every row of the point, and the same in every point
+    /// of the grid (draws) or of the workload (samples): one accuracy run per point, one
+    /// grid per merge.
+    fn accuracy_figures(
+        &self,
+        path: &Path,
+        id: &str,
+        workload: &str,
+        rows: &[ByteRecord],
+    ) -> Result<()> {
+        let p = path.display();
+        for (name, scope) in [
+            (super::extra::ACCURACY_DRAWS, String::new()),
+            (super::extra::ACCURACY_SAMPLES, format!(" {workload}")),
+        ] {
+            let Some(i) = self.names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let grid = self
+                .grid
+                .map(|g| match name == super::extra::ACCURACY_DRAWS {
+                    true => Some(g.draws as u64),
+                    false => g.accuracy_samples.map(|n| n as u64),
+                });
+            let mut first: Option<(usize, String)> = None;
+            for (r, row) in rows.iter().enumerate() {
+                let cell = String::from_utf8_lossy(row.get(i).unwrap_or_default()).into_owned();
+                if cell.is_empty() {
+                    continue;
+                }
+                let at = || format!("{p}: point {id}, its row {}: {name}", r + 1);
+                let quoted = bounds::text::printable(&cell).into_owned();
+                let n = cell.parse::<u64>().unwrap_or(0);
+                if name == super::extra::ACCURACY_DRAWS
+                    && !(2..=u64::from(sim::draws::MAX_DRAWS)).contains(&n)
+                {
+                    bail!(
+                        "{}: '{quoted}' is not a number of device draws (2 to {}; a grid of one draw has no such column)",
+                        at(),
+                        sim::draws::MAX_DRAWS
+                    );
+                }
+                if n == 0 {
+                    bail!("{}: '{quoted}' is not a positive count of samples", at());
+                }
+                if let Some(Some(want)) = grid {
+                    if n != want {
+                        let key = match name == super::extra::ACCURACY_DRAWS {
+                            true => "draws",
+                            false => "accuracy_samples",
+                        };
+                        bail!("{}: '{quoted}' is not the grid's {key} ({want})", at());
+                    }
+                }
+                match &first {
+                    None => first = Some((r, cell)),
+                    Some((fr, f)) if *f != cell => bail!(
+                        "{}: '{quoted}' differs from '{}' in the point's row {}: a point's rows are of one accuracy run, so one of the two was edited",
+                        at(),
+                        bounds::text::printable(f),
+                        fr + 1
+                    ),
+                    Some(_) => {}
+                }
+            }
+            let Some((r, cell)) = first else { continue };
+            let key = format!("{name}{scope}");
+            let mut figures = self
+                .figures
+                .lock()
+                .map_err(|_| anyhow::anyhow!("{p}: the check of earlier points failed"))?;
+            match figures.get(&key) {
+                None => {
+                    figures.insert(key, (cell, id.to_string(), p.to_string()));
+                }
+                Some((want, fid, file)) if *want != cell => {
+                    let every = match scope.is_empty() {
+                        true => "every point of a grid has the grid's draws".to_string(),
+                        false => format!(
+                            "every point of workload {workload} has the grid's accuracy_samples"
+                        ),
+                    };
+                    bail!(
+                        "{p}: point {id}, its row {}: {name}: '{}' differs from '{}' in point {fid} of {file}: {every}, so one of the two files was edited",
+                        r + 1,
+                        bounds::text::printable(&cell),
+                        bounds::text::printable(want)
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 
     /// The cells of `rows` (point `id` of `workload`, in `path`) that the point's id
@@ -172,6 +294,7 @@ impl<'a> Recheck<'a> {
             shape.push([text(row, network), l, text(row, kind)]);
         }
         self.presence(path, id, workload, rows)?;
+        self.accuracy_figures(path, id, workload, rows)?;
         let mut shapes = self
             .shapes
             .lock()
@@ -452,7 +575,8 @@ impl<'a> Recheck<'a> {
                     Kind::Float => match cell.parse::<f64>() {
                         Ok(v) => bounds::finite::check(|| format!("{col} of {}", layer()), v)
                             .map_err(|e| e.to_string())
-                            .and_then(|v| self.in_domain(i, cell, v)),
+                            .and_then(|v| self.in_domain(i, cell, v).map(|()| v))
+                            .and_then(|v| canonical(col, cell, v).map(|_| ())),
                         Err(_) => Err(format!("{col}: '{cell}' is not a number")),
                     },
                     Kind::Bool => match cell {
@@ -542,8 +666,8 @@ impl<'a> Recheck<'a> {
 /// keeps, grouped by point) of the points table at `path`, which a resume has already
 /// indexed: a points table is data, and a tampered `cycles` of -5 survived a resume and
 /// was refused only by merge.
-pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run]) -> Result<()> {
-    let check = Recheck::new(meta, ids);
+pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run], grid: GridFigures) -> Result<()> {
+    let check = Recheck::new(meta, ids).with_grid(grid);
     let mut reader = RunReader::open(path)?;
     let (mut rows, mut current) = (Vec::new(), None);
     for r in runs {
@@ -567,7 +691,9 @@ pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run]) -> Result<()> {
 /// digits (below 10^19, so below 2^64 - 1) without a leading zero; an integer of at most
 /// 18 digits after an optional `-`, without a leading zero; a
 /// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
-/// float) of at most 300 characters (below 10^300, so finite); true or false. Every cell
+/// float) of at most 300 characters (below 10^300, so finite), without a leading zero
+/// or a trailing one after the `.`, of at most 15 significant digits (so the text Rust
+/// prints for its number); true or false. Every cell
 /// it accepts parses as its kind and passes the finite gate; a cell it does not accept
 /// is parsed in full.
 fn plain(kind: Kind, cell: &[u8]) -> bool {
@@ -582,20 +708,53 @@ fn plain(kind: Kind, cell: &[u8]) -> bool {
         Kind::Count => cell.len() <= 19 && digits(cell),
         Kind::Int => unsigned(cell).len() <= 18 && digits(unsigned(cell)),
         Kind::Float => {
-            // One pass: digits, then at most one `.` followed by digits.
+            // One pass: digits, then at most one `.` followed by digits; the significant
+            // digits (first to last nonzero) counted.
             let body = unsigned(cell);
             let (mut int, mut frac, mut dot) = (0usize, 0usize, false);
-            for &b in body {
+            let (mut first, mut last) = (None, 0usize);
+            for (k, &b) in body.iter().enumerate() {
                 match b {
                     b'0'..=b'9' if dot => frac += 1,
                     b'0'..=b'9' => int += 1,
                     b'.' if !dot => dot = true,
                     _ => return false,
                 }
+                if matches!(b, b'1'..=b'9') {
+                    first.get_or_insert(k);
+                    last = k;
+                }
             }
-            cell.len() <= 300 && int > 0 && (!dot || frac > 0)
+            // Rust's form (a writer's `{}`): no leading zero but a lone `0` before the
+            // `.`, no trailing zero after it. At most 15 significant digits: two such
+            // decimals are two doubles, so the shortest text of the number is the cell
+            // itself; a longer cell is parsed and printed again.
+            let digits = first.map_or(0, |f| last + 1 - f - usize::from(f < int && last > int));
+            cell.len() <= 300
+                && int > 0
+                && (int == 1 || body[0] != b'0')
+                && (!dot || (frac > 0 && body.last() != Some(&b'0')))
+                && digits <= 15
         }
         Kind::Bool => cell == b"true" || cell == b"false",
+    }
+}
+
+/// `v`, the number of float cell `cell` of column `col`, when the cell is the text a
+/// writer prints for it (Rust's `{}`: the shortest text that reads back as the number,
+/// without exponent or sign): a cell in another form (`1e-400`, `+0.5`, `.5`, `0.50`) is
+/// not sresim's, and is refused rather than copied as written.
+fn canonical(col: &str, cell: &str, v: f64) -> Result<f64, String> {
+    let written = v.to_string();
+    let shown = match written.len() <= 40 {
+        true => written.clone(),
+        false => format!("a decimal of {} digits", written.len()),
+    };
+    match written == cell {
+        true => Ok(v),
+        false => Err(format!(
+            "{col}: '{cell}' is not a number as sresim writes one (it writes this one as {shown})"
+        )),
     }
 }
 
@@ -616,6 +775,49 @@ mod tests {
 
     /// What the glance accepts parses as its kind and passes the gate; the rest goes to
     /// the full parse.
+    #[test]
+    fn the_glance_accepts_only_what_a_writer_prints() {
+        // Every cell the glance passes is its number's own text; the others are parsed
+        // and must print back as themselves.
+        let cells = [
+            "0",
+            "-0",
+            "0.5",
+            "12.25",
+            "100",
+            "0.000123",
+            "123456789012345",
+            "1.5e3",
+            "+0.5",
+            ".5",
+            "5.",
+            "0.50",
+            "00.5",
+            "-01",
+            "1.0",
+            "0.1000000000000000055511",
+            "0.30000000000000004",
+            "0.006117677463342896",
+            "1234567890.12345",
+        ];
+        for c in cells {
+            let printed = c.parse::<f64>().map(|v| v.to_string());
+            if plain(Kind::Float, c.as_bytes()) {
+                assert_eq!(printed.as_deref(), Ok(c), "the glance passed {c}");
+            }
+            let full = canonical("x", c, c.parse().unwrap_or(f64::NAN)).is_ok();
+            assert_eq!(full, printed.as_deref() == Ok(c), "{c}");
+        }
+        for c in ["1e-400", "+0.5", ".5", "0.50", "00.5", "1.0", "1.5e3"] {
+            assert!(!plain(Kind::Float, c.as_bytes()), "{c}");
+            let e = canonical("top1", c, c.parse().unwrap()).unwrap_err();
+            assert!(
+                e.starts_with(&format!("top1: '{c}' is not a number as sresim writes one")),
+                "{e}"
+            );
+        }
+    }
+
     #[test]
     fn the_glance_accepts_only_what_the_full_parse_would() {
         let ok = [
@@ -650,7 +852,11 @@ mod tests {
             assert!(!plain(k, c.as_bytes()), "{c}");
         }
         assert!(!plain(Kind::Float, "9".repeat(301).as_bytes()));
-        assert!(plain(Kind::Float, "9".repeat(300).as_bytes()));
+        assert!(plain(
+            Kind::Float,
+            format!("1{}", "0".repeat(299)).as_bytes()
+        ));
+        assert!(!plain(Kind::Float, "9".repeat(300).as_bytes()));
         assert_eq!(number::<u64>("007"), None);
         assert_eq!(number::<i64>("-0"), None);
         assert_eq!(number::<u64>("0"), Some(0));

@@ -64,6 +64,11 @@ pub fn prepare(
     let done = |done: HashSet<String>| Prepared { done, fresh: false };
     let d = dir.path().display();
     let meta = Meta::of(plan, shard, format);
+    // The accuracy columns a resume keeps are held to the grid's own figures.
+    let figures = super::recheck::GridFigures {
+        draws: plan.grid.draws,
+        accuracy_samples: plan.grid.accuracy_samples,
+    };
     let csv_path = dir.path().join("points.csv");
     let pq_path = dir.path().join("points.parquet");
     let has_meta = dir.path().join("sweep.json").exists();
@@ -142,7 +147,7 @@ pub fn prepare(
         let ids = meta.ids();
         let ix = index_parquet(&pq_path, &meta.columns(), &ids)?;
         // Its points are kept as they are: checked as merge checks a shard's.
-        super::recheck::kept(&pq_path, &meta, &ids, &ix.grouped(|_| true, false))?;
+        super::recheck::kept(&pq_path, &meta, &ids, &ix.grouped(|_| true, false), figures)?;
         return Ok(done(
             ix.totals()
                 .iter()
@@ -160,7 +165,7 @@ pub fn prepare(
     let whole = |t: &Total| meta.rows(t.point as usize) == t.rows as usize;
     // The points kept are checked as merge checks a shard's, before anything is rewritten.
     let kept = ix.grouped(whole, false);
-    super::recheck::kept(&csv_path, &meta, &ids, &kept)?;
+    super::recheck::kept(&csv_path, &meta, &ids, &kept, figures)?;
     let complete = totals
         .iter()
         .filter(|t| whole(t))

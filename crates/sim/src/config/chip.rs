@@ -88,7 +88,9 @@ pub fn resolve(
         ChipSpec::from_preset(&text, &cfg.overrides).map_err(|e| match (&preset_file, &e) {
             (Some(file), chip::ChipError::Key { key, msg }) if !cfg.overrides.contains_key(key) => {
                 match key.as_str() {
-                    "preset" => anyhow!("{}: {msg}", bounds::text::path(file)),
+                    "preset" if msg != chip::UNKNOWN_IN_PRESET => {
+                        anyhow!("{}: {msg}", bounds::text::path(file))
+                    }
                     _ => anyhow!("{}: {key}: {msg}", bounds::text::path(file)),
                 }
             }
@@ -164,6 +166,12 @@ mod tests {
         std::fs::write(&file, "mesh_x = [").unwrap();
         let e = resolve_in(dir.path(), Table::new());
         assert!(e.starts_with(&format!("{shown}: ")), "{e}");
+        // A preset file naming another preset holds a key no preset holds: named.
+        std::fs::write(&file, format!("preset = \"isaac\"\n{text}")).unwrap();
+        assert_eq!(
+            resolve_in(dir.path(), Table::new()),
+            format!("{shown}: preset: unknown key in the preset")
+        );
         // A value the config's [chip] gives is the config's.
         std::fs::write(&file, text).unwrap();
         let mut over = Table::new();

@@ -166,39 +166,79 @@ const PRESETS: [(&str, &str); 7] = [
     ),
 ];
 
+/// A preset's name is a file name of configs/device/ without its `.toml`: letters,
+/// digits, `-` and `_` (no path, no control character). The one check of the name, for a
+/// config file, `--set` and a shard's `config_values` alike (an empty name is no preset).
+pub fn check_preset_name(name: &str, origin: &str) -> Result<()> {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        anyhow::bail!(
+            "{origin}: device.preset: '{name}' is not a preset name (letters, digits, - and _)"
+        );
+    }
+    Ok(())
+}
+
+/// The keys a preset file beside the config gave (those the config left at their
+/// defaults), and the file: a value of one of them that fails a check is that file's
+/// mistake, named by its path and its own key ([`PresetFile::blame`]).
+#[derive(Debug, Clone)]
+pub struct PresetFile {
+    pub label: String,
+    pub keys: Vec<String>,
+}
+
+impl PresetFile {
+    /// `e` (`{origin}: device.KEY: ...`) told of the preset file when KEY is one it gave.
+    pub fn blame(&self, e: anyhow::Error, origin: &str) -> anyhow::Error {
+        let msg = e.to_string();
+        let Some(rest) = msg.strip_prefix(&format!("{origin}: device.")) else {
+            return e;
+        };
+        let key: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        match self.keys.contains(&key) {
+            true => anyhow::anyhow!("{}: device.{rest}", self.label),
+            false => e,
+        }
+    }
+}
+
 /// `device.preset = "NAME"`: the `[device]` keys of configs/device/<name>.toml (next to
 /// the config file, else shipped) replace every device key `table` leaves at its default.
+/// A preset file holds `[device]` and nothing else; the keys taken from a file beside the
+/// config are returned, so that a bad value is blamed on that file.
 pub fn apply_preset(
     table: &mut toml::Table,
     defaults: &toml::Table,
     origin: &str,
     base_dir: Option<&std::path::Path>,
-) -> Result<()> {
+) -> Result<Option<PresetFile>> {
     use anyhow::{anyhow, bail};
     let name = match table
         .get("device")
         .and_then(|d| d.get("preset"))
         .and_then(|p| p.as_str())
     {
-        Some("") | None => return Ok(()),
+        Some("") | None => return Ok(None),
         Some(n) => n.to_string(),
     };
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        bail!("{origin}: device.preset: '{name}' is not a preset name (letters, digits, - and _)");
-    }
+    check_preset_name(&name, origin)?;
     let local = base_dir.map(|d| d.join("device").join(format!("{name}.toml")));
     // A local file that exists in any form is read (and refused if it is not a regular
     // file), never silently passed over for the shipped preset.
-    let (label, text) = match local.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
+    let (label, text, is_local) = match local.filter(|p| std::fs::symlink_metadata(p).is_ok()) {
         Some(p) => (
-            p.display().to_string(),
+            bounds::text::path(&p),
             workload::files::read_text(&p, &p.display().to_string()).map_err(anyhow::Error::msg)?,
+            true,
         ),
         None => match PRESETS.iter().find(|(n, _)| *n == name) {
-            Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string()),
+            Some((_, t)) => (format!("configs/device/{name}.toml"), t.to_string(), false),
             None => bail!(
                 "{origin}: device.preset: no preset '{name}' (shipped: {}){}",
                 PRESETS.map(|p| p.0).join(", "),
@@ -206,29 +246,30 @@ pub fn apply_preset(
             ),
         },
     };
-    let preset: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        anyhow!(
-            "{label}: {} (expected TOML)",
-            e.message().replace('\n', " ")
-        )
-    })?;
+    let preset = super::parse_toml(&text, &label)?;
+    // Only `[device]`: another table (`[other]`, `[ou]`) would be passed over unread.
+    if let Some(k) = preset.keys().find(|k| *k != "device") {
+        bail!("{label}: {k}: unknown key in the preset (a device preset holds [device] only)");
+    }
     let keys = preset
         .get("device")
         .and_then(|d| d.as_table())
         .ok_or_else(|| anyhow!("{label}: expected a [device] table"))?;
     let defaults = defaults.get("device").and_then(|d| d.as_table());
     let Some(device) = table.get_mut("device").and_then(|d| d.as_table_mut()) else {
-        return Ok(());
+        return Ok(None);
     };
+    let mut taken = Vec::new();
     for (k, v) in keys {
         if k == "preset" || defaults.is_some_and(|d| !d.contains_key(k)) {
             bail!("{label}: device.{k}: not a key a preset may set");
         }
         if device.get(k) == defaults.and_then(|d| d.get(k)) {
             device.insert(k.clone(), v.clone());
+            taken.push(k.clone());
         }
     }
-    Ok(())
+    Ok(is_local.then_some(PresetFile { label, keys: taken }))
 }
 
 /// The validated device of `[device]`; the error table is read relative to the config
@@ -238,6 +279,11 @@ pub fn resolve_device(
     origin: &str,
     files: super::files::Files,
 ) -> Result<functional::Device> {
+    // The preset's keys were laid in by [`apply_preset`] (a config file, `--set`); read as
+    // data ([`super::files::Files::Never`]) its name is still checked, and a valid name
+    // that is not shipped is kept as written (it may name a preset file beside the
+    // config the shard ran with, never opened here), as a table key is.
+    check_preset_name(&cfg.preset, origin)?;
     let table = match files {
         _ if cfg.error_table.is_empty() => None,
         // Read as data (a shard's `config_values`): the table is the one the shards ran

@@ -135,16 +135,7 @@ pub fn load_str(
     base_dir: Option<&Path>,
     sets: &[String],
 ) -> Result<Resolved> {
-    let user: Table = text.parse().map_err(|e: toml::de::Error| {
-        let at = e.span().map_or(String::new(), |s| {
-            let line = text.get(..s.start).map_or(0, |t| t.matches('\n').count()) + 1;
-            format!("line {line}: ")
-        });
-        if let Some((key, v)) = e.span().and_then(|s| integer_too_large(text, s.start)) {
-            return anyhow!("{origin}: {at}{key}: {}", above_toml(v));
-        }
-        anyhow!("{origin}: {at}{} (expected TOML)", one_line(&e))
-    })?;
+    let user = parse_toml(text, origin)?;
     let mut merged = defaults();
     merge(&mut merged, user, "", origin)?;
     load_table(
@@ -153,6 +144,21 @@ pub fn load_str(
         base_dir.map(Path::to_path_buf),
         sets,
     )
+}
+
+/// The table of TOML file `origin` (a config or a device preset): a syntax error names
+/// its line, an integer TOML cannot hold its key too.
+fn parse_toml(text: &str, origin: &str) -> Result<Table> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map_or(String::new(), |s| {
+            let line = text.get(..s.start).map_or(0, |t| t.matches('\n').count()) + 1;
+            format!("line {line}: ")
+        });
+        if let Some((key, v)) = e.span().and_then(|s| integer_too_large(text, s.start)) {
+            return anyhow!("{origin}: {at}{key}: {}", above_toml(v));
+        }
+        anyhow!("{origin}: {at}{} (expected TOML)", one_line(&e))
+    })
 }
 
 fn load_table(
@@ -165,7 +171,12 @@ fn load_table(
     for set in sets {
         apply_set(&mut table, &defaults, set)?;
     }
-    device::apply_preset(&mut table, &defaults, &origin, base_dir.as_deref())?;
+    let preset = device::apply_preset(&mut table, &defaults, &origin, base_dir.as_deref())?;
+    // A value a preset file beside the config gave is that file's mistake (docs/errors.md).
+    let blame = |e: anyhow::Error| match &preset {
+        Some(p) => p.blame(e, &origin),
+        None => e,
+    };
     // The one typed reading of the main config. A value of the wrong type is named by
     // its key: the leaf that fails on the defaults ([`culprit`]), else the path serde
     // was at (a key written as a table, `[timing.cycle_ns]` or `ou = {rows = {a = 1}}`,
@@ -178,9 +189,10 @@ fn load_table(
                 true => (source_of_key(&path, sets, &origin), format!("{path}: ")),
                 false => (source, key),
             };
-            anyhow!("{source}: {key}{}", one_line(e.inner()))
+            blame(anyhow!("{source}: {key}{}", one_line(e.inner())))
         })?;
-    let mut r = resolve(config, origin, Files::Beside(base_dir.as_deref()))?;
+    let mut r =
+        resolve(config, origin.clone(), Files::Beside(base_dir.as_deref())).map_err(blame)?;
     r.sets = sets.to_vec();
     Ok(r)
 }

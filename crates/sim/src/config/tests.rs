@@ -54,6 +54,79 @@ fn config_values_are_checked_as_a_config_file_and_open_no_file() {
     check_values(&b).unwrap();
 }
 
+/// A shard's `device.preset` is a preset name as a config's is (no path, no control
+/// character); a valid name that is not shipped is kept as written (never opened).
+#[test]
+fn config_values_device_preset_is_a_preset_name() {
+    let base = serde_json::to_value(&load(None, &[]).unwrap().config).unwrap();
+    let with = |v: &str| {
+        let mut b = base.clone();
+        b["device"]["preset"] = serde_json::json!(v);
+        check_values(&b)
+    };
+    for bad in [
+        "../../../etc/passwd",
+        "/tmp/some/fifo",
+        "\u{1b}[2J",
+        "p.toml",
+        "a b",
+    ] {
+        let e = with(bad).unwrap_err();
+        assert!(
+            e.starts_with("config_values: device.preset: ") && e.contains("is not a preset name"),
+            "{bad:?}: {e}"
+        );
+    }
+    for good in ["", "milo-rram", "auto", "my_chip-2"] {
+        with(good).unwrap_or_else(|e| panic!("{good:?}: {e}"));
+    }
+}
+
+/// A device preset file beside the config: its bad values are its own (named by its
+/// path and key, numbers in their short form), an integer too large names its line and
+/// key, and a table other than `[device]` is refused, not passed over.
+#[test]
+fn a_local_device_preset_is_blamed_for_its_own_values() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("device")).unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "[device]\npreset = \"p\"\n").unwrap();
+    let preset = dir.path().join("device").join("p.toml");
+    let shown = bounds::text::path(&preset);
+    let with = |text: &str| {
+        std::fs::write(&preset, text).unwrap();
+        format!("{:#}", load(Some(&cfg), &[]).unwrap_err())
+    };
+    assert_eq!(
+        with("[device]\nsigma = nan\n"),
+        format!("{shown}: device.sigma: NaN is not a finite number >= 0")
+    );
+    assert_eq!(
+        with("[device]\non_off_ratio = 1e-320\n"),
+        format!("{shown}: device.on_off_ratio: 1e-320 is not a ratio > 1 (0 leaves it unset)")
+    );
+    let e = with("[device]\nseed = 18446744073709551615\n");
+    assert!(
+        e.starts_with(&format!(
+            "{shown}: line 2: device.seed: 18446744073709551615 is above"
+        )),
+        "{e}"
+    );
+    assert_eq!(
+        with("[device]\nsigma = 0.1\n[other]\nx = 1\n"),
+        format!("{shown}: other: unknown key in the preset (a device preset holds [device] only)")
+    );
+    let e = with("[device]\nsigma = \"x\"\n");
+    assert!(e.starts_with(&format!("{shown}: device.sigma: ")), "{e}");
+    // A value the config gives over the preset's stays the config's.
+    std::fs::write(&cfg, "[device]\npreset = \"p\"\nsigma = -1.0\n").unwrap();
+    let e = with("[device]\nsigma = 0.1\n");
+    assert!(
+        e.starts_with(&format!("{}: device.sigma: -1 ", cfg.display())),
+        "{e}"
+    );
+}
+
 #[test]
 fn default_config_is_section_1() {
     let r = load(None, &[]).unwrap();

@@ -72,37 +72,25 @@ fn nesting_depth(text: &[u8]) -> usize {
 
 /// The first key the header's dictionary names twice: the parser keeps the last
 /// (`'shape': (1,), 'shape': (4, 2, 3, 3)` read as the second), so a header that says two
-/// things is refused rather than read as one of them. A key is a quoted string directly
-/// inside the outer braces and followed by `:`.
+/// things is refused rather than read as one of them. The keys compared are the parsed
+/// ones, by the parser the array is read with: `'d\x65scr'` is `descr` written another
+/// way. A header that does not parse has no keys here (the parser then says why).
 fn repeated_key(text: &[u8]) -> Option<String> {
-    let chars: Vec<char> = String::from_utf8_lossy(text).chars().collect();
-    let (mut depth, mut i) = (0i64, 0usize);
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let value: py_literal::Value = std::str::from_utf8(text).ok()?.parse().ok()?;
+    let py_literal::Value::Dict(entries) = value else {
+        return None;
+    };
     let mut keys: Vec<String> = Vec::new();
-    while i < chars.len() {
-        match chars[i] {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            q @ ('\'' | '"') => {
-                let mut j = i + 1;
-                while j < chars.len() && chars[j] != q {
-                    j += if chars[j] == '\\' { 2 } else { 1 };
-                }
-                let end = j.min(chars.len());
-                let lit: String = chars[i + 1..end].iter().collect();
-                let next = chars[end.saturating_add(1).min(chars.len())..]
-                    .iter()
-                    .find(|c| !c.is_whitespace());
-                if depth == 1 && next == Some(&':') {
-                    if keys.contains(&lit) {
-                        return Some(lit);
-                    }
-                    keys.push(lit);
-                }
-                i = end;
-            }
-            _ => {}
+    for (key, _) in entries {
+        let name = match key {
+            py_literal::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if keys.contains(&name) {
+            return Some(name);
         }
-        i += 1;
+        keys.push(name);
     }
     None
 }
@@ -521,5 +509,27 @@ mod header_tests {
         assert_eq!(k("{'descr': [('shape', '<f4')], 'shape': (2,)}"), None);
         assert_eq!(k("{'a\\'b': 1, 'shape': ()}"), None);
         assert_eq!(k("{'shape"), None);
+    }
+
+    #[test]
+    fn a_key_written_with_an_escape_is_the_key_it_decodes_to() {
+        let k = |t: &str| repeated_key(t.as_bytes());
+        let tail = "'fortran_order': False, 'shape': (20, 1, 5, 5)";
+        for (twin, key) in [
+            ("'d\\x65scr'", "descr"),
+            ("'d\\u0065scr'", "descr"),
+            ("'d\\U00000065scr'", "descr"),
+            ("'d\\145scr'", "descr"),
+            ("'fortran\\x5forder'", "fortran_order"),
+            ("'sh\\x61pe'", "shape"),
+        ] {
+            let h = format!("{{'descr': '>f4', {tail}, {twin}: '<f4'}}         \n");
+            assert_eq!(k(&h), Some(key.to_string()), "{h}");
+        }
+        // An escape that decodes to another name is another key.
+        assert_eq!(
+            k(&format!("{{'descr': '<f4', {tail}, 'd\\x66scr': 1}}")),
+            None
+        );
     }
 }
