@@ -335,7 +335,8 @@ fn run_inner(
         let mut feed = |input: &[i32], float_input: &[f64]| {
             let samples = Samples::new(input, input.len() / per_sample.max(1));
             for r in runs.iter_mut() {
-                r.feed(samples, Some(&tick));
+                r.feed(samples, Some(&tick))
+                    .map_err(|e| anyhow!("{}: {}: {e}", w.name(), spec_l.name))?;
             }
             if let Some(f) = frun.as_mut() {
                 f.feed_float(samples, float_input);
@@ -501,7 +502,8 @@ fn run_windowed(
         w.stream_inputs(i, precision, spec.samples, chunk, &mut |q| {
             let samples = Samples::new(q, q.len() / per_sample.max(1));
             for r in runs.iter_mut() {
-                r.feed(samples, Some(&tick));
+                r.feed(samples, Some(&tick))
+                    .map_err(|e| anyhow!("{}: {}: {e}", w.name(), spec_l.name))?;
             }
             Ok(())
         })?;
