@@ -224,3 +224,26 @@ fn sresim_sh(dir: &Path, script: &str) -> Output {
         .output()
         .unwrap()
 }
+
+/// A layer that runs a window of column blocks at a time (Llama-3-8B's LM head, under the
+/// default cap) is refused for `--engine cycle` before the first layer is loaded, at once
+/// (the refusal used to come only when that last layer was reached, minutes later).
+#[test]
+fn a_windowed_layer_is_refused_for_the_cycle_engine_before_any_layer_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let args = [
+        "run",
+        "-q",
+        "--workload",
+        "llama3-8b-decode",
+        "--engine",
+        "cycle",
+    ];
+    let e = fails(&sresim_in(t.path(), &args, &[]));
+    assert!(
+        e.starts_with("error: llama3-8b-decode: lm_head: --engine cycle: this layer runs a window"),
+        "{e}"
+    );
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+}
