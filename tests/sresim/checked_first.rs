@@ -145,6 +145,9 @@ fn first_dimension(npy: Vec<u8>, first: &str) -> Vec<u8> {
     [&npy[..10], new.as_bytes(), &npy[10 + len..]].concat()
 }
 
+/// What a test makes of an array's bytes.
+type Change = Box<dyn Fn(Vec<u8>) -> Vec<u8>>;
+
 /// `memory` opens a bundle's arrays as `check` and `run` do: a weight array that is not
 /// a .npy array, a graph input cut short of the data its header declares, and one whose
 /// header declares 2^64-1 samples, are refused in one line (memory used to read the manifest and one header
@@ -152,7 +155,7 @@ fn first_dimension(npy: Vec<u8>, first: &str) -> Vec<u8> {
 #[test]
 fn memory_refuses_a_bundle_with_a_corrupt_array() {
     let t = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, Box<dyn Fn(Vec<u8>) -> Vec<u8>>); 3] = [
+    let cases: [(&str, &str, Change); 3] = [
         ("b1", "conv1.weight", Box::new(|_| b"hello world".to_vec())),
         (
             "b2",
