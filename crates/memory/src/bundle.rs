@@ -115,17 +115,22 @@ mod tests {
         let mut npz = ndarray_npy::NpzWriter::new(file);
         npz.add_array("x", &Array4::<f32>::zeros((5, 1, 4, 4)))
             .unwrap();
+        // The layers' weights: every array the manifest names is checked (by header).
+        npz.add_array("c.w", &Array4::<f32>::zeros((2, 1, 3, 3)))
+            .unwrap();
+        npz.add_array("f.w", &ndarray::Array2::<f32>::zeros((3, 2)))
+            .unwrap();
         npz.finish().unwrap();
         let g = load(dir.path(), 2).unwrap();
         let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
         assert_eq!(kinds, ["conv", "relu", "maxpool", "flatten", "fc"]);
         assert_eq!(g.tensors[g.outputs[0]].shape, vec![2, 3]);
         assert!(g.validate().is_ok());
-        // Without the graph input array: one line naming the file and the array.
+        // Without its arrays: one line naming the file and the first array missing.
         let file = std::fs::File::create(dir.path().join("tensors.npz")).unwrap();
         ndarray_npy::NpzWriter::new(file).finish().unwrap();
         let e = load(dir.path(), 2).unwrap_err().to_string();
-        assert!(e.contains("tensors.npz: x: "), "{e}");
+        assert!(e.contains("tensors.npz: c.w: no such array"), "{e}");
     }
 
     #[test]
