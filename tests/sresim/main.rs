@@ -16,6 +16,7 @@ mod accuracy_merge;
 mod adc_range;
 mod bundles;
 mod check;
+mod checked_first;
 mod chip_digital;
 mod cli;
 mod data_text;

@@ -254,3 +254,72 @@ fn a_result_leaves_nothing_of_the_one_it_replaces() {
         "{left:?}"
     );
 }
+
+/// `memory --dump-access-list D` where D holds another memory result (its
+/// memory_summary.json) would replace that result's two lists and leave its reports
+/// beside another run's lists: refused in one line, with no --out or another one, and
+/// crossed (`-o X --dump-access-list Y`), D unchanged. Its own `-o D --dump-access-list D`
+/// replaces the whole set, and a directory holding only lists takes new ones.
+#[test]
+fn access_lists_never_replace_those_of_another_memory_result() {
+    let t = tempfile::tempdir().unwrap();
+    let (d, e, x) = (t.path().join("D"), t.path().join("E"), t.path().join("X"));
+    let lenet = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    let memory = |more: &[&str]| {
+        let mut a = vec!["memory", "-q", "--workload"];
+        a.extend(more);
+        sresim(&a)
+    };
+    ok(&memory(&[
+        "resnet18",
+        "-o",
+        s(&d),
+        "--dump-access-list",
+        s(&d),
+    ]));
+    let before = files(&d);
+    for args in [
+        vec![s(&lenet), "--dump-access-list", s(&d)],
+        vec![s(&lenet), "-o", s(&e), "--dump-access-list", s(&d)],
+    ] {
+        let err = fails(&memory(&args));
+        assert!(
+            err.starts_with(&format!(
+                "error: --dump-access-list: {}: holds a result of `memory` (memory_summary.json)",
+                d.display()
+            )) && err.contains("would leave a mixed set"),
+            "{err}"
+        );
+        assert_eq!(files(&d), before, "{args:?}");
+        assert!(!e.exists(), "nothing written: {args:?}");
+    }
+    // Crossed: X's own result, and its lists sent to D.
+    ok(&memory(&[s(&lenet), "-o", s(&x)]));
+    let x_before = files(&x);
+    fails(&memory(&[
+        s(&lenet),
+        "-o",
+        s(&x),
+        "--dump-access-list",
+        s(&d),
+    ]));
+    assert_eq!(files(&d), before);
+    assert_eq!(files(&x), x_before);
+    // The same directory as its own --out (named another way): the whole set replaced.
+    let again = d.join("..").join("D");
+    ok(&memory(&[
+        s(&lenet),
+        "-o",
+        s(&d),
+        "--dump-access-list",
+        s(&again),
+    ]));
+    let summary = std::fs::read_to_string(d.join("memory_summary.json")).unwrap();
+    let list = std::fs::read_to_string(d.join("access_list.csv")).unwrap();
+    assert!(!summary.contains("resnet18"), "{summary}");
+    assert!(list.contains("graph.input"), "lenet5-mnist's lists");
+    // Lists alone take new lists.
+    let l = t.path().join("L");
+    ok(&memory(&["resnet18", "--dump-access-list", s(&l)]));
+    ok(&memory(&[s(&lenet), "--dump-access-list", s(&l)]));
+}

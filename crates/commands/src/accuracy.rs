@@ -165,24 +165,28 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
         return Ok(());
     }
 
+    let shard = range.map(|range| sim::accuracy_shard::ShardRun {
+        net: &net,
+        cfg: &cfg,
+        modes: &modes,
+        crossbar: &crossbar,
+        workload: args.workload.as_deref(),
+        samples,
+        range,
+        draws: args.draws,
+    });
+    // Checked (the config's TOML read back) before --out is opened (docs/errors.md,
+    // "Output directories": inputs, then the lock).
+    if let Some(shard) = &shard {
+        shard.manifest()?;
+    }
     let out = args
         .out
         .as_deref()
         .map(outdir::OutputDir::open)
         .transpose()?;
-    if let (Some(range), Some(dir)) = (range, &out) {
-        let shard = sim::accuracy_shard::ShardRun {
-            net: &net,
-            cfg: &cfg,
-            modes: &modes,
-            crossbar: &crossbar,
-            workload: args.workload.as_deref(),
-            samples,
-            range: range.clone(),
-            draws: args.draws,
-        };
-        // Checked (the config's TOML read back) before anything is computed.
-        shard.manifest()?;
+    if let (Some(shard), Some(dir)) = (shard, &out) {
+        let range = shard.range.clone();
         bar.start(
             sim::accuracy::network_work(&net, &crossbar, &cfg, &modes, range.len(), args.draws),
             range.len() as u64 * u64::from(sim::accuracy::draws_computed(&cfg, &modes, args.draws)),

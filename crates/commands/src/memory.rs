@@ -120,6 +120,25 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     mc.validate()
         .map_err(|e| config::blame_sets(anyhow!("{}: {e}", cfg.origin), &cfg.origin, &cmd.sets))?;
     let args = cmd.args.to_args();
+    let flags = cmd.export_flags();
+    // Every input is checked before a directory is opened (docs/errors.md, "Output
+    // directories": inputs, then the lock and the recovery of a journal left there, then
+    // the simulation): the flags, the network (a bundle read and checked) and the
+    // exports' values; a refused command leaves every directory as it was.
+    ::memory::report::check(&args, mc)?;
+    flags.check(&args)?;
+    let simulated = match mc.compute {
+        ::memory::ComputeKind::Peak => None,
+        ::memory::ComputeKind::Simulated => {
+            let synth = sim::workloads::Synth {
+                synthetic_inputs: true,
+                ..Default::default()
+            };
+            let w = sim::workloads::open(Some(&args.workload), &synth, Some(1), &cfg)
+                .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
+            Some(w)
+        }
+    };
     // Every directory the command writes is opened like --out (locked for the command's
     // whole life, and a replacement left there completed) before any file is staged: --out,
     // the --dump-access-list directory (its two lists are one pair) and the trace's, so
@@ -127,7 +146,6 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     // their resolved paths, each once (OutputDir::open_all; docs/errors.md, "Output
     // directories"). A path that is not a directory, and cannot be made one, is left to the
     // export's own check, which names its flag.
-    let flags = cmd.export_flags();
     let mut dirs: Vec<(&Path, &str)> = Vec::new();
     dirs.extend(args.out.as_deref().map(|d| (d, "")));
     dirs.extend(
@@ -147,21 +165,28 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
             .map(|d| (d, "--dump-trace")),
     );
     let mut locked = OutputDir::open_all(&dirs)?;
+    // The lists go with their own result (`-o D --dump-access-list D`) or to a directory
+    // holding no other memory result: replacing the lists of one would leave its reports
+    // beside another run's lists (checked with the directory locked, before anything is
+    // staged; docs/errors.md, "One result set, whole").
+    if let Some(d) = flags.dump_access_list.as_deref().filter(|d| d.is_dir()) {
+        outdir::export_apart(
+            d,
+            args.out.as_deref(),
+            "memory",
+            &["access_list.csv", "prefetch_list.csv"],
+        )
+        .map_err(|e| anyhow!("--dump-access-list: {e}"))?;
+    }
     let out = match args.out {
         Some(_) => locked[0].take(),
         None => None,
     };
     let exported: Vec<OutputDir> = locked.into_iter().flatten().collect();
-    let mut exports = sim::memory_out::Exports::prepare(&args, &cmd.export_flags())?;
-    let compute = match mc.compute {
-        ::memory::ComputeKind::Peak => ::memory::ComputeSource::Peak,
-        ::memory::ComputeKind::Simulated => {
-            let synth = sim::workloads::Synth {
-                synthetic_inputs: true,
-                ..Default::default()
-            };
-            let w = sim::workloads::open(Some(&args.workload), &synth, Some(1), &cfg)
-                .map_err(|e| anyhow!("memory.compute = \"simulated\": {e:#}"))?;
+    let mut exports = sim::memory_out::Exports::prepare(&args, &flags)?;
+    let compute = match simulated {
+        None => ::memory::ComputeSource::Peak,
+        Some(w) => {
             let result = run::run(&run::RunSpec {
                 workload: w.as_ref(),
                 cfg: &cfg,

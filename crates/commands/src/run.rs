@@ -179,23 +179,22 @@ pub fn run(args: &RunArgs) -> Result<()> {
         eprintln!("note: {note}");
     }
     let samples = args.samples.unwrap_or(w.available_samples());
+    let spec = run::RunSpec {
+        workload: w.as_ref(),
+        cfg: &cfg,
+        modes: &modes,
+        engine,
+        samples,
+        // -q hides the bar (or, without a terminal, the progress lines) as well as the
+        // table.
+        progress: !args.quiet,
+    };
+    // Every input is checked before --out is opened (docs/errors.md, "Output
+    // directories": inputs, then the lock and the recovery of a journal left there).
+    pool.install(|| run::check(&spec, func.as_ref()))?;
     // Locked from here to the end, so that a second writer is refused before it runs.
     let out = args.out.as_deref().map(OutputDir::open).transpose()?;
-    let result = pool.install(|| {
-        run::run_functional(
-            &run::RunSpec {
-                workload: w.as_ref(),
-                cfg: &cfg,
-                modes: &modes,
-                engine,
-                samples,
-                // -q hides the bar (or, without a terminal, the progress lines) as well
-                // as the table.
-                progress: !args.quiet,
-            },
-            func.as_ref(),
-        )
-    })?;
+    let result = pool.install(|| run::run_functional(&spec, func.as_ref()))?;
     if let Some(dir) = &out {
         report::write_outputs(dir, &result, &cfg, args.format)?;
     }

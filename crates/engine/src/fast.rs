@@ -10,7 +10,7 @@
 
 use crate::counts::OuCounts;
 use crate::input::{Granularity, Pass};
-use crate::options::SimOptions;
+use crate::options::{EngineError, SimOptions};
 use crate::prepared::{Prepared, Progress, Samples};
 use crate::statics::Tiling;
 use crossbar::{div_ceil, Hardware, Mode};
@@ -70,7 +70,7 @@ impl<'p> Run<'p> {
     }
 
     /// Counts the vectors of `chunk` (activation, sre); the other modes only report them.
-    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) -> Result<(), EngineError> {
         match &mut self.dynamic {
             Some(d) => {
                 let (counts, barrier) = dynamic(
@@ -83,7 +83,7 @@ impl<'p> Run<'p> {
                     chunk,
                     progress,
                     self.traced,
-                );
+                )?;
                 d.counts.add(&counts);
                 d.barrier.merge(&barrier);
             }
@@ -93,6 +93,7 @@ impl<'p> Run<'p> {
                 }
             }
         }
+        Ok(())
     }
 
     /// OU counts and busy time W over the `vectors` vectors fed.
@@ -181,7 +182,7 @@ fn dynamic(
     chunk: Samples,
     progress: Progress,
     traced: bool,
-) -> (OuCounts, Barrier) {
+) -> Result<(OuCounts, Barrier), EngineError> {
     let map = &prep.map;
     let vectors = chunk.vectors(prep.geom());
     let piece = (vectors / (rayon::current_num_threads() * 8))
@@ -195,29 +196,38 @@ fn dynamic(
         counts: OuCounts::default(),
         barrier: new_barrier(opts, tiling.total, traced),
     };
-    let parts: Vec<(OuCounts, Barrier)> = (0..n_pieces)
-        .into_par_iter()
-        .map(|c| {
-            let mut s = new_scratch();
-            let range = c * piece..((c + 1) * piece).min(vectors);
-            let len = range.len() as u64;
-            for v in range {
-                chunk.fill_vector(prep.geom(), v, &mut s.vector);
-                one_vector(prep, hw, opts, mode, tiling, d, &mut s);
-            }
-            if let Some(p) = progress {
-                p(len);
-            }
-            (s.counts, s.barrier)
-        })
-        .collect();
+    // One result a piece, as many pieces as the chunk's vectors need (a layer with
+    // absurdly many output positions, let through by a raised limits.max_layer_bytes,
+    // needs terabytes): reserved fallibly, so that a failure is an error naming the
+    // layer, not an abort (docs/errors.md, "Limits").
+    let mut parts: Vec<(OuCounts, Barrier)> = Vec::new();
+    parts
+        .try_reserve_exact(n_pieces)
+        .map_err(|_| EngineError::Alloc {
+            bytes: (n_pieces as u64)
+                .saturating_mul(std::mem::size_of::<(OuCounts, Barrier)>() as u64),
+            what: "the counts of a chunk's pieces",
+        })?;
+    parts.par_extend((0..n_pieces).into_par_iter().map(|c| {
+        let mut s = new_scratch();
+        let range = c * piece..((c + 1) * piece).min(vectors);
+        let len = range.len() as u64;
+        for v in range {
+            chunk.fill_vector(prep.geom(), v, &mut s.vector);
+            one_vector(prep, hw, opts, mode, tiling, d, &mut s);
+        }
+        if let Some(p) = progress {
+            p(len);
+        }
+        (s.counts, s.barrier)
+    }));
     let mut counts = OuCounts::default();
     let mut barrier = new_barrier(opts, tiling.total, traced);
     for (c, b) in &parts {
         counts.add(c);
         barrier.merge(b);
     }
-    (counts, barrier)
+    Ok((counts, barrier))
 }
 
 /// Fills `s.masks` with the rows of each conv group driven in each cycle class of `pass`.

@@ -61,7 +61,7 @@ pub fn simulate_with_stats(
     progress: Progress,
 ) -> Result<(Events, Option<CycleStats>), EngineError> {
     let mut run = ModeRun::new(prep, hw, opts, mode, engine)?;
-    run.feed(prep.held, progress);
+    run.feed(prep.held, progress)?;
     Ok(run.finish())
 }
 
@@ -144,18 +144,20 @@ impl<'p> ModeRun<'p> {
         })
     }
 
-    /// Replays `chunk`, the samples that follow those fed so far.
-    pub fn feed(&mut self, chunk: Samples, progress: Progress) {
+    /// Replays `chunk`, the samples that follow those fed so far. Fails only when an
+    /// allocation sized by the layer fails ([`EngineError::Alloc`]).
+    pub fn feed(&mut self, chunk: Samples, progress: Progress) -> Result<(), EngineError> {
         debug_assert_eq!(
             chunk.input.len(),
             chunk.samples * self.prep.geom().input_elements()
         );
         self.samples += chunk.samples as u64;
         match &mut self.state {
-            State::Fast(r) => r.feed(chunk, progress),
+            State::Fast(r) => r.feed(chunk, progress)?,
             State::Reference(r) => r.feed(chunk, progress),
             State::Cycle(r) => r.feed(chunk, progress),
         }
+        Ok(())
     }
 
     /// The layer's events and cycles over every sample fed, and the cycle engine's

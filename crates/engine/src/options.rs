@@ -70,4 +70,6 @@ pub enum EngineError {
     QueueNeedsCycle(QueueDepth),
     #[error("--engine cycle: this layer runs a window of column blocks at a time (its weights do not fit limits.max_layer_bytes at once), and the cycle engine simulates a layer's crossbars together; use --engine fast or reference, or raise limits.max_layer_bytes")]
     CycleWindow,
+    #[error("cannot allocate {bytes} bytes ({}) for {what}: the layer is too large for this machine's memory (limits.max_layer_bytes was raised past what it holds)", workload::bundle::fmt_bytes(*bytes as u128))]
+    Alloc { bytes: u64, what: &'static str },
 }

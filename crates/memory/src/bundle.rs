@@ -12,45 +12,15 @@ use anyhow::bail;
 use std::path::Path;
 use workload::{LayerKind, LayerSpec};
 
-/// Reads the layer geometry of the bundle at `dir` (its `manifest.json`).
+/// The graph of the bundle at `dir` for `batch` samples. The bundle is opened for its
+/// geometry alone (`workload::BundleWorkload::open_headers`): the manifest and every
+/// array it names are checked as every command checks them, by header and stored data
+/// length, no array data read.
 pub fn load(dir: &Path, batch: usize) -> anyhow::Result<Graph> {
-    let path = dir.join("manifest.json");
-    let text = workload::files::read_text(&path, &path.display().to_string())
-        .map_err(anyhow::Error::msg)?;
-    // The run's own parser: every check of docs/errors.md applies here too.
-    let m = workload::bundle::Manifest::parse(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let specs: Vec<LayerSpec> = m.layers.into_iter().map(|l| l.spec).collect();
-    match &m.graph {
-        None => from_layer_specs(&m.name, batch, &specs),
-        Some(bg) => {
-            let npz_path = dir.join("tensors.npz");
-            let label = npz_path.display().to_string();
-            let file = workload::files::open(&npz_path, &label).map_err(anyhow::Error::msg)?;
-            let mut npz = workload::bundle::Npz::new(std::io::BufReader::new(file))
-                .map_err(|e| anyhow::anyhow!("{label}: {e}"))?;
-            let shape = npz
-                .header(&bg.input)
-                .map_err(|e| anyhow::anyhow!("{label}: {}: {e}", bg.input))?
-                .shape;
-            if shape.len() < 2 {
-                bail!("{label}: {}: expected [M, ...]", bg.input);
-            }
-            let mut bg = bg.clone();
-            for array in bg
-                .constant_arrays()
-                .iter()
-                .map(|a| a.to_string())
-                .collect::<Vec<_>>()
-            {
-                let h = npz
-                    .header(&array)
-                    .map_err(|e| anyhow::anyhow!("{label}: {array}: {e}"))?;
-                bg.constants.insert(array, h.shape);
-            }
-            bg.build(&m.name, batch, &shape[1..], &specs)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-        }
+    let w = workload::bundle::BundleWorkload::open_headers(dir)?;
+    match w.graph(batch)? {
+        Some(g) => Ok(g),
+        None => from_layer_specs(&w.manifest().name, batch, workload::Workload::layers(&w)),
     }
 }
 
@@ -145,17 +115,22 @@ mod tests {
         let mut npz = ndarray_npy::NpzWriter::new(file);
         npz.add_array("x", &Array4::<f32>::zeros((5, 1, 4, 4)))
             .unwrap();
+        // The layers' weights: every array the manifest names is checked (by header).
+        npz.add_array("c.w", &Array4::<f32>::zeros((2, 1, 3, 3)))
+            .unwrap();
+        npz.add_array("f.w", &ndarray::Array2::<f32>::zeros((3, 2)))
+            .unwrap();
         npz.finish().unwrap();
         let g = load(dir.path(), 2).unwrap();
         let kinds: Vec<&str> = g.nodes.iter().map(|n| n.op.kind()).collect();
         assert_eq!(kinds, ["conv", "relu", "maxpool", "flatten", "fc"]);
         assert_eq!(g.tensors[g.outputs[0]].shape, vec![2, 3]);
         assert!(g.validate().is_ok());
-        // Without the graph input array: one line naming the file and the array.
+        // Without its arrays: one line naming the file and the first array missing.
         let file = std::fs::File::create(dir.path().join("tensors.npz")).unwrap();
         ndarray_npy::NpzWriter::new(file).finish().unwrap();
         let e = load(dir.path(), 2).unwrap_err().to_string();
-        assert!(e.contains("tensors.npz: x: "), "{e}");
+        assert!(e.contains("tensors.npz: c.w: no such array"), "{e}");
     }
 
     #[test]

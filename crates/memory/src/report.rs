@@ -356,6 +356,18 @@ pub fn check_finite(m: &Model, points: &[Point]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Checks `args` against `cfg` and loads the network (a bundle read and checked) without
+/// running the model: what `sresim memory` checks before it opens a directory
+/// (docs/errors.md, "Output directories": inputs first, then the lock).
+pub fn check(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<()> {
+    let p = parse(args, cfg)?;
+    let opts = ZooOptions {
+        seq_len: args.seq_len,
+    };
+    let graph = load_network(&args.workload, args.batch, opts)?;
+    crate::limits::check_tensors(&graph, &p.cfg).map_err(|e| anyhow!("{e}"))
+}
+
 struct Parsed {
     capacities: Vec<Capacity>,
     bandwidths: Vec<f64>,

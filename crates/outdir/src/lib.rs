@@ -169,6 +169,12 @@ impl Drop for OutputDir {
     }
 }
 
+/// Whether `a` and `b` name one directory (compared resolved, as [`OutputDir::open_all`]
+/// merges them).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
+    resolved_key(a) == resolved_key(b)
+}
+
 /// `path` resolved as far as it exists (its deepest existing ancestor made canonical, the
 /// rest appended): the key [`OutputDir::open_all`] orders and merges directories by.
 fn resolved_key(path: &Path) -> PathBuf {
@@ -262,6 +268,7 @@ pub use commit::{
 };
 pub use marks::{interrupted, EXPORT_MARK, JOURNAL, JOURNAL_FORMAT};
 pub use recover::recover;
+pub use sets::export_apart;
 
 #[cfg(test)]
 mod tests;

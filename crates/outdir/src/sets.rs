@@ -82,3 +82,33 @@ pub(crate) fn one_set(
     }
     Ok(())
 }
+
+/// The one-set rule for the files `writer` exports to a directory besides its own output
+/// directory (`memory --dump-access-list DIR`: `files`, its two lists) (docs/errors.md,
+/// "One result set, whole"): they may go to `dir` only when `dir` holds no result of
+/// `writer` (its anchor), or when `dir` is the command's own `out` (resolved), where its
+/// whole set is replaced together. Otherwise they would replace those files of another
+/// result and leave its reports beside them. Checked with `dir` locked, before anything is
+/// staged.
+pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]) -> Result<()> {
+    let Some(w) = names::writer(writer) else {
+        bail!("internal error: no writer {writer} in names.rs");
+    };
+    if out.is_some_and(|o| crate::same_dir(o, dir)) {
+        return Ok(());
+    }
+    let shown = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    if std::fs::symlink_metadata(shown.join(w.anchor)).is_ok() {
+        bail!(
+            "{}: holds a result of `{}` ({}): {} written there apart from it would leave a mixed set; write them with that result (--out {0}), or choose another directory",
+            shown.display(),
+            w.name,
+            w.anchor,
+            files.join(" and ")
+        );
+    }
+    Ok(())
+}

@@ -176,56 +176,81 @@ pub struct ExportFlags {
     pub trace_clock_mhz: Option<f64>,
 }
 
+/// The trace point `--dump-trace` asks for, its flags checked.
+struct TracePlan {
+    format: TraceFormat,
+    mhz: f64,
+    capacity: memory::Capacity,
+    bandwidth: f64,
+}
+
+impl ExportFlags {
+    /// Checks the values of the export flags against `args` (nothing opened or written):
+    /// what [`Exports::prepare`] checks first, and `sresim memory` before it opens any
+    /// directory (docs/errors.md, "Output directories": inputs, then the lock).
+    pub fn check(&self, args: &MemoryArgs) -> Result<()> {
+        self.trace_plan(args).map(|_| ())
+    }
+
+    fn trace_plan(&self, args: &MemoryArgs) -> Result<Option<TracePlan>> {
+        if let Some(dir) = &self.dump_access_list {
+            if dir.as_os_str().is_empty() {
+                bail!("--dump-access-list: no directory named");
+            }
+            if dir.exists() && !dir.is_dir() {
+                bail!("--dump-access-list: {} is not a directory", dir.display());
+            }
+        }
+        let Some(path) = &self.dump_trace else {
+            if self.trace_format.is_some() {
+                bail!("--trace-format: needs --dump-trace FILE");
+            }
+            if self.trace_clock_mhz.is_some() {
+                bail!("--trace-clock-mhz: needs --dump-trace FILE");
+            }
+            return Ok(None);
+        };
+        if path.as_os_str().is_empty() {
+            bail!("--dump-trace: no file named");
+        }
+        let capacity = one(&args.capacity, "--capacity")?;
+        let capacity = memory::parse_capacity(capacity).map_err(|e| anyhow!("--capacity: {e}"))?;
+        let bandwidth = one(&args.bandwidth, "--bandwidth")?;
+        let bandwidth =
+            memory::parse_bandwidth(bandwidth).map_err(|e| anyhow!("--bandwidth: {e}"))?;
+        let format = TraceFormat::parse(self.trace_format.as_deref().unwrap_or("dramsim3"))?;
+        let mhz = self.trace_clock_mhz.unwrap_or(1000.0);
+        if !(mhz.is_finite() && mhz > 0.0) {
+            bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
+        }
+        Ok(Some(TracePlan {
+            format,
+            mhz,
+            capacity,
+            bandwidth,
+        }))
+    }
+}
+
 impl Exports {
     /// Checks the export flags and opens their temporary files, before anything is
     /// computed; a bad value or an unwritable path is an error naming the flag.
     pub fn prepare(args: &MemoryArgs, flags: &ExportFlags) -> Result<Exports> {
-        let trace = match &flags.dump_trace {
-            None => {
-                if flags.trace_format.is_some() {
-                    bail!("--trace-format: needs --dump-trace FILE");
-                }
-                if flags.trace_clock_mhz.is_some() {
-                    bail!("--trace-clock-mhz: needs --dump-trace FILE");
-                }
-                None
-            }
-            Some(path) => {
-                if path.as_os_str().is_empty() {
-                    bail!("--dump-trace: no file named");
-                }
-                let capacity = one(&args.capacity, "--capacity")?;
-                let capacity =
-                    memory::parse_capacity(capacity).map_err(|e| anyhow!("--capacity: {e}"))?;
-                let bandwidth = one(&args.bandwidth, "--bandwidth")?;
-                let bandwidth =
-                    memory::parse_bandwidth(bandwidth).map_err(|e| anyhow!("--bandwidth: {e}"))?;
-                let format =
-                    TraceFormat::parse(flags.trace_format.as_deref().unwrap_or("dramsim3"))?;
-                let mhz = flags.trace_clock_mhz.unwrap_or(1000.0);
-                if !(mhz.is_finite() && mhz > 0.0) {
-                    bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
-                }
-                Some(Trace {
-                    file: Pending::new("--dump-trace", path, false)?,
-                    format,
-                    clock_hz: mhz * 1e6,
-                    capacity,
-                    bandwidth,
-                    requests: 0,
-                    policy: "",
-                })
-            }
+        let trace = match (&flags.dump_trace, flags.trace_plan(args)?) {
+            (Some(path), Some(p)) => Some(Trace {
+                file: Pending::new("--dump-trace", path, false)?,
+                format: p.format,
+                clock_hz: p.mhz * 1e6,
+                capacity: p.capacity,
+                bandwidth: p.bandwidth,
+                requests: 0,
+                policy: "",
+            }),
+            _ => None,
         };
         let lists = match &flags.dump_access_list {
             None => None,
             Some(dir) => {
-                if dir.as_os_str().is_empty() {
-                    bail!("--dump-access-list: no directory named");
-                }
-                if dir.exists() && !dir.is_dir() {
-                    bail!("--dump-access-list: {} is not a directory", dir.display());
-                }
                 let mut l = Lists {
                     access: None,
                     prefetch: None,

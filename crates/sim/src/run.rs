@@ -218,11 +218,12 @@ pub fn run_functional_with(
     run_inner(spec, progress, func)
 }
 
-fn run_inner(
-    spec: &RunSpec,
-    progress: &dyn Progress,
-    func: Option<&functional::FuncOptions>,
-) -> Result<RunResult> {
+/// Every check of `spec` (and of `func`) made before anything is simulated: the sample
+/// count, the memory limits and the functional datapath's limits. [`run_functional`] makes
+/// them first; a command that writes an output directory makes them before it opens it
+/// (docs/errors.md, "Output directories": inputs, then the lock). Returns, per layer, the
+/// column window of a layer loaded a window at a time (None: whole).
+pub fn check(spec: &RunSpec, func: Option<&functional::FuncOptions>) -> Result<Vec<Option<u128>>> {
     let w = spec.workload;
     if spec.samples == 0 || spec.samples > w.available_samples() {
         bail!(
@@ -234,6 +235,28 @@ fn run_inner(
     }
     let cfg = spec.cfg;
     let fits = check_limits(spec)?;
+    // A layer that runs a window of column blocks at a time is refused, before the first
+    // layer is loaded, by what holds a layer whole: --functional and the cycle engine.
+    for (l, per) in w.layers().iter().zip(&fits) {
+        if per.is_none() {
+            continue;
+        }
+        if func.is_some() {
+            bail!(
+                "{}: {}: --functional holds a layer whole, and this one runs a window of column blocks at a time (its weights do not fit limits.max_layer_bytes at once): raise limits.max_layer_bytes",
+                w.name(),
+                l.name
+            );
+        }
+        if spec.engine == EngineKind::Cycle {
+            bail!(
+                "{}: {}: {}",
+                w.name(),
+                l.name,
+                engine::EngineError::CycleWindow
+            );
+        }
+    }
     if let Some(f) = func {
         let label = &cfg.config.device.error_table;
         functional::check_table(&f.device, &cfg.hw, spec.modes, label)
@@ -253,19 +276,23 @@ fn run_inner(
                 .map_err(|e| anyhow::anyhow!("{}: {e}", w.name()))?;
         }
     }
+    Ok(fits)
+}
+
+fn run_inner(
+    spec: &RunSpec,
+    progress: &dyn Progress,
+    func: Option<&functional::FuncOptions>,
+) -> Result<RunResult> {
+    let w = spec.workload;
+    let fits = check(spec, func)?;
+    let cfg = spec.cfg;
     let mut layers = Vec::new();
     let precision = cfg.precision();
     for (i, spec_l) in w.layers().iter().enumerate() {
         progress.layer(&spec_l.name);
         let lw = LayerWork::of(&spec_l.geom, spec.samples, spec.modes.len());
         if let Some(per) = fits[i] {
-            if func.is_some() {
-                bail!(
-                    "{}: {}: --functional holds a layer whole, and this one runs a window of column blocks at a time (its weights do not fit limits.max_layer_bytes at once): raise limits.max_layer_bytes",
-                    w.name(),
-                    spec_l.name
-                );
-            }
             layers.extend(run_windowed(spec, i, per, progress, &lw)?);
             continue;
         }
@@ -308,7 +335,8 @@ fn run_inner(
         let mut feed = |input: &[i32], float_input: &[f64]| {
             let samples = Samples::new(input, input.len() / per_sample.max(1));
             for r in runs.iter_mut() {
-                r.feed(samples, Some(&tick));
+                r.feed(samples, Some(&tick))
+                    .map_err(|e| anyhow!("{}: {}: {e}", w.name(), spec_l.name))?;
             }
             if let Some(f) = frun.as_mut() {
                 f.feed_float(samples, float_input);
@@ -474,7 +502,8 @@ fn run_windowed(
         w.stream_inputs(i, precision, spec.samples, chunk, &mut |q| {
             let samples = Samples::new(q, q.len() / per_sample.max(1));
             for r in runs.iter_mut() {
-                r.feed(samples, Some(&tick));
+                r.feed(samples, Some(&tick))
+                    .map_err(|e| anyhow!("{}: {}: {e}", w.name(), spec_l.name))?;
             }
             Ok(())
         })?;

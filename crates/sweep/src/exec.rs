@@ -54,6 +54,10 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     };
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow!("--threads: {e}"))?;
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
     let dir = outdir::OutputDir::open(&args.out)?;
     let meta = Meta::of(&plan, shard, args.format);
@@ -64,10 +68,6 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .copied()
         .filter(|&i| !done.contains(&plan.points[i].id))
         .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))?;
     let total: u64 = pending.iter().map(|&i| plan.work[i]).sum();
     let show = sim::progress::show(args.quiet);
     let bar = progress(total, show == sim::progress::Show::Bar);

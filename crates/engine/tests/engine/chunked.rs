@@ -60,7 +60,8 @@ proptest! {
                 let mut run = ModeRun::new(&streamed, &hw, &opts, mode, engine).unwrap();
                 let mut first = 0;
                 for &n in &sizes {
-                    run.feed(Samples::new(&layer.input[first * per..(first + n) * per], n), None);
+                    run.feed(Samples::new(&layer.input[first * per..(first + n) * per], n), None)
+                        .unwrap();
                     first += n;
                 }
                 prop_assert_eq!(run.finish(), want, "{} {} chunks {:?}", engine, mode, sizes);

@@ -34,7 +34,8 @@ fn windowed(
         }
         let prep = Prepared::window(&layer.spec, &weights, layer.signed, wmap, hw, opts);
         let mut run = ModeRun::part(&prep, hw, opts, mode, engine).ok()?;
-        run.feed(Samples::new(&layer.input, layer.samples), None);
+        run.feed(Samples::new(&layer.input, layer.samples), None)
+            .unwrap();
         let (ev, busy, stats) = run.finish_part();
         assert!(stats.is_none());
         parts.add(&ev, busy);

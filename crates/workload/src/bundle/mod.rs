@@ -77,6 +77,9 @@ pub struct BundleWorkload {
     /// With a graph whose MatMul nodes multiply two activations: those nodes and their
     /// multiply-accumulates a sample (they run off the crossbar).
     off_crossbar: Vec<(String, u64)>,
+    /// Opened by [`BundleWorkload::open_headers`]: arrays checked by header and stored
+    /// length only, nothing read or scanned (not for running).
+    headers_only: bool,
 }
 
 impl std::fmt::Debug for BundleWorkload {
@@ -103,6 +106,33 @@ impl BundleWorkload {
             &text,
             NpzStore::File(dir.join("tensors.npz")),
             opts,
+            false,
+        )
+    }
+
+    /// Opens the bundle in `dir` for its geometry alone (`sresim memory`): the manifest
+    /// and every array it names checked as [`BundleWorkload::open`] checks them, by their
+    /// headers and by the data length each header declares against the length stored
+    /// (the entry's size in the archive), the data itself not read; layers without an
+    /// input array are allowed. The result gives the layers, the manifest and the graph,
+    /// and is not for running (its inputs were not scanned).
+    pub fn open_headers(dir: &Path) -> anyhow::Result<Self> {
+        let manifest_label = dir.join("manifest.json").display().to_string();
+        let text = crate::files::read_text(&dir.join("manifest.json"), &manifest_label)
+            .map_err(anyhow::Error::msg)?;
+        let npz_label = dir.join("tensors.npz").display().to_string();
+        let opts = OpenOptions {
+            synthetic_inputs: true,
+            max_layer_bytes: u64::MAX,
+            ..OpenOptions::default()
+        };
+        Self::build(
+            manifest_label,
+            npz_label,
+            &text,
+            NpzStore::File(dir.join("tensors.npz")),
+            &opts,
+            true,
         )
     }
 
@@ -120,6 +150,7 @@ impl BundleWorkload {
             manifest_json,
             NpzStore::Bytes(npz_bytes.into()),
             opts,
+            false,
         )
     }
 
@@ -134,6 +165,7 @@ impl BundleWorkload {
         text: &str,
         npz: NpzStore,
         opts: &OpenOptions,
+        headers_only: bool,
     ) -> anyhow::Result<Self> {
         let manifest = Manifest::parse(text).map_err(|e| anyhow!("{manifest_label}: {e}"))?;
         for (i, l) in manifest.layers.iter().enumerate() {
@@ -155,6 +187,7 @@ impl BundleWorkload {
             graph_input_shape: None,
             max_bytes: opts.max_layer_bytes,
             off_crossbar: Vec::new(),
+            headers_only,
         };
         (w.samples, w.inputs) = w.validate_arrays(opts)?;
         w.read_constant_shapes()?;
@@ -193,9 +226,7 @@ impl BundleWorkload {
                     self.npz_label
                 );
             }
-            let h = npz
-                .header(&name)
-                .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))?;
+            let h = self.read_header(&mut npz, &name)?;
             if !matches!(h.dtype, Dtype::F32 | Dtype::F64) {
                 bail!(
                     "{}: {name}: {} (a Constant node's array must be float32 or float64)",
@@ -227,8 +258,7 @@ impl BundleWorkload {
                     self.npz_label
                 );
             }
-            npz.header(name)
-                .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+            self.read_header(npz, name)
         };
         let h = array(&mut npz, &bg.input, "graph_input")?;
         if h.shape.len() < 2 || h.shape.contains(&0) {
@@ -344,6 +374,10 @@ impl BundleWorkload {
                 .map(|(_, h)| h.shape[0])
                 .or(self.manifest.samples)
                 .unwrap_or(opts.samples);
+            if self.headers_only {
+                stats.push(None);
+                continue;
+            }
             let need = bundle_layer_bytes(&l.spec.geom, ih.as_ref().map(|(_, h)| h));
             if need > opts.max_layer_bytes as u128 {
                 bail!(
@@ -418,8 +452,21 @@ impl BundleWorkload {
                 self.npz_label
             );
         }
-        npz.header(name)
-            .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
+        self.read_header(npz, name)
+    }
+
+    /// The checked header of array `name`; opened for headers alone, with its stored
+    /// data length checked against it too ([`Npz::header_and_length`]).
+    fn read_header<R: std::io::Read + std::io::Seek>(
+        &self,
+        npz: &mut Npz<R>,
+        name: &str,
+    ) -> anyhow::Result<ArrayHeader> {
+        match self.headers_only {
+            true => npz.header_and_length(name),
+            false => npz.header(name),
+        }
+        .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
     }
 
     fn read_array<R: std::io::Read + std::io::Seek>(

@@ -39,7 +39,12 @@ element!(f32, f64, i8, i16, i32, i64, u8, u16, u32);
 
 /// The error messages of a data section that is too short or too long (the texts
 /// ndarray-npy uses, so that every array reports them alike).
-const MISSING: &str = "not a valid .npy array: reached EOF before reading all data";
+pub(crate) const MISSING: &str = "not a valid .npy array: reached EOF before reading all data";
+
+/// An array whose data runs on past the elements its header declares.
+pub(crate) fn extra_bytes(extra: u128) -> String {
+    format!("not a valid .npy array: file had {extra} extra bytes before EOF")
+}
 
 fn io_error(e: io::Error) -> String {
     if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -124,9 +129,7 @@ impl<R: Read> ElementReader<R> {
         debug_assert_eq!(self.left, 0);
         let extra = io::copy(&mut self.r, &mut io::sink()).map_err(io_error)?;
         if extra > 0 {
-            return Err(format!(
-                "not a valid .npy array: file had {extra} extra bytes before EOF"
-            ));
+            return Err(extra_bytes(extra as u128));
         }
         Ok(())
     }

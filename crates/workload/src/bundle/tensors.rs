@@ -194,11 +194,29 @@ impl<R: Read + Seek> Npz<R> {
 
     /// Reads and checks only the header of array `name`.
     pub fn header(&mut self, name: &str) -> Result<ArrayHeader, String> {
-        self.open_array(name).map(|(h, _)| h)
+        self.open_array(name).map(|(h, _, _)| h)
+    }
+
+    /// Reads and checks the header of array `name`, and that its entry holds exactly the
+    /// data that header declares, by the entry's size in the archive, the data not read:
+    /// a reader of headers alone (`sresim memory`) refuses what a full read would (the
+    /// same messages as [`ElementReader`](super::npy::ElementReader)'s).
+    pub fn header_and_length(&mut self, name: &str) -> Result<ArrayHeader, String> {
+        let (h, f, header_bytes) = self.open_array(name)?;
+        let stored = u128::from(f.size()).saturating_sub(header_bytes as u128);
+        let declared = h.data_bytes();
+        if stored < declared {
+            return Err(super::npy::MISSING.to_string());
+        }
+        if stored > declared {
+            return Err(super::npy::extra_bytes(stored - declared));
+        }
+        Ok(h)
     }
 
     /// The header of array `name` and its zip entry, positioned at the first data byte.
-    fn open_array(&mut self, name: &str) -> Result<(ArrayHeader, ZipFile<'_, R>), String> {
+    /// Also the bytes of the entry before its data (preamble and header).
+    fn open_array(&mut self, name: &str) -> Result<(ArrayHeader, ZipFile<'_, R>, usize), String> {
         let entry = self.entry(name)?;
         let mut f = self
             .zip
@@ -269,7 +287,7 @@ impl<R: Read + Seek> Npz<R> {
             big_endian,
             fortran_order: header.layout.is_fortran(),
         };
-        Ok((h, f))
+        Ok((h, f, pre_len + len))
     }
 
     /// The elements of array `name` in logical (C) order, read a block at a time; the
@@ -284,7 +302,7 @@ impl<R: Read + Seek> Npz<R> {
             // Held whole to be read back in C order (the header is checked equal below).
             self.check_size(header)?;
         }
-        let (h, f) = self.open_array(name)?;
+        let (h, f, _) = self.open_array(name)?;
         if h != *header {
             return Err(format!(
                 "header changed since it was checked (now {} {})",
