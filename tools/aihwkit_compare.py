@@ -24,7 +24,6 @@ AIHWKit's mean over its draws), and top-1 (mean over draws, 95% Student-t interv
 Writes one CSV row per (simulator, t, compensation, layer) with the TOTAL row holding
 top-1.
 """
-import argparse
 import csv
 import io
 import json
@@ -38,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sresim_export.bundle import write_text_file  # noqa: E402
+from sresim_export.bundle import check_file_destination, write_text_file  # noqa: E402
+from sresim_export.cli import Parser, positive_int, run  # noqa: E402
 
 TIMES = [("1 s", 1.0), ("1 hour", 3600.0), ("1 day", 86400.0), ("1 year", 365 * 86400.0)]
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
@@ -198,27 +198,33 @@ def sresim_rows(binary, bundle, samples, draws):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", type=Path, default=Path("workloads/lenet5-mnist"))
     ap.add_argument("--sresim", default="target/release/sresim")
-    ap.add_argument("--samples", type=int, default=500)
-    ap.add_argument("--draws", type=int, default=3, help="AIHWKit's draws (torch seeds)")
-    ap.add_argument("--sresim-draws", type=int, default=1)
+    ap.add_argument("--samples", type=positive_int, default=500)
+    ap.add_argument("--draws", type=positive_int, default=3, help="AIHWKit's draws (torch seeds)")
+    ap.add_argument("--sresim-draws", type=positive_int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--only", choices=["aihwkit", "sresim"])
-    a = ap.parse_args()
-    rows = []
-    if a.only != "sresim":
-        rows += aihwkit_rows(a.bundle, a.samples, a.draws)
-    if a.only != "aihwkit":
-        rows += sresim_rows(a.sresim, a.bundle, a.samples, a.sresim_draws)
-    text = io.StringIO(newline="")
-    w = csv.writer(text)
-    w.writerow(["simulator", "time", "compensation", "layer", "top1_mean", "top1_ci_half", "rel_error"])
-    w.writerows(rows)
-    write_text_file(a.out, text.getvalue(), "--out")
+    a = ap.parse_args(argv)
+
+    def compare():
+        # the destination first: a FIFO or directory at --out costs no run
+        check_file_destination(a.out, "--out")
+        rows = []
+        if a.only != "sresim":
+            rows += aihwkit_rows(a.bundle, a.samples, a.draws)
+        if a.only != "aihwkit":
+            rows += sresim_rows(a.sresim, a.bundle, a.samples, a.sresim_draws)
+        text = io.StringIO(newline="")
+        w = csv.writer(text)
+        w.writerow(["simulator", "time", "compensation", "layer", "top1_mean", "top1_ci_half", "rel_error"])
+        w.writerows(rows)
+        write_text_file(a.out, text.getvalue(), "--out")
+
+    return run(compare, where=a.out)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -39,7 +39,8 @@ from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.bundle import check_file_destination, check_out_dir  # noqa: E402
 from sresim_export.files import load_npy, load_onnx  # noqa: E402
-from sresim_export.inputs import load_inputs  # noqa: E402
+from sresim_export.inputs import as_float32, load_inputs  # noqa: E402
+from sresim_export.cli import Parser, run  # noqa: E402
 
 
 def _labels(text, n):
@@ -74,7 +75,10 @@ def _load_feeds(specs, model):
             raise ValueError(f"--feed {spec}: shape {list(arr.shape)} does not fit input "
                              f"{describe_input(by_name[name])}")
         elem = by_name[name].type.tensor_type.elem_type
-        feeds[name] = arr.astype(helper.tensor_dtype_to_np_dtype(elem))
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        if dtype == np.float32 and arr.dtype.kind == "f":
+            arr = as_float32(arr, path)
+        feeds[name] = arr.astype(dtype)
     return feeds
 
 
@@ -94,19 +98,6 @@ def _image_size(args, inp, sample_shape):
     return None
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its refusals in one line `error: ...` and exit status 2 (argparse
-    prints its usage text first, several lines): `--help` shows the usage."""
-
-    def error(self, message):
-        message = " ".join(message.split())
-        flag = message.split()[1].rstrip(":") if message.startswith("argument --") else None
-        if flag and "expected one argument" in message:
-            message += (f" (a value that starts with '-', such as a negative number, is written "
-                        f"with '=': {flag}=-VALUE)")
-        self.exit(2, f"error: {message}; see --help\n")
-
-
 def _finite_float(text):
     """A float flag's value: NaN and infinity are refused here, naming the flag (argparse
     adds it), not later as a JSON error in the provenance."""
@@ -120,7 +111,7 @@ def _finite_float(text):
 
 
 def main(argv=None):
-    ap = _Parser(description=__doc__.split("\n")[1])
+    ap = Parser(description=__doc__.split("\n")[1])
     ap.add_argument("model", help="ONNX model file")
     ap.add_argument("--input", action="append", required=True, help="image or .npy file (repeatable)")
     ap.add_argument("--out", required=True, help="bundle directory to write")
@@ -145,7 +136,7 @@ def main(argv=None):
     ap.add_argument("--no-graph", action="store_true", help="do not write the network graph")
     args = ap.parse_args(argv)
 
-    try:
+    def export():
         # the destinations first: a refusal costs no export
         check_out_dir(args.out, "--out")
         if args.save_model:
@@ -165,22 +156,15 @@ def main(argv=None):
         if args.feed:
             desc["fixed_inputs"] = {f.partition("=")[0]: os.path.basename(f.partition("=")[2])
                                     for f in args.feed}
-        written = export_bundle(
+        print(export_bundle(
             args.model, batch, args.out, args.name or os.path.splitext(os.path.basename(args.model))[0],
             desc, labels=_labels(args.labels, len(batch)),
             prune=None if args.prune == "none" else args.prune, sparsity=args.sparsity,
             prune_exclude={s for s in args.prune_exclude.split(",") if s},
             prune_depthwise=not args.prune_keep_depthwise, fold_bn=not args.no_fold_bn,
-            graph=not args.no_graph, feeds=feeds, save_model=args.save_model)
-    except OSError as e:  # Python's "[Errno 27] File too large" names no file: name it
-        where = e.filename or args.out
-        print(f"error: {where}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # one line for the user, no traceback
-        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
-        return 2
-    print(written)
-    return 0
+            graph=not args.no_graph, feeds=feeds, save_model=args.save_model))
+
+    return run(export, where=args.out)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,16 @@ against the labels, and checks the outputs against the bundle's `graph.reference
 has one. Needs only numpy. With --onnx, the same samples go through the ONNX model the
 bundle was exported from in onnxruntime instead (float32, --threads intra-op threads).
 """
-import argparse
-import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sresim_export.bundle import read_bundle  # noqa: E402
+from sresim_export.cli import Parser, positive_int, run  # noqa: E402
+from sresim_export.files import check_file  # noqa: E402
 
 
 def conv(x, w, b, layer):
@@ -94,44 +98,51 @@ def forward(m, t, layers, x):
     return env[m["graph_output"]].reshape(n, -1)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+def main(argv=None):
+    ap = Parser(description=__doc__.splitlines()[1])
     ap.add_argument("bundle", type=Path)
-    ap.add_argument("--samples", type=int)
-    ap.add_argument("--batch", type=int, default=16, help="samples per batch (default 16)")
+    ap.add_argument("--samples", type=positive_int)
+    ap.add_argument("--batch", type=positive_int, default=16, help="samples per batch (default 16)")
     ap.add_argument("--onnx", type=Path, help="run this ONNX model in onnxruntime instead")
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
-    a = ap.parse_args()
-    m = json.loads((a.bundle / "manifest.json").read_text())
-    t = np.load(a.bundle / "tensors.npz")
+    a = ap.parse_args(argv)
+    return run(lambda: reference(a))
+
+
+def reference(a):
+    m, t = read_bundle(a.bundle)
     x_all = t[m["graph_input"]]
     n = len(x_all) if a.samples is None else min(a.samples, len(x_all))
     if a.onnx is not None:
         import onnxruntime as ort
 
+        check_file(a.onnx, "an ONNX model")
         so = ort.SessionOptions()
         so.intra_op_num_threads = so.inter_op_num_threads = a.threads
-        sess = ort.InferenceSession(str(a.onnx), so, providers=["CPUExecutionProvider"])
+        try:
+            sess = ort.InferenceSession(str(a.onnx), so, providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime's refusal names no flag: one line naming the file
+            raise ValueError(f"--onnx: {a.onnx}: not a model onnxruntime runs: {e}") from None
         name = sess.get_inputs()[0].name
-        run = lambda x: sess.run(None, {name: x.astype(np.float32)})[0].reshape(len(x), -1)  # noqa: E731
+        infer = lambda x: sess.run(None, {name: x.astype(np.float32)})[0].reshape(len(x), -1)  # noqa: E731
     else:
         layers = {}
         for l in m["layers"]:
             bn = l["name"] + ".bias"
             layers[l["name"]] = dict(l, w=t[l["weight"]].astype(np.float64),
-                                     b=t[bn].astype(np.float64) if bn in t.files else None)
-        run = lambda x: forward(m, t, layers, x.astype(np.float64))  # noqa: E731
-    outs = [run(x_all[i : min(i + a.batch, n)]) for i in range(0, n, a.batch)]
+                                     b=t[bn].astype(np.float64) if bn in t else None)
+        infer = lambda x: forward(m, t, layers, x.astype(np.float64))  # noqa: E731
+    outs = [infer(x_all[i : min(i + a.batch, n)]) for i in range(0, n, a.batch)]
     logits = np.concatenate(outs)
     pred = logits.argmax(axis=1)
     line = f"{m['name']}: {n} samples"
-    if "graph.labels" in t.files:
+    if "graph.labels" in t:
         line += f", top-1 {np.mean(pred == t['graph.labels'][:n]):.4f}"
-    if "graph.reference" in t.files:
+    if "graph.reference" in t:
         ref = t["graph.reference"][:n].astype(np.float64)
         line += f", max |output - reference| {np.abs(logits - ref).max():.2e}"
     print(line)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -16,14 +16,17 @@ SAMPLES samples one at a time, PASSES times, and prints one line:
 MEDIAN the median over the passes of (the pass's time / SAMPLES), in seconds. Needs numpy,
 onnx and onnxruntime (pip; not a CI dependency).
 """
-import argparse
-import json
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sresim_export.bundle import read_bundle  # noqa: E402
+from sresim_export.cli import Parser, positive_int, run  # noqa: E402
 
 
 def model_of(m, t):
@@ -45,7 +48,7 @@ def model_of(m, t):
             w = t[l["weight"]].astype(np.float32)
             args = [ins[0], const(f"{l['name']}.w", w)]
             bn = l["name"] + ".bias"
-            if bn in t.files:
+            if bn in t:
                 args.append(const(f"{l['name']}.b", t[bn].astype(np.float32)))
             if l["kind"] == "conv":
                 (ph, pw) = l["padding"]
@@ -63,7 +66,7 @@ def model_of(m, t):
             nodes.append(helper.make_node(op, ins, [out], **attrs))
         elif op in ("Relu", "GlobalAveragePool"):
             nodes.append(helper.make_node(op, ins, [out]))
-        elif op == "Add" and len(ins) == 2 and not any(i in t.files for i in ins):
+        elif op == "Add" and len(ins) == 2 and not any(i in t for i in ins):
             nodes.append(helper.make_node("Add", ins, [out]))   # a residual add of two activations
         elif op == "Softmax":
             nodes.append(helper.make_node("Softmax", ins, [out], axis=node.get("axis", -1)))
@@ -84,26 +87,29 @@ def model_of(m, t):
     return model.SerializeToString()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path)
-    ap.add_argument("--samples", type=int, default=100)
-    ap.add_argument("--passes", type=int, default=5)
-    a = ap.parse_args()
+    ap.add_argument("--samples", type=positive_int, default=100)
+    ap.add_argument("--passes", type=positive_int, default=5)
+    a = ap.parse_args(argv)
+    return run(lambda: per_sample(a))
+
+
+def per_sample(a):
+    m, t = read_bundle(a.bundle)
     import onnxruntime as ort
 
-    m = json.loads((a.bundle / "manifest.json").read_text())
-    t = np.load(a.bundle / "tensors.npz")
     x = t[m["graph_input"]].astype(np.float32)
     n = min(a.samples, len(x))
-    if n < 1 or a.passes < 1:
-        sys.exit("error: --samples and --passes must be at least 1")
+    if n < 1:
+        sys.exit(f"error: {a.bundle}: the graph input holds no sample")
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     sess = ort.InferenceSession(model_of(m, t), so, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
-    if "graph.reference" in t.files:
+    if "graph.reference" in t:
         y = sess.run(None, {name: x[:n]})[0].reshape(n, -1)
         ref = t["graph.reference"][:n]
         err = np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30)
@@ -121,4 +127,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -609,13 +609,25 @@ def _unique_keys(pairs):
 
 
 def read_bundle(path):
-    """Returns (manifest dict, {key: array}) of the bundle directory `path`."""
+    """Returns (manifest dict, {key: array}) of the bundle directory `path`. Each file is
+    checked to be a regular file first (a FIFO never blocks the read), and a refusal
+    names the file in one line."""
+    from .files import check_file
+
+    if not os.path.isdir(path):
+        raise ValueError(f"{path}: not a bundle directory (it does not exist or is not a directory)")
     label = os.path.join(path, "manifest.json")
+    npz_path = os.path.join(path, "tensors.npz")
+    check_file(label, "a manifest")
+    check_file(npz_path, "a tensors.npz archive")
     with open(label) as f:
         try:
             manifest = json.load(f, object_pairs_hook=_unique_keys)
         except ValueError as e:
             raise ValueError(f"{label}: {e}") from None
-    with np.load(os.path.join(path, "tensors.npz")) as npz:
-        tensors = {k: npz[k] for k in npz.files}
+    try:
+        with np.load(npz_path) as npz:
+            tensors = {k: npz[k] for k in npz.files}
+    except Exception as e:  # numpy's and zipfile's refusals name no file
+        raise ValueError(f"{npz_path}: not a readable .npz archive: {' '.join(str(e).split())}") from None
     return manifest, tensors

@@ -39,6 +39,22 @@ def load_image(path, size, grayscale=False, scale=1 / 255, mean=None, std=None, 
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
+def as_float32(arr, path):
+    """The finite float array `arr` (of the file `path`) as float32. A value beyond the
+    float32 range (a float64 of 1e300) is refused naming the file, before the cast would
+    turn it into an infinity (with numpy's RuntimeWarning) to be blamed on NaN/inf values
+    the file does not hold; sresim says the same of such a value in a bundle."""
+    if arr.dtype.itemsize > 4 and arr.size:
+        limit = float(np.finfo(np.float32).max)
+        beyond = np.isfinite(arr) & (np.abs(arr) > limit)  # NaN/inf keep their own message
+        n = int(np.count_nonzero(beyond))
+        if n:
+            first = float(arr[beyond].flat[0])
+            raise ValueError(f"{path}: {n} of {arr.size} values are beyond the float32 range "
+                             f"(float32 holds |x| up to {limit:.7g}), such as {first:g}")
+    return arr.astype(np.float32)
+
+
 def load_inputs(paths, sample_shape, **image_opts):
     """Stacks the samples of all `paths` into one float32 batch [N, *sample_shape].
     `sample_shape` may hold None for dynamic dims (then .npy files must agree)."""
@@ -54,11 +70,13 @@ def load_inputs(paths, sample_shape, **image_opts):
                 bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
                 if bad:
                     raise ValueError(f"{path}: {bad} of {arr.size} values are NaN or infinite")
-            arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float32)
+            arr = arr.astype(np.int64) if arr.dtype.kind in "iu" else as_float32(arr, path)
             if arr.ndim == len(sample_shape):
                 arr = arr[None]
             if arr.ndim != len(sample_shape) + 1:
                 raise ValueError(f"{path}: shape {arr.shape} does not fit the model input {sample_shape}")
+            if len(arr) == 0:
+                raise ValueError(f"{path}: 0 samples (shape {arr.shape}): a batch holds at least one")
             batch.extend(list(arr))
             origin.extend([path] * len(arr))
         elif ext in IMAGE_EXT:

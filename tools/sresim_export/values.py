@@ -57,9 +57,28 @@ def _not_finite(arr):
     return int(arr.size - np.count_nonzero(np.isfinite(arr)))
 
 
+def check_initializers(model, where):
+    """Refuses (ValueError, one line naming `where` and the initializer) an initializer
+    whose data does not decode to its dims and type: dims that disagree with the number
+    of values, raw_data cut short, a data_type relabelled (float32 bytes called FLOAT16).
+    numpy's own message ("cannot reshape array of size 36 into shape (4,1,3)") names
+    neither the file nor the tensor."""
+    for t in model.graph.initializer:
+        try:
+            numpy_helper.to_array(t)
+        except Exception as e:  # numpy's ValueError/TypeError, onnx's own refusals
+            kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in \
+                onnx.TensorProto.DataType.values() else str(t.data_type)
+            held = (f"{len(t.raw_data)} bytes of raw_data" if t.HasField("raw_data")
+                    else "its values")
+            raise ValueError(f"{where}: initializer {t.name}: {held} do not decode to dims "
+                             f"{list(t.dims)} of {kind} ({' '.join(str(e).split())})") from None
+
+
 def check_values(model, where):
     """Refuses (ValueError, one line) a model whose weights or attributes sresim would
     refuse, naming `where` (the model file), the node and the attribute or input."""
+    check_initializers(model, where)
     inits = {t.name: t for t in model.graph.initializer}
     labels = node_labels(model)
     for i, node in enumerate(model.graph.node):

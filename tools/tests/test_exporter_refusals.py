@@ -289,3 +289,51 @@ def test_an_all_zero_input_is_told_as_zero_not_as_nan(tmp_path):
     assert "is zero on every calibration sample (input_max = 0.0)" in line, line
     assert "NaN" not in line
     assert not (tmp_path / "o").exists()
+
+
+def _init(m, name):
+    return next(t for t in m.graph.initializer if t.name == name)
+
+
+INIT_CASES = {
+    # dims that disagree with the data, raw_data cut short, float32 bytes relabelled FLOAT16
+    "dims": (lambda t: t.dims.__setitem__(slice(None), [16, 1, 4]), "1024 bytes of raw_data do not "
+             "decode to dims [16, 1, 4] of FLOAT"),
+    "short": (lambda t: setattr(t, "raw_data", t.raw_data[:10]), "10 bytes of raw_data do not "
+              "decode to dims [16, 1, 4, 4] of FLOAT"),
+    "relabelled": (lambda t: setattr(t, "data_type", onnx.TensorProto.FLOAT16), "1024 bytes of "
+                   "raw_data do not decode to dims [16, 1, 4, 4] of FLOAT16"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INIT_CASES))
+def test_an_initializer_that_does_not_decode_names_the_file_and_initializer(tmp_path, case):
+    change, want = INIT_CASES[case]
+    path = _mutate(tmp_path, case, lambda m: change(_init(m, "patch.weight")))
+    line = one_line(run_cli(path, "--input", VIT_INPUTS, "--out", tmp_path / "o"))
+    assert line.startswith(f"error: {path}: initializer patch.weight: {want} ("), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_npy_of_zero_samples_is_told_as_such(tmp_path):
+    import numpy as np
+
+    empty = tmp_path / "x.npy"
+    np.save(empty, np.load(VIT_INPUTS)[:0])
+    line = one_line(run_cli(VIT, "--input", empty, "--out", tmp_path / "o"))
+    assert line == f"error: {empty}: 0 samples (shape (0, 1, 12, 12)): a batch holds at least one"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_float64_input_beyond_float32_is_told_as_such_without_a_warning(tmp_path):
+    import numpy as np
+
+    big = tmp_path / "x.npy"
+    x = np.load(VIT_INPUTS).astype(np.float64)
+    x[3, 0, 2, 5] = -1e300
+    np.save(big, x)
+    line = one_line(run_cli(VIT, "--input", big, "--out", tmp_path / "o"))
+    assert line == (f"error: {big}: 1 of {x.size} values are beyond the float32 range (float32 "
+                    f"holds |x| up to 3.402823e+38), such as -1e+300"), line
+    assert "NaN" not in line and "Warning" not in line
+    assert not (tmp_path / "o").exists()
