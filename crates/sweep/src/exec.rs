@@ -64,10 +64,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
         .copied()
         .filter(|&i| !done.contains(&plan.points[i].id))
         .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))?;
+    let pool = sim::run::worker_pool("--threads", args.threads)?;
     let total: u64 = pending.iter().map(|&i| plan.work[i]).sum();
     let show = sim::progress::show(args.quiet);
     let bar = progress(total, show == sim::progress::Show::Bar);
