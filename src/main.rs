@@ -70,6 +70,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before any work: rayon's global pool sized by sresim, not by RAYON_NUM_THREADS.
+    commands::init_global_pool();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(&args),
         Command::Workloads(args) => commands::workloads::run(&args),

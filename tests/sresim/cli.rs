@@ -460,3 +460,182 @@ fn a_full_stdout_is_one_line_naming_it() {
         );
     }
 }
+
+/// Runs `sresim ARGS` with `RAYON_NUM_THREADS` set to `env`; killed (and the test failed)
+/// if it has not ended in `limit`, so that a pool sized from the variable (thousands of
+/// threads) fails the test rather than hanging it.
+fn sresim_with_rayon_env(env: &str, args: &[&str]) -> std::process::Output {
+    use std::time::{Duration, Instant};
+    let limit = Duration::from_secs(300);
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("RAYON_NUM_THREADS", env)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("RAYON_NUM_THREADS={env} sresim {args:?}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn rayon_num_threads_does_not_size_the_pools() {
+    // sresim sizes its pools itself (docs/errors.md "Workers"): without --threads, the
+    // cores it may use, at most 1024; RAYON_NUM_THREADS is not read, so a value past the
+    // limit neither starts 20000 threads nor changes a byte of the outputs.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |env: Option<&str>, name: &str| {
+        let out = dir.path().join(name);
+        let args = [
+            "run",
+            "--workload",
+            "lenet5",
+            "--samples",
+            "1",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let o = match env {
+            Some(env) => sresim_with_rayon_env(env, &args),
+            None => sresim(&args),
+        };
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read(out.join("layers.csv")).unwrap()
+    };
+    let plain = run(None, "plain");
+    assert_eq!(run(Some("20000"), "many"), plain);
+    assert_eq!(run(Some("not a number"), "text"), plain);
+}
+
+#[test]
+fn tiny_and_huge_numbers_in_messages_are_in_short_form() {
+    // docs/errors.md: numbers sresim prints itself in a message are in their short form.
+    // `{}` of -1e-300 is 300 digits, which the 80-character cut turned into `-0.000...`,
+    // hiding the value: every flag and key below printed it so.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let out = out.to_str().unwrap();
+    let trace = dir.path().join("x.trace");
+    let trace = trace.to_str().unwrap();
+    for v in ["-1e-300", "1e-300"] {
+        let set = |key: &str| format!("{key}={v}");
+        let flag = |name: &str| format!("--{name}={v}");
+        let cases: Vec<Vec<String>> = vec![
+            vec![
+                "run".into(),
+                "-q".into(),
+                "--set".into(),
+                set("timing.cycle_ns"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "-w".into(),
+                "lenet5".into(),
+                flag("weight-sparsity"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "-w".into(),
+                "lenet5".into(),
+                flag("act-sparsity"),
+            ],
+            vec![
+                "compare".into(),
+                "/dev/null".into(),
+                "/dev/null".into(),
+                flag("tolerance"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "--set".into(),
+                set("digital.clock_ghz"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "--set".into(),
+                "chip.preset=isaac".into(),
+                "--set".into(),
+                set("chip.link_ghz"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "--set".into(),
+                "chip.preset=isaac".into(),
+                "--set".into(),
+                set("chip.count"),
+            ],
+            vec![
+                "run".into(),
+                "-q".into(),
+                "--set".into(),
+                set("limits.max_layer_bytes"),
+            ],
+            vec![
+                "memory".into(),
+                "--workload".into(),
+                "lenet5".into(),
+                "-q".into(),
+                "--dump-trace".into(),
+                trace.into(),
+                flag("trace-clock-mhz"),
+            ],
+        ];
+        // 1e-300 is a valid sparsity, tolerance, clock...: only the keys of a type it is not.
+        let mut cases: Vec<Vec<String>> = match v.starts_with('-') {
+            true => cases,
+            false => cases
+                .into_iter()
+                .filter(|c| {
+                    c.iter()
+                        .any(|a| a.starts_with("chip.count") || a.starts_with("limits."))
+                })
+                .collect(),
+        };
+        if v.starts_with('-') {
+            for key in ["device.sigma", "dac.noise"] {
+                cases.push(vec![
+                    "accuracy".into(),
+                    "-q".into(),
+                    "--samples".into(),
+                    "1".into(),
+                    "--set".into(),
+                    set(key),
+                ]);
+            }
+        }
+        for mut args in cases {
+            args.extend(["-o".into(), out.into()]);
+            if args[0] == "compare" || args[0] == "memory" {
+                args.truncate(args.len() - 2);
+            }
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let e = common::run_fails(&a);
+            let after = e.split_once(&format!("={v}")).map_or(e.as_str(), |x| x.1);
+            assert!(after.contains(v), "{a:?}: {e}");
+            assert!(
+                !e.contains("more characters") && e.len() < 300,
+                "{a:?}: {e}"
+            );
+        }
+    }
+}

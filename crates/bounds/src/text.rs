@@ -68,9 +68,76 @@ pub fn bounded_name(name: &str, max: usize, whole: &str) -> String {
     format!("{}-{:016x}", &name[..cut], fnv64(whole))
 }
 
+/// Words of a float's long `Display` form longer than this are written short.
+const LONG_NUMBER_CHARS: usize = 24;
+
+/// `msg` with every number written in a float's long `Display` form (`-0.000...01`,
+/// `1000...0`, more than 24 characters: what `{}` of a tiny or huge f64 prints, whether
+/// a check of sresim's or a library such as serde quoted it) in its [`crate::finite::short`]
+/// form. A word is rewritten only when it is exactly the `Display` text of the f64 it
+/// parses to (or that text and `.0`), so an integer of a count that is not such a text is kept as it is. The
+/// one error line of every command passes through here (docs/errors.md), so no message
+/// site can print a float long.
+pub fn shorten_numbers(msg: &str) -> Cow<'_, str> {
+    let long = |w: &str| -> Option<(usize, usize, String)> {
+        let start = w.find(|c: char| c == '-' || c.is_ascii_digit())?;
+        let end = w.rfind(|c: char| c.is_ascii_digit())? + 1;
+        let core = w.get(start..end)?;
+        let digits = core.strip_prefix('-').unwrap_or(core);
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
+        let plain = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        if core.len() <= LONG_NUMBER_CHARS || !plain(int) || !plain(frac) {
+            return None;
+        }
+        let v: f64 = core.parse().ok()?;
+        // Rust's `{}`, or TOML's, which adds `.0` to a whole number.
+        let text = v.to_string();
+        (text == core || format!("{text}.0") == core).then(|| (start, end, crate::finite::short(v)))
+    };
+    if !msg.split(' ').any(|w| long(w).is_some()) {
+        return Cow::Borrowed(msg);
+    }
+    let words: Vec<String> = msg
+        .split(' ')
+        .map(|w| match long(w) {
+            Some((start, end, short)) => format!("{}{short}{}", &w[..start], &w[end..]),
+            None => w.to_string(),
+        })
+        .collect();
+    Cow::Owned(words.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_float_forms_become_short() {
+        for v in [-1e-300, 1e-300, 1e300, -1e300, 1.5e-200, 2.5e100] {
+            let long = format!("{v}");
+            assert!(long.len() > 100);
+            let msg = format!("k: {long} is not in [0, 1); floating point `{long}`, ({long})");
+            let short = shorten_numbers(&msg);
+            let e = format!("{v:e}");
+            assert_eq!(
+                short,
+                format!("k: {e} is not in [0, 1); floating point `{e}`, ({e})")
+            );
+        }
+        assert_eq!(shorten_numbers(&format!("{}.0", 1e300)), "1e300");
+        assert_eq!(crate::finite::short(0.5), "0.5");
+        assert_eq!(crate::finite::short(-1e-300), "-1e-300");
+        assert_eq!(crate::finite::short(0.0), "0");
+        // Counts and short numbers are kept; so is a long integer that is no float's text.
+        for msg in [
+            "9223372036854775831 + 9223372036854775807 overflows 64 bits",
+            "340282366920938463463374607431768211455 bytes",
+            "0.1 and 12345.5 and -3",
+            "a 0.1000000000000000000000000000001 typed by hand",
+        ] {
+            assert!(matches!(shorten_numbers(msg), Cow::Borrowed(_)), "{msg}");
+        }
+    }
 
     #[test]
     fn a_long_name_is_cut_with_the_hash_of_the_whole() {

@@ -38,7 +38,12 @@ fn check_finite(spec: &ChipSpec, m: &ModeChip) -> Result<(), ChipError> {
     };
     let parts = [
         ("static_mw_per_tile", spec.static_mw_per_tile, t.static_pj),
-        ("router_pj_per_bit", spec.router_pj_per_bit, t.network_pj),
+        ("router_pj_per_bit", spec.router_pj_per_bit, t.router_pj),
+        (
+            "interchip_pj_per_bit",
+            spec.interchip_pj_per_bit,
+            t.interchip_pj,
+        ),
         ("offchip_pj_per_bit", spec.offchip_pj_per_bit, t.offchip_pj),
         ("write_pj_per_row", spec.write_pj_per_row, t.write_pj),
     ];

@@ -546,3 +546,59 @@ fn keys_that_overflow_a_figure_are_named() {
         "{e}"
     );
 }
+
+/// The network energy has two keys: the mesh's hops (`router_pj_per_bit`) and the
+/// transfers between chips (`interchip_pj_per_bit`). An infinite energy names the key of
+/// the part that overflowed: an inter-chip energy was summed into the router's part and
+/// blamed on `router_pj_per_bit`, left at its default.
+#[test]
+fn an_overflowing_network_energy_names_its_own_key() {
+    // One router of one unit of 2 crossbars a chip, two layers of 2 crossbars: each
+    // layer on its own chip, so the activations cross between chips (and make no hop).
+    let modes = [lm(2, 100, 4), lm(2, 100, 4)];
+    let shapes = [shape(8, 8, 1, 1, 64), shape(8, 8, 1, 1, 64)];
+    let run = |sets: &[(&str, Value)]| {
+        let mut all = vec![("data_movement", s("mesh")), ("count", s("auto"))];
+        all.extend_from_slice(sets);
+        let spec = small((1, 1), 1, 2, &all);
+        evaluate(
+            &spec,
+            &AreaTable::isaac_32nm(),
+            &ctx(3),
+            &shapes,
+            &[("dense".into(), modes.to_vec(), 1.0)],
+        )
+    };
+    let ok = run(&[]).unwrap();
+    assert_eq!(ok[0].chips, 2);
+    assert!(ok[0].timing.as_ref().unwrap().network_pj > 0.0);
+    let e = run(&[("interchip_pj_per_bit", Value::Float(1e308))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "chip.interchip_pj_per_bit: 1e308 is too large: chip energy_pj of dense would be inf"
+        ),
+        "{e}"
+    );
+    // On one chip of a 2x1 mesh, the same layers hop between routers: the router's key.
+    let mesh = |sets: &[(&str, Value)]| {
+        let mut all = vec![("data_movement", s("mesh"))];
+        all.extend_from_slice(sets);
+        let spec = small((2, 1), 1, 2, &all);
+        evaluate(
+            &spec,
+            &AreaTable::isaac_32nm(),
+            &ctx(3),
+            &shapes,
+            &[("dense".into(), modes.to_vec(), 1.0)],
+        )
+    };
+    let e = mesh(&[("router_pj_per_bit", Value::Float(1e308))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("chip.router_pj_per_bit: 1e308 is too large"),
+        "{e}"
+    );
+}

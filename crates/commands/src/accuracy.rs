@@ -135,10 +135,7 @@ pub fn run(args: &AccuracyArgs) -> Result<()> {
     if range.is_some() && args.out.is_none() {
         bail!("--sample-range: needs --out DIR, the shard's directory");
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))?;
+    let pool = sim::run::worker_pool("--threads", args.threads)?;
 
     if let Some(path) = &args.float_logits {
         // The destination is checked (and its temporary made) before anything is computed.

@@ -13,7 +13,7 @@ pub mod memory;
 pub mod run;
 pub mod workloads;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 
 /// Most characters of an error message (its inputs are quoted cut short already; this
 /// bounds whatever a library quotes whole).
@@ -24,7 +24,11 @@ const MAX_MESSAGE_CHARS: usize = 2000;
 /// full digits, a long hash) and the whole cut short, so that a message that quotes a
 /// long input is one line, never a page.
 pub fn error_message(e: &anyhow::Error) -> String {
-    let words = workload::text::clip_words(&format!("{e:#}"), workload::text::MAX_QUOTED_CHARS);
+    // A float printed long (`{}` of -1e-300, by a check or a library) is written short
+    // before the words are cut, so the cut never hides its value (`bounds::text`).
+    let message = format!("{e:#}");
+    let message = bounds::text::shorten_numbers(&message);
+    let words = workload::text::clip_words(&message, workload::text::MAX_QUOTED_CHARS);
     // A message may quote a cell or a name from a data file: escaped (`bounds::text`).
     bounds::text::printable(&workload::text::clip_to(&words, MAX_MESSAGE_CHARS)).into_owned()
 }
@@ -41,11 +45,14 @@ pub fn ignore_file_size_signal() {
     }
 }
 
-/// The worker pool of `--threads` (default: all cores).
+/// The worker pool of `--threads` (default: the cores this process may use, at most
+/// 1024; `sim::run::worker_pool`).
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    sim::run::check_workers("--threads", threads)?;
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))
+    sim::run::worker_pool("--threads", threads)
+}
+
+/// Sizes rayon's global pool before any command runs (`sim::run::init_global_pool`):
+/// never from `RAYON_NUM_THREADS`.
+pub fn init_global_pool() {
+    sim::run::init_global_pool();
 }

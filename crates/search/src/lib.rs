@@ -17,7 +17,7 @@ pub mod point;
 pub mod rule;
 pub mod spec;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -63,10 +63,7 @@ pub fn search_command(args: &SearchArgs) -> Result<()> {
     }
     sim::run::check_workers("--threads", args.threads)?;
     let spec = spec::Spec::load(&args.grid, args.max_points)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))?;
+    let pool = sim::run::worker_pool("--threads", args.threads)?;
     let plan = sweep::plan::Plan::new(spec.grid.clone())?;
     answer::check_labels(&plan)?;
     // Locked from here to the end.

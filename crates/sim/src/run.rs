@@ -676,5 +676,37 @@ pub fn check_workers(flag: &str, n: Option<usize>) -> Result<()> {
     }
 }
 
+/// The worker count when `--threads` is not given: the cores this process may use
+/// (`available_parallelism` follows CPU affinity and cgroup quotas), at most
+/// [`MAX_WORKERS`]. sresim decides it itself: `RAYON_NUM_THREADS` is not read, since a
+/// pool left to rayon's default (`num_threads(0)`) would take any value from it, past
+/// the limit (docs/errors.md "Workers").
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |c| c.get())
+        .min(MAX_WORKERS)
+}
+
+/// The worker pool of `--threads` (checked by [`check_workers`]), else of
+/// [`default_workers`]. Every pool sresim builds comes from here or
+/// [`init_global_pool`], so none is sized by the environment.
+pub fn worker_pool(flag: &str, threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    check_workers(flag, threads)?;
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or_else(default_workers))
+        .build()
+        .map_err(|e| anyhow!("{flag}: {e}"))
+}
+
+/// Sizes rayon's global pool (used by work outside a [`worker_pool`]) with
+/// [`default_workers`] before anything uses it, so that rayon never sizes it from
+/// `RAYON_NUM_THREADS`. Called once, at the start of `main`; a pool already built (a
+/// second call) is left as it is.
+pub fn init_global_pool() {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(default_workers())
+        .build_global();
+}
+
 #[cfg(test)]
 mod tests;

@@ -54,10 +54,7 @@ pub fn sweep(args: &SweepArgs) -> Result<Outcome> {
     };
     let ids: Vec<&str> = plan.points.iter().map(|p| p.id.as_str()).collect();
     let owned = shard::select(&ids, shard);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("--threads: {e}"))?;
+    let pool = sim::run::worker_pool("--threads", args.threads)?;
     // Locked until the sweep ends: a second sweep, run or merge into it is refused.
     let dir = outdir::OutputDir::open(&args.out)?;
     let meta = Meta::of(&plan, shard, args.format);

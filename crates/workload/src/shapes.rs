@@ -48,6 +48,7 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
             .map_or(String::new(), |s| toml_place(text, s.start));
         format!("{at}invalid TOML: {}", e.message().replace('\n', " "))
     })?;
+    non_finite(&toml::Value::Table(table.clone()), "")?;
     let v = serde_json::to_value(&table).map_err(|e| format!("invalid TOML: {e}"))?;
     let o = v.as_object().ok_or("expected a TOML table")?;
     unknown_top_key(o, &TOP_KEYS, "a key of a shape file")?;
@@ -67,6 +68,31 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
         roles,
         off_crossbar,
     })
+}
+
+/// Refuses a TOML `nan` or `inf` anywhere in a shape file. JSON has no such number:
+/// converted, it became `null`, which reads as an absent key, so `name = nan` passed the
+/// string check (the network named after the file) where `name = 1.5` is refused. A
+/// name's is refused as any other non-string; any other key's as not finite.
+fn non_finite(v: &toml::Value, at: &str) -> Result<(), String> {
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => {
+            let key = at.rsplit('.').next().unwrap_or(at);
+            Err(match key == "name" || key == "source" {
+                true => format!("{at}: expected a non-empty string"),
+                false => format!("{at}: {f} is not a finite number"),
+            })
+        }
+        toml::Value::Table(t) => t.iter().try_for_each(|(k, v)| {
+            let dot = if at.is_empty() { "" } else { "." };
+            non_finite(v, &format!("{at}{dot}{k}"))
+        }),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| non_finite(v, &format!("{at}[{i}]"))),
+        _ => Ok(()),
+    }
 }
 
 /// Where byte `at` of shape file `text` lies, for a TOML error: `line 18: ` and, when it
@@ -371,6 +397,38 @@ out_features = 10
         let s = crate::resolve::summary(&w, crate::quant::Precision::default()).unwrap();
         assert_eq!((s.layers, s.weights), (2, 5_336));
         assert_eq!(w.layers()[1].geom.input_elements(), 512 * 16);
+    }
+
+    #[test]
+    fn nan_and_inf_are_refused_where_a_string_or_number_is_expected() {
+        let file = "name = \"n\"\nsource = \"s\"\n[[layers]]\nname = \"f\"\nkind = \"fc\"\nin_features = 16\nout_features = 16\n";
+        assert!(parse(file, "t").is_ok());
+        for bad in ["nan", "inf", "-inf", "+nan"] {
+            for key in ["name", "source"] {
+                let text = file.replace(
+                    &format!("{key} = \"{}\"", &key[..1]),
+                    &format!("{key} = {bad}"),
+                );
+                assert_eq!(
+                    parse(&text, "t").unwrap_err(),
+                    format!("{key}: expected a non-empty string")
+                );
+            }
+            let text = file.replace("name = \"f\"", &format!("name = {bad}"));
+            assert_eq!(
+                parse(&text, "t").unwrap_err(),
+                "layers[0].name: expected a non-empty string"
+            );
+            let text = file.replace("in_features = 16", &format!("in_features = {bad}"));
+            assert!(parse(&text, "t")
+                .unwrap_err()
+                .starts_with("layers[0].in_features: "));
+        }
+        // As 1.5 is.
+        assert_eq!(
+            parse(&file.replace("name = \"n\"", "name = 1.5"), "t").unwrap_err(),
+            "name: expected a non-empty string"
+        );
     }
 
     #[test]
