@@ -84,6 +84,36 @@ fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
     assert!(out.contains("bad\\u{1b}name"), "{out}");
 }
 
+/// A newline in a bundle folder's name is escaped with the name, on its one row: a folder
+/// named with line breaks cannot add a forged row to the listing.
+#[test]
+fn workloads_lists_a_bundle_folder_named_with_a_newline_on_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let forged = "  fake-bundle                    99      999       0.0%        0.0%";
+    let bundle = dir
+        .path()
+        .join("workloads")
+        .join(format!("x\n{forged}\n  y"));
+    std::fs::create_dir_all(&bundle).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    for f in ["manifest.json", "tensors.npz"] {
+        std::fs::copy(src.join(f), bundle.join(f)).unwrap();
+    }
+    let o = Command::new(BIN)
+        .arg("workloads")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(
+        !out.lines().any(|l| l.starts_with("  fake-bundle")),
+        "{out}"
+    );
+    let row = out.lines().find(|l| l.contains("fake-bundle")).unwrap();
+    assert!(row.starts_with("  x\\n  fake-bundle"), "{row}");
+    assert!(row.contains("\\n  y"), "{row}");
+}
+
 /// The lines that name a path (`check`'s "ok: ...", the "wrote ..." of run, sweep, plot)
 /// print the path as `bounds::text::path` shows it: a folder named with an escape does
 /// not reach the terminal raw.

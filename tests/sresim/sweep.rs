@@ -463,6 +463,46 @@ fn a_resume_reads_the_whole_sweep_json_and_names_another_grid() {
     assert!(said.is_empty() || said.contains("0 run"), "{said}");
 }
 
+/// A field sweep.json does not have (an edit, or another format), even one nested
+/// 100,000 deep, is refused by `merge` and `--resume` naming it, as shard.json refuses
+/// one; nothing is written.
+#[test]
+fn a_sweep_json_with_a_field_it_does_not_have_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let out = dir.path().join("out");
+    ok(&sresim(&["sweep", "-g", s(&grid), "-o", s(&out), "-q"]));
+    let path = out.join("sweep.json");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let points = std::fs::read(out.join("points.csv")).unwrap();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    for (field, value) in [("zz", "1".to_string()), ("deep", deep)] {
+        let edited = good.replacen('{', &format!("{{\"{field}\": {value}, "), 1);
+        std::fs::write(&path, &edited).unwrap();
+        let e = fails(&sresim(&[
+            "sweep",
+            "-g",
+            s(&grid),
+            "-o",
+            s(&out),
+            "--resume",
+            "-q",
+        ]));
+        assert!(
+            e.contains("out/sweep.json") && e.contains(&format!("unknown field `{field}`")),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let merged = dir.path().join("merged");
+        let e = fails(&sresim(&["merge", s(&out), "-o", s(&merged)]));
+        assert!(e.contains(&format!("unknown field `{field}`")), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(!merged.exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+        assert_eq!(std::fs::read(out.join("points.csv")).unwrap(), points);
+    }
+}
+
 #[test]
 fn shards_merge_into_the_unsharded_output() {
     let dir = tempfile::tempdir().unwrap();

@@ -22,7 +22,8 @@ pub fn run(args: &WorkloadsArgs) -> Result<()> {
     let listing = sim::workloads::listing(&cfg)?;
     if !args.quiet {
         let mut o = outdir::stdout();
-        // Bundle folders' names are data: escaped (`bounds::text`), line breaks kept.
+        // Names in the listing were escaped field by field (`listing`); this keeps its line
+        // breaks and escapes anything else.
         write!(o, "{}", bounds::text::printable_lines(&listing))?;
         o.flush()?;
     }

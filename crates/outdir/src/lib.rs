@@ -169,46 +169,6 @@ impl Drop for OutputDir {
     }
 }
 
-/// Whether `a` and `b` name one directory (compared resolved, as [`OutputDir::open_all`]
-/// merges them).
-pub fn same_dir(a: &Path, b: &Path) -> bool {
-    resolved_key(a) == resolved_key(b)
-}
-
-/// `path` resolved as far as it exists (its deepest existing ancestor made canonical, the
-/// rest appended): the key [`OutputDir::open_all`] orders and merges directories by.
-fn resolved_key(path: &Path) -> PathBuf {
-    let path = match path.as_os_str().is_empty() {
-        true => Path::new("."),
-        false => path,
-    };
-    for base in path.ancestors() {
-        let shown = match base.as_os_str().is_empty() {
-            true => Path::new("."),
-            false => base,
-        };
-        if let Ok(c) = std::fs::canonicalize(shown) {
-            // The part that does not exist holds no link: `..` there is lexical.
-            let mut key = c;
-            for part in path
-                .strip_prefix(base)
-                .unwrap_or(Path::new(""))
-                .components()
-            {
-                match part {
-                    std::path::Component::ParentDir => {
-                        key.pop();
-                    }
-                    std::path::Component::Normal(n) => key.push(n),
-                    _ => {}
-                }
-            }
-            return key;
-        }
-    }
-    path.to_path_buf()
-}
-
 /// How long a writer waits for readers that hold the directory's lock shared.
 #[cfg(unix)]
 const READERS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -268,7 +228,8 @@ pub use commit::{
 };
 pub use marks::{interrupted, EXPORT_MARK, JOURNAL, JOURNAL_FORMAT};
 pub use recover::recover;
-pub use sets::export_apart;
+use sets::resolved_key;
+pub use sets::{export_apart, same_dir};
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 
 use crate::names;
 use anyhow::{bail, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The one check that a result set stays whole across commands (docs/errors.md, "One
 /// result set, whole"): `dir/name` (shown as `dst`) is about to be replaced.
@@ -94,7 +94,7 @@ pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]
     let Some(w) = names::writer(writer) else {
         bail!("internal error: no writer {writer} in names.rs");
     };
-    if out.is_some_and(|o| crate::same_dir(o, dir)) {
+    if out.is_some_and(|o| same_dir(o, dir)) {
         return Ok(());
     }
     let shown = match dir.as_os_str().is_empty() {
@@ -111,4 +111,44 @@ pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]
         );
     }
     Ok(())
+}
+
+/// Whether `a` and `b` name one directory (compared resolved, as [`crate::OutputDir::open_all`]
+/// merges them).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
+    resolved_key(a) == resolved_key(b)
+}
+
+/// `path` resolved as far as it exists (its deepest existing ancestor made canonical, the
+/// rest appended): the key [`crate::OutputDir::open_all`] orders and merges directories by.
+pub(crate) fn resolved_key(path: &Path) -> PathBuf {
+    let path = match path.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => path,
+    };
+    for base in path.ancestors() {
+        let shown = match base.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => base,
+        };
+        if let Ok(c) = std::fs::canonicalize(shown) {
+            // The part that does not exist holds no link: `..` there is lexical.
+            let mut key = c;
+            for part in path
+                .strip_prefix(base)
+                .unwrap_or(Path::new(""))
+                .components()
+            {
+                match part {
+                    std::path::Component::ParentDir => {
+                        key.pop();
+                    }
+                    std::path::Component::Normal(n) => key.push(n),
+                    _ => {}
+                }
+            }
+            return key;
+        }
+    }
+    path.to_path_buf()
 }

@@ -212,6 +212,9 @@ impl Fnv {
 /// The text of `sresim workloads`: every network of `workload::resolve::catalog` (what
 /// `--workload` opens), in sections by origin.
 pub fn listing(cfg: &Resolved) -> Result<String> {
+    // Folder and file names are data: each field is escaped on its own (a newline in a
+    // folder's name must not make a row of its own), then the rows are joined.
+    use bounds::text::printable;
     use workload::resolve::Origin;
     let catalog = workload::resolve::catalog();
     let mut s = String::new();
@@ -250,10 +253,12 @@ pub fn listing(cfg: &Resolved) -> Result<String> {
         );
         let _ = writeln!(s, "  {:<w$}{:>7}{:>16}", "name", "layers", "MACs/sample");
         for (name, file) in shapes {
+            let name = &printable(name);
             match workload::shapes::read(file, &opts) {
                 Ok(f) => row(&mut s, name, &f.layers),
                 Err(e) => {
-                    let _ = writeln!(s, "  {name:<w$} (unreadable: {e:#})");
+                    let e = printable(&format!("{e:#}")).into_owned();
+                    let _ = writeln!(s, "  {name:<w$} (unreadable: {e})");
                 }
             }
         }
@@ -268,7 +273,7 @@ pub fn listing(cfg: &Resolved) -> Result<String> {
         let Origin::Bundle(path) = &e.origin else {
             continue;
         };
-        let name = &e.name;
+        let name = &printable(&e.name);
         match BundleWorkload::open(path, &opts) {
             Ok(b) => {
                 let st = workload::resolve::summary(&b, cfg.precision())?;
@@ -283,7 +288,8 @@ pub fn listing(cfg: &Resolved) -> Result<String> {
                 );
             }
             Err(e) => {
-                let _ = writeln!(s, "  {name:<30} (unreadable: {e:#})");
+                let e = printable(&format!("{e:#}")).into_owned();
+                let _ = writeln!(s, "  {name:<30} (unreadable: {e})");
             }
         }
     }

@@ -22,7 +22,11 @@ pub const FORMAT_1: &str = "sresim-sweep-1";
 /// sweep.json: what grid the directory belongs to, described so that every point (its
 /// id, workload, axis values and row count) is regenerated from it. Its size is that of
 /// the grid file, whatever the number of points.
+///
+/// A field sresim does not write is refused (as in shard.json, grids and configs): it
+/// marks an edited file or another format.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Meta {
     pub format: String,
     pub sresim_version: String,
@@ -56,6 +60,7 @@ pub struct Meta {
 
 /// A workload of the grid and the rows each of its points writes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct WorkloadMeta {
     pub name: String,
     pub rows: usize,
@@ -465,6 +470,7 @@ pub struct Shard {
 /// A shard as a file states it, before the check every shard passes (a sweep.json that
 /// says 5/2 or 0/0 describes no shard: refused where it is read, not at its use).
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawShard {
     index: usize,
     count: usize,

@@ -246,7 +246,7 @@ pub fn apply_preset(
             ),
         },
     };
-    let preset = super::parse_toml(&text, &label)?;
+    let preset = super::toml_text::parse_toml(&text, &label)?;
     // Only `[device]`: another table (`[other]`, `[ou]`) would be passed over unread.
     if let Some(k) = preset.keys().find(|k| *k != "device") {
         bail!("{label}: {k}: unknown key in the preset (a device preset holds [device] only)");
