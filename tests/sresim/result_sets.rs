@@ -322,4 +322,37 @@ fn access_lists_never_replace_those_of_another_memory_result() {
     let l = t.path().join("L");
     ok(&memory(&["resnet18", "--dump-access-list", s(&l)]));
     ok(&memory(&[s(&lenet), "--dump-access-list", s(&l)]));
+    // The other way round: reports sent where lists lie written apart from any result
+    // would read as one set with them; refused, nothing written. With their own lists,
+    // the whole set replaces them.
+    let lists = files(&l);
+    let err = fails(&memory(&["resnet18", "-o", s(&l)]));
+    assert!(
+        err.starts_with(&format!(
+            "error: --out: {}: holds access_list.csv",
+            l.display()
+        )) && err.contains("written apart from a result of `memory`"),
+        "{err}"
+    );
+    assert_eq!(files(&l), lists);
+    fails(&memory(&[
+        "resnet18",
+        "-o",
+        s(&l),
+        "--dump-access-list",
+        s(&e),
+    ]));
+    assert_eq!(files(&l), lists);
+    assert!(!e.exists());
+    ok(&memory(&[
+        "resnet18",
+        "-o",
+        s(&l),
+        "--dump-access-list",
+        s(&l),
+    ]));
+    assert!(l.join("memory_summary.json").exists());
+    // Beside their own result's reports, lists go with the result a new one replaces.
+    ok(&memory(&[s(&lenet), "-o", s(&l)]));
+    assert!(!l.join("access_list.csv").exists());
 }

@@ -167,8 +167,9 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
     let mut locked = OutputDir::open_all(&dirs)?;
     // The lists go with their own result (`-o D --dump-access-list D`) or to a directory
     // holding no other memory result: replacing the lists of one would leave its reports
-    // beside another run's lists (checked with the directory locked, before anything is
-    // staged; docs/errors.md, "One result set, whole").
+    // beside another run's lists; and the reports go where no lists lie written apart from
+    // a result (checked with the directories locked, before anything is staged;
+    // docs/errors.md, "One result set, whole").
     if let Some(d) = flags.dump_access_list.as_deref().filter(|d| d.is_dir()) {
         outdir::export_apart(
             d,
@@ -177,6 +178,15 @@ pub fn run(cmd: &MemoryCmd) -> Result<()> {
             &["access_list.csv", "prefetch_list.csv"],
         )
         .map_err(|e| anyhow!("--dump-access-list: {e}"))?;
+    }
+    if let Some(o) = args.out.as_deref().filter(|o| o.is_dir()) {
+        outdir::reports_apart(
+            o,
+            flags.dump_access_list.as_deref(),
+            "memory",
+            &["access_list.csv", "prefetch_list.csv"],
+        )
+        .map_err(|e| anyhow!("--out: {e}"))?;
     }
     let out = match args.out {
         Some(_) => locked[0].take(),

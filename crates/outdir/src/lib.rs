@@ -229,7 +229,7 @@ pub use commit::{
 pub use marks::{interrupted, EXPORT_MARK, JOURNAL, JOURNAL_FORMAT};
 pub use recover::recover;
 use sets::resolved_key;
-pub use sets::{export_apart, same_dir};
+pub use sets::{export_apart, reports_apart, same_dir};
 
 #[cfg(test)]
 mod tests;

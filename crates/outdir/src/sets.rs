@@ -113,6 +113,39 @@ pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]
     Ok(())
 }
 
+/// The other half of [`export_apart`]: the reports of `writer` go to `out` without the
+/// files it exports (`files`, written to `lists`, another directory or none). When `out`
+/// holds those files written apart from any result of `writer` (no anchor: an earlier
+/// `--dump-access-list out` alone), the reports beside them would read as one set made by
+/// two commands; refused. Beside an anchor they belong to the result being replaced, and
+/// go with it.
+pub fn reports_apart(out: &Path, lists: Option<&Path>, writer: &str, files: &[&str]) -> Result<()> {
+    let Some(w) = names::writer(writer) else {
+        bail!("internal error: no writer {writer} in names.rs");
+    };
+    if lists.is_some_and(|l| same_dir(l, out)) {
+        return Ok(());
+    }
+    let shown = match out.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => out,
+    };
+    if std::fs::symlink_metadata(shown.join(w.anchor)).is_ok() {
+        return Ok(());
+    }
+    if let Some(f) = files
+        .iter()
+        .find(|f| std::fs::symlink_metadata(shown.join(f)).is_ok())
+    {
+        bail!(
+            "{}: holds {f}, written apart from a result of `{}`: the reports written beside it would read as one set with it; write the lists with them (--dump-access-list {0}), or choose another directory",
+            shown.display(),
+            w.name,
+        );
+    }
+    Ok(())
+}
+
 /// Whether `a` and `b` name one directory (compared resolved, as [`crate::OutputDir::open_all`]
 /// merges them).
 pub fn same_dir(a: &Path, b: &Path) -> bool {
