@@ -144,3 +144,18 @@ pub fn tracked_bundles() -> Vec<std::path::PathBuf> {
         .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect()
 }
+
+/// Every entry of `dir` (dot files too) with its bytes, sorted by name: what a test
+/// compares to say a refused command left a directory as it was.
+pub fn entries(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            (n, std::fs::read(&p).unwrap_or_default())
+        })
+        .collect();
+    v.sort();
+    v
+}

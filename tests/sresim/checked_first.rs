@@ -3,24 +3,10 @@
 //! `memory` refuses a corrupt bundle array as every other command does; a layer the
 //! raised memory cap lets through but the machine cannot hold is one error line.
 
-use crate::common::{fails, ok, s, BIN};
+use crate::common::{entries, fails, ok, s, BIN};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output};
-
-/// Every entry of `dir` (dot files too) with its bytes, sorted.
-fn entries(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            (n, std::fs::read(&p).unwrap_or_default())
-        })
-        .collect();
-    v.sort();
-    v
-}
 
 fn sresim_in(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
     Command::new(BIN)

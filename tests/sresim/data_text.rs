@@ -65,20 +65,26 @@ fn plot_draws_a_series_with_control_characters_as_well_formed_xml() {
     assert!(text.contains("b\\0c"), "{text}");
 }
 
-#[test]
-fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
+/// `sresim workloads` run in a folder whose workloads/ holds lenet5-mnist's bundle under
+/// the folder name `name`.
+fn workloads_beside(name: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    let bundle = dir.path().join("workloads").join(format!("bad{ESC}name"));
+    let bundle = dir.path().join("workloads").join(name);
     std::fs::create_dir_all(&bundle).unwrap();
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
     for f in ["manifest.json", "tensors.npz"] {
         std::fs::copy(src.join(f), bundle.join(f)).unwrap();
     }
-    let o = Command::new(BIN)
+    Command::new(BIN)
         .arg("workloads")
         .current_dir(dir.path())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
+    let o = workloads_beside(&format!("bad{ESC}name"));
     let out = ok(&o);
     assert!(no_control(out.as_bytes()), "{out:?}");
     assert!(out.contains("bad\\u{1b}name"), "{out}");
@@ -88,22 +94,8 @@ fn workloads_lists_a_bundle_folder_named_with_an_escape_escaped() {
 /// named with line breaks cannot add a forged row to the listing.
 #[test]
 fn workloads_lists_a_bundle_folder_named_with_a_newline_on_one_row() {
-    let dir = tempfile::tempdir().unwrap();
     let forged = "  fake-bundle                    99      999       0.0%        0.0%";
-    let bundle = dir
-        .path()
-        .join("workloads")
-        .join(format!("x\n{forged}\n  y"));
-    std::fs::create_dir_all(&bundle).unwrap();
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
-    for f in ["manifest.json", "tensors.npz"] {
-        std::fs::copy(src.join(f), bundle.join(f)).unwrap();
-    }
-    let o = Command::new(BIN)
-        .arg("workloads")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let o = workloads_beside(&format!("x\n{forged}\n  y"));
     let out = ok(&o);
     assert!(
         !out.lines().any(|l| l.starts_with("  fake-bundle")),

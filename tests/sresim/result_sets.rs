@@ -2,22 +2,8 @@
 //! command replaces one file of another command's result alone, or writes its own result
 //! over part of one; each reproduction is refused in one line, nothing changed.
 
-use crate::common::{fails, ok, s, sresim, write};
+use crate::common::{entries as files, fails, ok, s, sresim, write};
 use std::path::Path;
-
-/// Every file of `dir` with its bytes, sorted.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            (n, std::fs::read(&p).unwrap_or_default())
-        })
-        .collect();
-    v.sort();
-    v
-}
 
 const RUN: &[&str] = &[
     "run",

@@ -91,16 +91,10 @@ pub(crate) fn one_set(
 /// result and leave its reports beside them. Checked with `dir` locked, before anything is
 /// staged.
 pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]) -> Result<()> {
-    let Some(w) = names::writer(writer) else {
-        bail!("internal error: no writer {writer} in names.rs");
-    };
     if out.is_some_and(|o| same_dir(o, dir)) {
         return Ok(());
     }
-    let shown = match dir.as_os_str().is_empty() {
-        true => Path::new("."),
-        false => dir,
-    };
+    let (w, shown) = writer_in(writer, dir)?;
     if std::fs::symlink_metadata(shown.join(w.anchor)).is_ok() {
         bail!(
             "{}: holds a result of `{}` ({}): {} written there apart from it would leave a mixed set; write them with that result (--out {0}), or choose another directory",
@@ -120,16 +114,10 @@ pub fn export_apart(dir: &Path, out: Option<&Path>, writer: &str, files: &[&str]
 /// two commands; refused. Beside an anchor they belong to the result being replaced, and
 /// go with it.
 pub fn reports_apart(out: &Path, lists: Option<&Path>, writer: &str, files: &[&str]) -> Result<()> {
-    let Some(w) = names::writer(writer) else {
-        bail!("internal error: no writer {writer} in names.rs");
-    };
     if lists.is_some_and(|l| same_dir(l, out)) {
         return Ok(());
     }
-    let shown = match out.as_os_str().is_empty() {
-        true => Path::new("."),
-        false => out,
-    };
+    let (w, shown) = writer_in(writer, out)?;
     if std::fs::symlink_metadata(shown.join(w.anchor)).is_ok() {
         return Ok(());
     }
@@ -144,6 +132,18 @@ pub fn reports_apart(out: &Path, lists: Option<&Path>, writer: &str, files: &[&s
         );
     }
     Ok(())
+}
+
+/// Writer `writer` of names.rs, and `dir` as a message shows it (`.` for the empty path).
+fn writer_in<'a>(writer: &str, dir: &'a Path) -> Result<(&'static names::Writer, &'a Path)> {
+    let Some(w) = names::writer(writer) else {
+        bail!("internal error: no writer {writer} in names.rs");
+    };
+    let shown = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    Ok((w, shown))
 }
 
 /// Whether `a` and `b` name one directory (compared resolved, as [`crate::OutputDir::open_all`]
