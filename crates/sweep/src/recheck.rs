@@ -692,8 +692,8 @@ pub fn kept(path: &Path, meta: &Meta, ids: &Ids, runs: &[Run], grid: GridFigures
 /// 18 digits after an optional `-`, without a leading zero; a
 /// decimal (an optional `-`, digits, at most one `.`, no exponent: how Rust prints a
 /// float) of at most 300 characters (below 10^300, so finite), without a leading zero
-/// or a trailing one after the `.`, of at most 15 significant digits (so the text Rust
-/// prints for its number); true or false. Every cell
+/// or a trailing one after the `.`, of at most 17 significant digits (the most the
+/// shortest text of a double has); true or false. Every cell
 /// it accepts parses as its kind and passes the finite gate; a cell it does not accept
 /// is parsed in full.
 fn plain(kind: Kind, cell: &[u8]) -> bool {
@@ -726,15 +726,17 @@ fn plain(kind: Kind, cell: &[u8]) -> bool {
                 }
             }
             // Rust's form (a writer's `{}`): no leading zero but a lone `0` before the
-            // `.`, no trailing zero after it. At most 15 significant digits: two such
-            // decimals are two doubles, so the shortest text of the number is the cell
-            // itself; a longer cell is parsed and printed again.
+            // `.`, no trailing zero after it. At most 17 significant digits, the most
+            // Rust's shortest text of a double has: a longer cell is parsed and printed
+            // again. A cell of 16 or 17 digits that is a longer text of a number with a
+            // shorter one (0.10000000000000001) is its very number, and passes: the
+            // round trip of every such cell would double the cost of a merge.
             let digits = first.map_or(0, |f| last + 1 - f - usize::from(f < int && last > int));
             cell.len() <= 300
                 && int > 0
                 && (int == 1 || body[0] != b'0')
                 && (!dot || (frac > 0 && body.last() != Some(&b'0')))
-                && digits <= 15
+                && digits <= 17
         }
         Kind::Bool => cell == b"true" || cell == b"false",
     }
