@@ -236,3 +236,33 @@ fn a_windowed_layer_is_refused_for_the_cycle_engine_before_any_layer_runs() {
     );
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
 }
+
+/// `--seq-len` sizes bert's and gnmt's sequence; on a network without one it was ignored
+/// without a word, and is refused in one line (docs/memory.md).
+#[test]
+fn memory_refuses_a_sequence_length_for_a_network_without_one() {
+    let lenet = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/lenet5-mnist");
+    for w in ["resnet18", s(&lenet)] {
+        let e = fails(&crate::common::sresim(&[
+            "memory",
+            "-q",
+            "--workload",
+            w,
+            "--seq-len",
+            "64",
+        ]));
+        assert!(
+            e.starts_with("error: --seq-len: '") && e.contains("has no sequence length to set"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    ok(&crate::common::sresim(&[
+        "memory",
+        "-q",
+        "--workload",
+        "bert",
+        "--seq-len",
+        "64",
+    ]));
+}

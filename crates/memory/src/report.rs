@@ -57,6 +57,15 @@ impl Default for MemoryArgs {
 
 /// The network of `--workload`: a zoo name or a bundle directory.
 pub fn load_network(name: &str, batch: usize, opts: ZooOptions) -> anyhow::Result<Graph> {
+    // `--seq-len` sizes the sequence of bert and gnmt; on any other network it would be
+    // ignored without a word.
+    if opts.seq_len.is_some() && !zoo::SEQUENCE.contains(&name) {
+        bail!(
+            "--seq-len: '{}' has no sequence length to set (it sizes {})",
+            bounds::text::printable(name),
+            zoo::SEQUENCE.join(" and ")
+        );
+    }
     if let Some(g) = zoo::build(name, batch, opts) {
         return Ok(g);
     }

@@ -15,6 +15,9 @@ pub const NAMES: &[&str] = &[
     "yolov4-tiny",
 ];
 
+/// The names of [`NAMES`] whose sequence length `--seq-len` sets.
+pub const SEQUENCE: &[&str] = &["bert", "gnmt"];
+
 /// The graph of network `name` for a batch; `None` for a name not in [`NAMES`] or a zero
 /// size.
 pub fn build(name: &str, batch: usize, opts: ZooOptions) -> Option<Graph> {
