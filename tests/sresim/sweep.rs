@@ -503,6 +503,34 @@ fn a_sweep_json_with_a_field_it_does_not_have_is_refused() {
     }
 }
 
+/// A shard count is data (`--shard 0/N`, or sweep.json's `shard.count`): a merge that
+/// names the shards without rows finds them from the points, never by walking N shards
+/// (at 2^64 - 1 the walk allocated until the process aborted); the list is bounded.
+#[test]
+fn a_merge_names_absent_shards_from_the_points_whatever_the_shard_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(dir.path(), "g.toml", SMALL);
+    let out = dir.path().join("h");
+    let n = u64::MAX.to_string();
+    ok(&sresim(&[
+        "sweep",
+        "-g",
+        s(&grid),
+        "-o",
+        s(&out),
+        "-q",
+        "--shard",
+        &format!("0/{n}"),
+    ]));
+    let e = fails(&sresim(&["merge", s(&out), "-o", s(&dir.path().join("m"))]));
+    assert!(e.contains("3 of 4 points are missing"), "{e}");
+    assert!(
+        e.contains(&format!("(shards with no rows: 1/{n}, 2/{n}, 3/{n});")),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
 #[test]
 fn shards_merge_into_the_unsharded_output() {
     let dir = tempfile::tempdir().unwrap();

@@ -10,7 +10,6 @@ use super::value::AxisValue;
 use crate::grid::MAX_GRID_POINTS;
 use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -521,10 +520,19 @@ pub fn select<T: Ord + Copy + std::hash::Hash>(ids: &[T], shard: Option<Shard>) 
     let Some(s) = shard else {
         return (0..ids.len()).collect();
     };
-    let mut sorted: Vec<T> = ids.to_vec();
-    sorted.sort_unstable();
-    let rank: HashMap<T, usize> = sorted.iter().enumerate().map(|(r, id)| (*id, r)).collect();
-    (0..ids.len())
-        .filter(|&i| rank[&ids[i]] % s.count == s.index)
-        .collect()
+    let of = shard_of(ids, s.count);
+    (0..ids.len()).filter(|&i| of[i] == s.index).collect()
+}
+
+/// The shard of `count` that holds each point of `ids` (distinct ids): its id's rank
+/// among them, modulo `count`. Linear in the points whatever `count` says (a sweep.json is
+/// data: its shard count may be 2^64 - 1).
+pub fn shard_of<T: Ord + Copy>(ids: &[T], count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_unstable_by_key(|&i| ids[i]);
+    let mut of = vec![0; ids.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        of[i] = rank % count.max(1);
+    }
+    of
 }

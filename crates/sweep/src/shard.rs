@@ -17,7 +17,10 @@ use std::collections::BinaryHeap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use super::meta::{select, Shard};
+pub use super::meta::{select, shard_of, Shard};
+
+/// How many absent shards a merge's refusal names (the rest counted).
+const SHOWN_SHARDS: usize = 20;
 
 /// `sresim merge DIR... --out OUT`. Every input must be a finished sweep directory of the
 /// same grid; together with the points OUT already holds of it they must cover every
@@ -114,20 +117,24 @@ pub fn merge(
         let shards = meta
             .shard
             .map(|s| {
-                let absent: Vec<String> = (0..s.count)
-                    .filter(|&i| {
-                        let own = select(
-                            &ids.ids,
-                            Some(Shard {
-                                index: i,
-                                count: s.count,
-                            }),
-                        );
-                        own.iter().all(|&j| !covered[j])
-                    })
+                // The shards that own points and hold none of them, from the points (at
+                // most one a point), never a walk over the shard count a file declares.
+                let of = shard_of(&ids.ids, s.count);
+                let mut any = std::collections::BTreeMap::new();
+                for (i, &shard) in of.iter().enumerate() {
+                    *any.entry(shard).or_insert(false) |= covered[i];
+                }
+                let absent: Vec<usize> = any.into_iter().filter(|e| !e.1).map(|e| e.0).collect();
+                let shown: Vec<String> = absent
+                    .iter()
+                    .take(SHOWN_SHARDS)
                     .map(|i| format!("{i}/{}", s.count))
                     .collect();
-                format!(" (shards with no rows: {})", absent.join(", "))
+                let more = match absent.len().saturating_sub(SHOWN_SHARDS) {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                format!(" (shards with no rows: {}{more})", shown.join(", "))
             })
             .unwrap_or_default();
         bail!(
