@@ -411,6 +411,12 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
             suggest_key(key)
         );
     }
+    // One --set sets one key: text after a line break was read as more TOML and dropped.
+    if raw.trim().contains(['\n', '\r']) {
+        bail!(
+            "--set {key}: the value holds a line break (one --set sets one key; give each its own --set)"
+        );
+    }
     if beyond_toml(raw.trim()) {
         bail!(
             "--set {key}={}: {key}: {}",
@@ -437,10 +443,13 @@ fn apply_set(table: &mut Table, defaults: &Table, set: &str) -> Result<()> {
     Ok(())
 }
 
+/// The TOML value of a `--set` (a string when it is not one): the whole text is that
+/// one value, never a value and more keys after a line break.
 fn parse_value(raw: &str) -> Value {
     format!("v = {raw}")
         .parse::<Table>()
         .ok()
+        .filter(|t| t.len() == 1)
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| Value::String(raw.to_string()))
 }

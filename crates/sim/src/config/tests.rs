@@ -163,6 +163,15 @@ fn sets_override_and_are_checked() {
         "--set pipeline.queue_depth=0: pipeline.queue_depth: '0' is not a queue depth"
     ));
     assert!(err("timing.cycle_ns=0").starts_with("--set timing.cycle_ns=0: timing.cycle_ns:"));
+    // One --set sets one key: a line break in its value is refused, never read as a
+    // value followed by more keys that were then dropped.
+    for v in ["ou.rows=4\nou.cols=2", "ou.rows=4\r\nou.cols=2"] {
+        assert!(
+            err(v).starts_with("--set ou.rows: the value holds a line break"),
+            "{}",
+            err(v)
+        );
+    }
     // A set that clashes with a default it does not name: both are named.
     assert_eq!(
         err("crossbar.rows=8"),
