@@ -593,7 +593,7 @@ fn tiny_and_huge_numbers_in_messages_are_in_short_form() {
             vec![
                 "memory".into(),
                 "--workload".into(),
-                "lenet5".into(),
+                "resnet18".into(),
                 "-q".into(),
                 "--dump-trace".into(),
                 trace.into(),
