@@ -75,7 +75,9 @@ const LONG_NUMBER_CHARS: usize = 24;
 /// `1000...0`, more than 24 characters: what `{}` of a tiny or huge f64 prints, whether
 /// a check of sresim's or a library such as serde quoted it) in its [`crate::finite::short`]
 /// form. A word is rewritten only when it is exactly the `Display` text of the f64 it
-/// parses to (or that text and `.0`), so an integer of a count that is not such a text is kept as it is. The
+/// parses to (or that text and `.0`), so an integer of a count that is not such a text is
+/// kept as it is, and only when it stands alone: a path, a name or a quoted value that
+/// holds such digits is the user's text, quoted as given. The
 /// one error line of every command passes through here (docs/errors.md), so no message
 /// site can print a float long.
 pub fn shorten_numbers(msg: &str) -> Cow<'_, str> {
@@ -83,6 +85,15 @@ pub fn shorten_numbers(msg: &str) -> Cow<'_, str> {
         let start = w.find(|c: char| c == '-' || c.is_ascii_digit())?;
         let end = w.rfind(|c: char| c.is_ascii_digit())? + 1;
         let core = w.get(start..end)?;
+        // A number standing alone (after a space, a backtick or an opening bracket, before
+        // punctuation), never part of a path, a name or a quoted value a user gave
+        // (`d1000...0/manifest.json`, `--set k=t1000...0.toml`, `"1000...0"`).
+        let (before, after) = (&w[..start], &w[end..]);
+        let alone = matches!(before, "" | "`" | "(" | "[" | "{")
+            && after.chars().all(|c| "`)]},:;%.".contains(c));
+        if !alone {
+            return None;
+        }
         let digits = core.strip_prefix('-').unwrap_or(core);
         let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
         let plain = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
@@ -128,6 +139,22 @@ mod tests {
         assert_eq!(crate::finite::short(0.5), "0.5");
         assert_eq!(crate::finite::short(-1e-300), "-1e-300");
         assert_eq!(crate::finite::short(0.0), "0");
+        // A user's text that holds such digits is quoted as given: paths, a --set's value,
+        // a quoted name.
+        let n = "100000000000000000000000000";
+        for msg in [
+            format!("d{n}/manifest.json: cannot read: does not exist"),
+            format!("--set energy.table=t{n}.toml: energy.table: configs/t{n}.toml does not exist"),
+            format!("o/{n}: not a directory"),
+            format!("layers[1].name: \"{n}\" repeats layers[0]"),
+            format!("k={n}: {n}x is no number"),
+        ] {
+            assert!(matches!(shorten_numbers(&msg), Cow::Borrowed(_)), "{msg}");
+        }
+        assert_eq!(
+            shorten_numbers(&format!("`{n}`, ({n}): {n}.")),
+            "`1e26`, (1e26): 1e26."
+        );
         // Counts and short numbers are kept; so is a long integer that is no float's text.
         for msg in [
             "9223372036854775831 + 9223372036854775807 overflows 64 bits",

@@ -75,7 +75,14 @@ fn change(a: &str, b: &str) -> String {
     match (a.parse::<f64>(), b.parse::<f64>()) {
         // A change too large for a float (1 -> 1e308) is shown without its percentage.
         (Ok(x), Ok(y)) if x != 0.0 && (100.0 * (y - x) / x.abs()).is_finite() => {
-            format!("{a} -> {b} ({:+.3}%)", 100.0 * (y - x) / x.abs())
+            let p = 100.0 * (y - x) / x.abs();
+            // Three decimals where they say something; a percentage of a million or more,
+            // or one that three decimals would show as 0, in exponent form (never 300
+            // digits, never a change shown as +0.000%).
+            match p == 0.0 || (0.001..1e6).contains(&p.abs()) {
+                true => format!("{a} -> {b} ({p:+.3}%)"),
+                false => format!("{a} -> {b} ({p:+.3e}%)"),
+            }
         }
         _ => format!("'{a}' -> '{b}'"),
     }
@@ -217,6 +224,13 @@ mod tests {
         assert!(!same("", "0", 0.0));
         assert!(same("conv", "conv", 0.0));
         assert_eq!(change("200", "201"), "200 -> 201 (+0.500%)");
+        // Huge and tiny changes in exponent form: never 300 digits, never +0.000%.
+        assert_eq!(change("1e-10", "1e290"), "1e-10 -> 1e290 (+1.000e302%)");
+        assert_eq!(
+            change("1", "1.0000000000000002"),
+            "1 -> 1.0000000000000002 (+2.220e-14%)"
+        );
+        assert_eq!(change("1", "0"), "1 -> 0 (-100.000%)");
     }
 
     /// A cell that is NaN was shown as `1 -> NaN (+NaN%)`: it is told as not a number,
