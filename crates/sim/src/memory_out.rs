@@ -221,7 +221,10 @@ impl ExportFlags {
         let format = TraceFormat::parse(self.trace_format.as_deref().unwrap_or("dramsim3"))?;
         let mhz = self.trace_clock_mhz.unwrap_or(1000.0);
         if !(mhz.is_finite() && mhz > 0.0) {
-            bail!("--trace-clock-mhz: '{mhz}' must be a positive number");
+            bail!(
+                "--trace-clock-mhz: {} must be a positive number",
+                bounds::finite::short(mhz)
+            );
         }
         Ok(Some(TracePlan {
             format,
