@@ -1,4 +1,5 @@
-"""The guards every script that drives sresim shares (scripts/*-study, scripts/sre-evaluation):
+"""The guards the Python scripts of scripts/ share (scripts/*-study, scripts/sre-evaluation,
+scripts/adc-survey-fit):
 a user mistake is one `error: ...` line naming the flag or file, before anything is
 written, and a non-zero exit status; never a traceback or the usage text (docs/errors.md,
 "Scripts").
@@ -16,6 +17,7 @@ import csv
 import io
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -162,6 +164,24 @@ class Table(list):
                       "(a row this script reads)")
 
 
+def regular_file(path, named=None):
+    """A file a script reads, checked before it is opened: refused in one line naming it
+    (`named`, else its path) when it does not exist or is not a regular file (a FIFO
+    would block the read forever; a directory, socket or device is no table)."""
+    shown = printable(path if named is None else named)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise Refused(f"{shown}: cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise Refused(f"{shown}: is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+                else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+        raise Refused(f"{shown}: is a {kind}, not a regular file (a FIFO, socket or device "
+                      "cannot be read)")
+
+
 def read_table(path, columns=(), numbers=(), blank=False, named=None):
     """A CSV a script wrote earlier and reads back (a --markdown's table, a resumed
     table): refused in one line, the file named (`named`, else its path), unless it is
@@ -170,8 +190,7 @@ def read_table(path, columns=(), numbers=(), blank=False, named=None):
     `blank`): a column of `numbers` is required too. Blank lines are passed over, as
     csv.DictReader passes them."""
     shown = printable(path if named is None else named)
-    if not os.path.isfile(path):
-        raise Refused(f"{shown}: not a regular file")
+    regular_file(path, named)
     with open(path, "rb") as f:
         raw = f.read()
     try:

@@ -39,7 +39,7 @@ from sresim_export.pipeline import check_labels, export_bundle  # noqa: E402
 from sresim_export.capture import data_input, describe_input, dims, graph_inputs  # noqa: E402
 from sresim_export.bundle import check_file_destination, check_out_dir  # noqa: E402
 from sresim_export.files import load_npy, load_onnx  # noqa: E402
-from sresim_export.inputs import as_float32, load_inputs  # noqa: E402
+from sresim_export.inputs import as_float32, as_integers, load_inputs  # noqa: E402
 from sresim_export.cli import Parser, run  # noqa: E402
 
 
@@ -78,6 +78,8 @@ def _load_feeds(specs, model):
         dtype = helper.tensor_dtype_to_np_dtype(elem)
         if dtype == np.float32 and arr.dtype.kind == "f":
             arr = as_float32(arr, path)
+        if np.dtype(dtype).kind in "iu" and arr.dtype.kind in "iu":
+            arr = as_integers(arr, dtype, path)
         feeds[name] = arr.astype(dtype)
     return feeds
 

@@ -55,6 +55,25 @@ def as_float32(arr, path):
     return arr.astype(np.float32)
 
 
+def as_integers(arr, dtype, path):
+    """The integer array `arr` (of the file `path`) as `dtype` (int64 for token ids, or the
+    integer type of the model input it feeds). A value the type does not hold (a uint64
+    of 2**64 - 1 as int64) is refused naming the file, before the cast would wrap it
+    silently into another number (-1)."""
+    info = np.iinfo(dtype)
+    src = np.iinfo(arr.dtype)
+    for bound, word in ((info.max, "up to"), (info.min, "down to")):
+        # compared in the file's own type, where the bound is exact, when it holds it
+        if (bound > src.max) if word == "up to" else (bound < src.min):
+            continue
+        beyond = arr > arr.dtype.type(bound) if word == "up to" else arr < arr.dtype.type(bound)
+        n = int(np.count_nonzero(beyond))
+        if n:
+            raise ValueError(f"{path}: {n} of {arr.size} values are beyond {np.dtype(dtype).name} "
+                             f"({word} {bound}), such as {arr[beyond].flat[0]}")
+    return arr.astype(dtype)
+
+
 def load_inputs(paths, sample_shape, **image_opts):
     """Stacks the samples of all `paths` into one float32 batch [N, *sample_shape].
     `sample_shape` may hold None for dynamic dims (then .npy files must agree)."""
@@ -70,7 +89,7 @@ def load_inputs(paths, sample_shape, **image_opts):
                 bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
                 if bad:
                     raise ValueError(f"{path}: {bad} of {arr.size} values are NaN or infinite")
-            arr = arr.astype(np.int64) if arr.dtype.kind in "iu" else as_float32(arr, path)
+            arr = as_integers(arr, np.int64, path) if arr.dtype.kind in "iu" else as_float32(arr, path)
             if arr.ndim == len(sample_shape):
                 arr = arr[None]
             if arr.ndim != len(sample_shape) + 1:

@@ -57,22 +57,29 @@ def _not_finite(arr):
     return int(arr.size - np.count_nonzero(np.isfinite(arr)))
 
 
+def decoded(t, where, what):
+    """The array of the TensorProto `t`; a tensor whose data does not decode to its dims and
+    type (dims that disagree with the number of values, raw_data cut short, a data_type
+    relabelled: float32 bytes called FLOAT16) is refused (ValueError, one line naming
+    `where` and `what`: the initializer, or the node and attribute of a Constant's value).
+    numpy's own message ("cannot reshape array of size 36 into shape (4,1,3)") names
+    neither the file nor the tensor. The one decoding guard of the model's tensors."""
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as e:  # numpy's ValueError/TypeError, onnx's own refusals
+        kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in \
+            onnx.TensorProto.DataType.values() else str(t.data_type)
+        held = (f"{len(t.raw_data)} bytes of raw_data" if t.HasField("raw_data")
+                else "its values")
+        raise ValueError(f"{where}: {what}: {held} do not decode to dims "
+                         f"{list(t.dims)} of {kind} ({' '.join(str(e).split())})") from None
+
+
 def check_initializers(model, where):
     """Refuses (ValueError, one line naming `where` and the initializer) an initializer
-    whose data does not decode to its dims and type: dims that disagree with the number
-    of values, raw_data cut short, a data_type relabelled (float32 bytes called FLOAT16).
-    numpy's own message ("cannot reshape array of size 36 into shape (4,1,3)") names
-    neither the file nor the tensor."""
+    whose data does not decode to its dims and type (see decoded)."""
     for t in model.graph.initializer:
-        try:
-            numpy_helper.to_array(t)
-        except Exception as e:  # numpy's ValueError/TypeError, onnx's own refusals
-            kind = onnx.TensorProto.DataType.Name(t.data_type) if t.data_type in \
-                onnx.TensorProto.DataType.values() else str(t.data_type)
-            held = (f"{len(t.raw_data)} bytes of raw_data" if t.HasField("raw_data")
-                    else "its values")
-            raise ValueError(f"{where}: initializer {t.name}: {held} do not decode to dims "
-                             f"{list(t.dims)} of {kind} ({' '.join(str(e).split())})") from None
+        decoded(t, where, f"initializer {t.name}")
 
 
 def check_values(model, where):
@@ -88,8 +95,11 @@ def check_values(model, where):
                 raise ValueError(f"{where}: {label}: {a.name}: {a.f} is not a finite number")
             if a.type == onnx.AttributeProto.FLOATS and not all(math.isfinite(v) for v in a.floats):
                 raise ValueError(f"{where}: {label}: {a.name}: not every value is a finite number")
-            if a.type == onnx.AttributeProto.TENSOR:
-                arr = numpy_helper.to_array(a.t)
+            tensors = ([a.t] if a.type == onnx.AttributeProto.TENSOR else
+                       list(a.tensors) if a.type == onnx.AttributeProto.TENSORS else [])
+            for t in tensors:
+                # a Constant's value: decoded under the initializers' guard, naming the node
+                arr = decoded(t, where, f"{label}: {a.name}")
                 bad = _not_finite(arr)
                 if bad:
                     raise ValueError(f"{where}: {label}: {a.name}: {bad} of {arr.size} values are NaN "

@@ -337,3 +337,46 @@ def test_a_float64_input_beyond_float32_is_told_as_such_without_a_warning(tmp_pa
                     f"holds |x| up to 3.402823e+38), such as -1e+300"), line
     assert "NaN" not in line and "Warning" not in line
     assert not (tmp_path / "o").exists()
+
+
+def test_a_constant_that_does_not_decode_names_the_file_node_and_attribute(tmp_path):
+    """A Constant's value goes through the initializers' decoding guard (values.decoded)."""
+    def change(m):
+        _node(m, "/Constant").attribute[0].t.dims[:] = [3]
+
+    path = _mutate(tmp_path, "const", change)
+    line = one_line(run_cli(path, "--input", VIT_INPUTS, "--out", tmp_path / "o"))
+    assert line.startswith(f"error: {path}: node 2 (Constant -> /Constant_output_0): value: 8 bytes "
+                           f"of raw_data do not decode to dims [3] of INT64 ("), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_uint64_input_beyond_int64_is_refused_not_wrapped(tmp_path):
+    import numpy as np
+
+    big = tmp_path / "x.npy"
+    x = np.zeros(np.load(VIT_INPUTS).shape, np.uint64)
+    x[1, 0, 3, 4] = 2**64 - 1  # would become -1 as int64
+    np.save(big, x)
+    line = one_line(run_cli(VIT, "--input", big, "--out", tmp_path / "o"))
+    assert line == (f"error: {big}: 1 of {x.size} values are beyond int64 (up to "
+                    f"9223372036854775807), such as 18446744073709551615"), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_as_integers_keeps_what_fits_and_refuses_what_would_wrap():
+    """The rule the --input and --feed integer arrays share: exact comparison in the file's
+    own type (uint64 2**63 - 1 fits int64; 2**63 does not)."""
+    import numpy as np
+    from sresim_export.inputs import as_integers
+
+    kept = as_integers(np.array([2**63 - 1, 0], np.uint64), np.int64, "a.npy")
+    assert kept.dtype == np.int64 and kept.tolist() == [2**63 - 1, 0]
+    with pytest.raises(ValueError, match=r"^a\.npy: 1 of 2 values are beyond int64 \(up to "
+                                         r"9223372036854775807\), such as 9223372036854775808$"):
+        as_integers(np.array([2**63, 1], np.uint64), np.int64, "a.npy")
+    with pytest.raises(ValueError, match=r"^f\.npy: 2 of 3 values are beyond int32 \(down to "
+                                         r"-2147483648\), such as -2147483649$"):
+        as_integers(np.array([-2**31 - 1, 5, -2**40], np.int64), np.int32, "f.npy")
+    with pytest.raises(ValueError, match=r"beyond uint8 \(down to 0\), such as -1$"):
+        as_integers(np.array([-1], np.int8), np.uint8, "u.npy")
