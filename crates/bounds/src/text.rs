@@ -183,4 +183,3 @@ mod tests {
         assert!(printable(&all).chars().all(shown));
     }
 }
-

@@ -191,7 +191,10 @@ impl ChipSpec {
                 };
                 return Err(ChipError::Key {
                     key: k.clone(),
-                    msg: format!("{}, expected {expected}", bounds::text::toml_date(&d.to_string())),
+                    msg: format!(
+                        "{}, expected {expected}",
+                        bounds::text::toml_date(&d.to_string())
+                    ),
                 });
             }
             let mut one = probe.clone();

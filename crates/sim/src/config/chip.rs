@@ -204,7 +204,10 @@ mod tests {
             format!("{shown}: area_table: {} does not exist", missing.display())
         );
         let mut over = Table::new();
-        over.insert("area_table".into(), toml::Value::String("other.toml".into()));
+        over.insert(
+            "area_table".into(),
+            toml::Value::String("other.toml".into()),
+        );
         assert_eq!(
             resolve_in(dir.path(), over),
             format!(
@@ -215,8 +218,16 @@ mod tests {
         // A date where a preset file's value stands is told as a date, by its key.
         for (key, line, expected) in [
             ("area_table", "area_table = 1979-05-27", "a string"),
-            ("name", "area_table = \"area-isaac-32nm.toml\"\nname = 1979-05-27", "a string"),
-            ("count", "area_table = \"area-isaac-32nm.toml\"\ncount = 1979-05-27T07:32:00", "a number of chips or \"auto\""),
+            (
+                "name",
+                "area_table = \"area-isaac-32nm.toml\"\nname = 1979-05-27",
+                "a string",
+            ),
+            (
+                "count",
+                "area_table = \"area-isaac-32nm.toml\"\ncount = 1979-05-27T07:32:00",
+                "a number of chips or \"auto\"",
+            ),
         ] {
             let body = with(line);
             let body = match key {
@@ -226,7 +237,11 @@ mod tests {
             };
             std::fs::write(&file, body).unwrap();
             let e = resolve_in(dir.path(), Table::new());
-            let date = if key == "count" { "a date and time (1979-05-27T07:32:00)" } else { "a date (1979-05-27)" };
+            let date = if key == "count" {
+                "a date and time (1979-05-27T07:32:00)"
+            } else {
+                "a date (1979-05-27)"
+            };
             assert_eq!(e, format!("{shown}: {key}: {date}, expected {expected}"));
         }
     }

@@ -197,7 +197,12 @@ fn refuse_dates(table: &Table, defaults: &Table, sets: &[String], origin: &str) 
             _ => None,
         }
     }
-    fn walk(t: &Table, d: Option<&Table>, prefix: &str, out: &mut Option<(String, String, String)>) {
+    fn walk(
+        t: &Table,
+        d: Option<&Table>,
+        prefix: &str,
+        out: &mut Option<(String, String, String)>,
+    ) {
         for (k, v) in t {
             if out.is_some() {
                 return;
@@ -205,7 +210,12 @@ fn refuse_dates(table: &Table, defaults: &Table, sets: &[String], origin: &str) 
             let key = format!("{prefix}{k}");
             let default = d.and_then(|d| d.get(k));
             if let Value::Table(sub) = v {
-                walk(sub, default.and_then(Value::as_table), &format!("{key}."), out);
+                walk(
+                    sub,
+                    default.and_then(Value::as_table),
+                    &format!("{key}."),
+                    out,
+                );
             } else if let Some(date) = date_in(v) {
                 let expected = match (key.as_str(), default) {
                     ("device.preset", _) => "a preset name (a string)",
