@@ -118,6 +118,20 @@ pub fn shorten_numbers(msg: &str) -> Cow<'_, str> {
     Cow::Owned(words.join(" "))
 }
 
+/// How a message tells a TOML date, time or date-time `text` (its TOML form) that stands
+/// where no key takes one: `a date (1979-05-27)`. Never the TOML reader's private wrapper
+/// (`$__toml_private_datetime`) nor a Rust type name (docs/errors.md, "Files").
+pub fn toml_date(text: &str) -> String {
+    let has_date = text.len() >= 10 && text.as_bytes().get(4) == Some(&b'-');
+    let has_time = text.contains(':');
+    let what = match (has_date, has_time) {
+        (true, true) => "a date and time",
+        (true, false) => "a date",
+        _ => "a time",
+    };
+    format!("{what} ({})", printable(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

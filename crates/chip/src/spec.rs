@@ -180,6 +180,23 @@ impl ChipSpec {
             msg: e.to_string(),
         })?;
         for (k, v) in &t {
+            // A TOML date is no value of a chip: told in sresim's words (a string key
+            // would take its text, `count` would name the reader's private wrapper).
+            if let Value::Datetime(d) = v {
+                let expected = match known.get(k) {
+                    _ if k == "count" => "a number of chips or \"auto\"",
+                    Some(Value::String(_)) => "a string",
+                    Some(Value::Boolean(_)) => "true or false",
+                    _ => "a number",
+                };
+                return Err(ChipError::Key {
+                    key: k.clone(),
+                    msg: format!(
+                        "{}, expected {expected}",
+                        bounds::text::toml_date(&d.to_string())
+                    ),
+                });
+            }
             let mut one = probe.clone();
             one.insert(k.clone(), v.clone());
             if let Err(e) = Value::Table(one).try_into::<ChipSpec>() {

@@ -486,6 +486,13 @@ fn scalar(v: &Ordered, p: &str, field: &str) -> Result<AxisValue> {
             );
         }
     }
+    // A TOML date is no value of any key: told as a date, by its key.
+    if let Ordered::Scalar(toml::Value::Datetime(d)) = v {
+        bail!(
+            "{p}: {field}: {}, expected a number, string or boolean",
+            bounds::text::toml_date(&d.to_string())
+        );
+    }
     match v {
         Ordered::Scalar(s) => AxisValue::from_toml(s),
         _ => None,

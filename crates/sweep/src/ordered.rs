@@ -55,6 +55,9 @@ impl<'de> Deserialize<'de> for Ordered {
     }
 }
 
+/// The key under which the TOML reader hands over a date (toml_datetime's private field).
+const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
+
 struct OrderedVisitor;
 
 impl<'de> Visitor<'de> for OrderedVisitor {
@@ -89,8 +92,15 @@ impl<'de> Visitor<'de> for OrderedVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
         let mut entries = Vec::new();
-        while let Some((k, v)) = map.next_entry::<String, Ordered>()? {
-            entries.push((k, v));
+        while let Some(k) = map.next_key::<String>()? {
+            // The TOML reader hands a date over as a table of one private key: it is
+            // kept as the date it is, so that a message tells it as one (docs/errors.md).
+            if entries.is_empty() && k == TOML_DATETIME_KEY {
+                let text: String = map.next_value()?;
+                let date = text.parse().map_err(serde::de::Error::custom)?;
+                return Ok(Ordered::Scalar(Value::Datetime(date)));
+            }
+            entries.push((k, map.next_value::<Ordered>()?));
         }
         Ok(Ordered::Table(entries))
     }

@@ -70,7 +70,7 @@ pub fn parse(text: &str, stem: &str) -> Result<ShapeFile, String> {
     })
 }
 
-/// Refuses a TOML `nan` or `inf` anywhere in a shape file. JSON has no such number:
+/// Refuses a TOML `nan`, `inf` or date anywhere in a shape file. JSON has no such number:
 /// converted, it became `null`, which reads as an absent key, so `name = nan` passed the
 /// string check (the network named after the file) where `name = 1.5` is refused. A
 /// name's is refused as any other non-string; any other key's as not finite.
@@ -82,6 +82,19 @@ fn non_finite(v: &toml::Value, at: &str) -> Result<(), String> {
                 true => format!("{at}: expected a non-empty string"),
                 false => format!("{at}: {f} is not a finite number"),
             })
+        }
+        // A date (`name = 1979-05-27`) would become a table of the TOML reader's
+        // private key in JSON: told as a date, by its key.
+        toml::Value::Datetime(d) => {
+            let key = at.rsplit('.').next().unwrap_or(at);
+            let expected = match key {
+                "name" | "source" | "kind" | "role" => "a string",
+                _ => "a number",
+            };
+            Err(format!(
+                "{at}: {}, expected {expected}",
+                bounds::text::toml_date(&d.to_string())
+            ))
         }
         toml::Value::Table(t) => t.iter().try_for_each(|(k, v)| {
             let dot = if at.is_empty() { "" } else { "." };
@@ -428,6 +441,24 @@ out_features = 10
         assert_eq!(
             parse(&file.replace("name = \"n\"", "name = 1.5"), "t").unwrap_err(),
             "name: expected a non-empty string"
+        );
+    }
+
+    /// A date was converted to JSON as a table of the TOML reader's private key and told
+    /// so (`{"$__toml_private_datetime": ...}`): it is told as a date, by its key.
+    #[test]
+    fn a_toml_date_is_told_as_a_date_by_its_key() {
+        let file = "name = \"n\"\n[[layers]]\nname = \"f\"\nkind = \"fc\"\nin_features = 16\nout_features = 16\n";
+        let e = parse(&file.replace("name = \"n\"", "name = 1979-05-27"), "t").unwrap_err();
+        assert_eq!(e, "name: a date (1979-05-27), expected a string");
+        let e = parse(
+            &file.replace("in_features = 16", "in_features = 07:32:00"),
+            "t",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "layers[0].in_features: a time (07:32:00), expected a number"
         );
     }
 

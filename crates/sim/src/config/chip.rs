@@ -101,20 +101,26 @@ pub fn resolve(
         Some(d) => d.join(rel),
         None => at(&spec.area_table),
     };
+    // The area table a preset file names (and `[chip]` does not override) is that
+    // file's key, relative to its directory: a missing one is its mistake, as any other
+    // value of it is.
+    let owner = match &preset_file {
+        Some(f) if !cfg.overrides.contains_key("area_table") => {
+            format!("{}: area_table", bounds::text::path(f))
+        }
+        _ => format!("{origin}: chip.area_table"),
+    };
     let shipped = rel.file_name().is_some_and(|f| f == "area-isaac-32nm.toml");
     let area = if never {
         AreaTable::isaac_32nm()
     } else if std::fs::symlink_metadata(&path).is_ok() {
         let text = workload::files::read_string(&path, workload::files::MAX_TEXT_BYTES)
-            .map_err(|e| anyhow!("{origin}: chip.area_table: {}: {e}", path.display()))?;
+            .map_err(|e| anyhow!("{owner}: {}: {e}", path.display()))?;
         AreaTable::from_toml(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
     } else if shipped {
         AreaTable::isaac_32nm()
     } else {
-        bail!(
-            "{origin}: chip.area_table: {} does not exist",
-            path.display()
-        );
+        bail!("{owner}: {} does not exist", path.display());
     };
     let mut spec = spec;
     if node_nm != area.node_nm && !cfg.overrides.contains_key("router_pj_per_bit") {
@@ -180,5 +186,63 @@ mod tests {
             resolve_in(dir.path(), over),
             "c.toml: chip.mesh_y: 0 (expected a number >= 1)"
         );
+    }
+
+    /// A preset file's own area table that does not exist is that file's mistake, named by
+    /// its key; the same table set in `[chip]` is the config's.
+    #[test]
+    fn a_preset_files_missing_area_table_is_named_in_that_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = chip::builtin_preset("isaac").unwrap();
+        let file = dir.path().join("mine.toml");
+        let with = |v: &str| text.replace("area_table = \"area-isaac-32nm.toml\"", v);
+        std::fs::write(&file, with("area_table = \"nonexist.toml\"")).unwrap();
+        let shown = bounds::text::path(&file);
+        let missing = dir.path().join("nonexist.toml");
+        assert_eq!(
+            resolve_in(dir.path(), Table::new()),
+            format!("{shown}: area_table: {} does not exist", missing.display())
+        );
+        let mut over = Table::new();
+        over.insert(
+            "area_table".into(),
+            toml::Value::String("other.toml".into()),
+        );
+        assert_eq!(
+            resolve_in(dir.path(), over),
+            format!(
+                "c.toml: chip.area_table: {} does not exist",
+                dir.path().join("other.toml").display()
+            )
+        );
+        // A date where a preset file's value stands is told as a date, by its key.
+        for (key, line, expected) in [
+            ("area_table", "area_table = 1979-05-27", "a string"),
+            (
+                "name",
+                "area_table = \"area-isaac-32nm.toml\"\nname = 1979-05-27",
+                "a string",
+            ),
+            (
+                "count",
+                "area_table = \"area-isaac-32nm.toml\"\ncount = 1979-05-27T07:32:00",
+                "a number of chips or \"auto\"",
+            ),
+        ] {
+            let body = with(line);
+            let body = match key {
+                "name" => body.replacen("name = \"isaac\"\n", "", 1),
+                "count" => body.replacen("count = 1 ", "# ", 1),
+                _ => body,
+            };
+            std::fs::write(&file, body).unwrap();
+            let e = resolve_in(dir.path(), Table::new());
+            let date = if key == "count" {
+                "a date and time (1979-05-27T07:32:00)"
+            } else {
+                "a date (1979-05-27)"
+            };
+            assert_eq!(e, format!("{shown}: {key}: {date}, expected {expected}"));
+        }
     }
 }

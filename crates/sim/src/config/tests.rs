@@ -229,3 +229,59 @@ fn sets_override_and_are_checked() {
         })
     );
 }
+
+/// A TOML date is no value of any key: `device.preset = 1979-05-27` was taken as its
+/// text, named no preset file and was passed over (the run then ran without a preset).
+/// Refused by its key, in a config, by `--set`, and by a `[chip]` key.
+#[test]
+fn a_toml_date_is_refused_by_its_key() {
+    let e = format!(
+        "{:#}",
+        load_str("[device]\npreset = 1979-05-27\n", "c.toml", None, &[]).unwrap_err()
+    );
+    assert_eq!(
+        e,
+        "c.toml: device.preset: a date (1979-05-27), expected a preset name (a string)"
+    );
+    let sets = ["device.preset=1979-05-27".to_string()];
+    let e = format!("{:#}", load_cli(None, &sets).unwrap_err());
+    assert_eq!(
+        e,
+        "--set device.preset=1979-05-27: device.preset: a date (1979-05-27), expected a preset name (a string)"
+    );
+    let e = format!(
+        "{:#}",
+        load_str("[ou]\nrows = 07:32:00\n", "c.toml", None, &[]).unwrap_err()
+    );
+    assert_eq!(e, "c.toml: ou.rows: a time (07:32:00), expected an integer");
+    let e = format!(
+        "{:#}",
+        load_str(
+            "[chip]\npreset = \"isaac\"\ncount = 1979-05-27\n",
+            "c.toml",
+            None,
+            &[]
+        )
+        .unwrap_err()
+    );
+    assert_eq!(
+        e,
+        "c.toml: chip.count: a date (1979-05-27), expected a number of chips or \"auto\""
+    );
+    let e = format!(
+        "{:#}",
+        load_cli(None, &["mapping.layout=1979-05-27T00:00:00Z".into()]).unwrap_err()
+    );
+    assert!(
+        e.starts_with(
+            "--set mapping.layout=1979-05-27T00:00:00Z: mapping.layout: a date and time ("
+        ),
+        "{e}"
+    );
+    // The quoted name is a name, as before.
+    let e = format!(
+        "{:#}",
+        load_str("[device]\npreset = \"1979-05-27\"\n", "c.toml", None, &[]).unwrap_err()
+    );
+    assert!(e.contains("no preset '1979-05-27'"), "{e}");
+}

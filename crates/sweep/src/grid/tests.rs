@@ -280,3 +280,28 @@ fn explicit_points_must_agree_on_keys() {
     let e = err("workloads = [\"lenet5\"]\n[axes]\n\"ou.rows\" = [[4]]\n");
     assert!(e.contains("axes.ou.rows: [4] is not a number"), "{e}");
 }
+
+/// A TOML date in a grid was told in the TOML reader's private words
+/// (`set.energy.table.$__toml_private_datetime: unknown key`, `{ "$__toml_private_datetime"
+/// = ... }`): it is told as a date, by its key, in an axis, a set table and a point.
+#[test]
+fn a_toml_date_in_a_grid_is_told_as_a_date() {
+    let parse = |text: &str| {
+        Grid::parse(text, Path::new("g.toml"), DEFAULT_MAX_POINTS)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = parse("workloads = [\"lenet5\"]\n[set]\n\"energy.table\" = 1979-05-27\n");
+    assert_eq!(
+        e,
+        "g.toml: set.energy.table: a date (1979-05-27), expected a number, string or boolean"
+    );
+    let e = parse("workloads = [\"lenet5\"]\n[axes]\n\"mapping.layout\" = [1979-05-27]\n");
+    assert!(
+        e.starts_with("g.toml: axes.mapping.layout") && e.contains("a date (1979-05-27), expected"),
+        "{e}"
+    );
+    let e = parse("workloads = [\"lenet5\"]\n[[points]]\n\"ou.rows\" = 07:32:00\n");
+    assert!(e.contains("ou.rows: a time (07:32:00), expected"), "{e}");
+    assert!(!e.contains("toml_private"), "{e}");
+}
