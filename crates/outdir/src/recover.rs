@@ -444,8 +444,15 @@ fn parse(text: &str) -> Result<Journal, String> {
             return Err(format!("line {line:?}: not a \"dir\" or \"file\" line"));
         }
     }
-    if files.is_empty() {
-        return Err("it names no file".into());
+    // A writer journals only a replacement of several files (one file is one rename,
+    // with no journal): a journal of fewer would replace one file of a result alone.
+    match files.len() {
+        0 => return Err("it names no file".into()),
+        1 => return Err(format!(
+            "it names one file ({}), and a writer journals only a replacement of two files or more",
+            files[0].name
+        )),
+        _ => {}
     }
     if let Some(d) = (1..=dirs.len()).find(|&i| files.iter().all(|f| f.dir != i)) {
         return Err(format!(
@@ -694,6 +701,18 @@ mod tests {
             "pid \"-1\"",
         );
         bad(&(head("run")), "names no file");
+        // One file is replaced by one rename, never under a journal.
+        for (w, f) in [
+            ("run", "layers.csv"),
+            ("export", "manifest.json"),
+            ("accuracy", "accuracy.csv"),
+            ("memory", "t.trace"),
+        ] {
+            bad(
+                &(head(w) + &format!("file 0 1 - {f}\n")),
+                &format!("it names one file ({f})"),
+            );
+        }
         // Paths, dot names and another command's files.
         bad(
             &(head("run") + "file 0 1 - /etc/passwd\n"),
@@ -752,7 +771,7 @@ mod tests {
             );
         }
         bad(
-            &(head("memory") + "dir /\nfile 0 1 - access_list.csv\n"),
+            &(head("memory") + "dir /\nfile 0 1 - access_list.csv\nfile 0 2 - prefetch_list.csv\n"),
             "no file of the journal lies in it",
         );
         bad(

@@ -299,7 +299,10 @@ fn planted_journals_naming_other_files_touch_nothing() {
     p.refused(
         &v2(
             "memory",
-            &format!("dir {}\nfile 1 1 - layers.csv\n", p.home.display()),
+            &format!(
+                "dir {}\nfile 0 2 - memory_summary.json\nfile 1 1 - layers.csv\n",
+                p.home.display()
+            ),
         ),
         "the journal's own directory",
     );
@@ -389,7 +392,7 @@ fn files_of_another_user_are_never_moved() {
     let beside = p.beside.display().to_string();
     let memory = v2(
         "memory",
-        &format!("dir {beside}\nfile 1 1 - access_list.csv\n"),
+        &format!("dir {beside}\nfile 0 9 - memory_summary.json\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
     );
     // The mark a writer leaves in its export directory before any rename.
     std::fs::write(
@@ -421,7 +424,7 @@ fn files_of_another_user_are_never_moved() {
         ),
     );
     // The journal is another user's (its temporary in the directory itself).
-    let run = v2("run", "file 0 1 - layers.csv\n");
+    let run = v2("run", "file 0 1 - layers.csv\nfile 0 2 - summary.json\n");
     std::fs::write(p.home.join(JOURNAL), &run).unwrap();
     chown(p.home.join(JOURNAL), Some(other), None).unwrap();
     let before = p.snapshot();
@@ -438,7 +441,7 @@ fn files_of_another_user_are_never_moved() {
     std::fs::write(p.home.join(".layers.csv.old.42.3"), "theirs").unwrap();
     chown(p.home.join(".layers.csv.old.42.3"), Some(other), None).unwrap();
     p.refused(
-        &v2("run", "file 0 1 3 layers.csv\n"),
+        &v2("run", "file 0 1 3 layers.csv\nfile 0 2 - summary.json\n"),
         ".layers.csv.old.42.3 is owned by user 54321",
     );
     // The same journal with the user's own files recovers.
@@ -465,12 +468,21 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     let b = p.beside.display().to_string();
     std::fs::write(p.beside.join("summary.json"), "victim").unwrap();
     std::fs::write(p.beside.join(".summary.json.tmp.42.0"), "planted").unwrap();
-    let named = v2("memory", &format!("dir {b}\nfile 1 0 - summary.json\n"));
-    let listed = v2("memory", &format!("dir {b}\nfile 1 1 - access_list.csv\n"));
+    std::fs::write(p.beside.join(".prefetch_list.csv.tmp.42.2"), "planted").unwrap();
+    // Each with the reports of the journal's own directory.
+    let report = "file 0 9 - memory_summary.json\n";
+    let named = v2(
+        "memory",
+        &format!("dir {b}\nfile 1 0 - summary.json\n{report}"),
+    );
+    let listed = v2(
+        "memory",
+        &format!("dir {b}\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n{report}"),
+    );
     // With a file of the journal already renamed (its temporary gone): refused.
     for journal in [&named, &listed] {
         p.refused(
-            &format!("{journal}file 0 9 - memory_summary.json\n"),
+            journal,
             &format!("{b}: holds no mark .sresim-commit-export naming"),
         );
     }
@@ -479,6 +491,7 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     std::fs::remove_file(p.home.join(JOURNAL)).unwrap();
     for journal in [&named, &listed] {
         let before = p.snapshot();
+        std::fs::write(p.home.join(".memory_summary.json.tmp.42.9"), "new").unwrap();
         std::fs::write(p.home.join(JOURNAL), journal).unwrap();
         drop(OutputDir::open(&p.home).unwrap());
         assert_eq!(p.snapshot(), before, "{journal}");
@@ -492,10 +505,7 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
         .unwrap();
     };
     mark(&p.root, "");
-    p.refused(
-        &format!("{named}file 0 9 - memory_summary.json\n"),
-        "holds no mark .sresim-commit-export naming",
-    );
+    p.refused(&named, "holds no mark .sresim-commit-export naming");
     // The mark of this journal, recording another user-named file (or none).
     mark(&p.home, "file trace.txt\n");
     p.refused(
@@ -530,7 +540,10 @@ fn an_unmarked_directory_with_nothing_to_rename_is_left_alone() {
     let before = entries(&p.beside);
     std::fs::write(
         p.home.join(JOURNAL),
-        v2("memory", &format!("dir {b}\nfile 1 1 5 access_list.csv\n")),
+        v2(
+            "memory",
+            &format!("dir {b}\nfile 0 9 - memory_summary.json\nfile 1 1 5 access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
+        ),
     )
     .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
@@ -668,15 +681,22 @@ fn recovery_keeps_another_commands_result_whole() {
     std::fs::write(p.home.join("summary.json"), "run's").unwrap();
     std::fs::write(p.home.join(".summary.json.tmp.42.1"), "planted").unwrap();
     p.refused(
-        &v2("memory", "file 0 1 - layers.csv\n"),
+        &v2(
+            "memory",
+            "file 0 1 - layers.csv\nfile 0 2 - memory_summary.json\n",
+        ),
         "layers.csv: is a file of the result `run` writes together",
     );
     p.refused(
-        &v2("accuracy", "file 0 1 - summary.json\n"),
+        &v2("accuracy", "file 0 1 - summary.json\nfile 0 2 - accuracy.csv\n"),
         "holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`",
     );
     // The writer's own other files beside it: its own result, replaced.
-    std::fs::write(p.home.join(JOURNAL), v2("run", "file 0 1 - summary.json\n")).unwrap();
+    std::fs::write(
+        p.home.join(JOURNAL),
+        v2("run", "file 0 1 - summary.json\nfile 0 2 - outputs.npz\n"),
+    )
+    .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
     assert_eq!(
         entries(&p.home),
@@ -725,5 +745,22 @@ fn recovery_deletes_no_file_a_journal_names() {
             ("outputs.npz", "old npz"),
             ("summary.json", "old summary"),
         ])
+    );
+}
+
+/// No writer journals a replacement of one file (one file is one rename): a planted
+/// journal naming one file of a result, with its temporary beside it, would replace that
+/// file alone and leave a mixed set. Refused, nothing touched.
+#[test]
+fn a_journal_of_one_file_is_refused() {
+    let p = planted();
+    std::fs::write(p.home.join("summary.json"), "run's").unwrap();
+    p.refused(
+        &v2("run", "file 0 1 - layers.csv\n"),
+        "it names one file (layers.csv), and a writer journals only a replacement of two files or more",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.home.join("layers.csv")).unwrap(),
+        "mine"
     );
 }
