@@ -69,12 +69,21 @@ fn exports_in_other_directories_are_rolled_forward() {
     }
     std::os::unix::fs::symlink(&traces, t.path().join("via")).unwrap();
     let mut staged = Vec::new();
+    // As `memory` stages them: its set by name, the trace as the file the user named.
     for (path, text) in [
         (out.join("memory_summary.json"), "s"),
         (lists.join("access_list.csv"), "a"),
+        (lists.join("prefetch_list.csv"), "p"),
         (t.path().join("via/my trace.txt"), "tr"),
     ] {
-        let mut s = stage_file(&path).unwrap();
+        let mut s = match path.ends_with("my trace.txt") {
+            true => stage_file(&path).unwrap(),
+            false => stage(
+                path.parent().unwrap(),
+                &path.file_name().unwrap().to_string_lossy(),
+            )
+            .unwrap(),
+        };
         s.write_all(text.as_bytes()).unwrap();
         staged.push(s);
     }
@@ -109,7 +118,10 @@ fn exports_in_other_directories_are_rolled_forward() {
     }
     drop(OutputDir::open(&out).unwrap());
     assert_eq!(entries(&out), pairs(&[("memory_summary.json", "s")]));
-    assert_eq!(entries(&lists), pairs(&[("access_list.csv", "a")]));
+    assert_eq!(
+        entries(&lists),
+        pairs(&[("access_list.csv", "a"), ("prefetch_list.csv", "p")])
+    );
     assert_eq!(entries(&traces), pairs(&[("my trace.txt", "tr")]));
 }
 
@@ -762,5 +774,113 @@ fn a_journal_of_one_file_is_refused() {
     assert_eq!(
         std::fs::read_to_string(p.home.join("layers.csv")).unwrap(),
         "mine"
+    );
+}
+
+/// The recorded directories of a `memory` journal, held to the rules its first write
+/// applied there (`sets::whole`): the file the user named may not take a name of
+/// `memory`'s own set beside another file of it (another memory result, or a pair of
+/// lists), and the lists may not go beside another memory result's reports, nor the
+/// reports beside lists written apart. Planted with the marks a writer leaves, such
+/// journals replaced one file of another result alone; refused now, nothing touched.
+/// Where the same names mix nothing (a directory holding no other file of the set), the
+/// journal is completed.
+#[cfg(unix)]
+#[test]
+fn recovery_keeps_another_memory_result_whole_in_a_recorded_directory() {
+    let reports = "file 0 1 - memory_layers.csv\nfile 0 2 - memory_summary.json\n";
+    let plant = |p: &Planted, holds: &[&str], journal: &str, mark: &str| {
+        for n in holds {
+            std::fs::write(p.beside.join(n), "theirs").unwrap();
+        }
+        for n in ["memory_layers.csv", "memory_summary.json"] {
+            std::fs::write(
+                p.home.join(format!(".{n}.tmp.42.{}", 1 + (n.len() % 2))),
+                "m",
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            p.beside.join(EXPORT_MARK),
+            format!(
+                "sresim-commit-export 2\njournal {}\n{mark}",
+                p.home.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(p.home.join(JOURNAL), journal).unwrap();
+    };
+    let result = ["memory_layers.csv", "memory_summary.json"];
+    let lists = ["access_list.csv", "prefetch_list.csv"];
+    // The trace named as a file of memory's set, beside another file of that set.
+    for (holds, name) in [
+        (&result, "memory_layers.csv"),
+        (&result, "memory_summary.json"),
+        (&lists, "access_list.csv"),
+    ] {
+        let p = planted();
+        let b = p.beside.display().to_string();
+        std::fs::write(p.beside.join(format!(".{name}.tmp.42.0")), "EVIL").unwrap();
+        let journal = v2("memory", &format!("dir {b}\n{reports}file 1 0 - {name}\n"));
+        plant(&p, holds, &journal, &format!("file {name}\n"));
+        p.refused(
+            &journal,
+            &format!(
+                "{b}/{name}: is a file of the result `memory` writes together, and {b} holds that result"
+            ),
+        );
+        // Where no other file of the set lies, a trace of that name is one a user may
+        // name: completed.
+        for n in holds.iter().filter(|n| **n != name) {
+            std::fs::remove_file(p.beside.join(n)).unwrap();
+        }
+        drop(OutputDir::open(&p.home).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(p.beside.join(name)).unwrap(),
+            "EVIL"
+        );
+    }
+    // The lists beside another memory result's reports.
+    let p = planted();
+    let b = p.beside.display().to_string();
+    for n in lists {
+        std::fs::write(
+            p.beside.join(format!(".{n}.tmp.42.{}", 3 + n.len() % 2)),
+            "EVIL",
+        )
+        .unwrap();
+    }
+    let journal = v2(
+        "memory",
+        &format!(
+            "dir {b}\n{reports}file 1 {} - access_list.csv\nfile 1 {} - prefetch_list.csv\n",
+            3 + "access_list.csv".len() % 2,
+            3 + "prefetch_list.csv".len() % 2
+        ),
+    );
+    plant(&p, &["memory_summary.json"], &journal, "");
+    p.refused(
+        &journal,
+        &format!("{b}: holds a result of `memory` (memory_summary.json): access_list.csv and prefetch_list.csv written there apart from it"),
+    );
+    std::fs::remove_file(p.beside.join("memory_summary.json")).unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(p.beside.join("access_list.csv")).unwrap(),
+        "EVIL"
+    );
+    // The reports beside lists written apart from any result: refused as `memory -o`.
+    let p = planted();
+    let b = p.beside.display().to_string();
+    std::fs::write(p.home.join("access_list.csv"), "theirs").unwrap();
+    std::fs::write(p.beside.join(".t.trace.tmp.42.0"), "trace").unwrap();
+    let journal = v2("memory", &format!("dir {b}\n{reports}file 1 0 - t.trace\n"));
+    plant(&p, &[], &journal, "file t.trace\n");
+    p.refused(
+        &journal,
+        &format!(
+            "{}: holds access_list.csv, written apart from a result of `memory`",
+            p.home.display()
+        ),
     );
 }
