@@ -27,8 +27,10 @@
 //! resolved (no `.`, `..`, doubled or trailing `/` or symbolic link in it, written as a
 //! writer prints it) and not the journal's own. Before anything is renamed, every
 //! destination passes the check of a first write (absent or a regular file: never a
-//! link, directory, FIFO or device) and its one-set rule (`sets::one_set` with the
-//! journal's writer; the user-named file of `memory` as a file written alone); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
+//! link, directory, FIFO or device) and, in each directory, the one-set rules its first
+//! write applied there (`sets::whole` with the journal's writer: the user-named file of
+//! `memory`, read from where it lies, as a file written alone; the lists and the reports
+//! apart); a journal names two files or more (no writer journals one); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
 //! (a writer leaves it before any rename), and its user-named file only when the mark
