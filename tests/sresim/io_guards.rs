@@ -640,11 +640,11 @@ fn a_planted_memory_journal_never_replaces_a_file_beside() {
         std::fs::write(d.join("victim").join(name), "VICTIM").unwrap();
         std::fs::write(d.join(format!("victim/.{name}.tmp.777.0")), "planted").unwrap();
         let journal = format!(
-            "sresim-commit 2\nwriter memory\npid 777\ndir {}\nfile 1 0 - {name}\n",
+            "sresim-commit 2\nwriter memory\npid 777\ndir {}\nfile 1 0 - {name}\nfile 0 9 - memory_summary.json\n",
             d.join("victim").display()
         );
         // A file of it renamed already (its temporary gone): refused.
-        let renamed = format!("{journal}file 0 9 - memory_summary.json\n");
+        let renamed = journal.clone();
         std::fs::write(d.join("out/.sresim-commit"), &renamed).unwrap();
         let e = fails(&d, &with(RUN, &["-q", "--out", "out"]));
         assert!(
@@ -654,6 +654,7 @@ fn a_planted_memory_journal_never_replaces_a_file_beside() {
         );
         assert_eq!(read("out/.sresim-commit".into()), renamed);
         // Nothing renamed yet: rolled back.
+        std::fs::write(d.join("out/.memory_summary.json.tmp.777.9"), "new").unwrap();
         std::fs::write(d.join("out/.sresim-commit"), &journal).unwrap();
         let o = within(
             &d,
@@ -664,6 +665,7 @@ fn a_planted_memory_journal_never_replaces_a_file_beside() {
         .unwrap();
         assert!(o.status.success(), "{name}: {o:?}");
         assert!(!d.join("out/.sresim-commit").exists());
+        assert!(!d.join("out/.memory_summary.json.tmp.777.9").exists());
         assert!(d.join("out/layers.csv").is_file());
         assert_eq!(read(format!("victim/{name}")), "VICTIM");
         assert_eq!(read(format!("victim/.{name}.tmp.777.0")), "planted");

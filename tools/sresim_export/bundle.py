@@ -441,6 +441,11 @@ def _parse_journal(text):
         files.append((tmp, old, name))
     if not files:
         return "it names no file"
+    # A writer journals only a replacement of two files or more (one file is one rename,
+    # with no journal): a journal of one would replace one file of a bundle alone.
+    if len(files) == 1:
+        return (f"it names one file ({files[0][2]}), and a writer journals only a replacement "
+                f"of two files or more")
     return pid, files
 
 

@@ -189,11 +189,11 @@ def test_files_of_another_user_are_never_moved(tmp_path):
     other = 54321
     # A temporary someone else planted, under a journal its writer could have written.
     os.chown(b / ".manifest.json.tmp.42.1", other, -1)
-    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"),
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"),
             f"{b}/.manifest.json.tmp.42.1 is owned by user {other}, not by this user (0)")
     # A journal of another user.
     os.chown(b / ".manifest.json.tmp.42.1", 0, -1)
-    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\n"))
+    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"))
     os.chown(b / JOURNAL, other, -1)
     from sresim_export.bundle import recover
     before = snapshot(b, beside)
@@ -206,15 +206,26 @@ def test_files_of_another_user_are_never_moved(tmp_path):
     assert (b / "manifest.json").read_text() == "planted" and not (b / JOURNAL).exists()
 
 
+def test_a_journal_of_one_file_is_refused(tmp_path):
+    # No writer journals one file (one file is one rename): completing it would replace
+    # one file of the bundle alone, beside the old tensors.npz.
+    b, beside = planted(tmp_path)
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"),
+            "it names one file (manifest.json), and a writer journals only a replacement of two files or more")
+    assert json.loads((b / "manifest.json").read_text())["name"] == "old"
+
+
 def test_recovery_checks_destinations_like_a_first_write(tmp_path):
     b, beside = planted(tmp_path)
     os.unlink(b / "manifest.json")
     os.symlink(beside / "victim", b / "manifest.json")
-    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"), "manifest.json: is a symbolic link")
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"),
+            "manifest.json: is a symbolic link")
     os.unlink(b / "manifest.json")
     os.unlink(b / ".manifest.json.tmp.42.1")
     os.symlink(beside / "victim", b / ".manifest.json.tmp.42.1")
-    refused(b, beside, v2("export", "file 0 1 - manifest.json\n"), ".manifest.json.tmp.42.1: not a regular file")
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"),
+            ".manifest.json.tmp.42.1: not a regular file")
     # A symbolic link as a directory component of the bundle: the link is followed to the
     # bundle the user named, and nothing outside it is named.
     os.unlink(b / ".manifest.json.tmp.42.1")

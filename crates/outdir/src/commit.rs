@@ -279,11 +279,20 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, own: bool) -> Result<()> {
     } else {
         None
     };
-    for e in &entries {
-        let alone = e.named || (!own && entries.len() == 1);
-        let writer = plan.as_ref().filter(|_| !e.named).map(|p| p.writer);
-        one_set(&e.dir, &e.name, &e.dst, alone, writer)?;
-    }
+    // The one-set rules, where recovery checks them again (`sets::whole`).
+    let files: Vec<crate::sets::SetFile> = entries
+        .iter()
+        .enumerate()
+        .map(|(k, e)| crate::sets::SetFile {
+            dir: &e.dir,
+            name: &e.name,
+            dst: e.dst.clone(),
+            alone: e.named || (!own && entries.len() == 1),
+            index: plan.as_ref().map_or(0, |p| p.index[k]),
+            pending: true,
+        })
+        .collect();
+    crate::sets::whole(plan.as_ref().map(|p| p.writer), &files)?;
     // The files of the writer's earlier result the new one does not hold go with it
     // (found now, removed once the new set is in; never through the journal).
     let gone = match (&plan, own) {
@@ -569,7 +578,7 @@ pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
 /// must not take a name of the set `writer` replaces together in a directory where that
 /// set is written (memory_summary.json, access_list.csv, memory_layers.parquet, ...): the
 /// set owns those names there (a later run of it replaces or removes them).
-fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result<()> {
+pub(crate) fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result<()> {
     for (k, (p, name, named, dir)) in files.iter().enumerate() {
         if files[..k].iter().any(|f| f.1 == *name && f.3 == *dir) {
             bail!(

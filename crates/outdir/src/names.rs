@@ -16,6 +16,10 @@ pub struct Writer {
     /// How many directories besides the journal's its files may lie in (the exports of
     /// `memory`: the `--dump-access-list` directory and the trace's).
     pub export_dirs: usize,
+    /// The files of its set it may write, together, to a directory besides its result's
+    /// (`memory --dump-access-list DIR`: the two lists); any other of its names in such a
+    /// directory is the one file the user named (`--dump-trace DIR/NAME`).
+    pub exports: &'static [&'static str],
     /// The file every result of it holds: where it is, a result of this writer is (its
     /// other listed files there belong to that result, and go when it is replaced).
     pub anchor: &'static str,
@@ -34,6 +38,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "summary.json",
         export_dirs: 0,
+        exports: &[],
     },
     Writer {
         name: "accuracy",
@@ -41,6 +46,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "summary.json",
         export_dirs: 0,
+        exports: &[],
     },
     Writer {
         name: "accuracy-shard",
@@ -48,6 +54,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "shard.json",
         export_dirs: 0,
+        exports: &[],
     },
     Writer {
         name: "sweep",
@@ -55,6 +62,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "sweep.json",
         export_dirs: 0,
+        exports: &[],
     },
     Writer {
         name: "search",
@@ -67,6 +75,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "search.json",
         export_dirs: 0,
+        exports: &[],
     },
     Writer {
         name: "memory",
@@ -81,6 +90,7 @@ pub const WRITERS: &[Writer] = &[
         named: true,
         anchor: "memory_summary.json",
         export_dirs: 2,
+        exports: &["access_list.csv", "prefetch_list.csv"],
     },
     Writer {
         name: "export",
@@ -88,6 +98,7 @@ pub const WRITERS: &[Writer] = &[
         named: false,
         anchor: "manifest.json",
         export_dirs: 0,
+        exports: &[],
     },
 ];
 

@@ -27,8 +27,10 @@
 //! resolved (no `.`, `..`, doubled or trailing `/` or symbolic link in it, written as a
 //! writer prints it) and not the journal's own. Before anything is renamed, every
 //! destination passes the check of a first write (absent or a regular file: never a
-//! link, directory, FIFO or device) and its one-set rule (`sets::one_set` with the
-//! journal's writer; the user-named file of `memory` as a file written alone); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
+//! link, directory, FIFO or device) and, in each directory, the one-set rules its first
+//! write applied there (`sets::whole` with the journal's writer: the user-named file of
+//! `memory`, read from where it lies, as a file written alone; the lists and the reports
+//! apart); a journal names two files or more (no writer journals one); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
 //! (a writer leaves it before any rename), and its user-named file only when the mark
@@ -68,6 +70,8 @@ struct File {
     tmp: u64,
     old: Option<u64>,
     name: String,
+    /// The one file the user named (`memory --dump-trace`), written alone.
+    alone: bool,
 }
 
 /// Completes the replacement whose journal `dir` holds (a process killed between its
@@ -115,6 +119,23 @@ pub fn recover(dir: &Path) -> Result<()> {
             d.display()
         )));
     }
+    // No two files at one path, and the file the user named under no name of the set in a
+    // directory the set is written to: `apart`, as the first write checked it.
+    let shown: Vec<PathBuf> = journal
+        .files
+        .iter()
+        .map(|f| match f.dir {
+            0 => dir.join(&f.name),
+            i => journal.dirs[i - 1].join(&f.name),
+        })
+        .collect();
+    let at: Vec<(&Path, &str, bool, usize)> = journal
+        .files
+        .iter()
+        .zip(&shown)
+        .map(|(f, p)| (p.as_path(), f.name.as_str(), f.alone, f.dir))
+        .collect();
+    crate::commit::apart(journal.writer, &at).map_err(|e| refuse(e.to_string()))?;
     let mut dirs = vec![home];
     for d in &journal.dirs {
         dirs.push(Dir::open(d, true).map_err(|e| refuse(format!("{}: {e}", d.display())))?);
@@ -180,6 +201,8 @@ pub fn recover(dir: &Path) -> Result<()> {
         };
         steps.push(Step {
             d,
+            index: f.dir,
+            alone: f.alone,
             marked: f.dir == 0 || mark.is_some(),
             tmp: tmp_there.then_some(tmp),
             old: old.filter(|_| old_there),
@@ -208,12 +231,18 @@ pub fn recover(dir: &Path) -> Result<()> {
     // user-named file of `memory` is written alone; a file of the writer's set may not go
     // where a writer sharing a name with it holds a result). The writer's own other files
     // beside it are its own result, replaced.
-    for s in steps.iter().filter(|s| s.tmp.is_some()) {
-        let alone = !journal.writer.lists(s.name);
-        let writer = (!alone).then_some(journal.writer);
-        crate::sets::one_set(&s.d.path, s.name, &s.d.path.join(s.name), alone, writer)
-            .map_err(|e| refuse(e.to_string()))?;
-    }
+    let files: Vec<crate::sets::SetFile> = steps
+        .iter()
+        .map(|s| crate::sets::SetFile {
+            dir: &s.d.path,
+            name: s.name,
+            dst: s.d.path.join(s.name),
+            alone: s.alone,
+            index: s.index,
+            pending: s.tmp.is_some(),
+        })
+        .collect();
+    crate::sets::whole(Some(journal.writer), &files).map_err(|e| refuse(e.to_string()))?;
     for Step { d, tmp, name, .. } in &steps {
         if let Some(tmp) = tmp {
             d.rename(tmp, name)
@@ -235,6 +264,8 @@ pub fn recover(dir: &Path) -> Result<()> {
 /// the journal's or holds its mark, its temporary and old link where they are.
 struct Step<'a> {
     d: &'a Dir,
+    index: usize,
+    alone: bool,
     marked: bool,
     tmp: Option<String>,
     old: Option<String>,
@@ -431,6 +462,7 @@ fn parse(text: &str) -> Result<Journal, String> {
                     ));
                 }
             }
+            let alone = !writer.lists(name);
             if files.iter().any(|f| f.dir == dir && f.name == name) {
                 return Err(format!("{at}: {name} is named twice"));
             }
@@ -439,13 +471,63 @@ fn parse(text: &str) -> Result<Journal, String> {
                 tmp,
                 old,
                 name: name.to_string(),
+                alone,
             });
         } else {
             return Err(format!("line {line:?}: not a \"dir\" or \"file\" line"));
         }
     }
-    if files.is_empty() {
-        return Err("it names no file".into());
+    // A writer journals only a replacement of several files (one file is one rename,
+    // with no journal): a journal of fewer would replace one file of a result alone.
+    match files.len() {
+        0 => return Err("it names no file".into()),
+        1 => {
+            return Err(format!(
+            "it names one file ({}), and a writer journals only a replacement of two files or more",
+            files[0].name
+        ))
+        }
+        _ => {}
+    }
+    // Which file the user named, as its writer staged it: its result's files go to the
+    // journal's directory; to a recorded directory, only the files it exports, all of
+    // them together (memory's two lists), and the file the user named. So a name of the
+    // writer's set in a recorded directory without the rest of its exports there is that
+    // file, written alone (`--dump-trace V/memory_layers.csv`), and a writer names one.
+    for k in 0..files.len() {
+        let f = &files[k];
+        let whole = writer.exports.contains(&f.name.as_str())
+            && writer
+                .exports
+                .iter()
+                .all(|x| files.iter().any(|g| g.dir == f.dir && g.name == *x));
+        if f.alone || whole {
+            continue;
+        }
+        let at = format!("file {} {} - {}", f.dir, f.tmp, f.name);
+        if f.dir == 0 {
+            if writer.exports.contains(&f.name.as_str()) {
+                return Err(format!(
+                    "{at}: `{}` writes {} together",
+                    writer.name,
+                    writer.exports.join(" and ")
+                ));
+            }
+            continue;
+        }
+        if !writer.named || files.iter().any(|g| g.alone) {
+            return Err(format!(
+                "{at}: {} in a recorded directory is not a file `{}` exports there, and it names one file of its own at most",
+                f.name, writer.name
+            ));
+        }
+        files[k].alone = true;
+    }
+    if files.iter().all(|f| f.dir != 0 || f.alone) {
+        return Err(
+            "no file of its set lies in the journal's own directory (a writer's journal goes with its set)"
+                .into(),
+        );
     }
     if let Some(d) = (1..=dirs.len()).find(|&i| files.iter().all(|f| f.dir != i)) {
         return Err(format!(
@@ -665,7 +747,8 @@ mod tests {
                 dir: 0,
                 tmp: 1,
                 old: Some(2),
-                name: "layers.csv".into()
+                name: "layers.csv".into(),
+                alone: false
             }
         );
         assert_eq!(j.files[1].old, None);
@@ -694,6 +777,18 @@ mod tests {
             "pid \"-1\"",
         );
         bad(&(head("run")), "names no file");
+        // One file is replaced by one rename, never under a journal.
+        for (w, f) in [
+            ("run", "layers.csv"),
+            ("export", "manifest.json"),
+            ("accuracy", "accuracy.csv"),
+            ("memory", "t.trace"),
+        ] {
+            bad(
+                &(head(w) + &format!("file 0 1 - {f}\n")),
+                &format!("it names one file ({f})"),
+            );
+        }
         // Paths, dot names and another command's files.
         bad(
             &(head("run") + "file 0 1 - /etc/passwd\n"),
@@ -718,6 +813,27 @@ mod tests {
         bad(
             &(head("memory") + "file 0 1 - a.txt\nfile 0 2 - b.txt\n"),
             "b.txt is not a file",
+        );
+        // Its exports go to a recorded directory together; any other name of its set there
+        // is the one file the user named, and a journal has one.
+        bad(
+            &(head("memory")
+                + "dir /tmp\nfile 0 1 - memory_summary.json\nfile 1 2 - memory_layers.csv\nfile 1 3 - memory_summary.json\n"),
+            "memory_summary.json in a recorded directory is not a file `memory` exports there",
+        );
+        bad(
+            &(head("memory")
+                + "dir /tmp\nfile 0 1 - memory_summary.json\nfile 1 2 - access_list.csv\nfile 1 3 - t.trace\n"),
+            "access_list.csv in a recorded directory is not a file `memory` exports there",
+        );
+        bad(
+            &(head("memory") + "file 0 1 - memory_summary.json\nfile 0 2 - access_list.csv\n"),
+            "`memory` writes access_list.csv and prefetch_list.csv together",
+        );
+        bad(
+            &(head("memory")
+                + "dir /tmp\nfile 0 1 - t.trace\nfile 1 2 - access_list.csv\nfile 1 3 - prefetch_list.csv\n"),
+            "no file of its set lies in the journal's own directory",
         );
         // Numbers as a writer prints them, directories it records.
         bad(
@@ -752,7 +868,7 @@ mod tests {
             );
         }
         bad(
-            &(head("memory") + "dir /\nfile 0 1 - access_list.csv\n"),
+            &(head("memory") + "dir /\nfile 0 1 - access_list.csv\nfile 0 2 - prefetch_list.csv\n"),
             "no file of the journal lies in it",
         );
         bad(

@@ -83,6 +83,57 @@ pub(crate) fn one_set(
     Ok(())
 }
 
+/// One file of a replacement as the one-set rules see it: its directory (as given), its
+/// name, its path as messages show it, whether it is written alone (the file the user
+/// named), the number of its directory in the replacement (0: the journal's; equal
+/// numbers are one directory, resolved), and whether it is still to be renamed.
+pub(crate) struct SetFile<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) name: &'a str,
+    pub(crate) dst: PathBuf,
+    pub(crate) alone: bool,
+    pub(crate) index: usize,
+    pub(crate) pending: bool,
+}
+
+/// The one-set rules of a replacement of `files` (of `writer`'s set, None for one file
+/// written on its own), the one place a first write ([`crate::commit`]) and the recovery
+/// of its journal ([`crate::recover`]) check them, each directory as the first write
+/// did (docs/errors.md, "One result set, whole", "What recovery may touch"):
+/// [`one_set`] for every file still to be renamed (the file written alone against every
+/// writer's set, the writer's own names included: a recorded directory holding another
+/// result of the same writer is no place for one of its files alone); and for a writer
+/// that exports part of its set ([`names::Writer::exports`]), [`export_apart`] in the
+/// directory of those files when it is not the result's, and [`reports_apart`] in the
+/// result's directory (0, when the replacement holds a report there) when the exports lie
+/// elsewhere.
+pub(crate) fn whole(writer: Option<&names::Writer>, files: &[SetFile]) -> Result<()> {
+    for f in files.iter().filter(|f| f.pending) {
+        let w = writer.filter(|_| !f.alone);
+        one_set(f.dir, f.name, &f.dst, f.alone, w)?;
+    }
+    let Some(w) = writer.filter(|w| !w.exports.is_empty()) else {
+        return Ok(());
+    };
+    let exported = |f: &&SetFile| !f.alone && w.exports.contains(&f.name);
+    let report = |f: &&SetFile| !f.alone && !w.exports.contains(&f.name);
+    let result = files.iter().find(|f| f.index == 0 && report(f));
+    let lists = files.iter().find(exported);
+    if let Some(l) = lists {
+        let pending = files.iter().filter(exported).any(|f| f.pending);
+        if pending && result.is_none_or(|r| r.index != l.index) {
+            export_apart(l.dir, None, w.name, w.exports)?;
+        }
+    }
+    if let Some(r) = result {
+        let pending = files.iter().filter(report).any(|f| f.pending);
+        if pending && lists.is_none_or(|l| l.index != r.index) {
+            reports_apart(r.dir, None, w.name, w.exports)?;
+        }
+    }
+    Ok(())
+}
+
 /// The one-set rule for the files `writer` exports to a directory besides its own output
 /// directory (`memory --dump-access-list DIR`: `files`, its two lists) (docs/errors.md,
 /// "One result set, whole"): they may go to `dir` only when `dir` holds no result of

@@ -69,12 +69,21 @@ fn exports_in_other_directories_are_rolled_forward() {
     }
     std::os::unix::fs::symlink(&traces, t.path().join("via")).unwrap();
     let mut staged = Vec::new();
+    // As `memory` stages them: its set by name, the trace as the file the user named.
     for (path, text) in [
         (out.join("memory_summary.json"), "s"),
         (lists.join("access_list.csv"), "a"),
+        (lists.join("prefetch_list.csv"), "p"),
         (t.path().join("via/my trace.txt"), "tr"),
     ] {
-        let mut s = stage_file(&path).unwrap();
+        let mut s = match path.ends_with("my trace.txt") {
+            true => stage_file(&path).unwrap(),
+            false => stage(
+                path.parent().unwrap(),
+                &path.file_name().unwrap().to_string_lossy(),
+            )
+            .unwrap(),
+        };
         s.write_all(text.as_bytes()).unwrap();
         staged.push(s);
     }
@@ -109,7 +118,10 @@ fn exports_in_other_directories_are_rolled_forward() {
     }
     drop(OutputDir::open(&out).unwrap());
     assert_eq!(entries(&out), pairs(&[("memory_summary.json", "s")]));
-    assert_eq!(entries(&lists), pairs(&[("access_list.csv", "a")]));
+    assert_eq!(
+        entries(&lists),
+        pairs(&[("access_list.csv", "a"), ("prefetch_list.csv", "p")])
+    );
     assert_eq!(entries(&traces), pairs(&[("my trace.txt", "tr")]));
 }
 
@@ -299,7 +311,10 @@ fn planted_journals_naming_other_files_touch_nothing() {
     p.refused(
         &v2(
             "memory",
-            &format!("dir {}\nfile 1 1 - layers.csv\n", p.home.display()),
+            &format!(
+                "dir {}\nfile 0 2 - memory_summary.json\nfile 1 1 - layers.csv\n",
+                p.home.display()
+            ),
         ),
         "the journal's own directory",
     );
@@ -389,7 +404,7 @@ fn files_of_another_user_are_never_moved() {
     let beside = p.beside.display().to_string();
     let memory = v2(
         "memory",
-        &format!("dir {beside}\nfile 1 1 - access_list.csv\n"),
+        &format!("dir {beside}\nfile 0 9 - memory_summary.json\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
     );
     // The mark a writer leaves in its export directory before any rename.
     std::fs::write(
@@ -421,7 +436,7 @@ fn files_of_another_user_are_never_moved() {
         ),
     );
     // The journal is another user's (its temporary in the directory itself).
-    let run = v2("run", "file 0 1 - layers.csv\n");
+    let run = v2("run", "file 0 1 - layers.csv\nfile 0 2 - summary.json\n");
     std::fs::write(p.home.join(JOURNAL), &run).unwrap();
     chown(p.home.join(JOURNAL), Some(other), None).unwrap();
     let before = p.snapshot();
@@ -438,7 +453,7 @@ fn files_of_another_user_are_never_moved() {
     std::fs::write(p.home.join(".layers.csv.old.42.3"), "theirs").unwrap();
     chown(p.home.join(".layers.csv.old.42.3"), Some(other), None).unwrap();
     p.refused(
-        &v2("run", "file 0 1 3 layers.csv\n"),
+        &v2("run", "file 0 1 3 layers.csv\nfile 0 2 - summary.json\n"),
         ".layers.csv.old.42.3 is owned by user 54321",
     );
     // The same journal with the user's own files recovers.
@@ -465,12 +480,21 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     let b = p.beside.display().to_string();
     std::fs::write(p.beside.join("summary.json"), "victim").unwrap();
     std::fs::write(p.beside.join(".summary.json.tmp.42.0"), "planted").unwrap();
-    let named = v2("memory", &format!("dir {b}\nfile 1 0 - summary.json\n"));
-    let listed = v2("memory", &format!("dir {b}\nfile 1 1 - access_list.csv\n"));
+    std::fs::write(p.beside.join(".prefetch_list.csv.tmp.42.2"), "planted").unwrap();
+    // Each with the reports of the journal's own directory.
+    let report = "file 0 9 - memory_summary.json\n";
+    let named = v2(
+        "memory",
+        &format!("dir {b}\nfile 1 0 - summary.json\n{report}"),
+    );
+    let listed = v2(
+        "memory",
+        &format!("dir {b}\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n{report}"),
+    );
     // With a file of the journal already renamed (its temporary gone): refused.
     for journal in [&named, &listed] {
         p.refused(
-            &format!("{journal}file 0 9 - memory_summary.json\n"),
+            journal,
             &format!("{b}: holds no mark .sresim-commit-export naming"),
         );
     }
@@ -479,6 +503,7 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     std::fs::remove_file(p.home.join(JOURNAL)).unwrap();
     for journal in [&named, &listed] {
         let before = p.snapshot();
+        std::fs::write(p.home.join(".memory_summary.json.tmp.42.9"), "new").unwrap();
         std::fs::write(p.home.join(JOURNAL), journal).unwrap();
         drop(OutputDir::open(&p.home).unwrap());
         assert_eq!(p.snapshot(), before, "{journal}");
@@ -492,10 +517,7 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
         .unwrap();
     };
     mark(&p.root, "");
-    p.refused(
-        &format!("{named}file 0 9 - memory_summary.json\n"),
-        "holds no mark .sresim-commit-export naming",
-    );
+    p.refused(&named, "holds no mark .sresim-commit-export naming");
     // The mark of this journal, recording another user-named file (or none).
     mark(&p.home, "file trace.txt\n");
     p.refused(
@@ -530,7 +552,10 @@ fn an_unmarked_directory_with_nothing_to_rename_is_left_alone() {
     let before = entries(&p.beside);
     std::fs::write(
         p.home.join(JOURNAL),
-        v2("memory", &format!("dir {b}\nfile 1 1 5 access_list.csv\n")),
+        v2(
+            "memory",
+            &format!("dir {b}\nfile 0 9 - memory_summary.json\nfile 1 1 5 access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
+        ),
     )
     .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
@@ -668,15 +693,22 @@ fn recovery_keeps_another_commands_result_whole() {
     std::fs::write(p.home.join("summary.json"), "run's").unwrap();
     std::fs::write(p.home.join(".summary.json.tmp.42.1"), "planted").unwrap();
     p.refused(
-        &v2("memory", "file 0 1 - layers.csv\n"),
+        &v2(
+            "memory",
+            "file 0 1 - layers.csv\nfile 0 2 - memory_summary.json\n",
+        ),
         "layers.csv: is a file of the result `run` writes together",
     );
     p.refused(
-        &v2("accuracy", "file 0 1 - summary.json\n"),
+        &v2("accuracy", "file 0 1 - summary.json\nfile 0 2 - accuracy.csv\n"),
         "holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`",
     );
     // The writer's own other files beside it: its own result, replaced.
-    std::fs::write(p.home.join(JOURNAL), v2("run", "file 0 1 - summary.json\n")).unwrap();
+    std::fs::write(
+        p.home.join(JOURNAL),
+        v2("run", "file 0 1 - summary.json\nfile 0 2 - outputs.npz\n"),
+    )
+    .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
     assert_eq!(
         entries(&p.home),
@@ -725,5 +757,130 @@ fn recovery_deletes_no_file_a_journal_names() {
             ("outputs.npz", "old npz"),
             ("summary.json", "old summary"),
         ])
+    );
+}
+
+/// No writer journals a replacement of one file (one file is one rename): a planted
+/// journal naming one file of a result, with its temporary beside it, would replace that
+/// file alone and leave a mixed set. Refused, nothing touched.
+#[test]
+fn a_journal_of_one_file_is_refused() {
+    let p = planted();
+    std::fs::write(p.home.join("summary.json"), "run's").unwrap();
+    p.refused(
+        &v2("run", "file 0 1 - layers.csv\n"),
+        "it names one file (layers.csv), and a writer journals only a replacement of two files or more",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.home.join("layers.csv")).unwrap(),
+        "mine"
+    );
+}
+
+/// The recorded directories of a `memory` journal, held to the rules its first write
+/// applied there (`sets::whole`): the file the user named may not take a name of
+/// `memory`'s own set beside another file of it (another memory result, or a pair of
+/// lists), and the lists may not go beside another memory result's reports, nor the
+/// reports beside lists written apart. Planted with the marks a writer leaves, such
+/// journals replaced one file of another result alone; refused now, nothing touched.
+/// Where the same names mix nothing (a directory holding no other file of the set), the
+/// journal is completed.
+#[cfg(unix)]
+#[test]
+fn recovery_keeps_another_memory_result_whole_in_a_recorded_directory() {
+    let reports = "file 0 1 - memory_layers.csv\nfile 0 2 - memory_summary.json\n";
+    let plant = |p: &Planted, holds: &[&str], journal: &str, mark: &str| {
+        for n in holds {
+            std::fs::write(p.beside.join(n), "theirs").unwrap();
+        }
+        for n in ["memory_layers.csv", "memory_summary.json"] {
+            std::fs::write(
+                p.home.join(format!(".{n}.tmp.42.{}", 1 + (n.len() % 2))),
+                "m",
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            p.beside.join(EXPORT_MARK),
+            format!(
+                "sresim-commit-export 2\njournal {}\n{mark}",
+                p.home.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(p.home.join(JOURNAL), journal).unwrap();
+    };
+    let result = ["memory_layers.csv", "memory_summary.json"];
+    let lists = ["access_list.csv", "prefetch_list.csv"];
+    // The trace named as a file of memory's set, beside another file of that set.
+    for (holds, name) in [
+        (&result, "memory_layers.csv"),
+        (&result, "memory_summary.json"),
+        (&lists, "access_list.csv"),
+    ] {
+        let p = planted();
+        let b = p.beside.display().to_string();
+        std::fs::write(p.beside.join(format!(".{name}.tmp.42.0")), "EVIL").unwrap();
+        let journal = v2("memory", &format!("dir {b}\n{reports}file 1 0 - {name}\n"));
+        plant(&p, holds, &journal, &format!("file {name}\n"));
+        p.refused(
+            &journal,
+            &format!(
+                "{b}/{name}: is a file of the result `memory` writes together, and {b} holds that result"
+            ),
+        );
+        // Where no other file of the set lies, a trace of that name is one a user may
+        // name: completed.
+        for n in holds.iter().filter(|n| **n != name) {
+            std::fs::remove_file(p.beside.join(n)).unwrap();
+        }
+        drop(OutputDir::open(&p.home).unwrap());
+        assert_eq!(
+            std::fs::read_to_string(p.beside.join(name)).unwrap(),
+            "EVIL"
+        );
+    }
+    // The lists beside another memory result's reports.
+    let p = planted();
+    let b = p.beside.display().to_string();
+    for n in lists {
+        std::fs::write(
+            p.beside.join(format!(".{n}.tmp.42.{}", 3 + n.len() % 2)),
+            "EVIL",
+        )
+        .unwrap();
+    }
+    let journal = v2(
+        "memory",
+        &format!(
+            "dir {b}\n{reports}file 1 {} - access_list.csv\nfile 1 {} - prefetch_list.csv\n",
+            3 + "access_list.csv".len() % 2,
+            3 + "prefetch_list.csv".len() % 2
+        ),
+    );
+    plant(&p, &["memory_summary.json"], &journal, "");
+    p.refused(
+        &journal,
+        &format!("{b}: holds a result of `memory` (memory_summary.json): access_list.csv and prefetch_list.csv written there apart from it"),
+    );
+    std::fs::remove_file(p.beside.join("memory_summary.json")).unwrap();
+    drop(OutputDir::open(&p.home).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(p.beside.join("access_list.csv")).unwrap(),
+        "EVIL"
+    );
+    // The reports beside lists written apart from any result: refused as `memory -o`.
+    let p = planted();
+    let b = p.beside.display().to_string();
+    std::fs::write(p.home.join("access_list.csv"), "theirs").unwrap();
+    std::fs::write(p.beside.join(".t.trace.tmp.42.0"), "trace").unwrap();
+    let journal = v2("memory", &format!("dir {b}\n{reports}file 1 0 - t.trace\n"));
+    plant(&p, &[], &journal, "file t.trace\n");
+    p.refused(
+        &journal,
+        &format!(
+            "{}: holds access_list.csv, written apart from a result of `memory`",
+            p.home.display()
+        ),
     );
 }
