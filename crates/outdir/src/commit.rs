@@ -8,7 +8,7 @@ use crate::marks::{
     destination_kind, sync_dir, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
 };
 use crate::names::{self, scratch_name};
-use crate::sets::one_set;
+use crate::sets::{apart, one_set};
 use anyhow::{anyhow, bail, Result};
 use std::fs::File;
 use std::io::Write;
@@ -571,34 +571,7 @@ pub(crate) fn plan_journal(dir: &Path, entries: &[Entry]) -> Result<Plan> {
     })
 }
 
-/// The one check that the outputs of one command are apart: `files` (the path as the
-/// user gave it, the name, named by the user, the directory's number: equal numbers are
-/// one directory, resolved). Two files at one path would leave one of them lost (the
-/// rename of the second replaces the first); and a file the user named (`--dump-trace`)
-/// must not take a name of the set `writer` replaces together in a directory where that
-/// set is written (memory_summary.json, access_list.csv, memory_layers.parquet, ...): the
-/// set owns those names there (a later run of it replaces or removes them).
-pub(crate) fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result<()> {
-    for (k, (p, name, named, dir)) in files.iter().enumerate() {
-        if files[..k].iter().any(|f| f.1 == *name && f.3 == *dir) {
-            bail!(
-                "{}: two outputs of one command resolve to this path (one would be lost): name another file",
-                p.display()
-            );
-        }
-        let set_here = files.iter().any(|f| !f.2 && f.3 == *dir);
-        if *named && set_here && writer.lists(name) {
-            bail!(
-                "{}: is one of the files `{}` writes together in that directory (two outputs of one command at one path): name another file",
-                p.display(),
-                writer.name
-            );
-        }
-    }
-    Ok(())
-}
-
-/// [`apart`] for the outputs a command is about to write, before it computes them
+/// [`crate::sets::apart`] for the outputs a command is about to write, before it computes them
 /// (`memory`: its reports, lists and trace): `files` (directory, name, named by the
 /// user); the directories must exist. The same check runs again when they are committed.
 pub fn check_apart(writer: &str, files: &[(&Path, &str, bool)]) -> Result<()> {

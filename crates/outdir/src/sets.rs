@@ -236,3 +236,30 @@ pub(crate) fn resolved_key(path: &Path) -> PathBuf {
     }
     path.to_path_buf()
 }
+
+/// The one check that the outputs of one command are apart: `files` (the path as the
+/// user gave it, the name, named by the user, the directory's number: equal numbers are
+/// one directory, resolved). Two files at one path would leave one of them lost (the
+/// rename of the second replaces the first); and a file the user named (`--dump-trace`)
+/// must not take a name of the set `writer` replaces together in a directory where that
+/// set is written (memory_summary.json, access_list.csv, memory_layers.parquet, ...): the
+/// set owns those names there (a later run of it replaces or removes them).
+pub(crate) fn apart(writer: &names::Writer, files: &[(&Path, &str, bool, usize)]) -> Result<()> {
+    for (k, (p, name, named, dir)) in files.iter().enumerate() {
+        if files[..k].iter().any(|f| f.1 == *name && f.3 == *dir) {
+            bail!(
+                "{}: two outputs of one command resolve to this path (one would be lost): name another file",
+                p.display()
+            );
+        }
+        let set_here = files.iter().any(|f| !f.2 && f.3 == *dir);
+        if *named && set_here && writer.lists(name) {
+            bail!(
+                "{}: is one of the files `{}` writes together in that directory (two outputs of one command at one path): name another file",
+                p.display(),
+                writer.name
+            );
+        }
+    }
+    Ok(())
+}
