@@ -89,7 +89,8 @@ fn a_fifo_named_by_a_config_key_is_refused_at_once() {
         e.contains("chip.preset: f: cannot read: is a FIFO, not a regular file"),
         "{e}"
     );
-    // A preset whose area table is a FIFO: named as such (it used to say "does not exist").
+    // A preset whose area table is a FIFO: named as such (it used to say "does not exist"),
+    // and blamed on the preset file that names it.
     let isaac = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/chip/isaac.toml"),
     )
@@ -108,7 +109,7 @@ fn a_fifo_named_by_a_config_key_is_refused_at_once() {
     std::fs::write(d.join("p.toml"), preset).unwrap();
     let e = fails(d, &with(RUN, &["--set", "chip.preset=p.toml"]));
     assert!(
-        e.contains("chip.area_table: f: is a FIFO, not a regular file"),
+        e.contains("p.toml: area_table: f: is a FIFO, not a regular file"),
         "{e}"
     );
     // A device preset in the config's device/ directory.
