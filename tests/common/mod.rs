@@ -159,3 +159,15 @@ pub fn entries(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// A run that takes a fraction of a second (one synthetic sample of lenet5, quiet): the
+/// command tests of output directories give it their own flags.
+pub const QUICK_RUN: &[&str] = &[
+    "run",
+    "-q",
+    "-w",
+    "lenet5",
+    "--synthetic-inputs",
+    "--samples",
+    "1",
+];

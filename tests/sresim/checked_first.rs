@@ -3,7 +3,7 @@
 //! `memory` refuses a corrupt bundle array as every other command does; a layer the
 //! raised memory cap lets through but the machine cannot hold is one error line.
 
-use crate::common::{entries, fails, ok, s, BIN};
+use crate::common::{entries, fails, ok, s, BIN, QUICK_RUN};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -24,16 +24,7 @@ fn sresim_in(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
 fn a_refused_command_leaves_a_journal_in_its_out_untouched() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    let run = [
-        "run",
-        "-q",
-        "-w",
-        "lenet5",
-        "--synthetic-inputs",
-        "--samples",
-        "1",
-    ];
-    let with = |more: &[&'static str]| [&run[..], more].concat();
+    let with = |more: &[&'static str]| [QUICK_RUN, more].concat();
     ok(&sresim_in(d, &with(&["-o", "D"]), &[]));
     let killed = sresim_in(
         d,

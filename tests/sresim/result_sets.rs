@@ -2,18 +2,8 @@
 //! command replaces one file of another command's result alone, or writes its own result
 //! over part of one; each reproduction is refused in one line, nothing changed.
 
-use crate::common::{entries as files, fails, ok, s, sresim, write};
+use crate::common::{entries as files, fails, ok, s, sresim, write, QUICK_RUN as RUN};
 use std::path::Path;
-
-const RUN: &[&str] = &[
-    "run",
-    "-q",
-    "-w",
-    "lenet5",
-    "--synthetic-inputs",
-    "--samples",
-    "1",
-];
 
 #[test]
 fn a_file_written_alone_never_replaces_one_file_of_a_result() {
