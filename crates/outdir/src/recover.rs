@@ -346,7 +346,11 @@ fn marked(dir: &Path) -> Result<()> {
         .ok()
         .and_then(|d| d.read_mark())
         .map(|m| m.home)
-        .filter(|h| resolved(h).is_ok());
+        .filter(|h| resolved(h).is_ok())
+        // A mark names the directory of another writer's journal: one naming its own
+        // directory is no writer's (its advice, to rerun the writer of that directory,
+        // would lead back here for ever).
+        .filter(|h| std::fs::canonicalize(dir).is_ok_and(|d| d != *h));
     match home {
         Some(h) if h.join(JOURNAL).is_file() => bail!(
             "{}: its files are part of an unfinished replacement whose journal is in {}: run the command that writes {} again (sresim completes it there), then this one",

@@ -1,6 +1,7 @@
 //! Recovery: replacements cut between renames, export marks, planted journals.
 
 use super::*;
+use crate::marks::EXPORT_MARK_FORMAT;
 
 /// `files` (name, content) of `dir` staged and replaced by a writer killed after
 /// `renames` renames: the journal, the temporaries not yet renamed and the old links stay.
@@ -155,6 +156,14 @@ fn a_stale_or_foreign_export_mark_is_refused_and_left_alone() {
         // Readers refuse the directory meanwhile.
         assert!(interrupted(&x));
     }
+    // A mark naming its own directory, which holds a journal: no writer's, so its advice
+    // is not to rerun the writer of that directory (which would give this line again).
+    std::fs::write(x.join(JOURNAL), "sresim-commit 2\n").unwrap();
+    let text = format!("{EXPORT_MARK_FORMAT}\njournal {}\n", x.display());
+    std::fs::write(x.join(EXPORT_MARK), &text).unwrap();
+    let e = OutputDir::open(&x).unwrap_err().to_string();
+    assert!(e.contains("not a mark sresim wrote"), "{e}");
+    assert_eq!(std::fs::read_to_string(x.join(EXPORT_MARK)).unwrap(), text);
 }
 
 /// A tree to plant journals in: `home` (the output directory, holding `victim`, a
