@@ -196,3 +196,73 @@ fn resume_refuses_a_kept_row_with_an_emptied_flag() {
     );
     assert_eq!(std::fs::read(cut.join("points.csv")).unwrap(), before);
 }
+
+/// A shard's directory holds its own points only (docs/errors.md, "Merged rows"): a
+/// complete point of another shard appended to its points.csv is refused by `merge`
+/// (which took it as this shard's) and by `sweep --resume` (which dropped it without a
+/// word), naming the file, the point and both shards, and nothing is written.
+#[test]
+fn a_shard_directory_holding_another_shards_point_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = write(
+        dir.path(),
+        "g.toml",
+        "workloads = [\"lenet5\"]\nmodes = [\"dense\"]\n[axes]\n\"ou.rows\" = [4, 8, 16, 32]\n",
+    );
+    let shard = |i: usize| {
+        let d = dir.path().join(format!("s{i}"));
+        ok(&sresim(&[
+            "sweep",
+            "-g",
+            s(&grid),
+            "-o",
+            s(&d),
+            "-q",
+            "--shard",
+            &format!("{i}/2"),
+        ]));
+        d
+    };
+    let (s0, s1) = (shard(0), shard(1));
+    // The untouched shard merges alone with --partial.
+    ok(&sresim(&[
+        "merge",
+        s(&s0),
+        "--partial",
+        "-o",
+        s(&dir.path().join("m0")),
+    ]));
+    let (h, rows1) = read_csv(&s1.join("points.csv"));
+    let id = col(&h, "point");
+    let theirs = rows1[0][id].clone();
+    let mut text = std::fs::read_to_string(s0.join("points.csv")).unwrap();
+    for r in rows1.iter().filter(|r| r[id] == theirs) {
+        text.push_str(&format!("{}\n", r.join(",")));
+    }
+    std::fs::write(s0.join("points.csv"), &text).unwrap();
+    let before = std::fs::read(s0.join("points.csv")).unwrap();
+    let merged = dir.path().join("m1");
+    let e = fails(&sresim(&["merge", s(&s0), "--partial", "-o", s(&merged)]));
+    assert!(
+        e.contains(&format!("point {theirs}: belongs to shard 1/2")) && e.contains("shard 0/2"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!merged.exists());
+    let e = fails(&sresim(&[
+        "sweep",
+        "-g",
+        s(&grid),
+        "-o",
+        s(&s0),
+        "-q",
+        "--shard",
+        "0/2",
+        "--resume",
+    ]));
+    assert!(
+        e.contains(&format!("point {theirs}: belongs to shard 1/2")),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(s0.join("points.csv")).unwrap(), before);
+}

@@ -152,6 +152,36 @@ impl Ids {
 }
 
 impl Meta {
+    /// Refuses a point of `points` (grid indices) that the shard this sweep.json names
+    /// does not own: a shard's directory holds its own points only, so a point of
+    /// another shard there was written by no sweep (a resume would drop it without a
+    /// word, a merge would take it as this shard's). One pass over the grid's ids.
+    pub fn check_owned(
+        &self,
+        table: &Path,
+        ids: &Ids,
+        points: impl IntoIterator<Item = usize>,
+    ) -> Result<()> {
+        let Some(s) = self.shard else {
+            return Ok(());
+        };
+        let of = shard_of(&ids.ids, s.count);
+        for p in points {
+            if of[p] != s.index {
+                bail!(
+                    "{}: point {}: belongs to shard {}/{}, not to this directory's shard {}/{} (its sweep.json): the table was not written by this shard's sweep",
+                    table.display(),
+                    ids.text(p),
+                    of[p],
+                    s.count,
+                    s.index,
+                    s.count
+                );
+            }
+        }
+        Ok(())
+    }
+
     pub fn of(plan: &Plan, shard: Option<Shard>, table: sim::format::Format) -> Meta {
         let per = plan.points.len() / plan.grid.workloads.len().max(1);
         Meta {

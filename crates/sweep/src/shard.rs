@@ -95,6 +95,7 @@ pub fn merge(
             TableFormat::Parquet => index_parquet(&path, &cols, &ids)?,
         };
         let totals = ix.totals();
+        m.check_owned(&path, &ids, totals.iter().map(|t| t.point as usize))?;
         let unfinished = ix
             .grouped(|t| meta.rows(t.point as usize) != t.rows as usize, false)
             .first()

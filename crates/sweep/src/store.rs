@@ -146,6 +146,7 @@ pub fn prepare(
         }
         let ids = meta.ids();
         let ix = index_parquet(&pq_path, &meta.columns(), &ids)?;
+        meta.check_owned(&pq_path, &ids, ix.totals().iter().map(|t| t.point as usize))?;
         // Its points are kept as they are: checked as merge checks a shard's.
         super::recheck::kept(&pq_path, &meta, &ids, &ix.grouped(|_| true, false), figures)?;
         return Ok(done(
@@ -162,6 +163,7 @@ pub fn prepare(
     let ids = meta.ids();
     let ix = index(&csv_path, &meta.columns(), &ids)?;
     let totals = ix.totals();
+    meta.check_owned(&csv_path, &ids, totals.iter().map(|t| t.point as usize))?;
     let whole = |t: &Total| meta.rows(t.point as usize) == t.rows as usize;
     // The points kept are checked as merge checks a shard's, before anything is rewritten.
     let kept = ix.grouped(whole, false);
