@@ -34,8 +34,13 @@ impl Report {
 
     pub fn summary(&self, tol: f64) -> String {
         format!(
-            "{} rows compared: {} changed beyond relative tolerance {tol}, {} missing from NEW, {} added in NEW, {} column(s) in one file only",
-            self.compared, self.changed, self.missing, self.added, self.column_changes
+            "{} rows compared: {} changed beyond relative tolerance {}, {} missing from NEW, {} added in NEW, {} column(s) in one file only",
+            self.compared,
+            self.changed,
+            bounds::finite::short(tol),
+            self.missing,
+            self.added,
+            self.column_changes
         )
     }
 }
@@ -48,13 +53,21 @@ pub fn is_key_column(col: &str) -> bool {
 
 /// Equal within relative tolerance `tol` (numbers), or identical (anything else).
 /// Identical text is always the same, and two cells that are not a number (`NaN`,
-/// `nan`: not equal to themselves as floats) are the same too.
+/// `nan`: not equal to themselves as floats) are the same too. Two integers are
+/// compared as integers, their difference exact (a count above 2^53 is not a float:
+/// 9007199254740993 and 9007199254740992 are one float), and two different texts that
+/// a float cannot hold (`1e400`, `inf`) are never the same number.
 pub fn same(a: &str, b: &str, tol: f64) -> bool {
     if a == b {
         return true;
     }
+    if let (Ok(x), Ok(y)) = (a.parse::<i128>(), b.parse::<i128>()) {
+        let diff = x.abs_diff(y);
+        return diff == 0 || diff as f64 <= tol * (x.unsigned_abs().max(y.unsigned_abs()) as f64);
+    }
     match (a.parse::<f64>(), b.parse::<f64>()) {
         (Ok(x), Ok(y)) if x.is_nan() && y.is_nan() => true,
+        (Ok(x), Ok(y)) if x.is_infinite() || y.is_infinite() => false,
         (Ok(x), Ok(y)) => x == y || (x - y).abs() <= tol * x.abs().max(y.abs()),
         _ => a == b,
     }
@@ -72,10 +85,17 @@ fn change(a: &str, b: &str) -> String {
         };
         return format!("{} -> {}", shown(a), shown(b));
     }
-    match (a.parse::<f64>(), b.parse::<f64>()) {
+    // Two integers' change is their exact difference (above 2^53 a float's is 0).
+    let percent = match (a.parse::<i128>(), b.parse::<i128>()) {
+        (Ok(x), Ok(y)) if x != 0 => Some(100.0 * (y - x) as f64 / x.unsigned_abs() as f64),
+        _ => match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) if x != 0.0 => Some(100.0 * (y - x) / x.abs()),
+            _ => None,
+        },
+    };
+    match percent {
         // A change too large for a float (1 -> 1e308) is shown without its percentage.
-        (Ok(x), Ok(y)) if x != 0.0 && (100.0 * (y - x) / x.abs()).is_finite() => {
-            let p = 100.0 * (y - x) / x.abs();
+        Some(p) if p.is_finite() => {
             // Three decimals where they say something; a percentage of a million or more,
             // or one that three decimals would show as 0, in exponent form (never 300
             // digits, never a change shown as +0.000%).
@@ -231,6 +251,40 @@ mod tests {
             "1 -> 1.0000000000000002 (+2.220e-14%)"
         );
         assert_eq!(change("1", "0"), "1 -> 0 (-100.000%)");
+    }
+
+    /// Counts above 2^53 differ by their exact difference (as floats 2^53 + 1 and 2^53
+    /// were one number: a changed count passed at tolerance 0), and two different texts
+    /// beyond a float (`1e400`, `inf`) are not the same number; the tolerance prints short.
+    #[test]
+    fn integers_compare_exactly_and_texts_beyond_a_float_differ() {
+        for (a, b) in [
+            ("9007199254740993", "9007199254740992"),
+            ("123456789012345678", "123456789012345677"),
+            ("18446744073709551615", "18446744073709551614"),
+            ("1e400", "inf"),
+        ] {
+            assert!(!same(a, b, 0.0), "{a} {b}");
+        }
+        assert!(same("18446744073709551615", "18446744073709551614", 1e-18));
+        assert!(same("-5", "-5", 0.0) && !same("-5", "5", 0.0));
+        assert_eq!(
+            change("9007199254740992", "9007199254740993"),
+            "9007199254740992 -> 9007199254740993 (+1.110e-14%)"
+        );
+        let rep = Report {
+            lines: vec![],
+            compared: 1,
+            changed: 0,
+            missing: 0,
+            added: 0,
+            column_changes: 0,
+        };
+        assert!(
+            rep.summary(1e308).contains("tolerance 1e308,"),
+            "{}",
+            rep.summary(1e308)
+        );
     }
 
     /// A cell that is NaN was shown as `1 -> NaN (+NaN%)`: it is told as not a number,

@@ -99,7 +99,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
             "{} and {} differ beyond relative tolerance {}",
             old.path.display(),
             new.path.display(),
-            args.tolerance
+            bounds::finite::short(args.tolerance)
         );
     }
     Ok(())
