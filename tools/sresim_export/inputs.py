@@ -29,7 +29,7 @@ def load_image(path, size, grayscale=False, scale=1 / 255, mean=None, std=None, 
         x = np.asarray(img, dtype=np.float32)
     if x.ndim == 2:
         x = x[:, :, None]
-    # Computed in float32 as before; a value beyond its range (a --scale of 1e38 times 255,
+    # Computed in float32; a value beyond its range (a --scale of 1e38 times 255,
     # a --std of 1e-40) is told below in one line, not by numpy's warnings first.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         x = x * np.float32(scale)
