@@ -40,7 +40,7 @@ from sresim_export.capture import data_input, describe_input, dims, graph_inputs
 from sresim_export.bundle import check_file_destination, check_out_dir  # noqa: E402
 from sresim_export.files import load_npy, load_onnx  # noqa: E402
 from sresim_export.inputs import as_float32, as_integers, load_inputs  # noqa: E402
-from sresim_export.cli import Parser, run  # noqa: E402
+from sresim_export.cli import Parser, positive_int, run  # noqa: E402
 
 
 def _labels(text, n):
@@ -84,11 +84,27 @@ def _load_feeds(specs, model):
     return feeds
 
 
+# The most pixels an image is resized to (8192 x 8192): --size is checked against the
+# model's H x W and this bound before any image is resized, as a resize to 100000 x 100000
+# (40 GB of float32 pixels) exhausted memory before the sample's shape was compared
+# (docs/errors.md, "The exporter's refusals are one line").
+MAX_PIXELS = 8192 * 8192
+
+
 def _image_size(args, inp, sample_shape):
     """The H x W images are resized to: --size, else the model's static size. A dynamic
-    size with image inputs is an error that says to pass --size."""
+    size with image inputs is an error that says to pass --size. A --size the model's
+    static H or W is not, or one beyond MAX_PIXELS, is refused naming the flag."""
     hw = sample_shape[1:3] if args.layout == "nchw" else sample_shape[0:2]
     if args.size:
+        h, w = args.size
+        if len(sample_shape) == 3 and any(m is not None and m != g for m, g in zip(hw, args.size)):
+            takes = " x ".join("any" if m is None else str(m) for m in hw)
+            raise ValueError(f"--size {h} {w}: the model input {describe_input(inp)} takes "
+                             f"{takes} images (--layout {args.layout})")
+        if h * w > MAX_PIXELS:
+            raise ValueError(f"--size {h} {w}: {h * w} pixels, more than an image is resized "
+                             f"to ({MAX_PIXELS} = 8192 x 8192)")
         return tuple(args.size)
     if len(sample_shape) == 3 and None not in hw:
         return tuple(hw)
@@ -112,18 +128,40 @@ def _finite_float(text):
     return x
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _float32(text):
+    """A pixel flag's value (--scale, --mean, --std): finite, and within the float32 range
+    the pixels are computed in (a --scale of 1e300 was an infinity, with numpy's warning)."""
+    x = _finite_float(text)
+    if abs(x) > FLOAT32_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:80]} is beyond the float32 range (|x| up to "
+                                         f"{FLOAT32_MAX:.7g})")
+    return x
+
+
+def _std(text):
+    """--std's value: a float32 the pixels can be divided by (1e-300 is 0 as a float32)."""
+    x = _float32(text)
+    if np.float32(x) == 0:
+        said = ": a std is not 0" if x == 0 else " is 0 as a float32"
+        raise argparse.ArgumentTypeError(f"{text[:80]}{said} (the pixels are divided by it)")
+    return x
+
+
 def main(argv=None):
     ap = Parser(description=__doc__.split("\n")[1])
     ap.add_argument("model", help="ONNX model file")
     ap.add_argument("--input", action="append", required=True, help="image or .npy file (repeatable)")
     ap.add_argument("--out", required=True, help="bundle directory to write")
     ap.add_argument("--name", help="network name (default: model file name)")
-    ap.add_argument("--size", type=int, nargs=2, metavar=("H", "W"), help="resize images to H W")
+    ap.add_argument("--size", type=positive_int, nargs=2, metavar=("H", "W"), help="resize images to H W")
     ap.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw")
     ap.add_argument("--grayscale", action="store_true", help="decode images as one channel")
-    ap.add_argument("--scale", type=_finite_float, default=1 / 255, help="pixel scale (default 1/255)")
-    ap.add_argument("--mean", type=_finite_float, nargs="+", help="per-channel mean after scaling")
-    ap.add_argument("--std", type=_finite_float, nargs="+", help="per-channel std after scaling")
+    ap.add_argument("--scale", type=_float32, default=1 / 255, help="pixel scale (default 1/255)")
+    ap.add_argument("--mean", type=_float32, nargs="+", help="per-channel mean after scaling")
+    ap.add_argument("--std", type=_std, nargs="+", help="per-channel std after scaling")
     ap.add_argument("--prune", default="none",
                     help="none, magnitude, ssl, or N:M semi-structured along the inputs (2:4, 4:8)")
     ap.add_argument("--sparsity", type=_finite_float, default=0.0,

@@ -29,11 +29,21 @@ def load_image(path, size, grayscale=False, scale=1 / 255, mean=None, std=None, 
         x = np.asarray(img, dtype=np.float32)
     if x.ndim == 2:
         x = x[:, :, None]
-    x = x * np.float32(scale)
-    if mean is not None:
-        x = x - np.asarray(mean, dtype=np.float32)
-    if std is not None:
-        x = x / np.asarray(std, dtype=np.float32)
+    # Computed in float32; a value beyond its range (a --scale of 1e38 times 255,
+    # a --std of 1e-40) is told below in one line, not by numpy's warnings first.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        x = x * np.float32(scale)
+        if mean is not None:
+            x = x - np.asarray(mean, dtype=np.float32)
+        if std is not None:
+            x = x / np.asarray(std, dtype=np.float32)
+    bad = int(x.size - np.count_nonzero(np.isfinite(x)))
+    if bad:
+        flags = f"--scale {scale:g}" + "".join(
+            f", --{k} {' '.join(f'{v:g}' for v in vs)}" for k, vs in (("mean", mean), ("std", std))
+            if vs is not None)
+        raise ValueError(f"{path}: {bad} of {x.size} pixel values are beyond the float32 range "
+                         f"(|x| up to {float(np.finfo(np.float32).max):.7g}) after {flags}")
     if layout == "nchw":
         x = x.transpose(2, 0, 1)
     return np.ascontiguousarray(x, dtype=np.float32)

@@ -251,3 +251,79 @@ def test_a_wrong_shaped_input_is_refused_naming_its_file(tmp_path):
     e = _one_line_error(run_cli(m, "--input", str(good), "--input", str(wrong), "--out", out))
     assert e.startswith(f"error: {wrong}: input sample shape (5,) does not match model input"), e
     assert not os.path.exists(out)
+
+
+def _conv8(tmp_path):
+    """A model whose input is one 8 x 8 grayscale image (static H, W)."""
+    path = str(tmp_path / "c8.onnx")
+    save(path, [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+         {"w": np.random.default_rng(0).standard_normal((2, 1, 3, 3)).astype(np.float32)})
+    return path
+
+
+def _limited(*args):
+    """run_cli under a 4 GB address space: a resize to 10^10 pixels fails at once rather
+    than filling the machine's memory."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    return subprocess.run([sys.executable, EXPORT, *args], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=120)
+
+
+def test_a_size_is_checked_against_the_model_before_any_image_is_resized(fpn, tmp_path):
+    gray = tmp_path / "g.png"
+    from PIL import Image
+    Image.fromarray(np.random.default_rng(2).integers(0, 256, (8, 8), dtype=np.uint8)).save(gray)
+    m, out = _conv8(tmp_path), str(tmp_path / "b")
+    # the model's H, W first: 10^10 pixels were resized (and ran out of memory) before
+    for size, takes in (("100000 100000", "8 x 8"), ("8 9", "8 x 8")):
+        assert _one_line_error(_limited(m, "--input", str(gray), "--grayscale", "--size",
+                                        *size.split(), "--out", out)) == (
+            f"error: --size {size}: the model input x [1, 1, 8, 8] float takes {takes} images "
+            f"(--layout nchw)")
+    # a model of any size: the pixels are bounded
+    img = image(tmp_path / "c.png", 8, 8)
+    assert _one_line_error(_limited(fpn, "--input", img, "--size", "100000", "100000",
+                                    "--out", out)) == (
+        "error: --size 100000 100000: 10000000000 pixels, more than an image is resized to "
+        "(67108864 = 8192 x 8192)")
+    # PIL's own "height and width must be > 0" named no flag
+    assert _one_line_error(run_cli(m, "--input", str(gray), "--grayscale", "--size", "0", "8",
+                                   "--out", out)) == (
+        "error: argument --size: 0: must be at least 1; see --help")
+    assert not os.path.exists(out)
+    r = run_cli(m, "--input", str(gray), "--grayscale", "--size", "8", "8", "--out", out)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("flags,says", [
+    # numpy's RuntimeWarning lines (divide by zero, overflow in cast) came before the error
+    (["--std", "0"], "argument --std: 0: a std is not 0 (the pixels are divided by it); see --help"),
+    (["--std", "1e-300"], "argument --std: 1e-300 is 0 as a float32 (the pixels are divided by "
+                          "it); see --help"),
+    (["--scale", "1e300"], "argument --scale: 1e300 is beyond the float32 range (|x| up to "
+                           "3.402823e+38); see --help"),
+    (["--mean=-1e39"], "argument --mean: -1e39 is beyond the float32 range (|x| up to "
+                          "3.402823e+38); see --help"),
+    # within range, but not the pixels they make
+    (["--std", "1e-40"], "{img}: 61 of 64 pixel values are beyond the float32 range (|x| up to "
+                         "3.402823e+38) after --scale 0.00392157, --std 1e-40"),
+    (["--scale", "1e38", "--mean", "0"], "{img}: 61 of 64 pixel values are beyond the float32 "
+                                         "range (|x| up to 3.402823e+38) after --scale 1e+38, "
+                                         "--mean 0"),
+])
+def test_pixel_flags_beyond_float32_are_one_line_without_warnings(tmp_path, flags, says):
+    from PIL import Image
+
+    img = tmp_path / "g.png"
+    pixels = np.arange(64, dtype=np.uint8).reshape(8, 8) * 4 + 3  # none is 0
+    pixels[0, :3] = 0  # 0 / std stays 0
+    Image.fromarray(pixels).save(img)
+    out = str(tmp_path / "b")
+    assert _one_line_error(run_cli(_conv8(tmp_path), "--input", str(img), "--grayscale", *flags,
+                                   "--out", out)) == "error: " + says.format(img=img)
+    assert not os.path.exists(out)
