@@ -39,9 +39,10 @@ fn is_base_node(n: &u32) -> bool {
 
 impl AreaTable {
     pub fn from_toml(text: &str) -> Result<AreaTable, ChipError> {
-        let t: AreaTable = toml::from_str(text).map_err(|e| ChipError::Area {
+        // The one table reader: a wrong type or a date is blamed on its key.
+        let t: AreaTable = energy::from_toml_text(text).map_err(|e| ChipError::Area {
             key: String::new(),
-            msg: e.message().replace('\n', " "),
+            msg: e.to_string(),
         })?;
         for (key, v) in t.entries() {
             if !(v.is_finite() && v >= 0.0) {
@@ -203,5 +204,20 @@ mod tests {
         let text = ISAAC_AREA_TOML.replace("adc_mm2 = 0.0012", "adc_mm2 = -1.0");
         let e = AreaTable::from_toml(&text).unwrap_err().to_string();
         assert!(e.contains("adc_mm2: -1"), "{e}");
+    }
+
+    /// A value of the wrong type is named by its key (it named none), and a TOML date is
+    /// told as a date (it was `invalid type: map`).
+    #[test]
+    fn a_wrong_type_or_a_date_is_named_by_its_key() {
+        let text = ISAAC_AREA_TOML.replace("adc_mm2 = 0.0012", "adc_mm2 = \"x\"");
+        let e = AreaTable::from_toml(&text).unwrap_err().to_string();
+        assert!(e.contains("adc_mm2: invalid type: string"), "{e}");
+        let text = ISAAC_AREA_TOML.replace("adc_mm2 = 0.0012", "adc_mm2 = 1979-05-27");
+        let e = AreaTable::from_toml(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("adc_mm2: a date (1979-05-27), expected a number"),
+            "{e}"
+        );
     }
 }

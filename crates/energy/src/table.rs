@@ -53,6 +53,16 @@ pub enum TableError {
 /// key, `key: message` in one line (serde's message alone does not name it), whether
 /// the value is written `key = ...` or as a table `[key]`.
 pub fn from_toml_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TableError> {
+    // A TOML date is told as one, by its key (the typed reading calls it a map).
+    if let Some((key, date)) = bounds::dates::first(text) {
+        let expected = match key.as_str() {
+            "name" => "a string",
+            _ => "a number",
+        };
+        return Err(TableError::Parse(bounds::dates::refusal(
+            &key, &date, expected,
+        )));
+    }
     toml::from_str(text).map_err(|e| {
         // One line, a quoted value cut short (1e300 as an integer is 300 digits).
         let mut msg: String = e.message().replace('\n', " ");
@@ -303,6 +313,23 @@ impl Breakdown {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TOML date in a table file is told as a date by its key (`invalid type: map`).
+    #[test]
+    fn a_date_is_told_by_its_key() {
+        let text =
+            DEFAULT_TABLE_TOML.replace("dac_per_row_pj = 0.00326", "dac_per_row_pj = 1979-05-27");
+        assert_ne!(text, DEFAULT_TABLE_TOML);
+        let e = from_toml_text::<EnergyTable>(&text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "dac_per_row_pj: a date (1979-05-27), expected a number");
+        let text = DEFAULT_TABLE_TOML.replace("name = \"isaac-32nm\"", "name = 07:32:00");
+        let e = from_toml_text::<EnergyTable>(&text)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "name: a time (07:32:00), expected a string");
+    }
 
     #[test]
     fn default_table_loads_with_section_8_values() {

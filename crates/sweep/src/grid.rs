@@ -138,6 +138,18 @@ impl Grid {
     /// [`MAX_GRID_POINTS`] here, before any point is listed.
     pub fn parse(text: &str, path: &Path, max_points: u64) -> Result<Grid> {
         let p = path.display().to_string();
+        // A TOML date is no value of any key: told as a date, by its key, wherever it
+        // stands (the typed reading called it a map, or showed the reader's private key).
+        if let Some((key, date)) = bounds::dates::first(text) {
+            let top = key.split('.').next().unwrap_or("");
+            let expected = match top {
+                "workloads" | "modes" | "layers" | "base" | "engine" => "a string",
+                "samples" | "draws" | "accuracy_samples" => "an integer",
+                "accuracy" | "functional" => "true or false",
+                _ => "a number, string or boolean",
+            };
+            bail!("{p}: {}", bounds::dates::refusal(&key, &date, expected));
+        }
         let raw: RawGrid = toml::from_str(text).map_err(|e| toml_error(&p, text, &e))?;
         let dir = path.parent().unwrap_or(Path::new(""));
         let base = match raw.base {

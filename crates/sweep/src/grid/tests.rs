@@ -304,4 +304,18 @@ fn a_toml_date_in_a_grid_is_told_as_a_date() {
     let e = parse("workloads = [\"lenet5\"]\n[[points]]\n\"ou.rows\" = 07:32:00\n");
     assert!(e.contains("ou.rows: a time (07:32:00), expected"), "{e}");
     assert!(!e.contains("toml_private"), "{e}");
+    // In the [search] table and the top-level keys too (the reader's private key, or
+    // `invalid type: map`, was shown).
+    let e = parse("workloads = [\"lenet5\"]\n[search]\nfirst_samples = 1979-05-27\n");
+    assert_eq!(
+        e,
+        "g.toml: search.first_samples: a date (1979-05-27), expected a number, string or boolean"
+    );
+    let e = parse("workloads = [\"lenet5\"]\naccuracy_samples = 1979-05-27\n");
+    assert_eq!(
+        e,
+        "g.toml: accuracy_samples: a date (1979-05-27), expected an integer"
+    );
+    let e = parse("workloads = [07:32:00]\n");
+    assert_eq!(e, "g.toml: workloads: a time (07:32:00), expected a string");
 }
