@@ -51,7 +51,7 @@
 use crate::marks::{
     destination_kind, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
 };
-use crate::names::{self, scratch_name, Writer};
+use crate::names::{self, number, scratch_name, Writer};
 use anyhow::{anyhow, bail, Result};
 use std::path::{Component, Path, PathBuf};
 
@@ -228,7 +228,20 @@ pub fn recover(dir: &Path) -> Result<()> {
     }
     // A state no writer and no killed recovery leaves (one file renamed alone, a `pid` or
     // names edited): refused (states.rs).
-    states::consistent(&journal, &steps).map_err(&refuse)?;
+    let lines: Vec<states::Line> = journal
+        .files
+        .iter()
+        .zip(&steps)
+        .map(|(f, s)| states::Line {
+            dir: &s.d.path,
+            name: &f.name,
+            tmp: f.tmp,
+            old: f.old,
+            tmp_there: s.tmp.is_some(),
+            old_there: s.old.is_some(),
+        })
+        .collect();
+    states::consistent(journal.pid, &lines).map_err(&refuse)?;
     // Nothing of this journal's to complete in an unmarked directory: its old links stay
     // (dot files).
     steps.retain(|s| s.marked);
@@ -565,13 +578,6 @@ fn parse(text: &str) -> Result<Journal, String> {
         dirs,
         files,
     })
-}
-
-/// A decimal number as a writer prints one (digits only, no sign, no leading zero).
-fn number(s: &str) -> Option<u64> {
-    let ok =
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
-    ok.then(|| s.parse().ok()).flatten()
 }
 
 /// A recorded directory: absolute, with no `.` or `..`, and already resolved (no symbolic

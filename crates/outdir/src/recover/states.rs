@@ -8,21 +8,31 @@
 //! `pid` or two names edited in a real journal) is refused, nothing touched: completing it
 //! would replace one file of a result alone, or unmark a set a kill left mixed.
 
-use super::{number, Journal, Step};
-use crate::names::scratch_name;
+use crate::names::{number, scratch_name};
+use std::path::Path;
 
-/// Refuses (the reason) a journal whose files, as recovery found them (`steps`, one for
-/// each of its lines), are in a state its writer and a killed recovery never leave.
-pub(super) fn consistent(journal: &Journal, steps: &[Step]) -> Result<(), String> {
-    let files = &journal.files;
+/// One line of a journal as recovery found it: the directory of its file, its name, the
+/// N of its temporary and of its old link, and whether each is there.
+pub(super) struct Line<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) name: &'a str,
+    pub(super) tmp: u64,
+    pub(super) old: Option<u64>,
+    pub(super) tmp_there: bool,
+    pub(super) old_there: bool,
+}
+
+/// Refuses (the reason) a journal of process `pid` whose files, as recovery found them
+/// (`lines`, in the journal's order), are in a state its writer and a killed recovery
+/// never leave.
+pub(super) fn consistent(pid: u32, lines: &[Line]) -> Result<(), String> {
     let tmp_of = |k: usize| {
-        let s = &steps[k];
-        s.d.path
-            .join(scratch_name(s.name, "tmp", journal.pid, files[k].tmp))
+        let l = &lines[k];
+        l.dir.join(scratch_name(l.name, "tmp", pid, l.tmp))
     };
     // Renamed in the journal's order: the temporaries gone are those of its first lines.
-    if let Some(k) = steps.iter().position(|s| s.tmp.is_some()) {
-        if let Some(j) = (k..steps.len()).find(|&j| steps[j].tmp.is_none()) {
+    if let Some(k) = lines.iter().position(|l| l.tmp_there) {
+        if let Some(j) = (k..lines.len()).find(|&j| !lines[j].tmp_there) {
             return Err(format!(
                 "{} is there while {}, after it in the journal, is gone: a writer renames its temporaries in the journal's order",
                 tmp_of(k).display(),
@@ -31,14 +41,12 @@ pub(super) fn consistent(journal: &Journal, steps: &[Step]) -> Result<(), String
         }
     }
     // Every recorded old link stays as long as the journal.
-    for (f, s) in files.iter().zip(steps) {
-        if let (Some(n), None) = (f.old, &s.old) {
+    for l in lines {
+        if let (Some(n), false) = (l.old, l.old_there) {
             return Err(format!(
                 "{}: the old link it records for {} is gone (a writer removes its links only after its journal)",
-                s.d.path
-                    .join(scratch_name(&f.name, "old", journal.pid, n))
-                    .display(),
-                f.name
+                l.dir.join(scratch_name(l.name, "old", pid, n)).display(),
+                l.name
             ));
         }
     }
@@ -48,12 +56,12 @@ pub(super) fn consistent(journal: &Journal, steps: &[Step]) -> Result<(), String
     // some temporary or link of the journal's own still there only a temporary of its pid
     // under another line's N refuses it (two names swapped); with none (it would rename
     // nothing and holds no link) any other temporary of its names does.
-    let evidence = steps.iter().any(|s| s.tmp.is_some() || s.old.is_some());
-    for (k, s) in steps.iter().enumerate().filter(|(_, s)| s.tmp.is_none()) {
-        let Ok(list) = std::fs::read_dir(&s.d.path) else {
+    let evidence = lines.iter().any(|l| l.tmp_there || l.old_there);
+    for (k, l) in lines.iter().enumerate().filter(|(_, l)| !l.tmp_there) {
+        let Ok(list) = std::fs::read_dir(l.dir) else {
             continue;
         };
-        let prefix = format!(".{}.tmp.", s.name);
+        let prefix = format!(".{}.tmp.", l.name);
         let mut names: Vec<String> = list
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
@@ -68,12 +76,12 @@ pub(super) fn consistent(journal: &Journal, steps: &[Step]) -> Result<(), String
             else {
                 continue;
             };
-            let swapped = p == u64::from(journal.pid) && files.iter().any(|g| g.tmp == n);
+            let swapped = p == u64::from(pid) && lines.iter().any(|g| g.tmp == n);
             if !evidence || swapped {
                 return Err(format!(
                     "{} is there while the journal's own temporary of {} ({}) is gone, and no writer leaves that: its pid or names are not its writer's",
-                    s.d.path.join(&name).display(),
-                    s.name,
+                    l.dir.join(&name).display(),
+                    l.name,
                     tmp_of(k).display()
                 ));
             }
