@@ -204,8 +204,9 @@ def add_network(manifest, tensors, network):
 # While it exists, sresim refuses to read the directory's files; the next writer of the
 # directory completes the renames. A journal is data: recovery renames only
 # `.NAME.tmp.PID.N` over NAME and removes only `.NAME.old.PID.N`, NAME a file the exporter
-# writes and PID the journal's, after the destination checks of a first write, and
-# refuses anything else, touching nothing.
+# writes and PID the journal's, after the destination checks of a first write and when
+# its files are in a state a writer leaves (`_inconsistent`), and refuses anything else,
+# touching nothing.
 JOURNAL = ".sresim-commit"
 JOURNAL_FORMAT = "sresim-commit 2"
 WRITER = "export"
@@ -426,6 +427,7 @@ def _parse_journal(text):
     if not pid or pid >= 1 << 32:
         return f"{lines[2]!r}: not a process id"
     files = []
+    numbers = set()
     for line in lines[3:]:
         parts = line.split(" ", 4)
         if len(parts) != 5 or parts[0] != "file":
@@ -438,6 +440,11 @@ def _parse_journal(text):
             return f"line {line!r}: {name} is not a file the exporter writes"
         if any(f[2] == name for f in files):
             return f"line {line!r}: {name} is named twice"
+        # A writer numbers every temporary and link of its process from one counter.
+        for n in (tmp, old):
+            if n is not None and (n in numbers or (n == old and n == tmp)):
+                return f"line {line!r}: {n} numbers two of its files (a writer numbers each once)"
+        numbers.update(n for n in (tmp, old) if n is not None)
         files.append((tmp, old, name))
     if not files:
         return "it names no file"
@@ -499,17 +506,70 @@ def recover(out_dir):
                         raise not_mine(f"{os.path.join(out_dir, scratch)} is ", owner)
             steps.append((tmp if _kind(tmp, dir_fd) else None,
                           old if old and _kind(old, dir_fd) else None, name))
+        problem = _inconsistent(out_dir, pid, files, steps)
+        if problem:
+            raise refuse(problem)
         for tmp, _, name in steps:
             if tmp:
                 os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         os.fsync(dir_fd)
+        # The journal goes before the links, as a writer's does: while it is there every
+        # link it records is, and a recovery killed in between leaves dot files only.
+        os.unlink(JOURNAL, dir_fd=dir_fd)
+        os.fsync(dir_fd)
         for _, old, _ in steps:
             if old:
                 os.unlink(old, dir_fd=dir_fd)
-        os.unlink(JOURNAL, dir_fd=dir_fd)
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _inconsistent(out_dir, pid, files, steps):
+    """Why the journal's files (`steps`: its temporary and old link where they are, for each
+    of its lines `files`) are in a state no writer and no killed recovery leaves, or None
+    (the rules of sresim's recovery, crates/outdir/src/recover/states.rs). While its
+    journal exists a writer has made every temporary and old link it names, renames in the
+    journal's line order and removes its links only after the journal; recovery renames in
+    that order and removes the journal before the links. Completing any other state would
+    replace one file of the bundle alone, or unmark a bundle a kill left mixed."""
+    def tmp_of(k):
+        return os.path.join(out_dir, _scratch(files[k][2], "tmp", pid, files[k][0]))
+
+    # The temporaries gone are those of the journal's first lines.
+    there = [k for k, s in enumerate(steps) if s[0]]
+    if there:
+        gone = [j for j in range(there[0], len(steps)) if not steps[j][0]]
+        if gone:
+            return (f"{tmp_of(there[0])} is there while {tmp_of(gone[0])}, after it in the "
+                    f"journal, is gone: a writer renames its temporaries in the journal's order")
+    # Every recorded old link stays as long as the journal.
+    for (_, old_n, name), (_, old, _) in zip(files, steps):
+        if old_n is not None and old is None:
+            return (f"{os.path.join(out_dir, _scratch(name, 'old', pid, old_n))}: the old link "
+                    f"it records for {name} is gone (a writer removes its links only after its "
+                    f"journal)")
+    # A temporary of one of its names that is not its own, where its own is gone: a real
+    # journal whose pid or names were edited. A writer killed before its journal leaves
+    # its temporaries (dot files nothing removes), so with a temporary or link of the
+    # journal's own still there only one of its pid under another line's number refuses
+    # it (two names swapped); with none, any other temporary of its names does.
+    evidence = any(s[0] or s[1] for s in steps)
+    numbers = {f[0] for f in files}
+    for k, (tmp, _, name) in enumerate(steps):
+        if tmp:
+            continue
+        prefix = f".{name}.tmp."
+        for entry in sorted(n for n in os.listdir(out_dir) if n.startswith(prefix)):
+            p, _, n = entry[len(prefix):].partition(".")
+            p, n = _number(p), _number(n)
+            if p is None or n is None:
+                continue
+            if not evidence or (p == pid and n in numbers):
+                return (f"{os.path.join(out_dir, entry)} is there while the journal's own "
+                        f"temporary of {name} ({tmp_of(k)}) is gone, and no writer leaves that: "
+                        f"its pid or names are not its writer's")
+    return None
 
 
 def check_out_dir(out_dir, what=None):

@@ -189,11 +189,11 @@ def test_files_of_another_user_are_never_moved(tmp_path):
     other = 54321
     # A temporary someone else planted, under a journal its writer could have written.
     os.chown(b / ".manifest.json.tmp.42.1", other, -1)
-    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"),
+    refused(b, beside, v2("export", "file 0 2 - tensors.npz\nfile 0 1 - manifest.json\n"),
             f"{b}/.manifest.json.tmp.42.1 is owned by user {other}, not by this user (0)")
     # A journal of another user.
     os.chown(b / ".manifest.json.tmp.42.1", 0, -1)
-    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"))
+    (b / JOURNAL).write_text(v2("export", "file 0 2 - tensors.npz\nfile 0 1 - manifest.json\n"))
     os.chown(b / JOURNAL, other, -1)
     from sresim_export.bundle import recover
     before = snapshot(b, beside)
@@ -215,6 +215,74 @@ def test_a_journal_of_one_file_is_refused(tmp_path):
     assert json.loads((b / "manifest.json").read_text())["name"] == "old"
 
 
+def test_a_journal_that_would_replace_one_file_alone_is_refused(tmp_path):
+    # The exporter renames in the journal's line order and records no old link it did not
+    # make: a journal whose later temporary is gone while its earlier one is there, or
+    # whose recorded old link is gone, is no writer's state; completing it replaced the
+    # manifest alone, beside the old tensors.npz.
+    b, beside = planted(tmp_path)
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 - tensors.npz\n"),
+            "after it in the journal, is gone: a writer renames its temporaries in the journal's order")
+    (b / ".tensors.npz.tmp.42.2").write_text("planted")
+    (b / ".tensors.npz.old.42.4").write_text("old link")
+    refused(b, beside, v2("export", "file 0 1 3 manifest.json\nfile 0 2 4 tensors.npz\n"),
+            ".manifest.json.old.42.3: the old link it records for manifest.json is gone")
+    refused(b, beside, v2("export", "file 0 1 - manifest.json\nfile 0 2 1 tensors.npz\n"),
+            "1 numbers two of its files")
+    assert json.loads((b / "manifest.json").read_text())["name"] == "old"
+
+
+def killed_after(b, renames):
+    """The bundle `b` replaced by a writer killed after `renames` renames; its journal."""
+    env = dict(os.environ, SRESIM_TEST_ABORT_AFTER_RENAMES=str(renames))
+    r = subprocess.run([sys.executable, "-c", KILLED.format(tools=TOOLS, out=str(b))], env=env)
+    assert r.returncode < 0, "killed by a signal"
+    return (b / JOURNAL).read_text()
+
+
+@pytest.mark.parametrize("edit", ["pid", "swap"])
+def test_a_real_journal_with_its_pid_or_names_edited_is_refused(tmp_path, edit):
+    # A kill after the first rename (new tensors.npz beside the old manifest.json), its
+    # journal's pid edited or its two names swapped: none of the temporaries it names is
+    # there, so it was completed by renaming nothing and removed, the mixed bundle left
+    # unmarked. Another temporary of its names stands where its own is gone: refused.
+    from sresim_export.bundle import recover
+
+    b, beside = tmp_path / "b", tmp_path / "beside"
+    beside.mkdir()
+    write_bundle(b, "old", "s", [layer()])
+    text = killed_after(b, 1)
+    if edit == "pid":
+        pid = int(text.split("\npid ")[1].split("\n")[0])
+        edited = text.replace(f"\npid {pid}\n", f"\npid {pid + 1}\n")
+    else:
+        edited = (text.replace("manifest.json", "@").replace("tensors.npz", "manifest.json")
+                  .replace("@", "tensors.npz"))
+    assert edited != text
+    refused(b, beside, edited, "its pid or names are not its writer's")
+    (b / JOURNAL).write_text(text)
+    recover(str(b))
+    assert read_bundle(b)[0]["name"] == "new"
+    assert listing(b) == ["manifest.json", "tensors.npz"]
+
+
+@pytest.mark.parametrize("renames", [0, 1])
+def test_stale_temporaries_leave_a_real_journal_recoverable(tmp_path, renames):
+    # Temporaries of writers killed before their journal (dot files nothing removes) beside
+    # a real journal: it is completed, they are left as they are.
+    from sresim_export.bundle import recover
+
+    b = tmp_path / "b"
+    write_bundle(b, "old", "s", [layer()])
+    stale = [".manifest.json.tmp.1.0", ".tensors.npz.tmp.1.1"]
+    for n in stale:
+        (b / n).write_text("stale")
+    killed_after(b, renames)
+    recover(str(b))
+    assert read_bundle(b)[0]["name"] == "new"
+    assert listing(b) == sorted(["manifest.json", "tensors.npz"] + stale)
+
+
 def test_recovery_checks_destinations_like_a_first_write(tmp_path):
     b, beside = planted(tmp_path)
     os.unlink(b / "manifest.json")
@@ -233,7 +301,7 @@ def test_recovery_checks_destinations_like_a_first_write(tmp_path):
     (b / ".tensors.npz.old.42.3").write_text("old link")
     os.symlink(b, tmp_path / "via")
     from sresim_export.bundle import recover
-    (b / JOURNAL).write_text(v2("export", "file 0 1 - manifest.json\nfile 0 2 3 tensors.npz\n"))
+    (b / JOURNAL).write_text(v2("export", "file 0 2 3 tensors.npz\nfile 0 1 - manifest.json\n"))
     recover(str(tmp_path / "via"))
     assert listing(b) == ["manifest.json", "tensors.npz"]
     assert (b / "manifest.json").read_text() == "new"

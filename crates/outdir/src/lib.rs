@@ -22,8 +22,10 @@
 //!    into the directory — the commit point; each other directory the files lie in
 //!    (`memory`'s exports) then gets the mark [`EXPORT_MARK`], naming the journal's
 //!    directory;
-//! 5. the temporaries are renamed over the destinations, the directories synced, the old
-//!    links, the marks and then the journal removed;
+//! 5. the temporaries are renamed over the destinations (in the journal's line order),
+//!    the directories synced, the marks and the journal removed, then the old links
+//!    (while the journal is there, every link it records is: [`recover`] refuses a
+//!    journal whose files are in a state no writer leaves);
 //! 6. in a command's own output directory holding an earlier result of it (its anchor,
 //!    names.rs), that result's files the new set does not hold are removed (an old
 //!    outputs.npz, the layers table of the other format: a directory holds one result):

@@ -144,6 +144,14 @@ fn matches(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// A decimal number as a writer prints one (digits only, no sign, no leading zero): a
+/// journal's pid and numbers, and those of a scratch file's name.
+pub(crate) fn number(s: &str) -> Option<u64> {
+    let ok =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    ok.then(|| s.parse().ok()).flatten()
+}
+
 /// The name of a scratch file of `name`: `.NAME.KIND.PID.N` (KIND `tmp` for a
 /// temporary, `old` for a link to the old content). Writers and recovery build it here.
 pub fn scratch_name(name: &str, kind: &str, pid: u32, n: u64) -> String {

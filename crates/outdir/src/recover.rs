@@ -30,7 +30,10 @@
 //! link, directory, FIFO or device) and, in each directory, the one-set rules its first
 //! write applied there (`sets::whole` with the journal's writer: the user-named file of
 //! `memory`, read from where it lies, as a file written alone; the lists and the reports
-//! apart); a journal names two files or more (no writer journals one); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
+//! apart); a journal names two files or more (no writer journals one); its files must be
+//! in a state its writer or a killed recovery leaves (states.rs: the temporaries gone
+//! are its first lines', every recorded old link is there, no other temporary of its
+//! names stands where its own is gone); every temporary and link that is there must be a regular file. On Unix every step works on the directories opened once, so a name
 //! swapped for a link in between cannot redirect it. A recorded directory is touched
 //! only when it holds the mark `.sresim-commit-export` naming the journal's directory
 //! (a writer leaves it before any rename), and its user-named file only when the mark
@@ -48,7 +51,7 @@
 use crate::marks::{
     destination_kind, Kind, EXPORT_MARK, EXPORT_MARK_FORMAT, JOURNAL, JOURNAL_FORMAT,
 };
-use crate::names::{self, scratch_name, Writer};
+use crate::names::{self, number, scratch_name, Writer};
 use anyhow::{anyhow, bail, Result};
 use std::path::{Component, Path, PathBuf};
 
@@ -76,9 +79,9 @@ struct File {
 
 /// Completes the replacement whose journal `dir` holds (a process killed between its
 /// renames): every temporary the journal names that is still there is renamed over its
-/// destination, the old links are removed, then the journal. Nothing to do without a
-/// journal; a journal that names anything its writer could not have made is refused,
-/// nothing touched. Call it holding the directory's lock.
+/// destination, then the journal is removed, then the old links. Nothing to do without a
+/// journal; a journal that names anything its writer could not have made, or whose files
+/// are in a state no writer leaves (states.rs), is refused, nothing touched. Call it holding the directory's lock.
 pub fn recover(dir: &Path) -> Result<()> {
     marked(dir)?;
     let path = dir.join(JOURNAL);
@@ -223,6 +226,22 @@ pub fn recover(dir: &Path) -> Result<()> {
             resolved_home.display()
         )));
     }
+    // A state no writer and no killed recovery leaves (one file renamed alone, a `pid` or
+    // names edited): refused (states.rs).
+    let lines: Vec<states::Line> = journal
+        .files
+        .iter()
+        .zip(&steps)
+        .map(|(f, s)| states::Line {
+            dir: &s.d.path,
+            name: &f.name,
+            tmp: f.tmp,
+            old: f.old,
+            tmp_there: s.tmp.is_some(),
+            old_there: s.old.is_some(),
+        })
+        .collect();
+    states::consistent(journal.pid, &lines).map_err(&refuse)?;
     // Nothing of this journal's to complete in an unmarked directory: its old links stay
     // (dot files).
     steps.retain(|s| s.marked);
@@ -252,12 +271,18 @@ pub fn recover(dir: &Path) -> Result<()> {
     for d in &dirs {
         d.sync();
     }
+    // The journal goes before the links, as a writer's does: while it is there every link
+    // it records is (states.rs), and a recovery killed in between leaves dot files only.
+    finish(&path, &dirs, &marks)?;
     for Step { d, old, .. } in &steps {
         if let Some(o) = old {
             let _ = d.unlink(o);
         }
     }
-    finish(&path, &dirs, &marks)
+    for d in &dirs {
+        d.sync();
+    }
+    Ok(())
 }
 
 /// One file of a journal as recovery found it: its directory, whether that directory is
@@ -470,6 +495,18 @@ fn parse(text: &str) -> Result<Journal, String> {
             if files.iter().any(|f| f.dir == dir && f.name == name) {
                 return Err(format!("{at}: {name} is named twice"));
             }
+            // A writer numbers every temporary and link of its process from one counter.
+            let taken = |n: u64| files.iter().any(|f| f.tmp == n || f.old == Some(n));
+            if let Some(n) = [Some(tmp), old]
+                .into_iter()
+                .flatten()
+                .find(|&n| taken(n))
+                .or(old.filter(|&o| o == tmp))
+            {
+                return Err(format!(
+                    "{at}: {n} numbers two of its files (a writer numbers each once)"
+                ));
+            }
             files.push(File {
                 dir,
                 tmp,
@@ -545,13 +582,6 @@ fn parse(text: &str) -> Result<Journal, String> {
         dirs,
         files,
     })
-}
-
-/// A decimal number as a writer prints one (digits only, no sign, no leading zero).
-fn number(s: &str) -> Option<u64> {
-    let ok =
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
-    ok.then(|| s.parse().ok()).flatten()
 }
 
 /// A recorded directory: absolute, with no `.` or `..`, and already resolved (no symbolic
@@ -732,5 +762,6 @@ impl Dir {
     }
 }
 
+mod states;
 #[cfg(test)]
 mod tests;

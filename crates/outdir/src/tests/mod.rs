@@ -266,6 +266,7 @@ fn links_fifos_and_devices_are_refused_and_left_alone() {
 mod kill;
 mod recovery;
 mod recovery_sets;
+mod recovery_states;
 
 /// A temporary of a rolled-back replacement left where recovery may not touch it, under
 /// the name this process takes next (a later process of the same id): the next

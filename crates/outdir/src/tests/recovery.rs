@@ -379,7 +379,7 @@ fn a_valid_journal_touches_only_its_files() {
     std::fs::write(p.home.join(".layers.csv.old.42.9"), "old link").unwrap();
     std::fs::write(
         p.home.join(JOURNAL),
-        v2("run", "file 0 1 9 layers.csv\nfile 0 2 - summary.json\n"),
+        v2("run", "file 0 2 - summary.json\nfile 0 1 9 layers.csv\n"),
     )
     .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
@@ -413,7 +413,7 @@ fn files_of_another_user_are_never_moved() {
     let beside = p.beside.display().to_string();
     let memory = v2(
         "memory",
-        &format!("dir {beside}\nfile 0 9 - memory_summary.json\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
+        &format!("dir {beside}\nfile 0 9 - memory_summary.json\nfile 1 2 - prefetch_list.csv\nfile 1 1 - access_list.csv\n"),
     );
     // The mark a writer leaves in its export directory before any rename.
     std::fs::write(
@@ -445,7 +445,7 @@ fn files_of_another_user_are_never_moved() {
         ),
     );
     // The journal is another user's (its temporary in the directory itself).
-    let run = v2("run", "file 0 1 - layers.csv\nfile 0 2 - summary.json\n");
+    let run = v2("run", "file 0 2 - summary.json\nfile 0 1 - layers.csv\n");
     std::fs::write(p.home.join(JOURNAL), &run).unwrap();
     chown(p.home.join(JOURNAL), Some(other), None).unwrap();
     let before = p.snapshot();
@@ -462,7 +462,7 @@ fn files_of_another_user_are_never_moved() {
     std::fs::write(p.home.join(".layers.csv.old.42.3"), "theirs").unwrap();
     chown(p.home.join(".layers.csv.old.42.3"), Some(other), None).unwrap();
     p.refused(
-        &v2("run", "file 0 1 3 layers.csv\nfile 0 2 - summary.json\n"),
+        &v2("run", "file 0 2 - summary.json\nfile 0 1 3 layers.csv\n"),
         ".layers.csv.old.42.3 is owned by user 54321",
     );
     // The same journal with the user's own files recovers.
@@ -494,11 +494,11 @@ fn recovery_renames_into_a_recorded_directory_only_under_its_mark() {
     let report = "file 0 9 - memory_summary.json\n";
     let named = v2(
         "memory",
-        &format!("dir {b}\nfile 1 0 - summary.json\n{report}"),
+        &format!("dir {b}\n{report}file 1 0 - summary.json\n"),
     );
     let listed = v2(
         "memory",
-        &format!("dir {b}\nfile 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n{report}"),
+        &format!("dir {b}\n{report}file 1 1 - access_list.csv\nfile 1 2 - prefetch_list.csv\n"),
     );
     // With a file of the journal already renamed (its temporary gone): refused.
     for journal in [&named, &listed] {

@@ -80,18 +80,18 @@ fn recovery_keeps_another_commands_result_whole() {
     p.refused(
         &v2(
             "memory",
-            "file 0 1 - layers.csv\nfile 0 2 - memory_summary.json\n",
+            "file 0 2 - memory_summary.json\nfile 0 1 - layers.csv\n",
         ),
         "layers.csv: is a file of the result `run` writes together",
     );
     p.refused(
-        &v2("accuracy", "file 0 1 - summary.json\nfile 0 2 - accuracy.csv\n"),
+        &v2("accuracy", "file 0 2 - accuracy.csv\nfile 0 1 - summary.json\n"),
         "holds the result of `run` (layers.csv), which shares summary.json with the result of `accuracy`",
     );
     // The writer's own other files beside it: its own result, replaced.
     std::fs::write(
         p.home.join(JOURNAL),
-        v2("run", "file 0 1 - summary.json\nfile 0 2 - outputs.npz\n"),
+        v2("run", "file 0 2 - outputs.npz\nfile 0 1 - summary.json\n"),
     )
     .unwrap();
     drop(OutputDir::open(&p.home).unwrap());
@@ -108,8 +108,8 @@ fn recovery_keeps_another_commands_result_whole() {
 
 /// A journal never makes recovery delete a file: a line that would name one (as a build
 /// once wrote them) is refused, nothing touched; and a replacement's journal whose
-/// temporaries are gone (killed at its commit point, the dot files deleted by hand) leaves
-/// the old result whole.
+/// temporaries are gone (killed at its commit point, the temporaries deleted by hand, its
+/// old links there) leaves the old result whole.
 #[cfg(unix)]
 #[test]
 fn recovery_deletes_no_file_a_journal_names() {
@@ -128,6 +128,8 @@ fn recovery_deletes_no_file_a_journal_names() {
         "its first line is not",
     );
     std::fs::remove_file(p.home.join(".layers.csv.tmp.42.1")).unwrap();
+    std::fs::write(p.home.join(".layers.csv.old.42.5"), "mine").unwrap();
+    std::fs::write(p.home.join(".summary.json.old.42.6"), "old summary").unwrap();
     std::fs::write(
         p.home.join(JOURNAL),
         v2("run", "file 0 1 5 layers.csv\nfile 0 2 6 summary.json\n"),
@@ -178,12 +180,8 @@ fn recovery_keeps_another_memory_result_whole_in_a_recorded_directory() {
         for n in holds {
             std::fs::write(p.beside.join(n), "theirs").unwrap();
         }
-        for n in ["memory_layers.csv", "memory_summary.json"] {
-            std::fs::write(
-                p.home.join(format!(".{n}.tmp.42.{}", 1 + (n.len() % 2))),
-                "m",
-            )
-            .unwrap();
+        for (n, k) in [("memory_layers.csv", 1), ("memory_summary.json", 2)] {
+            std::fs::write(p.home.join(format!(".{n}.tmp.42.{k}")), "m").unwrap();
         }
         std::fs::write(
             p.beside.join(EXPORT_MARK),
@@ -228,20 +226,12 @@ fn recovery_keeps_another_memory_result_whole_in_a_recorded_directory() {
     // The lists beside another memory result's reports.
     let p = planted();
     let b = p.beside.display().to_string();
-    for n in lists {
-        std::fs::write(
-            p.beside.join(format!(".{n}.tmp.42.{}", 3 + n.len() % 2)),
-            "EVIL",
-        )
-        .unwrap();
+    for (n, k) in lists.iter().zip([3, 4]) {
+        std::fs::write(p.beside.join(format!(".{n}.tmp.42.{k}")), "EVIL").unwrap();
     }
     let journal = v2(
         "memory",
-        &format!(
-            "dir {b}\n{reports}file 1 {} - access_list.csv\nfile 1 {} - prefetch_list.csv\n",
-            3 + "access_list.csv".len() % 2,
-            3 + "prefetch_list.csv".len() % 2
-        ),
+        &format!("dir {b}\n{reports}file 1 3 - access_list.csv\nfile 1 4 - prefetch_list.csv\n"),
     );
     plant(&p, &["memory_summary.json"], &journal, "");
     p.refused(
