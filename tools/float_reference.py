@@ -66,7 +66,7 @@ def pool(x, node, kind):
     return win.sum(axis=0) / count
 
 
-def forward(m, t, layers, x):
+def forward(m, t, layers, x, where="manifest.json"):
     """The graph output of the batch x."""
     n = x.shape[0]
     env = {m["graph_input"]: x}
@@ -74,7 +74,7 @@ def forward(m, t, layers, x):
         op, xin = node["op"], env[node["inputs"][0]]
         if op == "layer":
             l = layers[node["layer"]]
-            layer_input(l, xin, node)
+            layer_input(l, xin, node, where)
             w, b = l["w"], l["b"]
             if l["kind"] == "conv":
                 y = conv(xin, w, b, l)
@@ -144,7 +144,7 @@ def check_bundle(path, m, t):
                              f"of {gi} ({len(t[gi])})")
 
 
-def layer_input(l, x, node):
+def layer_input(l, x, node, where):
     """The input `x` of layer `l` (a batch) fits its geometry; else one line naming the
     layer and the tensor that feeds it."""
     if l["kind"] == "conv":
@@ -154,7 +154,7 @@ def layer_input(l, x, node):
         ok = int(np.prod(x.shape[1:])) == l["in_features"]
         want = f"{l['in_features']} features"
     if not ok:
-        raise ValueError(f"graph: layer {l['name']}: its input {node['inputs'][0]} is "
+        raise ValueError(f"{where}: graph: layer {l['name']}: its input {node['inputs'][0]} is "
                          f"{dims(x.shape[1:])} a sample, the layer takes {want}")
 
 
@@ -196,7 +196,8 @@ def reference(a):
             bn = l["name"] + ".bias"
             layers[l["name"]] = dict(l, w=t[l["weight"]].astype(np.float64),
                                      b=t[bn].astype(np.float64) if bn in t else None)
-        infer = lambda x: forward(m, t, layers, x.astype(np.float64))  # noqa: E731
+        man = os.path.join(a.bundle, "manifest.json")
+        infer = lambda x: forward(m, t, layers, x.astype(np.float64), man)  # noqa: E731
     outs = [infer(x_all[i : min(i + a.batch, n)]) for i in range(0, n, a.batch)]
     logits = np.concatenate(outs)
     pred = logits.argmax(axis=1)

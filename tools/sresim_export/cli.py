@@ -71,7 +71,7 @@ def stdout_failed(e):
 
 
 def positive_int(text):
-    """A count flag's value (--samples, --batch, --passes): an integer of 1 or more."""
+    """A count flag's value (--samples, --batch, --passes, --threads): an integer of 1 or more."""
     try:
         n = int(text)
     except ValueError:

@@ -178,3 +178,25 @@ def test_a_tools_output_to_a_full_stdout_names_stdout(unbuffered):
     r = to_full([os.path.join(TOOLS, "float_reference.py"), LENET, "--samples", 2], unbuffered)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr == "error: stdout: cannot write: No space left on device\n", r.stderr
+
+
+def test_float_reference_names_a_layer_whose_input_does_not_fit(tmp_path):
+    # weight and manifest agree (fc1 of 799 features) but the graph feeds it 800: the
+    # layer and its input are named, not numpy's matmul error
+    import json
+
+    import numpy as np
+
+    b = tmp_path / "b"
+    b.mkdir()
+    with open(os.path.join(LENET, "manifest.json")) as f:
+        m = json.load(f)
+    next(l for l in m["layers"] if l["name"] == "fc1")["in_features"] = 799
+    (b / "manifest.json").write_text(json.dumps(m))
+    with np.load(os.path.join(LENET, "tensors.npz")) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["fc1.weight"] = np.zeros((500, 799), np.float32)
+    np.savez(b / "tensors.npz", **arrays)
+    line = one_line(tool("float_reference.py", b, "--samples", 2))
+    assert line.startswith(f"error: {b / 'manifest.json'}: graph: layer fc1: its input "), line
+    assert line.endswith(" is [800] a sample, the layer takes 799 features"), line
