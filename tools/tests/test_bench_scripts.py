@@ -131,3 +131,18 @@ def test_bench_merge_takes_a_new_empty_or_own_directory(fake):
 def test_check_identical_refuses_a_wrong_argument_before_running(fake, args, says):
     refused(script("check-identical", *args, cwd=fake), says)
     assert not (fake / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["check-circles", "check-docs", "check-layout"])
+def test_check_scripts_help_and_a_bad_flag(tmp_path, name):
+    path = os.path.join(ROOT, "scripts", name)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(["python3", path, "--help"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr == "error: stdout: cannot write: No space left on device\n", r.stderr
+    r = subprocess.run(["python3", path, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout and r.stderr == "", r.stderr
+    r = subprocess.run(["python3", path, "--bogus"], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    refused(r, "--bogus")
