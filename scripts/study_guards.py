@@ -33,6 +33,19 @@ class Parser(argparse.ArgumentParser):
         sys.stderr.write(f"error: {printable(message)} (see {self.prog} --help)\n")
         sys.exit(2)
 
+    def print_help(self, file=None):
+        """--help: the text written and flushed here, as `main` flushes a script's output.
+        argparse's own print swallows a failed write and `--help` exits before `main`, so a
+        stdout that cannot be written (> /dev/full) said nothing and exited 0 (or 120)."""
+        out = sys.stdout if file is None else file
+        try:
+            out.write(self.format_help())
+            out.flush()
+        except OSError as e:
+            fail(f"stdout: cannot write: {e.strerror or e}", 1)
+            sys.stderr.flush()
+            os._exit(1)  # the unwritten text is not flushed again at exit (a second message)
+
 
 ESCAPES = {"\0": "\\0", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 

@@ -66,7 +66,7 @@ def pool(x, node, kind):
     return win.sum(axis=0) / count
 
 
-def forward(m, t, layers, x):
+def forward(m, t, layers, x, where="manifest.json"):
     """The graph output of the batch x."""
     n = x.shape[0]
     env = {m["graph_input"]: x}
@@ -74,6 +74,7 @@ def forward(m, t, layers, x):
         op, xin = node["op"], env[node["inputs"][0]]
         if op == "layer":
             l = layers[node["layer"]]
+            layer_input(l, xin, node, where)
             w, b = l["w"], l["b"]
             if l["kind"] == "conv":
                 y = conv(xin, w, b, l)
@@ -98,21 +99,85 @@ def forward(m, t, layers, x):
     return env[m["graph_output"]].reshape(n, -1)
 
 
+def dims(shape):
+    """A shape as sresim prints one: [50,20,5,5]."""
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def check_bundle(path, m, t):
+    """What the reference computes with, checked against the manifest before any sample
+    runs, as `sresim check` checks it: the graph input and every layer's weight and bias
+    present with the shape of the layer's geometry. A refusal names the file and the
+    array (numpy's own error names neither); a layer's input is checked as it runs
+    (`layer_input`)."""
+    man, npz = os.path.join(path, "manifest.json"), os.path.join(path, "tensors.npz")
+    for key in ("graph", "graph_input", "graph_output", "layers"):
+        if key not in m:
+            raise ValueError(f"{man}: no {key!r}: the float reference runs a bundle's network graph")
+    gi = m["graph_input"]
+    if gi not in t:
+        raise ValueError(f"{npz}: no array {gi} (the graph input that manifest.json names)")
+    if t[gi].ndim < 2 or len(t[gi]) < 1:
+        raise ValueError(f"{npz}: {gi}: shape {dims(t[gi].shape)} holds no sample "
+                         "(the graph input is samples x the input's shape)")
+    for l in m["layers"]:
+        name, w = l.get("name"), l.get("weight")
+        try:
+            if l["kind"] == "conv":
+                want = [l["out_channels"], l["in_channels"] // l["groups"], *l["kernel"]]
+            elif l["kind"] == "fc":
+                want = [l["out_features"], l["in_features"]]
+            else:
+                continue  # a kind forward() does not run is refused there, by its op
+        except (KeyError, TypeError, ZeroDivisionError) as e:
+            raise ValueError(f"{man}: layer {name}: no valid geometry ({type(e).__name__}: {e})") from None
+        if w not in t:
+            raise ValueError(f"{npz}: no array {w} (the weight of layer {name})")
+        if list(t[w].shape) != want:
+            raise ValueError(f"{npz}: {w}: shape {dims(t[w].shape)} does not match geometry {dims(want)}")
+        bn = f"{name}.bias"
+        if bn in t and list(t[bn].shape) != want[:1]:
+            raise ValueError(f"{npz}: {bn}: shape {dims(t[bn].shape)} does not match geometry {dims(want[:1])}")
+    for key in ("graph.labels", "graph.reference"):
+        if key in t and (t[key].ndim < 1 or len(t[key]) != len(t[gi])):
+            raise ValueError(f"{npz}: {key}: shape {dims(t[key].shape)}: not one row per sample "
+                             f"of {gi} ({len(t[gi])})")
+
+
+def layer_input(l, x, node, where):
+    """The input `x` of layer `l` (a batch) fits its geometry; else one line naming the
+    layer and the tensor that feeds it."""
+    if l["kind"] == "conv":
+        ok = x.ndim == 4 and x.shape[1] == l["in_channels"]
+        want = f"{l['in_channels']} channels"
+    else:
+        ok = int(np.prod(x.shape[1:])) == l["in_features"]
+        want = f"{l['in_features']} features"
+    if not ok:
+        raise ValueError(f"{where}: graph: layer {l['name']}: its input {node['inputs'][0]} is "
+                         f"{dims(x.shape[1:])} a sample, the layer takes {want}")
+
+
 def main(argv=None):
     ap = Parser(description=__doc__.splitlines()[1])
     ap.add_argument("bundle", type=Path)
     ap.add_argument("--samples", type=positive_int)
     ap.add_argument("--batch", type=positive_int, default=16, help="samples per batch (default 16)")
     ap.add_argument("--onnx", type=Path, help="run this ONNX model in onnxruntime instead")
-    ap.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
+    ap.add_argument("--threads", type=positive_int, default=1, help="onnxruntime intra-op threads (default 1)")
     a = ap.parse_args(argv)
     return run(lambda: reference(a))
 
 
 def reference(a):
     m, t = read_bundle(a.bundle)
+    check_bundle(a.bundle, m, t)
     x_all = t[m["graph_input"]]
-    n = len(x_all) if a.samples is None else min(a.samples, len(x_all))
+    # sresim's rule and words (`sresim accuracy --samples`): no more samples than the bundle holds
+    if a.samples is not None and a.samples > len(x_all):
+        raise ValueError(f"--samples {a.samples}: the graph input of {m.get('name', a.bundle)} "
+                         f"holds {len(x_all)} samples")
+    n = len(x_all) if a.samples is None else a.samples
     if a.onnx is not None:
         import onnxruntime as ort
 
@@ -131,7 +196,8 @@ def reference(a):
             bn = l["name"] + ".bias"
             layers[l["name"]] = dict(l, w=t[l["weight"]].astype(np.float64),
                                      b=t[bn].astype(np.float64) if bn in t else None)
-        infer = lambda x: forward(m, t, layers, x.astype(np.float64))  # noqa: E731
+        man = os.path.join(a.bundle, "manifest.json")
+        infer = lambda x: forward(m, t, layers, x.astype(np.float64), man)  # noqa: E731
     outs = [infer(x_all[i : min(i + a.batch, n)]) for i in range(0, n, a.batch)]
     logits = np.concatenate(outs)
     pred = logits.argmax(axis=1)

@@ -6,6 +6,7 @@ in one line `error: ...` with exit status 2, never a usage dump or a traceback
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -22,9 +23,55 @@ class Parser(argparse.ArgumentParser):
                         f"with '=': {flag}=-VALUE)")
         self.exit(2, f"error: {message}; see --help\n")
 
+    def print_help(self, file=None):
+        """--help: the text written and flushed here; a stdout that cannot be written
+        (> /dev/full) is one line `error: stdout: cannot write: ...`, status 2 (argparse's
+        own print swallows the failure: nothing said, status 0, or 120 at exit)."""
+        out = sys.stdout if file is None else file
+        try:
+            out.write(self.format_help())
+            out.flush()
+        except OSError as e:
+            stdout_failed(e)
+
+
+class _Stdout:
+    """sys.stdout while a tool runs (`run`): a write or flush that fails raises
+    _StdoutFailed, told as stdout's, not as the file `run` was given (`where`)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise _StdoutFailed(e) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise _StdoutFailed(e) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+class _StdoutFailed(Exception):
+    pass
+
+
+def stdout_failed(e):
+    """A stdout that cannot be written (> /dev/full): one line, status 2; os._exit, as the
+    unwritten text would be flushed again at exit (a second message, status 120)."""
+    sys.stderr.write(f"error: stdout: cannot write: {e.strerror or e}\n")
+    sys.stderr.flush()
+    os._exit(2)
+
 
 def positive_int(text):
-    """A count flag's value (--samples, --batch, --passes): an integer of 1 or more."""
+    """A count flag's value (--samples, --batch, --passes, --threads): an integer of 1 or more."""
     try:
         n = int(text)
     except ValueError:
@@ -40,8 +87,14 @@ def run(main, where=None):
     "[Errno 27] File too large" does not; `where` when the error has none). A program
     run by `main` that failed (subprocess.CalledProcessError) has said why in its own
     line on stderr: nothing is added to it. A missing program is named (an OSError)."""
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
     try:
-        return main() or 0
+        code = main() or 0
+        sys.stdout.flush()
+        return code
+    except _StdoutFailed as e:
+        stdout_failed(e.args[0])
     except subprocess.CalledProcessError:
         return 2
     except OSError as e:
@@ -50,3 +103,5 @@ def run(main, where=None):
     except Exception as e:  # one line for the user, no traceback
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
+    finally:
+        sys.stdout = real

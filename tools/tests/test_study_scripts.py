@@ -329,3 +329,24 @@ def test_a_script_run_through_a_symlink_finds_its_guards(work, script):
     assert p.stderr.startswith("error: ") and p.stderr.endswith("(see linked --help)\n"), \
         p.stderr
     assert len(p.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("unbuffered", ["1", None])
+@pytest.mark.parametrize("script", ["accuracy-study", "sre-evaluation", "adc-survey-fit",
+                                    "functional-study", "ou-size-study", "transformer-study"])
+def test_help_to_a_full_stdout_is_one_line(tmp_path, script, unbuffered):
+    # --help exits in argparse before `main`: its failed write was swallowed (status 0), or
+    # told by Python at exit in two lines (status 120); now as the scripts' own output
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--help"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert p.stderr == "error: stdout: cannot write: No space left on device\n", p.stderr
+    assert os.listdir(tmp_path) == []
+    # and to a stdout that takes it, the usage as before
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--help"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert p.returncode == 0 and p.stdout.startswith(f"usage: {script}"), p.stderr

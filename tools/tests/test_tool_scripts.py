@@ -114,3 +114,89 @@ def test_float_reference_still_runs_a_bundle():
     r = tool("float_reference.py", LENET, "--samples", 4, "--batch", 3)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("lenet5-mnist: 4 samples, top-1 "), r.stdout
+
+
+def test_float_reference_checks_the_bundle_against_its_manifest(tmp_path):
+    # a weight sresim refuses (`sresim check`: shape does not match geometry) is named with
+    # its file before anything is computed, not left to numpy's matmul error
+    import numpy as np
+
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "manifest.json").write_bytes(open(os.path.join(LENET, "manifest.json"), "rb").read())
+    with np.load(os.path.join(LENET, "tensors.npz")) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["conv2.weight"] = np.zeros((50, 20, 5, 0), np.float32)
+    np.savez(b / "tensors.npz", **arrays)
+    line = one_line(tool("float_reference.py", b, "--samples", 2))
+    assert line == (f"error: {b / 'tensors.npz'}: conv2.weight: shape [50,20,5,0] does not "
+                    "match geometry [50,20,5,5]"), line
+    arrays["conv2.weight"] = np.zeros((50, 20, 5, 5), np.float32)
+    arrays["fc1.bias"] = np.zeros(7, np.float32)
+    np.savez(b / "tensors.npz", **arrays)
+    line = one_line(tool("float_reference.py", b, "--samples", 2))
+    assert line == (f"error: {b / 'tensors.npz'}: fc1.bias: shape [7] does not match "
+                    "geometry [500]"), line
+
+
+def test_float_reference_refuses_more_samples_than_the_bundle_holds():
+    # sresim's rule and words: `sresim accuracy --samples 501` on lenet5-mnist
+    line = one_line(tool("float_reference.py", LENET, "--samples", 501))
+    assert line == "error: --samples 501: the graph input of lenet5-mnist holds 500 samples", line
+
+
+@pytest.mark.parametrize("flag", ["--threads=0", "--threads=-1"])
+def test_float_reference_refuses_threads_below_one(flag):
+    line = one_line(tool("float_reference.py", LENET, flag))
+    assert "argument --threads" in line and "must be at least 1" in line, line
+
+
+def to_full(args, unbuffered):
+    """Runs a tool with its stdout on /dev/full, PYTHONUNBUFFERED as given (a write that
+    fails at once, or only when the buffer is flushed)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, *map(str, args)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("unbuffered", ["1", None])
+@pytest.mark.parametrize("script", ["export_onnx.py", "float_reference.py", "ort_per_sample.py",
+                                    "aihwkit_compare.py"])
+def test_help_to_a_full_stdout_is_one_line(script, unbuffered):
+    # argparse swallowed the failed write (status 0) or Python reported it at exit (120)
+    r = to_full([os.path.join(TOOLS, script), "--help"], unbuffered)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr == "error: stdout: cannot write: No space left on device\n", r.stderr
+
+
+@pytest.mark.parametrize("unbuffered", ["1", None])
+def test_a_tools_output_to_a_full_stdout_names_stdout(unbuffered):
+    # it said `error: None: ...` (the OSError's missing file name), or 120 at exit
+    r = to_full([os.path.join(TOOLS, "float_reference.py"), LENET, "--samples", 2], unbuffered)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr == "error: stdout: cannot write: No space left on device\n", r.stderr
+
+
+def test_float_reference_names_a_layer_whose_input_does_not_fit(tmp_path):
+    # weight and manifest agree (fc1 of 799 features) but the graph feeds it 800: the
+    # layer and its input are named, not numpy's matmul error
+    import json
+
+    import numpy as np
+
+    b = tmp_path / "b"
+    b.mkdir()
+    with open(os.path.join(LENET, "manifest.json")) as f:
+        m = json.load(f)
+    next(l for l in m["layers"] if l["name"] == "fc1")["in_features"] = 799
+    (b / "manifest.json").write_text(json.dumps(m))
+    with np.load(os.path.join(LENET, "tensors.npz")) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["fc1.weight"] = np.zeros((500, 799), np.float32)
+    np.savez(b / "tensors.npz", **arrays)
+    line = one_line(tool("float_reference.py", b, "--samples", 2))
+    assert line.startswith(f"error: {b / 'manifest.json'}: graph: layer fc1: its input "), line
+    assert line.endswith(" is [800] a sample, the layer takes 799 features"), line
