@@ -682,3 +682,79 @@ fn an_output_directory_that_is_a_file_is_said_to_be_one() {
     assert!(e.contains("error: F: not a directory"), "{e}");
     assert_eq!(std::fs::read_to_string(t.path().join("F")).unwrap(), "mine");
 }
+
+/// A local ./workloads/NAME/ whose manifest.json cannot be read (a FIFO, a link to
+/// /dev/zero, a directory, absent) is the user's: `run --workload NAME` refuses it by its
+/// file, and never runs the repository's bundle of that name in its place; a shape file
+/// `./workloads/NAME.toml` in any form likewise. `sresim workloads` lists each with what
+/// is wrong rather than leave it out.
+#[test]
+fn a_local_workload_that_cannot_be_read_is_never_passed_over() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let w = d.join("workloads");
+    // Each local entry takes the name of one of the repository's bundles, but x.
+    let cases = [
+        (
+            "fmnist-cnn",
+            "fmnist-cnn/manifest.json",
+            "is a FIFO, not a regular file",
+        ),
+        (
+            "fmnist-cnn-ssl",
+            "fmnist-cnn-ssl/manifest.json",
+            "is a device, not a regular file",
+        ),
+        (
+            "fmnist-resnet20",
+            "fmnist-resnet20/manifest.json",
+            "is a directory, not a file",
+        ),
+        (
+            "lenet5-mnist-ssl",
+            "lenet5-mnist-ssl/manifest.json",
+            "does not exist",
+        ),
+        ("x", "x.toml", "is a FIFO, not a regular file"),
+        (
+            "fmnist-vit",
+            "fmnist-vit.toml",
+            "is a device, not a regular file",
+        ),
+    ];
+    for dir in [
+        "fmnist-cnn",
+        "fmnist-cnn-ssl",
+        "fmnist-resnet20",
+        "lenet5-mnist-ssl",
+    ] {
+        std::fs::create_dir_all(w.join(dir)).unwrap();
+    }
+    mkfifo(&w.join("fmnist-cnn/manifest.json"));
+    std::os::unix::fs::symlink("/dev/zero", w.join("fmnist-cnn-ssl/manifest.json")).unwrap();
+    std::fs::create_dir(w.join("fmnist-resnet20/manifest.json")).unwrap();
+    mkfifo(&w.join("x.toml"));
+    std::os::unix::fs::symlink("/dev/zero", w.join("fmnist-vit.toml")).unwrap();
+    for (name, file, why) in cases {
+        let e = fails(d, &["run", "--workload", name, "-q", "-o", "ob"]);
+        assert!(
+            e.starts_with(&format!("error: workloads/{file}: ")) && e.contains(why),
+            "{name}: {e}"
+        );
+        assert!(!d.join("ob").exists(), "{name}: nothing written");
+    }
+    let o = within(d, &["workloads"], &[], Duration::from_secs(120)).expect("workloads ends");
+    assert!(o.status.success(), "{o:?}");
+    let out = String::from_utf8(o.stdout).unwrap();
+    for (name, file, why) in cases {
+        let row = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{out}"));
+        assert!(
+            row.contains(&format!("(unreadable: workloads/{file}: ")) && row.contains(why),
+            "{name}: {row}"
+        );
+    }
+    assert!(is_fifo(&w.join("x.toml")) && is_fifo(&w.join("fmnist-cnn/manifest.json")));
+}

@@ -405,6 +405,11 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
         .iter()
         .map(|s| parse_bandwidth(s).map_err(|e| anyhow!("--bandwidth: {e}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Each value is one point: a value listed twice, even spelt two ways (900GB/s and
+    // 0.9TB/s), would write its rows twice, and compare and plot refuse a table whose
+    // rows repeat; refused as a grid refuses it (docs/errors.md, "sresim memory").
+    repeated("--capacity", "capacity", &args.capacity, &capacities)?;
+    repeated("--bandwidth", "bandwidth", &args.bandwidth, &bandwidths)?;
     let mut cfg = cfg.clone();
     if let Some(m) = &args.mode {
         cfg.mode = Mode::parse(m).map_err(|e| anyhow!("--mode: {e}"))?;
@@ -414,6 +419,28 @@ fn parse(args: &MemoryArgs, cfg: &MemoryConfig) -> anyhow::Result<Parsed> {
         bandwidths,
         cfg,
     })
+}
+
+/// Refuses the first value of `values` (parsed from `given`, in order) equal to an
+/// earlier one, naming both as written.
+fn repeated<T: PartialEq>(
+    flag: &str,
+    what: &str,
+    given: &[String],
+    values: &[T],
+) -> anyhow::Result<()> {
+    for (j, v) in values.iter().enumerate() {
+        if let Some(i) = values[..j].iter().position(|u| u == v) {
+            let (a, b) = (given[i].trim(), given[j].trim());
+            if a == b {
+                bail!(
+                    "{flag}: {a} is listed twice (a value listed twice would write its rows twice)"
+                );
+            }
+            bail!("{flag}: {a} and {b} are the same {what}, a value listed twice (it would write its rows twice)");
+        }
+    }
+    Ok(())
 }
 
 /// What a memory run writes: the files of `--out` and the table for stdout.

@@ -15,9 +15,15 @@ use crate::zoo;
 
 pub use crate::options::OpenOptions;
 
-/// Folders searched for named bundles: ./workloads, then the repository's workloads/.
+/// Folders searched for named bundles: ./workloads, then the repository's workloads/
+/// (once, when ./workloads is that folder).
 pub fn bundle_roots() -> Vec<PathBuf> {
-    vec![PathBuf::from("workloads"), repo_workloads()]
+    let local = PathBuf::from("workloads");
+    let repo = repo_workloads();
+    if std::fs::canonicalize(&local).is_ok_and(|l| l == repo) {
+        return vec![local];
+    }
+    vec![local, repo]
 }
 
 /// The repository's workloads/ folder, canonical when it exists (for readable listings).
@@ -100,11 +106,11 @@ pub fn hidden_by_builtin(name: &str) -> Option<String> {
     let mut hidden: Vec<PathBuf> = Vec::new();
     for root in bundle_roots() {
         let dir = root.join(name);
-        if dir.join("manifest.json").is_file() {
+        if dir.is_dir() && exists(&dir.join("manifest.json")) {
             hidden.push(dir);
         }
         let file = root.join(format!("{name}.{}", crate::shapes::EXTENSION));
-        if file.is_file() {
+        if exists(&file) {
             hidden.push(file);
         }
     }
@@ -166,7 +172,8 @@ pub fn catalog() -> Vec<Entry> {
         })
         .collect();
     let taken = |out: &[Entry], name: &str| out.iter().any(|e| e.name == name);
-    for (name, dir) in list_bundles() {
+    let found = list_found();
+    for (name, dir) in bundles_of(&found) {
         if !taken(&out, &name) {
             out.push(Entry {
                 name,
@@ -174,7 +181,7 @@ pub fn catalog() -> Vec<Entry> {
             });
         }
     }
-    for (name, file) in list_shape_files() {
+    for (name, file) in shape_files_of(&found) {
         if !taken(&out, &name) {
             out.push(Entry {
                 name,
@@ -185,9 +192,108 @@ pub fn catalog() -> Vec<Entry> {
     out
 }
 
+/// What a workloads folder holds under a name.
+#[derive(Debug, Clone, PartialEq)]
+enum Found {
+    /// `NAME/`: a bundle folder.
+    Bundle(PathBuf),
+    /// `NAME.toml`: a shape file.
+    Shapes(PathBuf),
+}
+
+/// Whether `path` is there in any form (a FIFO, a device, a directory, a link that leads
+/// nowhere): what a name finds is then opened and, when it cannot be read, refused.
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// What the plain name `name` finds under [`bundle_roots`], the first folder holding it
+/// winning (./workloads before the repository's): a folder `NAME/` holding a
+/// `manifest.json` in any form, else a shape file `NAME.toml` in any form; a folder
+/// `NAME/` without one only when a later folder holds the name (then it is the user's
+/// and is refused for its missing manifest; otherwise it is a folder of other files, as
+/// workloads/transformers/). What a name finds is read through `files::open`, never
+/// passed over for the same name further down when it cannot be read (docs/errors.md,
+/// "Files are checked to be files").
+fn find(name: &str) -> Option<Found> {
+    let plain = !name.is_empty() && !name.contains(['/', '\\']) && name != "." && name != "..";
+    if !plain {
+        return None;
+    }
+    let roots = bundle_roots();
+    let in_root = |root: &Path| {
+        let dir = root.join(name);
+        if dir.is_dir() && exists(&dir.join("manifest.json")) {
+            return Some(Found::Bundle(dir));
+        }
+        let file = root.join(format!("{name}.{}", crate::shapes::EXTENSION));
+        exists(&file).then_some(Found::Shapes(file))
+    };
+    for (i, root) in roots.iter().enumerate() {
+        if let Some(f) = in_root(root) {
+            return Some(f);
+        }
+        let dir = root.join(name);
+        if dir.is_dir() && roots[i + 1..].iter().any(|r| in_root(r).is_some()) {
+            return Some(Found::Bundle(dir));
+        }
+    }
+    None
+}
+
+/// Every name [`find`] finds under [`bundle_roots`] (a folder's name, a shape file's
+/// stem), with what it finds, sorted by name.
+fn list_found() -> Vec<(String, Found)> {
+    let mut names: Vec<String> = Vec::new();
+    for root in bundle_roots() {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        for p in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+            let name = if p.is_dir() {
+                p.file_name()
+            } else if crate::shapes::is_shape_path(&p) {
+                p.file_stem()
+            } else {
+                None
+            };
+            if let Some(n) = name.and_then(|n| n.to_str()) {
+                names.push(n.to_string());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| find(&n).map(|f| (n, f)))
+        .collect()
+}
+
+fn bundles_of(found: &[(String, Found)]) -> Vec<(String, PathBuf)> {
+    found
+        .iter()
+        .filter_map(|(n, f)| match f {
+            Found::Bundle(d) => Some((n.clone(), d.clone())),
+            Found::Shapes(_) => None,
+        })
+        .collect()
+}
+
+fn shape_files_of(found: &[(String, Found)]) -> Vec<(String, PathBuf)> {
+    found
+        .iter()
+        .filter_map(|(n, f)| match f {
+            Found::Shapes(p) => Some((n.clone(), p.clone())),
+            Found::Bundle(_) => None,
+        })
+        .collect()
+}
+
 /// The shape file [`resolve`] opens for `name_or_path`: a path ending in `.toml` (whether
 /// or not it exists: opening it says why it cannot be read), or the name of a
-/// `NAME.toml` under [`bundle_roots`] that no built-in network or bundle takes.
+/// `NAME.toml` under [`bundle_roots`] that no built-in network or bundle takes
+/// ([`find`]: the first folder holding the name wins, whatever it holds).
 pub fn shape_file(name_or_path: &str) -> Option<PathBuf> {
     let path = Path::new(name_or_path);
     if crate::shapes::is_shape_path(path) {
@@ -196,47 +302,17 @@ pub fn shape_file(name_or_path: &str) -> Option<PathBuf> {
     if network::zoo::all_names().any(|n| n == name_or_path) || bundle_dir(name_or_path).is_some() {
         return None;
     }
-    list_shape_files()
-        .into_iter()
-        .find(|(n, _)| n == name_or_path)
-        .map(|(_, f)| f)
-}
-
-/// The shape files (`NAME.toml`) under [`bundle_roots`]: (name, file), sorted by name; a
-/// name found in ./workloads hides the same name in the repository's folder.
-pub fn list_shape_files() -> Vec<(String, PathBuf)> {
-    list_in_roots(
-        |p| crate::shapes::is_shape_path(p) && p.is_file(),
-        Path::file_stem,
-    )
-}
-
-/// The entries of [`bundle_roots`] that `keep` accepts, named by `name`: sorted by name,
-/// a name found in an earlier root hiding the same name in a later one.
-fn list_in_roots(
-    keep: impl Fn(&Path) -> bool,
-    name: impl Fn(&Path) -> Option<&std::ffi::OsStr>,
-) -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = Vec::new();
-    for root in bundle_roots() {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut found: Vec<(String, PathBuf)> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| keep(p))
-            .filter_map(|p| Some((name(&p)?.to_str()?.to_string(), p)))
-            .collect();
-        found.sort();
-        for (n, path) in found {
-            if !out.iter().any(|(o, _)| *o == n) {
-                out.push((n, path));
-            }
-        }
+    match find(name_or_path) {
+        Some(Found::Shapes(f)) => Some(f),
+        _ => None,
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+}
+
+/// The shape files (`NAME.toml`, in any form) under [`bundle_roots`]: (name, file),
+/// sorted by name; a name found in ./workloads hides the same name in the repository's
+/// folder.
+pub fn list_shape_files() -> Vec<(String, PathBuf)> {
+    shape_files_of(&list_found())
 }
 
 /// ` (did you mean "B"?)` for the bundle under [`bundle_roots`] closest to `name`.
@@ -257,21 +333,20 @@ pub fn bundle_dir(name_or_path: &str) -> Option<PathBuf> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
         return Some(dir.unwrap_or(Path::new(".")).to_path_buf());
     }
-    let plain =
-        !name_or_path.is_empty() && !name_or_path.contains(['/', '\\']) && name_or_path != "..";
-    if zoo::layers(name_or_path).is_some() || !plain {
+    if zoo::layers(name_or_path).is_some() {
         return None;
     }
-    bundle_roots()
-        .into_iter()
-        .map(|root| root.join(name_or_path))
-        .find(|dir| dir.join("manifest.json").is_file())
+    match find(name_or_path) {
+        Some(Found::Bundle(d)) => Some(d),
+        _ => None,
+    }
 }
 
-/// The bundles under [`bundle_roots`]: (folder name, directory), sorted by name; a name
-/// found in ./workloads hides the same name in the repository's folder.
+/// The bundles under [`bundle_roots`] ([`find`]'s folders, readable or not): (folder
+/// name, directory), sorted by name; a name found in ./workloads hides the same name in
+/// the repository's folder.
 pub fn list_bundles() -> Vec<(String, PathBuf)> {
-    list_in_roots(|p| p.join("manifest.json").is_file(), Path::file_name)
+    bundles_of(&list_found())
 }
 
 /// What `sresim workloads` prints about a workload.

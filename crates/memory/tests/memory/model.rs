@@ -259,3 +259,40 @@ fn bad_arguments_are_one_line_errors_naming_the_flag() {
         "nothing written on error"
     );
 }
+
+#[test]
+fn a_capacity_or_bandwidth_listed_twice_is_refused_naming_the_flag() {
+    // Each value is a point: listed twice it wrote its rows twice, a table compare and
+    // plot refuse. Two spellings of one value are the same value.
+    let cfg = MemoryConfig::default();
+    let args = |capacity: &[&str], bandwidth: &[&str]| MemoryArgs {
+        workload: "resnet18".into(),
+        capacity: capacity.iter().map(|s| s.to_string()).collect(),
+        bandwidth: bandwidth.iter().map(|s| s.to_string()).collect(),
+        ..MemoryArgs::default()
+    };
+    let err = |a: MemoryArgs| match memory::report::check(&a, &cfg) {
+        Ok(()) => panic!("{a:?} accepted"),
+        Err(e) => e.to_string(),
+    };
+    let e = err(args(&["16MiB", "1GB", "16MiB"], &["900GB/s"]));
+    assert_eq!(
+        e,
+        "--capacity: 16MiB is listed twice (a value listed twice would write its rows twice)"
+    );
+    let e = err(args(&["16MiB"], &["900GB/s", "0.9TB/s"]));
+    assert_eq!(
+        e,
+        "--bandwidth: 900GB/s and 0.9TB/s are the same bandwidth, a value listed twice (it would write its rows twice)"
+    );
+    let e = err(args(&["16777216B", "16MiB"], &["900GB/s"]));
+    assert!(e.starts_with("--capacity: 16777216B and 16MiB "), "{e}");
+    let e = err(args(&["inf", "INF"], &["900GB/s"]));
+    assert!(e.starts_with("--capacity: inf and INF "), "{e}");
+    // Different values are points of their own.
+    memory::report::check(
+        &args(&["16MiB", "16MB", "inf"], &["900GB/s", "1TB/s"]),
+        &cfg,
+    )
+    .unwrap();
+}
