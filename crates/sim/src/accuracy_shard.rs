@@ -551,4 +551,7 @@ struct RecordReader {
     /// Predictions and labels lie below it (0: not recorded, not checked).
     classes: usize,
     line: u64,
+    /// Per sample of the range, the label draw 0's float row gave and its line: every
+    /// later draw's must be the same (the label is the sample's, not the draw's).
+    draw0_labels: Vec<(Option<i64>, u64)>,
 }

@@ -156,7 +156,47 @@ pub fn read_string(path: &Path, max_bytes: u64) -> Result<String, String> {
 
 /// Reads the regular file at `path`, at most `max_bytes` bytes; the error is the why.
 pub fn read_bytes(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
-    let file = open_checked(path)?;
+    read_open(open_checked(path)?, max_bytes)
+}
+
+/// Which file a path names: its device and inode (None where the platform has none, or
+/// the path names nothing). A file replaced by a rename is another file; the one opened
+/// before stays readable through its handle.
+pub type FileId = Option<(u64, u64)>;
+
+/// The [`FileId`] of an open file.
+pub fn id_of(file: &fs::File) -> FileId {
+    file.metadata().ok().as_ref().and_then(id_from)
+}
+
+/// The [`FileId`] of the file `path` names now (symbolic links followed).
+pub fn id_at(path: &Path) -> FileId {
+    fs::metadata(path).ok().as_ref().and_then(id_from)
+}
+
+#[cfg(unix)]
+fn id_from(m: &fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn id_from(_: &fs::Metadata) -> FileId {
+    None
+}
+
+/// [`read_text`], with the [`FileId`] of the file read.
+pub fn read_text_with_id(path: &Path, label: &str) -> Result<(String, FileId), String> {
+    let err = |e: String| format!("{label}: cannot read: {e}");
+    let file = open_checked(path).map_err(err)?;
+    let id = id_of(&file);
+    let bytes = read_open(file, MAX_TEXT_BYTES).map_err(err)?;
+    let text = String::from_utf8(bytes).map_err(|_| err("not UTF-8 text".into()))?;
+    Ok((text, id))
+}
+
+/// Reads an opened regular file, at most `max_bytes` bytes; the error is the why.
+fn read_open(file: fs::File, max_bytes: u64) -> Result<Vec<u8>, String> {
     let too_big = || format!("larger than {max_bytes} bytes, the most sresim reads of such a file");
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     if len > max_bytes {

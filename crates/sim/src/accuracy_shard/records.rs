@@ -33,6 +33,7 @@ impl RecordReader {
             classes: m.classes,
             records: m.records.clone(),
             line: 1,
+            draw0_labels: Vec::new(),
         })
     }
 
@@ -75,6 +76,15 @@ impl RecordReader {
         if let Some(l) = label {
             in_classes(&at, "label", l.into(), self.classes)?;
         }
+        // One label a sample: draw 0's float row gives it, every later draw repeats it.
+        match self.draw0_labels.get(s - self.range.start) {
+            _ if d == 0 => self.draw0_labels.push((label, self.line)),
+            Some(&(Some(l0), line0)) if label != Some(l0) => bail!(
+                "{at}: label: {}, but draw 0 labels sample {s} {l0} (line {line0}): a sample has one label in every draw",
+                label.map_or(String::new(), |l| l.to_string())
+            ),
+            _ => {}
+        }
         let float_prediction = c.int()? as usize;
         in_classes(&at, "prediction", float_prediction as i128, self.classes)?;
         let float_sq = c.float()?;
@@ -90,6 +100,13 @@ impl RecordReader {
         for p in &paths[1..] {
             let row = self.row(d, s, p)?;
             let at = format!("{}: line {}", self.label, self.line);
+            // The label is a cell of the float row alone: `accuracy` leaves a mode's empty.
+            if !row[3].is_empty() {
+                bail!(
+                    "{at}: label: '{}' on a mode's row (the label is the float row's; this cell is empty)",
+                    bounds::text::printable(&row[3])
+                );
+            }
             let mut c = Cells {
                 row: &row,
                 at: &at,

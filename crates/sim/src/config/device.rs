@@ -255,15 +255,23 @@ pub fn apply_preset(
         .get("device")
         .and_then(|d| d.as_table())
         .ok_or_else(|| anyhow!("{label}: expected a [device] table"))?;
+    let default_table = defaults;
     let defaults = defaults.get("device").and_then(|d| d.as_table());
     let Some(device) = table.get_mut("device").and_then(|d| d.as_table_mut()) else {
         return Ok(None);
     };
-    let mut taken = Vec::new();
-    for (k, v) in keys {
+    for k in keys.keys() {
         if k == "preset" || defaults.is_some_and(|d| !d.contains_key(k)) {
             bail!("{label}: device.{k}: not a key a preset may set");
         }
+    }
+    // No key takes a TOML date, in a preset file as in the config: the typed reading took
+    // `error_table = 1979-05-27` as the text "1979-05-27" (a file of that name was read).
+    let wrapped =
+        toml::Table::from_iter([("device".to_string(), toml::Value::Table(keys.clone()))]);
+    super::refuse_dates(&wrapped, default_table, &[], &label)?;
+    let mut taken = Vec::new();
+    for (k, v) in keys {
         if device.get(k) == defaults.and_then(|d| d.get(k)) {
             device.insert(k.clone(), v.clone());
             taken.push(k.clone());

@@ -118,6 +118,17 @@ fn a_local_device_preset_is_blamed_for_its_own_values() {
     );
     let e = with("[device]\nsigma = \"x\"\n");
     assert!(e.starts_with(&format!("{shown}: device.sigma: ")), "{e}");
+    // A TOML date is refused by its key, as in the config: a string key took its text
+    // (a file named 1979-05-27 was read as the error table), a number key told it as a
+    // string.
+    assert_eq!(
+        with("[device]\nerror_table = 1979-05-27\n"),
+        format!("{shown}: device.error_table: a date (1979-05-27), expected a string")
+    );
+    assert_eq!(
+        with("[device]\nsigma = 1979-05-27\n"),
+        format!("{shown}: device.sigma: a date (1979-05-27), expected a number")
+    );
     // A value the config gives over the preset's stays the config's.
     std::fs::write(&cfg, "[device]\npreset = \"p\"\nsigma = -1.0\n").unwrap();
     let e = with("[device]\nsigma = 0.1\n");

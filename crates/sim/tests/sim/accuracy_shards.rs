@@ -391,3 +391,79 @@ fn labels_outside_the_networks_classes_are_refused() {
         );
     }
 }
+
+/// The label is a cell of a sample's float row, the same in every draw: a label on a
+/// mode's row, or a later draw's float row labelling the sample otherwise, was merged
+/// without a word (the cells were not read). Both are refused by file, line and column.
+#[test]
+fn a_label_on_a_mode_row_or_differing_between_draws_is_refused() {
+    let s = setup(&["device.preset=noisy-rram"], &[Mode::Dense], None, 2);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    write(&s, 2, 0..2, &dir, 1);
+    let path = dir.join("records.csv");
+    let clean = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = clean.lines().collect();
+    assert_eq!(lines[0].split(',').nth(3), Some("label"));
+    // The 1-based line of the row of draw `d`, sample `s`, path `p`.
+    let line_of = |d: &str, s: &str, p: &str| {
+        1 + lines
+            .iter()
+            .position(|l| l.split(',').take(3).eq([d, s, p]))
+            .unwrap()
+    };
+    let label_at = |line: usize| lines[line - 1].split(',').nth(3).unwrap().to_string();
+    let json = dir.join("shard.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Writes `bytes` as records.csv with shard.json's hash of them made again, as anyone
+    // can (FNV-1a of the bytes): only the rules on the cells stand between them and a merge.
+    let put = |bytes: &str| {
+        std::fs::write(&path, bytes).unwrap();
+        let fnv = bytes.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        let mut v = manifest.clone();
+        v["records"] = serde_json::Value::from(format!("{fnv:016x}"));
+        std::fs::write(&json, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    };
+    let tamper = |line: usize, value: &str| {
+        let mut all: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let mut cells: Vec<&str> = lines[line - 1].split(',').collect();
+        cells[3] = value;
+        all[line - 1] = cells.join(",");
+        put(&(all.join("\n") + "\n"));
+        let e = merge(std::slice::from_ref(&dir)).err().unwrap().to_string();
+        assert!(
+            e.starts_with(&format!("{}: line {line}: label: ", path.display())),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+        e
+    };
+    let float0 = line_of("0", "0", "float");
+    let was = label_at(float0);
+    assert!(!was.is_empty());
+    let dense = line_of("0", "0", "dense");
+    assert_eq!(label_at(dense), "");
+    let e = tamper(dense, &was);
+    assert!(
+        e.ends_with(&format!(
+            "label: '{was}' on a mode's row (the label is the float row's; this cell is empty)"
+        )),
+        "{e}"
+    );
+    let float1 = line_of("1", "0", "float");
+    assert_eq!(label_at(float1), was);
+    let other = ((was.parse::<u32>().unwrap() + 1) % 10).to_string();
+    let e = tamper(float1, &other);
+    assert!(
+        e.ends_with(&format!(
+            "label: {other}, but draw 0 labels sample 0 {was} (line {float0}): a sample has one label in every draw"
+        )),
+        "{e}"
+    );
+    // The honest bytes under a hash made again merge: the hash is made as the writer's.
+    put(&clean);
+    assert!(merge(std::slice::from_ref(&dir)).is_ok());
+}

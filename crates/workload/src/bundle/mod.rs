@@ -26,7 +26,7 @@ mod tests;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io::{BufReader, Cursor};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, bail};
 
@@ -54,7 +54,12 @@ use crate::source::{
 use crate::synth::{stream_synth_inputs, synth_signed, InputKind, SynthParams};
 
 enum NpzStore {
-    File(PathBuf),
+    /// tensors.npz, held open from [`BundleWorkload::open`] on: every array is read from
+    /// this file, never again by its path.
+    File(std::fs::File),
+    /// tensors.npz could not be opened: told when it is first read, after the manifest's
+    /// own checks, as before it was held.
+    Unopened(String),
     Bytes(Cow<'static, [u8]>),
 }
 
@@ -96,18 +101,8 @@ impl std::fmt::Debug for BundleWorkload {
 impl BundleWorkload {
     /// Opens and validates the bundle in `dir` for `opts.precision`.
     pub fn open(dir: &Path, opts: &OpenOptions) -> anyhow::Result<Self> {
-        let manifest_label = dir.join("manifest.json").display().to_string();
-        let text = crate::files::read_text(&dir.join("manifest.json"), &manifest_label)
-            .map_err(anyhow::Error::msg)?;
-        let npz_label = dir.join("tensors.npz").display().to_string();
-        Self::build(
-            manifest_label,
-            npz_label,
-            &text,
-            NpzStore::File(dir.join("tensors.npz")),
-            opts,
-            false,
-        )
+        let (manifest_label, text, npz_label, npz) = open_files(dir, || {})?;
+        Self::build(manifest_label, npz_label, &text, npz, opts, false)
     }
 
     /// Opens the bundle in `dir` for its geometry alone (`sresim memory`): the manifest
@@ -117,23 +112,13 @@ impl BundleWorkload {
     /// input array are allowed. The result gives the layers, the manifest and the graph,
     /// and is not for running (its inputs were not scanned).
     pub fn open_headers(dir: &Path) -> anyhow::Result<Self> {
-        let manifest_label = dir.join("manifest.json").display().to_string();
-        let text = crate::files::read_text(&dir.join("manifest.json"), &manifest_label)
-            .map_err(anyhow::Error::msg)?;
-        let npz_label = dir.join("tensors.npz").display().to_string();
+        let (manifest_label, text, npz_label, npz) = open_files(dir, || {})?;
         let opts = OpenOptions {
             synthetic_inputs: true,
             max_layer_bytes: u64::MAX,
             ..OpenOptions::default()
         };
-        Self::build(
-            manifest_label,
-            npz_label,
-            &text,
-            NpzStore::File(dir.join("tensors.npz")),
-            &opts,
-            true,
-        )
+        Self::build(manifest_label, npz_label, &text, npz, &opts, true)
     }
 
     /// A bundle held in memory (e.g. `include_bytes!`); `label` stands for the directory
@@ -332,9 +317,8 @@ impl BundleWorkload {
 
     fn reader(&self) -> anyhow::Result<Npz<NpzSource<'_>>> {
         let src = match &self.npz {
-            NpzStore::File(p) => NpzSource::File(BufReader::new(
-                crate::files::open(p, &self.npz_label).map_err(anyhow::Error::msg)?,
-            )),
+            NpzStore::File(f) => NpzSource::File(BufReader::new(tensors::FileAt::new(f))),
+            NpzStore::Unopened(e) => bail!("{e}"),
             NpzStore::Bytes(b) => NpzSource::Bytes(Cursor::new(&b[..])),
         };
         Npz::with_limit(src, self.max_bytes).map_err(|e| anyhow!("{}: {e}", self.npz_label))
@@ -479,7 +463,8 @@ impl BundleWorkload {
             .map_err(|e| anyhow!("{}: {name}: {e}", self.npz_label))
     }
 
-    /// Reads array `name` again at load time, re-checking its header against what open saw.
+    /// Reads array `name` again at load time (from the tensors.npz open read), re-checking
+    /// its header.
     fn reread(&self, name: &str) -> anyhow::Result<AnyArray> {
         let mut npz = self.reader()?;
         let h = npz
@@ -721,6 +706,46 @@ impl BundleWorkload {
             sink(&q, &f)
         })
     }
+}
+
+/// The two files of the bundle in `dir`, of one export: its labels, the manifest's text
+/// and tensors.npz held open (or why it cannot be opened). A writer (the exporter's `bundle.commit`, `sresim`'s own)
+/// may replace both between the reads: the files are opened one after the other, then
+/// the directory is checked to hold no journal and both paths to name the files opened
+/// still, in that order. A replacement under way when tensors.npz was opened still has
+/// its journal then, or has renamed a file since; either way the pair is read once more,
+/// and a second such pair is refused. `between` runs between the two opens (tests).
+fn open_files(
+    dir: &Path,
+    mut between: impl FnMut(),
+) -> anyhow::Result<(String, String, String, NpzStore)> {
+    let manifest = dir.join("manifest.json");
+    let tensors = dir.join("tensors.npz");
+    let manifest_label = manifest.display().to_string();
+    let npz_label = tensors.display().to_string();
+    let here = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    for _ in 0..2 {
+        let (text, manifest_id) = crate::files::read_text_with_id(&manifest, &manifest_label)
+            .map_err(anyhow::Error::msg)?;
+        between();
+        let npz = match crate::files::open(&tensors, &npz_label) {
+            Ok(f) => f,
+            Err(e) => return Ok((manifest_label, text, npz_label, NpzStore::Unopened(e))),
+        };
+        let whole = !outdir::interrupted(here)
+            && crate::files::id_at(&manifest) == manifest_id
+            && crate::files::id_at(&tensors) == crate::files::id_of(&npz);
+        if whole {
+            return Ok((manifest_label, text, npz_label, NpzStore::File(npz)));
+        }
+    }
+    bail!(
+        "{}: its files were replaced while they were opened, twice (a writer is exporting the bundle again): run the command again once it is done",
+        dir.display()
+    )
 }
 
 /// The `note:` of [`crate::source::off_crossbar_ops`], beside the multiply-accumulates of `layers`.

@@ -26,8 +26,53 @@ use crate::quant::{self, QuantError};
 
 /// A seekable reader over a bundle file or bytes embedded in the binary.
 pub enum NpzSource<'a> {
-    File(BufReader<File>),
+    File(BufReader<FileAt<'a>>),
     Bytes(Cursor<&'a [u8]>),
+}
+
+/// A reader of a file held open, at a position of its own: each read is positional
+/// (`pread`), so readers of one handle never move each other, and every one reads the
+/// file that was opened, whatever its path names since (a bundle replaced by a rename).
+pub struct FileAt<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl<'a> FileAt<'a> {
+    pub fn new(file: &'a File) -> Self {
+        FileAt { file, pos: 0 }
+    }
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.pos)?;
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for FileAt<'_> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let (base, delta) = match pos {
+            SeekFrom::Start(n) => {
+                self.pos = n;
+                return Ok(n);
+            }
+            SeekFrom::Current(d) => (self.pos, d),
+            SeekFrom::End(d) => (self.file.metadata()?.len(), d),
+        };
+        self.pos = base.checked_add_signed(delta).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the file",
+            )
+        })?;
+        Ok(self.pos)
+    }
 }
 
 impl Read for NpzSource<'_> {

@@ -549,3 +549,110 @@ fn hostile_headers_and_corrupt_archives() {
         "{e}"
     );
 }
+
+/// Replaces the bundle in `dir` with `manifest` and `arrays` as a writer does: both files
+/// written beside it, then renamed over the old ones.
+fn replace(dir: &Path, manifest: &Value, arrays: &[(&str, ArrayD<f32>)]) {
+    let new = tempfile::tempdir_in(dir).unwrap();
+    write(new.path(), manifest, arrays);
+    for f in ["tensors.npz", "manifest.json"] {
+        std::fs::rename(new.path().join(f), dir.join(f)).unwrap();
+    }
+}
+
+/// The same shapes and inputs, other weights, another name: what a re-export of a
+/// retrained model writes.
+fn other_bundle() -> (Value, Vec<(&'static str, ArrayD<f32>)>) {
+    let mut m = manifest();
+    m["name"] = json!("other");
+    let t = tensors()
+        .into_iter()
+        .map(|(n, a)| match n.ends_with(".weight") {
+            true => (n, a.mapv(|v| -2.0 * v + 1.0)),
+            false => (n, a),
+        })
+        .collect();
+    (m, t)
+}
+
+/// A bundle exported again while a command runs on it: each layer was read from the
+/// tensors.npz its path named at load time, so a run's first layers came from the old
+/// bundle and the later ones from the new, under the old manifest. Every layer is now
+/// read from the file opened with the manifest.
+#[test]
+fn a_bundle_replaced_after_open_is_read_as_it_was_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &manifest(), &tensors());
+    let p = p8().precision;
+    let w = BundleWorkload::open(dir.path(), &p8()).unwrap();
+    let first = w.load_layer(0, p, 2).unwrap();
+    let (m, t) = other_bundle();
+    replace(dir.path(), &m, &t);
+    let fresh = BundleWorkload::open(dir.path(), &p8()).unwrap();
+    assert_eq!(fresh.name(), "other");
+    for i in 0..2 {
+        let l = w.load_layer(i, p, 2).unwrap();
+        assert_ne!(l, fresh.load_layer(i, p, 2).unwrap(), "layer {i}");
+        let old = tempfile::tempdir().unwrap();
+        write(old.path(), &manifest(), &tensors());
+        let want = BundleWorkload::open(old.path(), &p8()).unwrap();
+        assert_eq!(l, want.load_layer(i, p, 2).unwrap(), "layer {i}");
+    }
+    assert_eq!(w.load_layer(0, p, 2).unwrap(), first);
+    assert_eq!(w.name(), "tiny");
+}
+
+/// A replacement landing between the manifest's read and tensors.npz's open gave a
+/// manifest of one export beside the arrays of the next: the pair is read again, and a
+/// directory replaced under both reads is refused in one line.
+#[test]
+fn the_manifest_and_tensors_opened_are_of_one_export() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &manifest(), &tensors());
+    let (m, t) = other_bundle();
+    let mut n = 0;
+    let (_, text, _, npz) = open_files(dir.path(), || {
+        if n == 0 {
+            replace(dir.path(), &m, &t);
+        }
+        n += 1;
+    })
+    .unwrap();
+    assert_eq!(n, 2, "read a second time");
+    assert_eq!(text, m.to_string());
+    let NpzStore::File(npz) = npz else {
+        panic!("tensors.npz not opened")
+    };
+    assert_eq!(
+        crate::files::id_of(&npz),
+        crate::files::id_at(&dir.path().join("tensors.npz"))
+    );
+    // Replaced under both reads: refused.
+    let mut flip = 0;
+    let e = open_files(dir.path(), || {
+        flip += 1;
+        match flip % 2 {
+            1 => replace(dir.path(), &manifest(), &tensors()),
+            _ => replace(dir.path(), &m, &t),
+        }
+    })
+    .err()
+    .unwrap()
+    .to_string();
+    assert_eq!(flip, 2);
+    assert_eq!(
+        e,
+        format!(
+            "{}: its files were replaced while they were opened, twice (a writer is exporting the bundle again): run the command again once it is done",
+            dir.path().display()
+        )
+    );
+    // A journal left between the reads is the unfinished replacement it always was.
+    let e = match open_files(dir.path(), || {
+        std::fs::write(dir.path().join(".sresim-commit"), "x").unwrap();
+    }) {
+        Ok((_, _, _, NpzStore::Unopened(e))) => e,
+        _ => panic!("opened beside a journal"),
+    };
+    assert!(e.contains("holds an unfinished replacement"), "{e}");
+}
