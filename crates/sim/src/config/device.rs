@@ -269,7 +269,7 @@ pub fn apply_preset(
     // `error_table = 1979-05-27` as the text "1979-05-27" (a file of that name was read).
     let wrapped =
         toml::Table::from_iter([("device".to_string(), toml::Value::Table(keys.clone()))]);
-    super::refuse_dates(&wrapped, default_table, &[], &label)?;
+    super::toml_text::refuse_dates(&wrapped, default_table, &[], &label)?;
     let mut taken = Vec::new();
     for (k, v) in keys {
         if device.get(k) == defaults.and_then(|d| d.get(k)) {

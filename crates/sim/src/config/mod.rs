@@ -22,7 +22,7 @@ pub mod digital;
 mod schema;
 mod toml_text;
 pub use schema::*;
-use toml_text::{above_toml, beyond_toml, one_line, parse_toml};
+use toml_text::{above_toml, beyond_toml, one_line, parse_toml, refuse_dates, source_of_key};
 
 /// A validated configuration, split into what each crate needs.
 #[derive(Debug, Clone)]
@@ -185,65 +185,6 @@ fn load_table(
     Ok(r)
 }
 
-/// No key takes a TOML date or time: one (`preset = 1979-05-27`, `--set
-/// device.preset=1979-05-27`) is refused by its key, in an array too. The typed reading
-/// would take it as its text for a string key (device.preset then named no preset and
-/// was passed over) and tell it in the TOML reader's private words elsewhere.
-fn refuse_dates(table: &Table, defaults: &Table, sets: &[String], origin: &str) -> Result<()> {
-    fn date_in(v: &Value) -> Option<&toml::value::Datetime> {
-        match v {
-            Value::Datetime(d) => Some(d),
-            Value::Array(a) => a.iter().find_map(date_in),
-            _ => None,
-        }
-    }
-    fn walk(
-        t: &Table,
-        d: Option<&Table>,
-        prefix: &str,
-        out: &mut Option<(String, String, String)>,
-    ) {
-        for (k, v) in t {
-            if out.is_some() {
-                return;
-            }
-            let key = format!("{prefix}{k}");
-            let default = d.and_then(|d| d.get(k));
-            if let Value::Table(sub) = v {
-                walk(
-                    sub,
-                    default.and_then(Value::as_table),
-                    &format!("{key}."),
-                    out,
-                );
-            } else if let Some(date) = date_in(v) {
-                let expected = match (key.as_str(), default) {
-                    ("device.preset", _) => "a preset name (a string)",
-                    ("chip.preset", _) => "\"isaac\", \"pp_sim\" or a preset file (a string)",
-                    ("chip.count", _) => "a number of chips or \"auto\"",
-                    (_, Some(Value::String(_))) => "a string",
-                    (_, Some(Value::Integer(_))) => "an integer",
-                    (_, Some(Value::Float(_))) => "a number",
-                    (_, Some(Value::Boolean(_))) => "true or false",
-                    (_, Some(Value::Array(_))) => "an array",
-                    _ => "a number or a string",
-                };
-                *out = Some((key, date.to_string(), expected.to_string()));
-            }
-        }
-    }
-    let mut found = None;
-    walk(table, Some(defaults), "", &mut found);
-    match found {
-        Some((key, date, expected)) => bail!(
-            "{}: {key}: {}, expected {expected}",
-            source_of_key(&key, sets, origin),
-            bounds::text::toml_date(&date)
-        ),
-        None => Ok(()),
-    }
-}
-
 /// [`load`] for a command line: a value that fails a check names the `--set` that gave it
 /// ([`blame_sets`]). Grids call [`load`], whose messages name the grid's key instead.
 pub fn load_cli(path: Option<&Path>, sets: &[String]) -> Result<Resolved> {
@@ -321,14 +262,6 @@ fn culprit(table: &Table, defaults: &Table, sets: &[String], origin: &str) -> (S
         }
     }
     (origin.to_string(), String::new())
-}
-
-/// Where `key`'s value came from: the last `--set` naming it, else the file `origin`.
-fn source_of_key(key: &str, sets: &[String], origin: &str) -> String {
-    sets.iter()
-        .rev()
-        .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
-        .map_or_else(|| origin.to_string(), |s| format!("--set {s}"))
 }
 
 /// Whether `v` (a config as summary.json's `config_values` writes it) is a config: laid

@@ -1,8 +1,9 @@
 //! The text of a TOML file a config reads (a config, a device preset): its parse, with a
-//! syntax error naming its line and an integer TOML cannot hold naming its key.
+//! syntax error naming its line and an integer TOML cannot hold naming its key; a TOML
+//! date refused by its key; the source (a file or a `--set`) a key's message names.
 
-use anyhow::{anyhow, Result};
-use toml::Table;
+use anyhow::{anyhow, bail, Result};
+use toml::{Table, Value};
 
 /// The table of TOML file `origin` (a config or a device preset): a syntax error names
 /// its line, an integer TOML cannot hold its key too.
@@ -69,4 +70,76 @@ pub(super) fn integer_too_large(text: &str, at: usize) -> Option<(String, &str)>
 
 pub(super) fn one_line(e: &toml::de::Error) -> String {
     e.message().replace('\n', " ")
+}
+
+/// No key takes a TOML date or time: one (`preset = 1979-05-27`, `--set
+/// device.preset=1979-05-27`) is refused by its key, in an array too. The typed reading
+/// would take it as its text for a string key (device.preset then named no preset and
+/// was passed over) and tell it in the TOML reader's private words elsewhere.
+pub(super) fn refuse_dates(
+    table: &Table,
+    defaults: &Table,
+    sets: &[String],
+    origin: &str,
+) -> Result<()> {
+    fn date_in(v: &Value) -> Option<&toml::value::Datetime> {
+        match v {
+            Value::Datetime(d) => Some(d),
+            Value::Array(a) => a.iter().find_map(date_in),
+            _ => None,
+        }
+    }
+    fn walk(
+        t: &Table,
+        d: Option<&Table>,
+        prefix: &str,
+        out: &mut Option<(String, String, String)>,
+    ) {
+        for (k, v) in t {
+            if out.is_some() {
+                return;
+            }
+            let key = format!("{prefix}{k}");
+            let default = d.and_then(|d| d.get(k));
+            if let Value::Table(sub) = v {
+                walk(
+                    sub,
+                    default.and_then(Value::as_table),
+                    &format!("{key}."),
+                    out,
+                );
+            } else if let Some(date) = date_in(v) {
+                let expected = match (key.as_str(), default) {
+                    ("device.preset", _) => "a preset name (a string)",
+                    ("chip.preset", _) => "\"isaac\", \"pp_sim\" or a preset file (a string)",
+                    ("chip.count", _) => "a number of chips or \"auto\"",
+                    (_, Some(Value::String(_))) => "a string",
+                    (_, Some(Value::Integer(_))) => "an integer",
+                    (_, Some(Value::Float(_))) => "a number",
+                    (_, Some(Value::Boolean(_))) => "true or false",
+                    (_, Some(Value::Array(_))) => "an array",
+                    _ => "a number or a string",
+                };
+                *out = Some((key, date.to_string(), expected.to_string()));
+            }
+        }
+    }
+    let mut found = None;
+    walk(table, Some(defaults), "", &mut found);
+    match found {
+        Some((key, date, expected)) => bail!(
+            "{}: {key}: {}, expected {expected}",
+            source_of_key(&key, sets, origin),
+            bounds::text::toml_date(&date)
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Where `key`'s value came from: the last `--set` naming it, else the file `origin`.
+pub(super) fn source_of_key(key: &str, sets: &[String], origin: &str) -> String {
+    sets.iter()
+        .rev()
+        .find(|s| s.split_once('=').is_some_and(|(sk, _)| sk.trim() == key))
+        .map_or_else(|| origin.to_string(), |s| format!("--set {s}"))
 }
