@@ -50,6 +50,30 @@ pub(super) fn consistent(pid: u32, lines: &[Line]) -> Result<(), String> {
             ));
         }
     }
+    // A temporary gone is one renamed over its destination, which then is no longer the
+    // file its old link keeps: a destination still that file (one inode) had its
+    // temporary removed by hand (a kill's dot files deleted), not renamed; completing the
+    // journal would remove the links, the only copy of the old files, and unmark a set the
+    // kill left mixed.
+    #[cfg(unix)]
+    for l in lines.iter().filter(|l| !l.tmp_there && l.old_there) {
+        use std::os::unix::fs::MetadataExt;
+        let Some(n) = l.old else { continue };
+        let link = l.dir.join(scratch_name(l.name, "old", pid, n));
+        let dest = l.dir.join(l.name);
+        let id = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .ok()
+                .map(|m| (m.dev(), m.ino()))
+        };
+        if id(&dest).is_some() && id(&dest) == id(&link) {
+            return Err(format!(
+                "{} is still the file its old link {} keeps, though its temporary is gone: the temporary was removed, not renamed, and the journal can no longer be completed (check the directory's files)",
+                dest.display(),
+                link.display()
+            ));
+        }
+    }
     // A temporary of one of its names that is not its own, where its own is gone: the
     // journal of a writer whose `pid` or names were edited. A temporary left by a writer
     // killed before its journal (never removed: a dot file) may lie there too, so with

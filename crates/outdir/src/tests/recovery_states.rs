@@ -122,6 +122,35 @@ fn a_real_journal_with_its_pid_or_names_edited_is_refused() {
     refused_in(d, "its pid or names are not its writer's");
 }
 
+/// A real journal whose temporaries were deleted by hand after a kill (before or after
+/// its first rename): a destination still the file its old link keeps was never renamed
+/// over, so the journal is refused, the links and the files left as they are (it was
+/// completed: the links, the only copy of the old files, removed and a mixed set left
+/// unmarked).
+#[cfg(unix)]
+#[test]
+fn a_real_journal_whose_temporaries_were_deleted_is_refused() {
+    let pid = std::process::id();
+    for (renames, deleted) in [(1, "summary.json"), (0, "layers.csv")] {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        replace(d, &[("layers.csv", b"old a"), ("summary.json", b"old b")]).unwrap();
+        killed(d, &NEW, renames);
+        let text = std::fs::read_to_string(d.join(JOURNAL)).unwrap();
+        let tmp = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().into_string().unwrap())
+            .find(|n| n.starts_with(&format!(".{deleted}.tmp.{pid}.")))
+            .unwrap();
+        std::fs::remove_file(d.join(tmp)).unwrap();
+        let before = entries(d);
+        refused_in(d, "the temporary was removed, not renamed");
+        assert_eq!(entries(d), before, "{renames}");
+        assert_eq!(std::fs::read_to_string(d.join(JOURNAL)).unwrap(), text);
+    }
+}
+
 /// Temporaries of writers killed before their journal (dot files nothing removes:
 /// another process's, or one of this pid under a number its journal does not use) beside
 /// a real journal killed before, between or after its renames: it is completed, the stale
