@@ -1,4 +1,4 @@
-"""scripts/bench, scripts/bench-merge and scripts/check-identical check their arguments
+"""scripts/bench, scripts/bench-merge, scripts/check-identical and scripts/test-slurm check their arguments
 before anything is built or run (docs/errors.md, "Scripts"): `--help` prints the usage
 and exits 0, a wrong argument is one `error: ...` line and exit status 2, and
 bench-merge never empties a scratch directory it did not make. `cargo` here is a stand-in
@@ -38,7 +38,7 @@ def refused(r, says):
     assert r.stdout == "", r.stdout
 
 
-@pytest.mark.parametrize("name", ["bench", "bench-merge", "check-identical"])
+@pytest.mark.parametrize("name", ["bench", "bench-merge", "check-identical", "test-slurm"])
 def test_help_prints_the_usage_and_builds_nothing(fake, name):
     r = script(name, "--help", cwd=fake)
     assert r.returncode == 0, r.stderr
@@ -48,7 +48,7 @@ def test_help_prints_the_usage_and_builds_nothing(fake, name):
     assert not (fake / "cargo-ran").exists(), "cargo ran for --help"
 
 
-@pytest.mark.parametrize("name", ["bench", "bench-merge", "check-identical"])
+@pytest.mark.parametrize("name", ["bench", "bench-merge", "check-identical", "test-slurm"])
 def test_help_to_a_full_stdout_is_one_line(fake, name):
     with open("/dev/full", "w") as full:
         r = script(name, "--help", cwd=fake, stdout=full)
@@ -146,3 +146,22 @@ def test_check_scripts_help_and_a_bad_flag(tmp_path, name):
     r = subprocess.run(["python3", path, "--bogus"], capture_output=True, text=True,
                        timeout=60, cwd=tmp_path)
     refused(r, "--bogus")
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["x"], ["--help-me"]])
+def test_test_slurm_takes_no_argument(fake, args):
+    """It went straight to `cargo build`, apt-get and the Slurm daemons for any argument."""
+    refused(script("test-slurm", *args, cwd=fake), f"test-slurm takes no argument: {args[0]}")
+    assert not (fake / "cargo-ran").exists(), "cargo ran before the arguments were checked"
+
+
+@pytest.mark.parametrize("args,says", [
+    (["999999999999999999", "1", "1"], "POINTS 999999999999999999: more than a grid holds"),
+    (["100000", "100000", "4"], "POINTS x ROWS = 100000 x 100000: more than 3 x 10^7 rows"),
+    (["1", "999999999999999999", "1"], "more than 3 x 10^7 rows"),
+    (["4", "66", "5"], "SHARDS 5: more than the 4 points"),
+])
+def test_bench_merge_refuses_sizes_beyond_what_a_run_holds(fake, args, says):
+    """Only the digit count was bounded: sizes that would fill the disk passed."""
+    refused(script("bench-merge", *args, cwd=fake), says)
+    assert not (fake / "cargo-ran").exists(), "cargo ran before the sizes were checked"
