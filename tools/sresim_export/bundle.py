@@ -685,14 +685,27 @@ def read_bundle(path):
     npz_path = os.path.join(path, "tensors.npz")
     check_file(label, "a manifest")
     check_file(npz_path, "a tensors.npz archive")
-    with open(label) as f:
+    # Both files opened, then no journal or mark of an unfinished replacement beside them
+    # and each path still the file opened: the two are of one export (as sresim's reader
+    # checks; a replacement between them, or one a kill left half done, is refused).
+    with open(label, "rb") as mf, open(npz_path, "rb") as nf:
+        for mark in (JOURNAL, ".sresim-commit-export"):
+            if os.path.lexists(os.path.join(path, mark)):
+                raise ValueError(
+                    f"{label}: cannot open: {path} holds an unfinished replacement of its files "
+                    f"({mark}): a command that writes {path} as its output directory completes it first")
+        for f, p in ((mf, label), (nf, npz_path)):
+            st, now = os.fstat(f.fileno()), os.stat(p)
+            if (st.st_dev, st.st_ino) != (now.st_dev, now.st_ino):
+                raise ValueError(f"{p}: replaced while it was opened (the bundle is being "
+                                 "exported again): run again once that is done")
         try:
-            manifest = json.load(f, object_pairs_hook=_unique_keys)
+            manifest = json.loads(mf.read().decode("utf-8"), object_pairs_hook=_unique_keys)
         except ValueError as e:
             raise ValueError(f"{label}: {e}") from None
-    try:
-        with np.load(npz_path) as npz:
-            tensors = {k: npz[k] for k in npz.files}
-    except Exception as e:  # numpy's and zipfile's refusals name no file
-        raise ValueError(f"{npz_path}: not a readable .npz archive: {' '.join(str(e).split())}") from None
+        try:
+            with np.load(nf) as npz:
+                tensors = {k: npz[k] for k in npz.files}
+        except Exception as e:  # numpy's and zipfile's refusals name no file
+            raise ValueError(f"{npz_path}: not a readable .npz archive: {' '.join(str(e).split())}") from None
     return manifest, tensors

@@ -200,3 +200,17 @@ def test_float_reference_names_a_layer_whose_input_does_not_fit(tmp_path):
     line = one_line(tool("float_reference.py", b, "--samples", 2))
     assert line.startswith(f"error: {b / 'manifest.json'}: graph: layer fc1: its input "), line
     assert line.endswith(" is [800] a sample, the layer takes 799 features"), line
+
+
+@pytest.mark.parametrize("mark", [".sresim-commit", ".sresim-commit-export"])
+def test_float_reference_refuses_a_bundle_with_an_unfinished_replacement(tmp_path, mark):
+    # the bundle reader of the tools read a bundle a kill left half replaced (and
+    # reported a reference from it, exit 0) where `sresim check` refuses it
+    import shutil
+
+    b = tmp_path / "b"
+    shutil.copytree(LENET, b)
+    (b / mark).write_text("sresim-commit 2\nwriter export\npid 42\n")
+    line = one_line(tool("float_reference.py", b, "--samples", 2))
+    assert line.startswith(f"error: {b / 'manifest.json'}: cannot open: {b} holds an "
+                           f"unfinished replacement of its files ({mark})"), line
