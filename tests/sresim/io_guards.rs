@@ -721,6 +721,22 @@ fn a_local_workload_that_cannot_be_read_is_never_passed_over() {
             "fmnist-vit.toml",
             "is a device, not a regular file",
         ),
+        // The entry itself no folder: a link to a drive not mounted, a FIFO, a file.
+        (
+            "lenet5-mnist",
+            "lenet5-mnist/manifest.json",
+            "does not exist",
+        ),
+        (
+            "fmnist-vit-relu",
+            "fmnist-vit-relu/manifest.json",
+            "is not a directory",
+        ),
+        (
+            "fmnist-resnet20-pruned",
+            "fmnist-resnet20-pruned/manifest.json",
+            "is not a directory",
+        ),
     ];
     for dir in [
         "fmnist-cnn",
@@ -735,6 +751,9 @@ fn a_local_workload_that_cannot_be_read_is_never_passed_over() {
     std::fs::create_dir(w.join("fmnist-resnet20/manifest.json")).unwrap();
     mkfifo(&w.join("x.toml"));
     std::os::unix::fs::symlink("/dev/zero", w.join("fmnist-vit.toml")).unwrap();
+    std::os::unix::fs::symlink("/mnt/not-mounted/lenet5-mnist", w.join("lenet5-mnist")).unwrap();
+    mkfifo(&w.join("fmnist-vit-relu"));
+    std::fs::write(w.join("fmnist-resnet20-pruned"), "x").unwrap();
     for (name, file, why) in cases {
         let e = fails(d, &["run", "--workload", name, "-q", "-o", "ob"]);
         assert!(

@@ -233,8 +233,13 @@ fn find(name: &str) -> Option<Found> {
         if let Some(f) = in_root(root) {
             return Some(f);
         }
+        // An entry of the name in any form (a folder without a manifest, a dangling link,
+        // a FIFO, a file) is the user's, never passed over for a later folder's bundle:
+        // opening it says why it cannot be read.
         let dir = root.join(name);
-        if dir.is_dir() && roots[i + 1..].iter().any(|r| in_root(r).is_some()) {
+        if std::fs::symlink_metadata(&dir).is_ok()
+            && roots[i + 1..].iter().any(|r| in_root(r).is_some())
+        {
             return Some(Found::Bundle(dir));
         }
     }
@@ -250,12 +255,12 @@ fn list_found() -> Vec<(String, Found)> {
             continue;
         };
         for p in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
-            let name = if p.is_dir() {
-                p.file_name()
-            } else if crate::shapes::is_shape_path(&p) {
-                p.file_stem()
-            } else {
-                None
+            // A shape file by its stem; any other entry (a folder, or a link, FIFO or file
+            // standing where a folder of a bundle's name would) by its name: `find` keeps
+            // those it finds.
+            let name = match !p.is_dir() && crate::shapes::is_shape_path(&p) {
+                true => p.file_stem(),
+                false => p.file_name(),
             };
             if let Some(n) = name.and_then(|n| n.to_str()) {
                 names.push(n.to_string());

@@ -228,6 +228,17 @@ pub fn apply_preset(
         Some(n) => n.to_string(),
     };
     check_preset_name(&name, origin)?;
+    // A local device/ that exists in any form but is no directory (a dangling link, a
+    // FIFO, a file) is the user's folder unreadable, never passed over for the shipped
+    // presets.
+    if let Some(dir) = base_dir.map(|d| d.join("device")) {
+        if std::fs::symlink_metadata(&dir).is_ok() && !dir.is_dir() {
+            bail!(
+                "{}: not a directory (a dangling link, a FIFO or a file), where device.preset '{name}' of {origin} is looked for first as device/{name}.toml",
+                bounds::text::path(&dir)
+            );
+        }
+    }
     let local = base_dir.map(|d| d.join("device").join(format!("{name}.toml")));
     // A local file that exists in any form is read (and refused if it is not a regular
     // file), never silently passed over for the shipped preset.

@@ -85,6 +85,33 @@ fn config_values_device_preset_is_a_preset_name() {
 /// A device preset file beside the config: its bad values are its own (named by its
 /// path and key, numbers in their short form), an integer too large names its line and
 /// key, and a table other than `[device]` is refused, not passed over.
+/// A local device/ beside the config that is no directory (a link to a drive not
+/// mounted, a FIFO, a file) is refused naming it: the shipped preset of the name was
+/// applied without a word.
+#[cfg(unix)]
+#[test]
+fn a_local_device_folder_that_is_no_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "[device]\npreset = \"noisy-rram\"\n").unwrap();
+    let device = dir.path().join("device");
+    for make in [
+        |p: &std::path::Path| std::os::unix::fs::symlink("/mnt/not-mounted/device", p).unwrap(),
+        |p: &std::path::Path| std::fs::write(p, "x").unwrap(),
+    ] {
+        make(&device);
+        let e = format!("{:#}", load(Some(&cfg), &[]).unwrap_err());
+        assert!(
+            e.starts_with(&format!("{}: not a directory", bounds::text::path(&device)))
+                && e.contains("device/noisy-rram.toml"),
+            "{e}"
+        );
+        std::fs::remove_file(&device).unwrap();
+    }
+    // Without a local device/ the shipped preset applies.
+    assert!(load(Some(&cfg), &[]).is_ok());
+}
+
 #[test]
 fn a_local_device_preset_is_blamed_for_its_own_values() {
     let dir = tempfile::tempdir().unwrap();
