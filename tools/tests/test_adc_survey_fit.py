@@ -188,6 +188,10 @@ def _all(survey, column, value):
     (lambda s: _all(s, "fsnyq [Hz]", 1e9),
      "all 80 converters of ISAAC's class share one sampling rate (1e+09 Hz): the fit "
      "needs two"),
+    # two nodes a spreadsheet's float noise apart are one node (its fit printed
+    # `node^18103135407.96` over "nodes [28] nm")
+    (lambda s: s.assign(TECHNOLOGY=[0.028] * 79 + [0.028000000001]),
+     "all 80 converters of ISAAC's class share one node (28 nm): the fit needs two"),
     # two nodes, two SNDRs, but the node says the SNDR: ln(node) and ENOB are dependent
     (lambda s: s.assign(TECHNOLOGY=[0.028, 0.065] * 40, **{"SNDR_hf [dB]": [40.0, 50.0] * 40}),
      "the 80 converters' ln(node), ENOB and ln(fs) are linearly dependent (rank 3 of 4): the "
