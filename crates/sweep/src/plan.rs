@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail, Result};
 use sim::config::{self, Resolved};
 use sim::workloads::Synth;
 use sim::{report, run};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use workload::Workload;
 
 /// A grid and everything derived from it.
@@ -37,6 +37,23 @@ pub struct Plan {
     /// What each workload of the grid is opened as (a bundle path next to the grid, or
     /// the name as written).
     open_as: Vec<String>,
+    /// Each bundle file the fingerprint hashed, with the file it was then (device and
+    /// inode): a point is kept only while every one is still that file ([`Plan::run_point`]).
+    bundle_files: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// The file at `path` (device and inode), None where it cannot be told.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// The columns of points.csv for the given axis keys and extra columns.
@@ -143,6 +160,7 @@ impl Plan {
         let mut open_as = Vec::new();
         let mut layers = Vec::new();
         let mut bundles = String::new();
+        let mut bundle_files = Vec::new();
         let mut work = Vec::new();
         let mut shapes = Vec::new();
         for w in &grid.workloads {
@@ -170,6 +188,10 @@ impl Plan {
             layers.push(wl.layers().len());
             extras.digital |= super::extra::has_digital(wl.as_ref())?;
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
+                for f in ["manifest.json", "tensors.npz"] {
+                    let path = dir.join(f);
+                    bundle_files.push((path.clone(), file_id(&path)));
+                }
                 bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             } else if workload::resolve::shape_file(&name).is_some() {
                 // A network by shape is its layers: a changed file is a changed grid.
@@ -248,6 +270,7 @@ impl Plan {
             columns: columns(&keys, &extras.columns()),
             extras,
             fingerprint: format!("{:016x}", super::grid::fnv64(&text)),
+            bundle_files,
             grid,
             points,
             rows,
@@ -313,6 +336,18 @@ impl Plan {
                 rows.len(),
                 self.rows[i]
             );
+        }
+        // The fingerprint is of the bundles as the sweep began: a point run after one was
+        // replaced (exported again) may be of the new one, and is not kept (a sweep gave
+        // points of both bundles under the old one's fingerprint).
+        for (path, id) in &self.bundle_files {
+            if id.is_some() && file_id(path) != *id {
+                bail!(
+                    "{}: {}: replaced since the sweep began (its fingerprint is of the bundle then): the points run after it are not kept; run again once the export is done",
+                    context(),
+                    path.display()
+                );
+            }
         }
         Ok(rows)
     }
@@ -438,6 +473,36 @@ mod tests {
     /// without attention blocks) failed only when it ran, after sweep.json and the header
     /// of points.csv were written; the plan now opens each workload with every distinct
     /// such parameter set of its points.
+    /// A bundle replaced (exported again) after the sweep began: the points run after it
+    /// are refused, not kept (a sweep wrote points of both bundles under the old one's
+    /// fingerprint).
+    #[cfg(unix)]
+    #[test]
+    fn a_point_run_after_its_bundle_was_replaced_is_not_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let b = t.path().join("b");
+        std::fs::create_dir(&b).unwrap();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/lenet5-mnist");
+        for f in ["manifest.json", "tensors.npz"] {
+            std::fs::copy(repo.join(f), b.join(f)).unwrap();
+        }
+        let text = format!(
+            "workloads = [{:?}]\nmodes = [\"dense\"]\nsamples = 1\n[axes]\n\"ou.rows\" = [4, 8]\n",
+            b.display().to_string()
+        );
+        let grid = Grid::parse(&text, &t.path().join("g.toml"), 1000).unwrap();
+        let plan = Plan::new(grid).unwrap();
+        assert!(plan.run_point(0).is_ok());
+        // The same bytes, another file: as an exporter's rename leaves it.
+        std::fs::copy(b.join("tensors.npz"), b.join(".t")).unwrap();
+        std::fs::rename(b.join(".t"), b.join("tensors.npz")).unwrap();
+        let e = format!("{:#}", plan.run_point(1).unwrap_err());
+        assert!(
+            e.contains("tensors.npz: replaced since the sweep began"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_point_its_workload_refuses_is_refused_by_the_plan() {
         let grid =
