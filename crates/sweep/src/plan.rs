@@ -39,21 +39,7 @@ pub struct Plan {
     open_as: Vec<String>,
     /// Each bundle file the fingerprint hashed, with the file it was then (device and
     /// inode): a point is kept only while every one is still that file ([`Plan::run_point`]).
-    bundle_files: Vec<(PathBuf, Option<(u64, u64)>)>,
-}
-
-/// The file at `path` (device and inode), None where it cannot be told.
-fn file_id(path: &Path) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
+    bundle_files: Vec<(PathBuf, workload::files::FileId)>,
 }
 
 /// The columns of points.csv for the given axis keys and extra columns.
@@ -190,7 +176,7 @@ impl Plan {
             if let Some(dir) = workload::resolve::bundle_dir(&name) {
                 for f in ["manifest.json", "tensors.npz"] {
                     let path = dir.join(f);
-                    bundle_files.push((path.clone(), file_id(&path)));
+                    bundle_files.push((path.clone(), workload::files::id_at(&path)));
                 }
                 bundles += &format!("bundle {w}: {}\n", sim::workloads::bundle_hash(&dir)?);
             } else if workload::resolve::shape_file(&name).is_some() {
@@ -341,7 +327,7 @@ impl Plan {
         // replaced (exported again) may be of the new one, and is not kept (a sweep gave
         // points of both bundles under the old one's fingerprint).
         for (path, id) in &self.bundle_files {
-            if id.is_some() && file_id(path) != *id {
+            if id.is_some() && workload::files::id_at(path) != *id {
                 bail!(
                     "{}: {}: replaced since the sweep began (its fingerprint is of the bundle then): the points run after it are not kept; run again once the export is done",
                     context(),
